@@ -1,0 +1,1 @@
+//! tgms-bench: the deterministic synthetic generator of spec/evaluation.md §1.

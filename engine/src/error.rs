@@ -1,0 +1,139 @@
+//! The engine's one error enum. Every variant maps to a spec error code
+//! (`operators.md` §5) and a structured `details` object, so callers can emit the spec's
+//! error payload `{"error", "message", "details"}` without parsing messages.
+
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// Result alias for the engine.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Well-typed but ill-formed write input (`E_INVALID_ARG`).
+    #[error("{message}")]
+    InvalidArg { message: String },
+    /// Missing target version (`E_NOT_FOUND`).
+    #[error("{message}")]
+    NotFound { message: String, details: Value },
+    /// Store state problem: lock, read-only, clock, invariant (`E_STATE`).
+    #[error("{message}")]
+    State { message: String, details: Value },
+    /// A write-ahead-log record before the final one is damaged (`E_STATE`); never repaired.
+    #[error("event log damaged at record {record}: {kind}")]
+    LogDamaged {
+        file: PathBuf,
+        record: u64,
+        offset: u64,
+        kind: String,
+    },
+    /// A store file is not what its format says (`E_STATE`).
+    #[error("corrupt store file {file} at offset {offset}: {kind}")]
+    Corruption {
+        file: PathBuf,
+        offset: u64,
+        kind: String,
+    },
+    /// An input file (event file, JSONL log, batch) is malformed (`E_INVALID_ARG`).
+    #[error("{file}:{line}: {reason}")]
+    BadInput {
+        file: PathBuf,
+        line: u64,
+        reason: String,
+    },
+    /// An operating-system I/O failure (`E_STATE`).
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// An earlier fsync failed; the handle refuses all work until the store is reopened.
+    #[error("store handle is poisoned by an earlier failed write; reopen the store")]
+    Poisoned,
+}
+
+impl Error {
+    /// `E_INVALID_ARG` with `message`.
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidArg {
+            message: message.into(),
+        }
+    }
+
+    /// `E_NOT_FOUND` with `message` and empty details.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Error::NotFound {
+            message: message.into(),
+            details: json!({}),
+        }
+    }
+
+    /// `E_STATE` with `message` and empty details.
+    pub fn state(message: impl Into<String>) -> Self {
+        Error::State {
+            message: message.into(),
+            details: json!({}),
+        }
+    }
+
+    /// Wraps an I/O error with the path it concerns.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// The spec error code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidArg { .. } | Error::BadInput { .. } => "E_INVALID_ARG",
+            Error::NotFound { .. } => "E_NOT_FOUND",
+            Error::State { .. }
+            | Error::LogDamaged { .. }
+            | Error::Corruption { .. }
+            | Error::Io { .. }
+            | Error::Poisoned => "E_STATE",
+        }
+    }
+
+    /// The message of the spec payload. For a damaged log it is exactly
+    /// `event log damaged at record <n>` (`data-model.md` §8.2).
+    pub fn message(&self) -> String {
+        match self {
+            Error::LogDamaged { record, .. } => format!("event log damaged at record {record}"),
+            other => other.to_string(),
+        }
+    }
+
+    /// The `details` object of the spec payload.
+    pub fn details(&self) -> Value {
+        match self {
+            Error::NotFound { details, .. } | Error::State { details, .. } => details.clone(),
+            Error::LogDamaged {
+                file,
+                record,
+                offset,
+                kind,
+            } => json!({"file": file.display().to_string(), "record": record, "offset": offset, "kind": kind}),
+            Error::Corruption { file, offset, kind } => {
+                json!({"file": file.display().to_string(), "offset": offset, "kind": kind})
+            }
+            Error::BadInput { file, line, reason } => {
+                json!({"file": file.display().to_string(), "line": line, "reason": reason})
+            }
+            Error::Io { path, source } => {
+                json!({"file": path.display().to_string(), "os_error": source.to_string()})
+            }
+            _ => json!({}),
+        }
+    }
+
+    /// The spec error payload `{"error", "message", "details"}`.
+    pub fn payload(&self) -> Value {
+        json!({"error": self.code(), "message": self.message(), "details": self.details()})
+    }
+}

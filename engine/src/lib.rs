@@ -1,0 +1,22 @@
+//! tgms-engine: the bi-temporal storage engine — data model and write rules
+//! (`spec/data-model.md`), hybrid logical clock, write-ahead log, open / recovery / replay,
+//! store digest, statistics and the read API that operators use.
+#![forbid(unsafe_code)]
+
+pub mod canon;
+pub mod clock;
+pub mod error;
+pub mod ident;
+pub mod op;
+pub mod read;
+mod state;
+pub mod store;
+pub mod time;
+pub mod wal;
+
+pub use error::{Error, Result};
+pub use op::{Event, EventEnd, Op, Origin, Ref};
+pub use read::{EdgeScan, EdgeVersion, Identity, NodeVersion, Snapshot, Touch, Version};
+pub use state::Stats;
+pub use store::{IngestReport, Options, Store};
+pub use time::OPEN_END;

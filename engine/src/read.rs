@@ -1,0 +1,498 @@
+//! The read API of `design.md` §3: a [`Snapshot`] pins the store state and answers
+//! `versions_of`, `edge_scan`, `out_edges` / `in_edges`, `nodes_valid_at` and `stats`.
+//! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
+//!
+//! This is the in-memory implementation; the segment store will serve the same calls.
+
+use crate::canon;
+use crate::ident;
+use crate::op::Origin;
+use crate::state::{Row, State, Stats, NONE};
+use crate::time::{clamp_tt, overlaps};
+
+/// A node or edge identity as callers name it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Identity {
+    Node(String),
+    Edge {
+        src: String,
+        dst: String,
+        rel_type: String,
+        disc: String,
+    },
+}
+
+/// How an edge must touch the incidence set of an [`EdgeScan`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Touch {
+    /// src or dst in the set.
+    Either,
+    /// src and dst in the set.
+    Both,
+}
+
+/// The arguments of the logical edge scan (`data-model.md` §5).
+#[derive(Clone, Debug)]
+pub struct EdgeScan<'s> {
+    pub as_of_tt: i64,
+    /// Half-open valid-time window the versions must overlap.
+    pub vt_window: Option<(i64, i64)>,
+    pub rel_types: Option<&'s [String]>,
+    pub touching: Option<(&'s [String], Touch)>,
+}
+
+impl EdgeScan<'_> {
+    /// Every edge believed at `as_of_tt`.
+    pub fn all(as_of_tt: i64) -> Self {
+        EdgeScan {
+            as_of_tt,
+            vt_window: None,
+            rel_types: None,
+            touching: None,
+        }
+    }
+}
+
+/// A read view of the store at the time it was taken.
+#[derive(Clone, Copy)]
+pub struct Snapshot<'a> {
+    pub(crate) st: &'a State,
+}
+
+fn believed_at(r: &Row, as_of_tt: i64) -> bool {
+    let a = clamp_tt(as_of_tt);
+    r.alive && r.tt_s <= a && a < r.tt_e
+}
+
+fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
+    w.is_none_or(|(a, b)| overlaps(r.vt_s, r.vt_e, a, b))
+}
+
+impl<'a> Snapshot<'a> {
+    /// Statistics maintained at commit (O(1)).
+    pub fn stats(&self) -> &'a Stats {
+        &self.st.stats
+    }
+
+    /// True when `uid` was ever registered.
+    pub fn has_uid(&self, uid: &str) -> bool {
+        self.st.uids.get(uid).is_some()
+    }
+
+    /// Versions of one identity believed at `as_of_tt`, ordered by `vt_s`. O(its versions).
+    pub fn versions_of(&self, id: &Identity, as_of_tt: i64) -> Vec<Version<'a>> {
+        self.history_of(id)
+            .into_iter()
+            .filter(|v| believed_at(v.row(), as_of_tt))
+            .collect()
+    }
+
+    /// Every stored version of one identity (believed and closed), ordered by
+    /// `(tt_s, vt_s)`. O(its versions).
+    pub fn history_of(&self, id: &Identity) -> Vec<Version<'a>> {
+        let st = self.st;
+        let mut out: Vec<Version<'a>> = match id {
+            Identity::Node(uid) => match st.uids.get(uid) {
+                None => Vec::new(),
+                Some(u) => st.node_postings[u as usize]
+                    .iter()
+                    .filter(|&&r| st.nodes[r as usize].alive)
+                    .map(|&r| Version::Node(NodeVersion { st, idx: r }))
+                    .collect(),
+            },
+            Identity::Edge {
+                src,
+                dst,
+                rel_type,
+                disc,
+            } => match st.lookup_edge(src, dst, rel_type, disc) {
+                None => Vec::new(),
+                Some(i) => st.edge_postings[i as usize]
+                    .iter()
+                    .filter(|&&r| st.edges[r as usize].alive)
+                    .map(|&r| Version::Edge(EdgeVersion { st, idx: r }))
+                    .collect(),
+            },
+        };
+        out.sort_by_key(|v| (v.row().tt_s, v.row().vt_s));
+        out
+    }
+
+    /// Believed edge versions matching the scan, ordered by `(vt_s, eid)`.
+    pub fn edge_scan(&self, scan: &EdgeScan) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        let rels: Option<Vec<u32>> = scan
+            .rel_types
+            .map(|rs| rs.iter().filter_map(|r| st.strings.get(r)).collect());
+        let rel_ok = |r: &Row| {
+            rels.as_ref()
+                .is_none_or(|rs| rs.contains(&st.idents[r.ident as usize].rel))
+        };
+        let keep = |r: &Row| believed_at(r, scan.as_of_tt) && in_window(r, scan.vt_window) && rel_ok(r);
+        let mut idx: Vec<u32> = match scan.touching {
+            None => (0..st.edges.len() as u32)
+                .filter(|&i| keep(&st.edges[i as usize]))
+                .collect(),
+            Some((uids, mode)) => {
+                let set: Vec<u32> = uids.iter().filter_map(|u| st.uids.get(u)).collect();
+                let member = |u: u32| set.contains(&u);
+                let mut v: Vec<u32> = set
+                    .iter()
+                    .flat_map(|&u| {
+                        st.out_adj[u as usize]
+                            .iter()
+                            .chain(st.in_adj[u as usize].iter())
+                    })
+                    .copied()
+                    .filter(|&i| {
+                        let r = &st.edges[i as usize];
+                        let e = &st.idents[r.ident as usize];
+                        let touch = match mode {
+                            Touch::Either => true,
+                            Touch::Both => member(e.src) && member(e.dst),
+                        };
+                        touch && keep(r)
+                    })
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            }
+        };
+        self.sort_edges(&mut idx);
+        idx.into_iter().map(|i| EdgeVersion { st, idx: i }).collect()
+    }
+
+    fn sort_edges(&self, idx: &mut [u32]) {
+        let st = self.st;
+        idx.sort_by(|&a, &b| {
+            let (ra, rb) = (&st.edges[a as usize], &st.edges[b as usize]);
+            ra.vt_s
+                .cmp(&rb.vt_s)
+                .then_with(|| st.eid(ra.ident).cmp(st.eid(rb.ident)))
+                .then_with(|| ra.tt_s.cmp(&rb.tt_s))
+        });
+    }
+
+    fn adjacent(&self, lists: &[Vec<u32>], uid: &str, w: Option<(i64, i64)>, as_of: i64) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        let Some(u) = st.uids.get(uid) else {
+            return Vec::new();
+        };
+        let mut idx: Vec<u32> = lists[u as usize]
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let r = &st.edges[i as usize];
+                believed_at(r, as_of) && in_window(r, w)
+            })
+            .collect();
+        self.sort_edges(&mut idx);
+        idx.into_iter().map(|i| EdgeVersion { st, idx: i }).collect()
+    }
+
+    /// Believed edges leaving `uid` that overlap the window, ordered by `(vt_s, eid)`.
+    pub fn out_edges(&self, uid: &str, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+        self.adjacent(&self.st.out_adj, uid, vt_window, as_of_tt)
+    }
+
+    /// Believed edges entering `uid` that overlap the window, ordered by `(vt_s, eid)`.
+    pub fn in_edges(&self, uid: &str, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+        self.adjacent(&self.st.in_adj, uid, vt_window, as_of_tt)
+    }
+
+    /// Node versions believed at `as_of_tt` and valid at `t`, ordered by uid.
+    pub fn nodes_valid_at(&self, t: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
+        let st = self.st;
+        let mut out: Vec<NodeVersion<'a>> = st
+            .node_postings
+            .iter()
+            .flat_map(|p| p.iter().copied())
+            .filter(|&i| {
+                let r = &st.nodes[i as usize];
+                believed_at(r, as_of_tt) && r.vt_s <= t && t < r.vt_e
+            })
+            .map(|i| NodeVersion { st, idx: i })
+            .collect();
+        out.sort_by(|a, b| a.uid().cmp(b.uid()));
+        out
+    }
+
+    /// Every stored node row in digest order `(uid, tt_s, vt_s, vid)`.
+    pub fn all_nodes(&self) -> Vec<NodeVersion<'a>> {
+        let st = self.st;
+        let mut idx: Vec<u32> = (0..st.nodes.len() as u32)
+            .filter(|&i| st.nodes[i as usize].alive)
+            .collect();
+        idx.sort_by(|&a, &b| {
+            let (ra, rb) = (&st.nodes[a as usize], &st.nodes[b as usize]);
+            st.uids
+                .name(ra.ident)
+                .cmp(st.uids.name(rb.ident))
+                .then((ra.tt_s, ra.vt_s).cmp(&(rb.tt_s, rb.vt_s)))
+        });
+        idx.into_iter().map(|i| NodeVersion { st, idx: i }).collect()
+    }
+
+    /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`.
+    pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        let mut idx: Vec<u32> = (0..st.edges.len() as u32)
+            .filter(|&i| st.edges[i as usize].alive)
+            .collect();
+        idx.sort_by(|&a, &b| {
+            let (ra, rb) = (&st.edges[a as usize], &st.edges[b as usize]);
+            st.eid(ra.ident)
+                .cmp(st.eid(rb.ident))
+                .then((ra.tt_s, ra.vt_s).cmp(&(rb.tt_s, rb.vt_s)))
+        });
+        idx.into_iter().map(|i| EdgeVersion { st, idx: i }).collect()
+    }
+
+    /// The store digest of `data-model.md` §10: BLAKE3 over canonical row lines.
+    pub fn digest(&self) -> String {
+        let mut h = blake3::Hasher::new();
+        let mut line = String::new();
+        for n in self.all_nodes() {
+            line.clear();
+            n.write_line(&mut line);
+            h.update(line.as_bytes());
+        }
+        for e in self.all_edges() {
+            line.clear();
+            e.write_line(&mut line);
+            h.update(line.as_bytes());
+        }
+        h.finalize().to_hex().to_string()
+    }
+}
+
+/// A node or an edge version.
+#[derive(Clone, Copy)]
+pub enum Version<'a> {
+    Node(NodeVersion<'a>),
+    Edge(EdgeVersion<'a>),
+}
+
+impl Version<'_> {
+    fn row(&self) -> &Row {
+        match self {
+            Version::Node(n) => n.row(),
+            Version::Edge(e) => e.row(),
+        }
+    }
+
+    /// The row's canonical stored-row object (the digest's row line without `\n`).
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut s = String::new();
+        match self {
+            Version::Node(n) => n.write_line(&mut s),
+            Version::Edge(e) => e.write_line(&mut s),
+        }
+        canon::parse(s.trim_end()).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// Fields every version shares.
+macro_rules! common_fields {
+    ($t:ident, $rows:ident) => {
+        impl<'a> $t<'a> {
+            fn row(&self) -> &'a Row {
+                &self.st.$rows[self.idx as usize]
+            }
+            /// Start of the valid interval.
+            pub fn vt_s(&self) -> i64 {
+                self.row().vt_s
+            }
+            /// End of the valid interval.
+            pub fn vt_e(&self) -> i64 {
+                self.row().vt_e
+            }
+            /// Start of the transaction interval.
+            pub fn tt_s(&self) -> i64 {
+                self.row().tt_s
+            }
+            /// End of the transaction interval as stored (uncensored).
+            pub fn tt_e(&self) -> i64 {
+                self.row().tt_e
+            }
+            /// `tt_s − vt_s`.
+            pub fn ingestion_lag_us(&self) -> i64 {
+                self.row().tt_s - self.row().vt_s
+            }
+            /// Canonical JSON text of `props`.
+            pub fn props(&self) -> &'a str {
+                self.st.strings.name(self.st.content(self.row().content).props)
+            }
+            /// Provenance label.
+            pub fn source(&self) -> &'a str {
+                self.st.strings.name(self.st.content(self.row().content).source)
+            }
+            /// Canonical JSON text of `provenance_ref`.
+            pub fn provenance_ref(&self) -> &'a str {
+                self.st
+                    .strings
+                    .name(self.st.content(self.row().content).provenance)
+            }
+            /// Kind of the op that wrote the row.
+            pub fn origin(&self) -> Origin {
+                self.row().origin
+            }
+            /// Reason of the op that wrote the row.
+            pub fn reason(&self) -> Option<&'a str> {
+                let r = self.row().reason;
+                (r != NONE).then(|| self.st.strings.name(r))
+            }
+            /// Kind of the op that closed the row (uncensored).
+            pub fn closed_by(&self) -> Option<Origin> {
+                self.row().closed_by
+            }
+            /// Reason of the op that closed the row (uncensored).
+            pub fn close_reason(&self) -> Option<&'a str> {
+                let r = self.row().close_reason;
+                (r != NONE).then(|| self.st.strings.name(r))
+            }
+            fn write_audit_tail(&self, s: &mut String) {
+                // keys after "kind"... are written by the caller; this writes the shared
+                // `close_reason` and `closed_by` prefix.
+                s.push_str("{\"close_reason\":");
+                opt_str(s, self.close_reason());
+                s.push_str(",\"closed_by\":");
+                opt_str(s, self.closed_by().map(Origin::as_str));
+            }
+        }
+    };
+}
+
+/// A node version view.
+#[derive(Clone, Copy)]
+pub struct NodeVersion<'a> {
+    st: &'a State,
+    idx: u32,
+}
+
+/// An edge version view.
+#[derive(Clone, Copy)]
+pub struct EdgeVersion<'a> {
+    st: &'a State,
+    idx: u32,
+}
+
+common_fields!(NodeVersion, nodes);
+common_fields!(EdgeVersion, edges);
+
+fn opt_str(s: &mut String, v: Option<&str>) {
+    match v {
+        None => s.push_str("null"),
+        Some(x) => canon::write_str(s, x),
+    }
+}
+
+fn int(s: &mut String, k: &str, v: i64) {
+    s.push_str(k);
+    s.push_str(&v.to_string());
+}
+
+impl<'a> NodeVersion<'a> {
+    /// The node's uid.
+    pub fn uid(&self) -> &'a str {
+        self.st.uids.name(self.row().ident)
+    }
+    /// The node's label.
+    pub fn label(&self) -> &'a str {
+        self.st.strings.name(self.st.content(self.row().content).label)
+    }
+    /// `vid(uid, tt_s, vt_s)`.
+    pub fn vid(&self) -> String {
+        ident::vid(self.uid(), self.tt_s(), self.vt_s())
+    }
+
+    /// Appends the canonical row line (with `\n`) of `data-model.md` §10.
+    pub fn write_line(&self, s: &mut String) {
+        self.write_audit_tail(s);
+        s.push_str(",\"kind\":\"node\",\"label\":");
+        canon::write_str(s, self.label());
+        s.push_str(",\"origin\":");
+        canon::write_str(s, self.origin().as_str());
+        s.push_str(",\"props\":");
+        s.push_str(self.props());
+        s.push_str(",\"provenance_ref\":");
+        s.push_str(self.provenance_ref());
+        s.push_str(",\"reason\":");
+        opt_str(s, self.reason());
+        s.push_str(",\"source\":");
+        canon::write_str(s, self.source());
+        int(s, ",\"tt_e\":", self.tt_e());
+        int(s, ",\"tt_s\":", self.tt_s());
+        s.push_str(",\"uid\":");
+        canon::write_str(s, self.uid());
+        s.push_str(",\"vid\":\"");
+        s.push_str(&self.vid());
+        int(s, "\",\"vt_e\":", self.vt_e());
+        int(s, ",\"vt_s\":", self.vt_s());
+        s.push_str("}\n");
+    }
+}
+
+impl<'a> EdgeVersion<'a> {
+    fn ident(&self) -> &'a crate::state::EdgeIdent {
+        &self.st.idents[self.row().ident as usize]
+    }
+    /// Source uid.
+    pub fn src(&self) -> &'a str {
+        self.st.uids.name(self.ident().src)
+    }
+    /// Destination uid.
+    pub fn dst(&self) -> &'a str {
+        self.st.uids.name(self.ident().dst)
+    }
+    /// Relationship type.
+    pub fn rel_type(&self) -> &'a str {
+        self.st.strings.name(self.ident().rel)
+    }
+    /// Discriminator.
+    pub fn disc(&self) -> String {
+        self.st.disc_text(self.ident().disc)
+    }
+    /// The 24-hex eid.
+    pub fn eid(&self) -> String {
+        canon::hex(self.st.eid(self.row().ident))
+    }
+    /// `vid(eid, tt_s, vt_s)`.
+    pub fn vid(&self) -> String {
+        ident::vid(&self.eid(), self.tt_s(), self.vt_s())
+    }
+
+    /// Appends the canonical row line (with `\n`) of `data-model.md` §10.
+    pub fn write_line(&self, s: &mut String) {
+        let eid = self.eid();
+        self.write_audit_tail(s);
+        s.push_str(",\"disc\":");
+        canon::write_str(s, &self.disc());
+        s.push_str(",\"dst\":");
+        canon::write_str(s, self.dst());
+        s.push_str(",\"eid\":\"");
+        s.push_str(&eid);
+        s.push_str("\",\"kind\":\"edge\",\"origin\":");
+        canon::write_str(s, self.origin().as_str());
+        s.push_str(",\"props\":");
+        s.push_str(self.props());
+        s.push_str(",\"provenance_ref\":");
+        s.push_str(self.provenance_ref());
+        s.push_str(",\"reason\":");
+        opt_str(s, self.reason());
+        s.push_str(",\"rel_type\":");
+        canon::write_str(s, self.rel_type());
+        s.push_str(",\"source\":");
+        canon::write_str(s, self.source());
+        s.push_str(",\"src\":");
+        canon::write_str(s, self.src());
+        int(s, ",\"tt_e\":", self.tt_e());
+        int(s, ",\"tt_s\":", self.tt_s());
+        s.push_str(",\"vid\":\"");
+        s.push_str(&ident::vid(&eid, self.tt_s(), self.vt_s()));
+        int(s, "\",\"vt_e\":", self.vt_e());
+        int(s, ",\"vt_s\":", self.vt_s());
+        s.push_str("}\n");
+    }
+}

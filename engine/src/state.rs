@@ -1,0 +1,813 @@
+//! The in-memory store state (the memtable): entity dictionary, version rows, identity
+//! postings, adjacency and incrementally maintained statistics, plus the apply logic of
+//! `data-model.md` §6 (carving, supersede, same-batch retirement) with an undo journal that
+//! makes every batch atomic.
+
+use crate::error::{Error, Result};
+use crate::ident::{self, Id12};
+use crate::op::{AssertEdge, AssertNode, Correct, IngestEvents, Op, Origin, Ref, Retract};
+use crate::time::{overlaps, OPEN_END};
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+/// "No string" in optional string-id fields (`reason`, `close_reason`).
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// An interning table: dense `u32` ids for strings, in first-seen order.
+#[derive(Default)]
+pub(crate) struct Interner {
+    ids: FxHashMap<Box<str>, u32>,
+    names: Vec<Box<str>>,
+}
+
+impl Interner {
+    pub(crate) fn get(&self, s: &str) -> Option<u32> {
+        self.ids.get(s).copied()
+    }
+
+    pub(crate) fn intern(&mut self, s: &str) -> u32 {
+        if let Some(&id) = self.ids.get(s) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(s.into());
+        self.ids.insert(s.into(), id);
+        id
+    }
+
+    pub(crate) fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// Forgets every id `>= len` (rollback of a failed batch).
+    fn truncate(&mut self, len: usize) {
+        for name in self.names.drain(len..) {
+            self.ids.remove(&name);
+        }
+    }
+}
+
+/// A version's content (`data-model.md` §6.2): label, props, source, provenance_ref.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Content {
+    pub(crate) label: u32,
+    pub(crate) props: u32,
+    pub(crate) source: u32,
+    pub(crate) provenance: u32,
+}
+
+/// One stored version row, node or edge. Strings are ids into the state's string heap.
+#[derive(Clone, Copy)]
+pub(crate) struct Row {
+    /// uid id (nodes) or edge-identity id (edges).
+    pub(crate) ident: u32,
+    pub(crate) content: u32,
+    pub(crate) vt_s: i64,
+    pub(crate) vt_e: i64,
+    pub(crate) tt_s: i64,
+    pub(crate) tt_e: i64,
+    pub(crate) reason: u32,
+    pub(crate) close_reason: u32,
+    pub(crate) origin: Origin,
+    pub(crate) closed_by: Option<Origin>,
+    /// False once retired by a later op of the same batch; such a row never existed.
+    pub(crate) alive: bool,
+}
+
+impl Row {
+    pub(crate) fn believed_now(&self) -> bool {
+        self.alive && self.tt_e == OPEN_END
+    }
+}
+
+/// The discriminator of an edge identity. `"#k"` with canonical decimal `k` is stored as
+/// the ordinal `k`, so default ingest discs need no string.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub(crate) enum Disc {
+    Ordinal(u64),
+    Str(u32),
+}
+
+/// An edge identity: `(src, dst, rel_type, disc)`; `eid` is derived lazily.
+pub(crate) struct EdgeIdent {
+    pub(crate) src: u32,
+    pub(crate) dst: u32,
+    pub(crate) rel: u32,
+    pub(crate) disc: Disc,
+    eid: OnceLock<Id12>,
+}
+
+/// Key of the explicit-identity map.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+struct EdgeKey {
+    src: u32,
+    dst: u32,
+    rel: u32,
+    disc: Disc,
+}
+
+type Postings = SmallVec<[u32; 4]>;
+
+/// Store statistics of `data-model.md` §11 (minus `disk_bytes`, read from the file system).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub n_entities: u64,
+    pub n_node_versions: u64,
+    pub n_edge_versions: u64,
+    pub vt_min: Option<i64>,
+    pub vt_max: Option<i64>,
+    pub rel_type_counts: BTreeMap<String, u64>,
+    pub max_out_degree: u64,
+    pub first_tt: Option<i64>,
+    pub last_tt: Option<i64>,
+    pub n_batches: u64,
+    pub n_failed_batches: u64,
+    /// The ingest ordinal counter (§6.7).
+    pub ingest_ordinal: u64,
+}
+
+/// Everything a failed batch must undo.
+#[derive(Default)]
+struct Undo {
+    node_len: usize,
+    edge_len: usize,
+    uid_len: usize,
+    ident_len: usize,
+    slot_len: usize,
+    ordinal: u64,
+    closed: Vec<(bool, u32)>,
+    retired: Vec<(bool, u32)>,
+    node_push: Vec<u32>,
+    edge_push: Vec<u32>,
+    adj_push: Vec<(u32, u32)>,
+    keys_added: Vec<EdgeKey>,
+}
+
+/// The in-memory state of a store.
+#[derive(Default)]
+pub struct State {
+    pub(crate) uids: Interner,
+    pub(crate) strings: Interner,
+    contents: Vec<Content>,
+    content_ids: FxHashMap<Content, u32>,
+    pub(crate) nodes: Vec<Row>,
+    pub(crate) edges: Vec<Row>,
+    pub(crate) idents: Vec<EdgeIdent>,
+    /// Identity lookup for identities not created through a default ingest disc.
+    ident_map: FxHashMap<EdgeKey, u32>,
+    /// `ordinal_slots[k]` = identity created by the ingest event with default disc `#k`.
+    ordinal_slots: Vec<u32>,
+    /// Per uid: its node rows.
+    pub(crate) node_postings: Vec<Postings>,
+    /// Per edge identity: its rows.
+    pub(crate) edge_postings: Vec<Postings>,
+    /// Per uid: edge rows with that src / dst.
+    pub(crate) out_adj: Vec<Vec<u32>>,
+    pub(crate) in_adj: Vec<Vec<u32>>,
+    out_degree: Vec<u64>,
+    rel_counts: FxHashMap<u32, u64>,
+    pub(crate) stats: Stats,
+    undo: Undo,
+    /// Re-check invariant I1 after every batch for touched identities (§6.1 paranoid mode).
+    pub(crate) paranoid: bool,
+}
+
+/// What an op is writing: its kind, reason, and the batch time.
+#[derive(Clone, Copy)]
+struct Ctx {
+    tt: i64,
+    kind: Origin,
+    reason: u32,
+}
+
+/// Row kind selector.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Node,
+    Edge,
+}
+
+impl State {
+    pub(crate) fn content(&self, id: u32) -> &Content {
+        &self.contents[id as usize]
+    }
+
+    fn content_id(&mut self, c: Content) -> u32 {
+        if let Some(&id) = self.content_ids.get(&c) {
+            return id;
+        }
+        let id = self.contents.len() as u32;
+        self.contents.push(c);
+        self.content_ids.insert(c, id);
+        id
+    }
+
+    fn opt_str(&mut self, s: Option<&str>) -> u32 {
+        s.map_or(NONE, |s| self.strings.intern(s))
+    }
+
+    /// The 12 eid bytes of an edge identity (computed once, on first use).
+    pub(crate) fn eid(&self, ident: u32) -> &Id12 {
+        let e = &self.idents[ident as usize];
+        e.eid.get_or_init(|| {
+            ident::eid_bytes(
+                self.uids.name(e.src),
+                self.uids.name(e.dst),
+                self.strings.name(e.rel),
+                &self.disc_text(e.disc),
+            )
+        })
+    }
+
+    pub(crate) fn disc_text(&self, d: Disc) -> String {
+        match d {
+            Disc::Ordinal(k) => format!("#{k}"),
+            Disc::Str(id) => self.strings.name(id).to_string(),
+        }
+    }
+
+    fn disc_of(&mut self, s: &str) -> Disc {
+        if let Some(k) = ordinal_of(s) {
+            return Disc::Ordinal(k);
+        }
+        Disc::Str(self.strings.intern(s))
+    }
+
+    fn register(&mut self, uid: &str) -> u32 {
+        let before = self.uids.len();
+        let id = self.uids.intern(uid);
+        if self.uids.len() > before {
+            self.node_postings.push(Postings::new());
+            self.out_adj.push(Vec::new());
+            self.in_adj.push(Vec::new());
+            self.out_degree.push(0);
+        }
+        id
+    }
+
+    /// Looks up an edge identity without creating anything.
+    fn find_ident(&self, key: EdgeKey) -> Option<u32> {
+        if let Disc::Ordinal(k) = key.disc {
+            if let Some(&id) = self.ordinal_slots.get(k as usize) {
+                if id != NONE {
+                    let e = &self.idents[id as usize];
+                    if e.src == key.src && e.dst == key.dst && e.rel == key.rel {
+                        return Some(id);
+                    }
+                }
+            }
+        }
+        self.ident_map.get(&key).copied()
+    }
+
+    fn new_ident(&mut self, key: EdgeKey) -> u32 {
+        let id = self.idents.len() as u32;
+        self.idents.push(EdgeIdent {
+            src: key.src,
+            dst: key.dst,
+            rel: key.rel,
+            disc: key.disc,
+            eid: OnceLock::new(),
+        });
+        self.edge_postings.push(Postings::new());
+        id
+    }
+
+    /// Finds or creates the identity for an explicit key (assert_edge, explicit disc).
+    fn ident_for(&mut self, key: EdgeKey) -> u32 {
+        if let Some(id) = self.find_ident(key) {
+            return id;
+        }
+        let id = self.new_ident(key);
+        self.ident_map.insert(key, id);
+        self.undo.keys_added.push(key);
+        id
+    }
+
+    fn rows(&self, kind: Kind) -> &Vec<Row> {
+        match kind {
+            Kind::Node => &self.nodes,
+            Kind::Edge => &self.edges,
+        }
+    }
+
+    fn postings(&self, kind: Kind, ident: u32) -> &Postings {
+        match kind {
+            Kind::Node => &self.node_postings[ident as usize],
+            Kind::Edge => &self.edge_postings[ident as usize],
+        }
+    }
+
+    /// Currently believed rows of an identity that overlap `[s, e)`, by `vt_s`.
+    fn hits(&self, kind: Kind, ident: u32, s: i64, e: i64) -> SmallVec<[u32; 4]> {
+        let rows = self.rows(kind);
+        let mut h: SmallVec<[u32; 4]> = self
+            .postings(kind, ident)
+            .iter()
+            .copied()
+            .filter(|&r| {
+                let row = &rows[r as usize];
+                row.believed_now() && overlaps(row.vt_s, row.vt_e, s, e)
+            })
+            .collect();
+        // Believed rows of one identity are disjoint (I1), so vt_s orders them totally.
+        h.sort_unstable_by_key(|&r| rows[r as usize].vt_s);
+        h
+    }
+
+    fn has_believed_node(&self, uid: u32) -> bool {
+        self.node_postings[uid as usize]
+            .iter()
+            .any(|&r| self.nodes[r as usize].believed_now())
+    }
+
+    fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
+        let row = Row {
+            ident,
+            content,
+            vt_s: s,
+            vt_e: e,
+            tt_s: cx.tt,
+            tt_e: OPEN_END,
+            reason: cx.reason,
+            close_reason: NONE,
+            origin: cx.kind,
+            closed_by: None,
+            alive: true,
+        };
+        match kind {
+            Kind::Node => {
+                let idx = self.nodes.len() as u32;
+                self.nodes.push(row);
+                self.node_postings[ident as usize].push(idx);
+                self.undo.node_push.push(ident);
+            }
+            Kind::Edge => {
+                let idx = self.edges.len() as u32;
+                self.edges.push(row);
+                self.edge_postings[ident as usize].push(idx);
+                self.undo.edge_push.push(ident);
+                let (src, dst) = {
+                    let i = &self.idents[ident as usize];
+                    (i.src, i.dst)
+                };
+                self.out_adj[src as usize].push(idx);
+                self.in_adj[dst as usize].push(idx);
+                self.undo.adj_push.push((src, dst));
+            }
+        }
+    }
+
+    /// Supersede (§6.2): close rows of earlier batches, retire rows of this batch.
+    fn supersede(&mut self, kind: Kind, r: u32, cx: Ctx) {
+        let is_edge = kind == Kind::Edge;
+        let row = match kind {
+            Kind::Node => &mut self.nodes[r as usize],
+            Kind::Edge => &mut self.edges[r as usize],
+        };
+        if row.tt_s != cx.tt {
+            row.tt_e = cx.tt;
+            row.closed_by = Some(cx.kind);
+            row.close_reason = cx.reason;
+            self.undo.closed.push((is_edge, r));
+        } else {
+            row.alive = false;
+            self.undo.retired.push((is_edge, r));
+        }
+    }
+
+    /// The assert carving rule (§6.3 steps 2–4): remainders keep the hit's content.
+    fn carve(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
+        let hits = self.hits(kind, ident, s, e);
+        let mut frags: SmallVec<[(u32, i64, i64); 4]> = SmallVec::new();
+        for &h in &hits {
+            let row = self.rows(kind)[h as usize];
+            for (fs, fe) in crate::time::remainder(row.vt_s, row.vt_e, s, e) {
+                frags.push((row.content, fs, fe));
+            }
+        }
+        for &h in &hits {
+            self.supersede(kind, h, cx);
+        }
+        for (c, fs, fe) in frags {
+            self.insert(kind, ident, c, fs, fe, cx);
+        }
+        self.insert(kind, ident, content, s, e, cx);
+    }
+
+    /// Applies one batch at `tt`; on error every effect is undone (§6.1).
+    pub(crate) fn apply_batch(&mut self, tt: i64, ops: &[Op]) -> Result<()> {
+        self.undo = Undo {
+            node_len: self.nodes.len(),
+            edge_len: self.edges.len(),
+            uid_len: self.uids.len(),
+            ident_len: self.idents.len(),
+            slot_len: self.ordinal_slots.len(),
+            ordinal: self.stats.ingest_ordinal,
+            ..Undo::default()
+        };
+        let mut result = ops.iter().try_for_each(|op| self.apply_op(tt, op));
+        if result.is_ok() && self.paranoid {
+            result = self.check_disjoint_touched();
+        }
+        self.stats.n_batches += 1;
+        self.stats.first_tt.get_or_insert(tt);
+        self.stats.last_tt = Some(tt);
+        match result {
+            Ok(()) => {
+                self.commit_stats();
+                Ok(())
+            }
+            Err(e) => {
+                self.rollback();
+                self.stats.n_failed_batches += 1;
+                Err(e)
+            }
+        }
+    }
+
+    fn apply_op(&mut self, tt: i64, op: &Op) -> Result<()> {
+        op.validate()?;
+        match op {
+            Op::AssertNode(o) => self.assert_node(tt, o),
+            Op::AssertEdge(o) => self.assert_edge(tt, o),
+            Op::Retract(o) => self.retract(tt, o),
+            Op::Correct(o) => self.correct(tt, o),
+            Op::IngestEvents(o) => self.ingest(tt, o),
+            // validate() always fails for raw ops.
+            Op::Raw(_) => Err(Error::state("raw op passed validation")),
+        }
+    }
+
+    fn ctx(&mut self, tt: i64, kind: Origin, reason: Option<&str>) -> Ctx {
+        Ctx {
+            tt,
+            kind,
+            reason: self.opt_str(reason),
+        }
+    }
+
+    fn make_content(&mut self, label: &str, props: &str, source: &str, prov: &str) -> u32 {
+        let c = Content {
+            label: self.strings.intern(label),
+            props: self.strings.intern(props),
+            source: self.strings.intern(source),
+            provenance: self.strings.intern(prov),
+        };
+        self.content_id(c)
+    }
+
+    fn assert_node(&mut self, tt: i64, o: &AssertNode) -> Result<()> {
+        let uid = self.register(&o.uid);
+        let cx = self.ctx(tt, Origin::Assert, o.audit.reason.as_deref());
+        let c = self.make_content(&o.label, &o.props, &o.audit.source, &o.audit.provenance_ref);
+        self.carve(Kind::Node, uid, c, o.vt_s, o.vt_e, cx);
+        Ok(())
+    }
+
+    fn edge_key(&mut self, src: &str, dst: &str, rel: &str, disc: &str) -> EdgeKey {
+        EdgeKey {
+            src: self.register(src),
+            dst: self.register(dst),
+            rel: self.strings.intern(rel),
+            disc: self.disc_of(disc),
+        }
+    }
+
+    fn assert_edge(&mut self, tt: i64, o: &AssertEdge) -> Result<()> {
+        let key = self.edge_key(&o.src, &o.dst, &o.rel_type, &o.disc);
+        let ident = self.ident_for(key);
+        let cx = self.ctx(tt, Origin::Assert, o.audit.reason.as_deref());
+        let c = self.make_content("", &o.props, &o.audit.source, &o.audit.provenance_ref);
+        self.carve(Kind::Edge, ident, c, o.vt_s, o.vt_e, cx);
+        // D-W3: endpoints without any believed node version get one.
+        let ends = [(key.src, &o.src_label), (key.dst, &o.dst_label)];
+        let n = if key.src == key.dst { 1 } else { 2 };
+        for &(uid, label) in &ends[..n] {
+            if !self.has_believed_node(uid) {
+                let nc =
+                    self.make_content(label, "{}", &o.audit.source, &o.audit.provenance_ref);
+                self.insert(Kind::Node, uid, nc, o.vt_s, OPEN_END, cx);
+            }
+        }
+        Ok(())
+    }
+
+    /// Resolves a ref to an existing identity, registering nothing (§6.5: a retract
+    /// registers no uid). Returns the spec's display identity (uid or eid) too.
+    fn resolve_ref(&self, r: &Ref) -> (Kind, Option<u32>, String) {
+        match r {
+            Ref::Node { uid } => (Kind::Node, self.uids.get(uid), uid.clone()),
+            Ref::Edge {
+                src,
+                dst,
+                rel_type,
+                disc,
+            } => {
+                let eid = ident::eid(src, dst, rel_type, disc);
+                (Kind::Edge, self.lookup_edge(src, dst, rel_type, disc), eid)
+            }
+        }
+    }
+
+    /// The identity `(src, dst, rel_type, disc)` names, if it exists. O(1).
+    pub(crate) fn lookup_edge(&self, src: &str, dst: &str, rel: &str, disc: &str) -> Option<u32> {
+        self.find_ident(EdgeKey {
+            src: self.uids.get(src)?,
+            dst: self.uids.get(dst)?,
+            rel: self.strings.get(rel)?,
+            disc: match ordinal_of(disc) {
+                Some(k) => Disc::Ordinal(k),
+                None => Disc::Str(self.strings.get(disc)?),
+            },
+        })
+    }
+
+    fn retract(&mut self, tt: i64, o: &Retract) -> Result<()> {
+        let (kind, ident, shown) = self.resolve_ref(&o.target);
+        let hits = ident
+            .map(|id| self.hits(kind, id, o.t, o.t + 1))
+            .unwrap_or_default();
+        let Some(id) = ident.filter(|_| !hits.is_empty()) else {
+            return Err(Error::not_found(format!(
+                "no believed {} version of {shown} valid at {}",
+                kind_name(kind),
+                o.t
+            )));
+        };
+        let cx = self.ctx(tt, Origin::Retract, o.audit.reason.as_deref());
+        for &h in &hits {
+            let row = self.rows(kind)[h as usize];
+            self.supersede(kind, h, cx);
+            if row.vt_s < o.t {
+                self.insert(kind, id, row.content, row.vt_s, o.t, cx);
+            }
+        }
+        Ok(())
+    }
+
+    fn correct(&mut self, tt: i64, o: &Correct) -> Result<()> {
+        let (kind, ident, shown) = self.resolve_ref(&o.target);
+        let hits = ident
+            .map(|id| self.hits(kind, id, o.vt_s, o.vt_e))
+            .unwrap_or_default();
+        let Some(id) = ident.filter(|_| !hits.is_empty()) else {
+            return Err(Error::not_found(format!(
+                "no believed {} version of {shown} overlapping [{}, {})",
+                kind_name(kind),
+                o.vt_s,
+                o.vt_e
+            )));
+        };
+        let cx = self.ctx(tt, Origin::Correct, o.audit.reason.as_deref());
+        let first = self.rows(kind)[hits[0] as usize];
+        let label = self.strings.name(self.content(first.content).label).to_string();
+        let c = self.make_content(&label, &o.props, &o.audit.source, &o.audit.provenance_ref);
+        let mut frags: SmallVec<[(u32, i64, i64); 4]> = SmallVec::new();
+        for &h in &hits {
+            let row = self.rows(kind)[h as usize];
+            for (fs, fe) in crate::time::remainder(row.vt_s, row.vt_e, o.vt_s, o.vt_e) {
+                frags.push((row.content, fs, fe));
+            }
+        }
+        for &h in &hits {
+            self.supersede(kind, h, cx);
+        }
+        for (fc, fs, fe) in frags {
+            self.insert(kind, id, fc, fs, fe, cx);
+        }
+        self.insert(kind, id, c, o.vt_s, o.vt_e, cx);
+        Ok(())
+    }
+
+    fn ingest(&mut self, tt: i64, o: &IngestEvents) -> Result<()> {
+        let counter = self.stats.ingest_ordinal;
+        if o.ordinal_base != counter {
+            return Err(Error::state(format!(
+                "ingest ordinal mismatch: record says {}, store is at {counter}",
+                o.ordinal_base
+            )));
+        }
+        let cx = self.ctx(tt, Origin::Ingest, None);
+        let mut last_props: Option<(&str, u32)> = None;
+        let plain = self.make_content("", "{}", &o.audit.source, &o.audit.provenance_ref);
+        let mut first_seen: FxHashMap<u32, i64> = FxHashMap::default();
+        for (i, e) in o.events.iter().enumerate() {
+            let src = self.register(&e.src);
+            let dst = self.register(&e.dst);
+            let rel = self.strings.intern(&e.rel_type);
+            for (u, t) in [(src, e.vt_s), (dst, e.vt_s)] {
+                first_seen
+                    .entry(u)
+                    .and_modify(|f| *f = (*f).min(t))
+                    .or_insert(t);
+            }
+            let content = match &e.props {
+                None => plain,
+                Some(p) => match last_props {
+                    Some((lp, id)) if lp == p.as_str() => id,
+                    _ => {
+                        let id =
+                            self.make_content("", p, &o.audit.source, &o.audit.provenance_ref);
+                        last_props = Some((p.as_str(), id));
+                        id
+                    }
+                },
+            };
+            let ident = match &e.disc {
+                Some(d) => {
+                    let disc = self.disc_of(d);
+                    self.ident_for(EdgeKey {
+                        src,
+                        dst,
+                        rel,
+                        disc,
+                    })
+                }
+                None => {
+                    let k = o.ordinal_base + i as u64;
+                    let key = EdgeKey {
+                        src,
+                        dst,
+                        rel,
+                        disc: Disc::Ordinal(k),
+                    };
+                    let id = match self.ident_map.get(&key) {
+                        Some(&id) => id,
+                        None => self.new_ident(key),
+                    };
+                    self.set_slot(k, id);
+                    id
+                }
+            };
+            self.carve(Kind::Edge, ident, content, e.vt_s, e.end(), cx);
+        }
+        let mut firsts: Vec<(u32, i64)> = first_seen.into_iter().collect();
+        firsts.sort_unstable_by(|a, b| self.uids.name(a.0).cmp(self.uids.name(b.0)));
+        let nc = self.make_content(&o.node_label, "{}", &o.audit.source, &o.audit.provenance_ref);
+        for (uid, t) in firsts {
+            if !self.has_believed_node(uid) {
+                self.insert(Kind::Node, uid, nc, t, OPEN_END, cx);
+            }
+        }
+        self.stats.ingest_ordinal = counter + o.events.len() as u64;
+        Ok(())
+    }
+
+    fn set_slot(&mut self, k: u64, id: u32) {
+        let k = k as usize;
+        if self.ordinal_slots.len() <= k {
+            self.ordinal_slots.resize(k + 1, NONE);
+        }
+        if self.ordinal_slots[k] == NONE {
+            self.ordinal_slots[k] = id;
+        }
+    }
+
+    fn rollback(&mut self) {
+        let u = std::mem::take(&mut self.undo);
+        for &(is_edge, r) in u.retired.iter().rev() {
+            let rows = if is_edge { &mut self.edges } else { &mut self.nodes };
+            rows[r as usize].alive = true;
+        }
+        for &(is_edge, r) in u.closed.iter().rev() {
+            let rows = if is_edge { &mut self.edges } else { &mut self.nodes };
+            let row = &mut rows[r as usize];
+            row.tt_e = OPEN_END;
+            row.closed_by = None;
+            row.close_reason = NONE;
+        }
+        for &id in u.node_push.iter().rev() {
+            if let Some(p) = self.node_postings.get_mut(id as usize) {
+                p.pop();
+            }
+        }
+        for &id in u.edge_push.iter().rev() {
+            if let Some(p) = self.edge_postings.get_mut(id as usize) {
+                p.pop();
+            }
+        }
+        for &(s, d) in u.adj_push.iter().rev() {
+            self.out_adj[s as usize].pop();
+            self.in_adj[d as usize].pop();
+        }
+        for k in &u.keys_added {
+            self.ident_map.remove(k);
+        }
+        self.nodes.truncate(u.node_len);
+        self.edges.truncate(u.edge_len);
+        self.idents.truncate(u.ident_len);
+        self.edge_postings.truncate(u.ident_len);
+        // Slots below `slot_len` belong to earlier batches' ordinals and are never written
+        // again (ordinals only grow), so truncation restores them exactly.
+        self.ordinal_slots.truncate(u.slot_len);
+        self.uids.truncate(u.uid_len);
+        self.node_postings.truncate(u.uid_len);
+        self.out_adj.truncate(u.uid_len);
+        self.in_adj.truncate(u.uid_len);
+        self.out_degree.truncate(u.uid_len);
+        self.stats.ingest_ordinal = u.ordinal;
+    }
+
+    /// Folds the batch's surviving new rows into the statistics (§11); O(batch size).
+    fn commit_stats(&mut self) {
+        let u = std::mem::take(&mut self.undo);
+        self.stats.n_entities = self.uids.len() as u64;
+        for r in &self.nodes[u.node_len..] {
+            if r.alive {
+                self.stats.n_node_versions += 1;
+            }
+        }
+        for r in &self.edges[u.edge_len..] {
+            if !r.alive {
+                continue;
+            }
+            let id = &self.idents[r.ident as usize];
+            self.stats.n_edge_versions += 1;
+            self.stats.vt_min = Some(self.stats.vt_min.map_or(r.vt_s, |m| m.min(r.vt_s)));
+            let end = if r.vt_e < OPEN_END { r.vt_e } else { r.vt_s + 1 };
+            self.stats.vt_max = Some(self.stats.vt_max.map_or(end, |m| m.max(end)));
+            *self.rel_counts.entry(id.rel).or_insert(0) += 1;
+            let d = &mut self.out_degree[id.src as usize];
+            *d += 1;
+            self.stats.max_out_degree = self.stats.max_out_degree.max(*d);
+        }
+        // Only rel types this batch touched can have changed.
+        let mut touched: Vec<u32> = self.edges[u.edge_len..]
+            .iter()
+            .filter(|r| r.alive)
+            .map(|r| self.idents[r.ident as usize].rel)
+            .collect();
+        touched.sort_unstable();
+        touched.dedup();
+        for rel in touched {
+            self.stats
+                .rel_type_counts
+                .insert(self.strings.name(rel).to_string(), self.rel_counts[&rel]);
+        }
+        // Keep the journal's buffers for the next batch.
+        self.undo = Undo {
+            closed: reuse(u.closed),
+            retired: reuse(u.retired),
+            node_push: reuse(u.node_push),
+            edge_push: reuse(u.edge_push),
+            adj_push: reuse(u.adj_push),
+            keys_added: reuse(u.keys_added),
+            ..Undo::default()
+        };
+    }
+
+    /// Paranoid mode: I1 for every identity this batch touched.
+    fn check_disjoint_touched(&self) -> Result<()> {
+        let check = |kind: Kind, ident: u32, shown: &dyn Fn() -> String| -> Result<()> {
+            let rows = self.rows(kind);
+            let mut iv: Vec<(i64, i64)> = self
+                .postings(kind, ident)
+                .iter()
+                .map(|&r| &rows[r as usize])
+                .filter(|r| r.believed_now())
+                .map(|r| (r.vt_s, r.vt_e))
+                .collect();
+            iv.sort_unstable();
+            if iv.windows(2).any(|w| w[0].1 > w[1].0) {
+                return Err(Error::state(format!("disjointness violated for {}", shown())));
+            }
+            Ok(())
+        };
+        for &id in &self.undo.node_push {
+            check(Kind::Node, id, &|| self.uids.name(id).to_string())?;
+        }
+        for &id in &self.undo.edge_push {
+            check(Kind::Edge, id, &|| crate::canon::hex(self.eid(id)))?;
+        }
+        Ok(())
+    }
+}
+
+fn reuse<T>(mut v: Vec<T>) -> Vec<T> {
+    v.clear();
+    v
+}
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Node => "node",
+        Kind::Edge => "edge",
+    }
+}
+
+/// `Some(k)` when `s` is `"#"` followed by the canonical decimal of `k`.
+fn ordinal_of(s: &str) -> Option<u64> {
+    let d = s.strip_prefix('#')?;
+    if d.is_empty() || (d.len() > 1 && d.starts_with('0')) || !d.bytes().all(|b| b.is_ascii_digit())
+    {
+        return None;
+    }
+    d.parse().ok()
+}

@@ -1,0 +1,578 @@
+//! The write-ahead log: an append-only file of checksummed binary records
+//! (`format-spec.md` §3). A batch record is fsynced before its batch is applied; an outcome
+//! record after it says whether the apply succeeded. Recovery truncates a torn final record
+//! and refuses to repair damage anywhere before it.
+
+use crate::error::{Error, Result};
+use crate::op::{
+    AssertEdge, AssertNode, Audit, Correct, Event, EventEnd, IngestEvents, Op, Ref, Retract,
+};
+use std::fs::{File, OpenOptions};
+use std::io::{BufReader, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// File magic: the first 8 bytes of every log file.
+pub const MAGIC: &[u8; 8] = b"TGMSWAL\0";
+/// Format major version; a reader refuses other majors.
+pub const VERSION_MAJOR: u16 = 1;
+/// Format minor version; additions readers may ignore.
+pub const VERSION_MINOR: u16 = 0;
+/// Bytes of the file header: magic, major, minor, reserved u32.
+pub const HEADER_LEN: u64 = 16;
+/// Bytes of a record frame before its payload: len, len_crc, payload_crc.
+pub const FRAME_LEN: u64 = 12;
+/// Largest accepted payload (1 GiB): a larger length is damage, not a record.
+pub const MAX_PAYLOAD: u32 = 1 << 30;
+
+/// Record type tag: a batch.
+pub const REC_BATCH: u8 = 1;
+/// Record type tag: the outcome of the preceding batch.
+pub const REC_OUTCOME: u8 = 2;
+
+/// One decoded log record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Record {
+    Batch { tt: i64, ops: Vec<Op> },
+    Outcome { tt: i64, ok: bool, code: String, message: String },
+}
+
+/// The 16-byte file header.
+pub fn header_bytes() -> [u8; 16] {
+    let mut h = [0u8; 16];
+    h[..8].copy_from_slice(MAGIC);
+    h[8..10].copy_from_slice(&VERSION_MAJOR.to_le_bytes());
+    h[10..12].copy_from_slice(&VERSION_MINOR.to_le_bytes());
+    h
+}
+
+/// Frames a payload: `len u32 | crc32(len) u32 | crc32(payload) u32 | payload`.
+pub fn frame(payload: &[u8], out: &mut Vec<u8>) {
+    let len = (payload.len() as u32).to_le_bytes();
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&crc32fast::hash(&len).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(payload).to_le_bytes());
+    out.extend_from_slice(payload);
+}
+
+// ---------------------------------------------------------------- payload encoding
+
+struct Enc<'a>(&'a mut Vec<u8>);
+
+impl Enc<'_> {
+    fn u8(&mut self, v: u8) {
+        self.0.push(v);
+    }
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.0.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.0.push(v as u8);
+    }
+    fn i64(&mut self, v: i64) {
+        self.0.extend_from_slice(&v.to_le_bytes());
+    }
+    fn str(&mut self, s: &str) {
+        self.varint(s.len() as u64);
+        self.0.extend_from_slice(s.as_bytes());
+    }
+    fn opt_str(&mut self, s: Option<&str>) {
+        match s {
+            None => self.u8(0),
+            Some(s) => {
+                self.u8(1);
+                self.str(s);
+            }
+        }
+    }
+    fn audit(&mut self, a: &Audit) {
+        self.opt_str(a.reason.as_deref());
+        self.str(&a.source);
+        self.str(&a.provenance_ref);
+    }
+    fn target(&mut self, r: &Ref) {
+        match r {
+            Ref::Node { uid } => {
+                self.u8(1);
+                self.str(uid);
+            }
+            Ref::Edge {
+                src,
+                dst,
+                rel_type,
+                disc,
+            } => {
+                self.u8(2);
+                self.str(src);
+                self.str(dst);
+                self.str(rel_type);
+                self.str(disc);
+            }
+        }
+    }
+}
+
+/// Op tags inside a batch payload.
+const OP_ASSERT_NODE: u8 = 1;
+const OP_ASSERT_EDGE: u8 = 2;
+const OP_RETRACT: u8 = 3;
+const OP_CORRECT: u8 = 4;
+const OP_INGEST: u8 = 5;
+const OP_RAW: u8 = 6;
+
+/// Encodes a batch record payload.
+pub fn encode_batch(tt: i64, ops: &[Op], out: &mut Vec<u8>) {
+    let mut e = Enc(out);
+    e.u8(REC_BATCH);
+    e.i64(tt);
+    e.varint(ops.len() as u64);
+    for op in ops {
+        match op {
+            Op::AssertNode(o) => {
+                e.u8(OP_ASSERT_NODE);
+                e.str(&o.uid);
+                e.str(&o.label);
+                e.str(&o.props);
+                e.i64(o.vt_s);
+                e.i64(o.vt_e);
+                e.audit(&o.audit);
+            }
+            Op::AssertEdge(o) => {
+                e.u8(OP_ASSERT_EDGE);
+                e.str(&o.src);
+                e.str(&o.dst);
+                e.str(&o.rel_type);
+                e.str(&o.disc);
+                e.str(&o.props);
+                e.i64(o.vt_s);
+                e.i64(o.vt_e);
+                e.audit(&o.audit);
+                e.str(&o.src_label);
+                e.str(&o.dst_label);
+            }
+            Op::Retract(o) => {
+                e.u8(OP_RETRACT);
+                e.target(&o.target);
+                e.i64(o.t);
+                e.audit(&o.audit);
+            }
+            Op::Correct(o) => {
+                e.u8(OP_CORRECT);
+                e.target(&o.target);
+                e.str(&o.props);
+                e.i64(o.vt_s);
+                e.i64(o.vt_e);
+                e.audit(&o.audit);
+            }
+            Op::IngestEvents(o) => {
+                e.u8(OP_INGEST);
+                e.varint(o.ordinal_base);
+                e.str(&o.node_label);
+                e.audit(&o.audit);
+                e.varint(o.events.len() as u64);
+                for ev in &o.events {
+                    e.str(&ev.src);
+                    e.str(&ev.dst);
+                    e.str(&ev.rel_type);
+                    e.i64(ev.vt_s);
+                    match ev.vt_e {
+                        EventEnd::Absent => e.u8(0),
+                        EventEnd::Null => e.u8(1),
+                        EventEnd::At(x) => {
+                            e.u8(2);
+                            e.i64(x);
+                        }
+                    }
+                    e.opt_str(ev.disc.as_deref());
+                    e.opt_str(ev.props.as_deref());
+                }
+            }
+            Op::Raw(text) => {
+                e.u8(OP_RAW);
+                e.str(text);
+            }
+        }
+    }
+}
+
+/// Encodes an outcome record payload.
+pub fn encode_outcome(tt: i64, ok: bool, code: &str, message: &str, out: &mut Vec<u8>) {
+    let mut e = Enc(out);
+    e.u8(REC_OUTCOME);
+    e.i64(tt);
+    e.u8(ok as u8);
+    e.str(code);
+    e.str(message);
+}
+
+struct Dec<'a> {
+    buf: &'a [u8],
+    pos: usize,
+}
+
+type DecResult<T> = std::result::Result<T, String>;
+
+impl<'a> Dec<'a> {
+    fn take(&mut self, n: usize) -> DecResult<&'a [u8]> {
+        if self.buf.len() - self.pos < n {
+            return Err(format!("payload ends early at byte {}", self.pos));
+        }
+        let s = &self.buf[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> DecResult<u8> {
+        Ok(self.take(1)?[0])
+    }
+    fn varint(&mut self) -> DecResult<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let b = self.u8()?;
+            v |= ((b & 0x7f) as u64) << shift;
+            if b < 0x80 {
+                return Ok(v);
+            }
+        }
+        Err("varint longer than 10 bytes".into())
+    }
+    fn i64(&mut self) -> DecResult<i64> {
+        Ok(i64::from_le_bytes(self.take(8)?.try_into().unwrap_or([0; 8])))
+    }
+    fn str(&mut self) -> DecResult<String> {
+        let n = self.varint()?;
+        if n > (self.buf.len() - self.pos) as u64 {
+            return Err(format!("string length {n} past the payload end"));
+        }
+        String::from_utf8(self.take(n as usize)?.to_vec()).map_err(|_| "string is not UTF-8".into())
+    }
+    fn opt_str(&mut self) -> DecResult<Option<String>> {
+        match self.u8()? {
+            0 => Ok(None),
+            1 => Ok(Some(self.str()?)),
+            t => Err(format!("bad option tag {t}")),
+        }
+    }
+    fn audit(&mut self) -> DecResult<Audit> {
+        Ok(Audit {
+            reason: self.opt_str()?,
+            source: self.str()?,
+            provenance_ref: self.str()?,
+        })
+    }
+    fn target(&mut self) -> DecResult<Ref> {
+        match self.u8()? {
+            1 => Ok(Ref::Node { uid: self.str()? }),
+            2 => Ok(Ref::Edge {
+                src: self.str()?,
+                dst: self.str()?,
+                rel_type: self.str()?,
+                disc: self.str()?,
+            }),
+            t => Err(format!("bad ref tag {t}")),
+        }
+    }
+}
+
+/// Decodes a record payload (after its checksum was verified).
+pub fn decode(payload: &[u8]) -> DecResult<Record> {
+    let mut d = Dec {
+        buf: payload,
+        pos: 0,
+    };
+    let rec = match d.u8()? {
+        REC_BATCH => {
+            let tt = d.i64()?;
+            let n = d.varint()?;
+            let mut ops = Vec::with_capacity(n.min(1024) as usize);
+            for _ in 0..n {
+                ops.push(decode_op(&mut d)?);
+            }
+            Record::Batch { tt, ops }
+        }
+        REC_OUTCOME => Record::Outcome {
+            tt: d.i64()?,
+            ok: d.u8()? == 1,
+            code: d.str()?,
+            message: d.str()?,
+        },
+        t => return Err(format!("unknown record type {t}")),
+    };
+    if d.pos != payload.len() {
+        return Err(format!("{} trailing bytes in payload", payload.len() - d.pos));
+    }
+    Ok(rec)
+}
+
+fn decode_op(d: &mut Dec) -> DecResult<Op> {
+    Ok(match d.u8()? {
+        OP_ASSERT_NODE => Op::AssertNode(AssertNode {
+            uid: d.str()?,
+            label: d.str()?,
+            props: d.str()?,
+            vt_s: d.i64()?,
+            vt_e: d.i64()?,
+            audit: d.audit()?,
+        }),
+        OP_ASSERT_EDGE => Op::AssertEdge(AssertEdge {
+            src: d.str()?,
+            dst: d.str()?,
+            rel_type: d.str()?,
+            disc: d.str()?,
+            props: d.str()?,
+            vt_s: d.i64()?,
+            vt_e: d.i64()?,
+            audit: d.audit()?,
+            src_label: d.str()?,
+            dst_label: d.str()?,
+        }),
+        OP_RETRACT => Op::Retract(Retract {
+            target: d.target()?,
+            t: d.i64()?,
+            audit: d.audit()?,
+        }),
+        OP_CORRECT => Op::Correct(Correct {
+            target: d.target()?,
+            props: d.str()?,
+            vt_s: d.i64()?,
+            vt_e: d.i64()?,
+            audit: d.audit()?,
+        }),
+        OP_INGEST => {
+            let ordinal_base = d.varint()?;
+            let node_label = d.str()?;
+            let audit = d.audit()?;
+            let n = d.varint()?;
+            let mut events = Vec::with_capacity(n.min(65536) as usize);
+            for _ in 0..n {
+                events.push(Event {
+                    src: d.str()?,
+                    dst: d.str()?,
+                    rel_type: d.str()?,
+                    vt_s: d.i64()?,
+                    vt_e: match d.u8()? {
+                        0 => EventEnd::Absent,
+                        1 => EventEnd::Null,
+                        2 => EventEnd::At(d.i64()?),
+                        t => return Err(format!("bad vt_e tag {t}")),
+                    },
+                    disc: d.opt_str()?,
+                    props: d.opt_str()?,
+                });
+            }
+            Op::IngestEvents(IngestEvents {
+                events,
+                ordinal_base,
+                node_label,
+                audit,
+            })
+        }
+        OP_RAW => Op::Raw(d.str()?),
+        t => return Err(format!("unknown op tag {t}")),
+    })
+}
+
+// ---------------------------------------------------------------- reading
+
+/// Where a scan of the log stopped.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Tail {
+    /// The file ends exactly after the last good record.
+    Clean,
+    /// The final record is torn or fails its checksum; it starts at this offset.
+    Torn { offset: u64, reason: String },
+}
+
+/// Reads every record of a log file, calling `f(record_no, offset, record)` in order.
+/// Damage before the final record is an error naming file, record number and offset; a
+/// torn final record is reported in the returned [`Tail`] and not passed to `f`.
+pub fn scan(
+    path: &Path,
+    mut f: impl FnMut(u64, u64, Record) -> Result<()>,
+) -> Result<(Tail, u64)> {
+    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+    let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let corrupt = |offset: u64, kind: String| Error::Corruption {
+        file: path.to_path_buf(),
+        offset,
+        kind,
+    };
+    let mut head = [0u8; 16];
+    if file_len < HEADER_LEN {
+        return Err(corrupt(0, format!("file of {file_len} bytes has no log header")));
+    }
+    r.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
+    if &head[..8] != MAGIC {
+        return Err(corrupt(0, "bad magic: not a tgms write-ahead log".into()));
+    }
+    let major = u16::from_le_bytes([head[8], head[9]]);
+    if major != VERSION_MAJOR {
+        return Err(corrupt(
+            8,
+            format!("log format major version {major} is not supported (this build reads {VERSION_MAJOR})"),
+        ));
+    }
+    let mut offset = HEADER_LEN;
+    let mut record_no: u64 = 0;
+    let mut payload = Vec::new();
+    let damaged = |record: u64, offset: u64, kind: String| Error::LogDamaged {
+        file: path.to_path_buf(),
+        record,
+        offset,
+        kind,
+    };
+    loop {
+        let left = file_len - offset;
+        if left == 0 {
+            return Ok((Tail::Clean, offset));
+        }
+        if left < FRAME_LEN {
+            return Ok((
+                Tail::Torn {
+                    offset,
+                    reason: format!("incomplete frame header ({left} bytes)"),
+                },
+                offset,
+            ));
+        }
+        let mut fr = [0u8; 12];
+        r.read_exact(&mut fr).map_err(|e| Error::io(path, e))?;
+        let len_bytes = [fr[0], fr[1], fr[2], fr[3]];
+        let len = u32::from_le_bytes(len_bytes);
+        let len_crc = u32::from_le_bytes([fr[4], fr[5], fr[6], fr[7]]);
+        let crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
+        if crc32fast::hash(&len_bytes) != len_crc || len > MAX_PAYLOAD {
+            // A damaged length cannot be torn by an append: report, never guess.
+            return Err(damaged(record_no, offset, "frame length check failed".into()));
+        }
+        let end = offset + FRAME_LEN + len as u64;
+        if end > file_len {
+            return Ok((
+                Tail::Torn {
+                    offset,
+                    reason: format!("record needs {} bytes, file has {}", end - offset, left),
+                },
+                offset,
+            ));
+        }
+        payload.resize(len as usize, 0);
+        r.read_exact(&mut payload).map_err(|e| Error::io(path, e))?;
+        if crc32fast::hash(&payload) != crc {
+            if end == file_len {
+                return Ok((
+                    Tail::Torn {
+                        offset,
+                        reason: "final record fails its checksum".into(),
+                    },
+                    offset,
+                ));
+            }
+            return Err(damaged(record_no, offset, "record checksum mismatch".into()));
+        }
+        let rec = decode(&payload).map_err(|k| damaged(record_no, offset, k))?;
+        f(record_no, offset, rec)?;
+        record_no += 1;
+        offset = end;
+    }
+}
+
+// ---------------------------------------------------------------- appending
+
+/// An open log file positioned for appends.
+pub struct Wal {
+    path: PathBuf,
+    file: File,
+    buf: Vec<u8>,
+    frame: Vec<u8>,
+    /// Length of the file as written so far.
+    len: u64,
+    /// Skip fsync (benchmarks of the non-durable path only).
+    pub no_sync: bool,
+}
+
+impl Wal {
+    /// Creates a new log file with its header, durably.
+    pub fn create(path: &Path) -> Result<Wal> {
+        let mut file = OpenOptions::new()
+            .create_new(true)
+            .write(true)
+            .read(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        file.write_all(&header_bytes()).map_err(|e| Error::io(path, e))?;
+        file.sync_all().map_err(|e| Error::io(path, e))?;
+        Ok(Wal {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::new(),
+            frame: Vec::new(),
+            len: HEADER_LEN,
+            no_sync: false,
+        })
+    }
+
+    /// Opens an existing log for appending at `len` (the end of its last good record),
+    /// truncating anything after it.
+    pub fn open_append(path: &Path, len: u64) -> Result<Wal> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .read(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let actual = file.metadata().map_err(|e| Error::io(path, e))?.len();
+        if actual != len {
+            file.set_len(len).map_err(|e| Error::io(path, e))?;
+            file.sync_all().map_err(|e| Error::io(path, e))?;
+        }
+        file.seek(SeekFrom::Start(len))
+            .map_err(|e| Error::io(path, e))?;
+        Ok(Wal {
+            path: path.to_path_buf(),
+            file,
+            buf: Vec::new(),
+            frame: Vec::new(),
+            len,
+            no_sync: false,
+        })
+    }
+
+    /// The log file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes written so far (header included).
+    pub fn len_bytes(&self) -> u64 {
+        self.len
+    }
+
+    fn append(&mut self, sync: bool) -> Result<()> {
+        self.frame.clear();
+        frame(&self.buf, &mut self.frame);
+        self.file
+            .write_all(&self.frame)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if sync && !self.no_sync {
+            self.file
+                .sync_data()
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
+        self.len += self.frame.len() as u64;
+        Ok(())
+    }
+
+    /// Appends a batch record and makes it durable before returning.
+    pub fn append_batch(&mut self, tt: i64, ops: &[Op]) -> Result<()> {
+        self.buf.clear();
+        encode_batch(tt, ops, &mut self.buf);
+        self.append(true)
+    }
+
+    /// Appends the outcome of the batch just applied. Not synced on its own: an outcome is
+    /// derivable by replay, so losing it in a crash loses nothing.
+    pub fn append_outcome(&mut self, tt: i64, ok: bool, code: &str, message: &str) -> Result<()> {
+        self.buf.clear();
+        encode_outcome(tt, ok, code, message, &mut self.buf);
+        self.append(false)
+    }
+}

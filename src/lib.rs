@@ -1,0 +1,2 @@
+//! tgms: facade library re-exporting the engine.
+pub use tgms_engine as engine;
