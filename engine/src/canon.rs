@@ -262,7 +262,10 @@ mod tests {
         let v = parse(r#"{"b":1,"a":[true,null,"é\n"]}"#).unwrap();
         assert_eq!(to_string(&v), "{\"a\":[true,null,\"é\\n\"],\"b\":1}");
         let v = parse(r#"["\u0001\u001f\b\f\r\t/\u007f\u2028"]"#).unwrap();
-        assert_eq!(to_string(&v), "[\"\\u0001\\u001f\\b\\f\\r\\t/\u{7f}\u{2028}\"]");
+        assert_eq!(
+            to_string(&v),
+            "[\"\\u0001\\u001f\\b\\f\\r\\t/\u{7f}\u{2028}\"]"
+        );
     }
 
     #[test]

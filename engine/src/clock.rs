@@ -21,11 +21,7 @@ pub fn system_clock() -> WallClock {
 pub fn scripted_clock(readings: Vec<i64>) -> WallClock {
     let mut i = 0;
     Box::new(move || {
-        let v = readings
-            .get(i)
-            .or(readings.last())
-            .copied()
-            .unwrap_or(0);
+        let v = readings.get(i).or(readings.last()).copied().unwrap_or(0);
         i += 1;
         v
     })

@@ -118,7 +118,9 @@ impl Error {
                 record,
                 offset,
                 kind,
-            } => json!({"file": file.display().to_string(), "record": record, "offset": offset, "kind": kind}),
+            } => {
+                json!({"file": file.display().to_string(), "record": record, "offset": offset, "kind": kind})
+            }
             Error::Corruption { file, offset, kind } => {
                 json!({"file": file.display().to_string(), "offset": offset, "kind": kind})
             }

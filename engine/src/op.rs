@@ -594,7 +594,10 @@ fn event_of(v: &Value) -> Result<Event> {
         None => EventEnd::Absent,
         Some(Value::Null) => EventEnd::Null,
         Some(x) => EventEnd::At(x.as_i64().ok_or_else(|| {
-            Error::invalid(format!("invalid interval [{vt_s}, {})", canon::to_string(x)))
+            Error::invalid(format!(
+                "invalid interval [{vt_s}, {})",
+                canon::to_string(x)
+            ))
         })?),
     };
     Ok(Event {
@@ -630,7 +633,10 @@ fn interval(s: i64, e: i64) -> Result<()> {
 }
 
 fn reason_len(a: &Audit) -> Result<()> {
-    if a.reason.as_ref().is_some_and(|r| r.len() > MAX_REASON_BYTES) {
+    if a.reason
+        .as_ref()
+        .is_some_and(|r| r.len() > MAX_REASON_BYTES)
+    {
         return Err(Error::invalid("reason exceeds 4096 bytes"));
     }
     Ok(())
@@ -644,7 +650,11 @@ fn required_reason(op: &str, a: &Audit) -> Result<()> {
 }
 
 fn valid_ref(r: &Ref) -> Result<()> {
-    let bad = |k: &str| Err(Error::invalid(format!("invalid ref: {k} must be a non-empty string")));
+    let bad = |k: &str| {
+        Err(Error::invalid(format!(
+            "invalid ref: {k} must be a non-empty string"
+        )))
+    };
     match r {
         Ref::Node { uid } if uid.is_empty() => bad("uid"),
         Ref::Edge { src, .. } if src.is_empty() => bad("src"),
@@ -670,7 +680,10 @@ mod tests {
             canon::to_string(&record_json(1001, &[e])),
             r#"{"batch_id":"cbddf63e46c4a563","ops":[{"disc":"","dst":"b","dst_label":"Node","op":"assert_edge","props":{"w":1},"provenance_ref":null,"reason":null,"rel_type":"R","source":"ingest","src":"a","src_label":"Node","vt_e":20,"vt_s":10}],"tt":1001}"#
         );
-        let r = Op::parse(&json!({"op":"retract","ref":{"kind":"node","uid":"zzz"},"t":5,"reason":"cleanup"})).unwrap();
+        let r = Op::parse(
+            &json!({"op":"retract","ref":{"kind":"node","uid":"zzz"},"t":5,"reason":"cleanup"}),
+        )
+        .unwrap();
         assert_eq!(
             canon::to_string(&record_json(1002, &[r])),
             r#"{"batch_id":"c1ad340b9325761d","ops":[{"op":"retract","provenance_ref":null,"reason":"cleanup","ref":{"kind":"node","uid":"zzz"},"source":"ingest","t":5}],"tt":1002}"#
@@ -726,6 +739,9 @@ mod tests {
         // A raw op fails at apply time with its normalization error.
         let raw = Op::from_json(&json!({"op":"frob"}));
         assert!(matches!(raw, Op::Raw(_)));
-        assert_eq!(raw.validate().unwrap_err().to_string(), "unknown op kind 'frob'");
+        assert_eq!(
+            raw.validate().unwrap_err().to_string(),
+            "unknown op kind 'frob'"
+        );
     }
 }

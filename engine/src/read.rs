@@ -128,7 +128,8 @@ impl<'a> Snapshot<'a> {
             rels.as_ref()
                 .is_none_or(|rs| rs.contains(&st.idents[r.ident as usize].rel))
         };
-        let keep = |r: &Row| believed_at(r, scan.as_of_tt) && in_window(r, scan.vt_window) && rel_ok(r);
+        let keep =
+            |r: &Row| believed_at(r, scan.as_of_tt) && in_window(r, scan.vt_window) && rel_ok(r);
         let mut idx: Vec<u32> = match scan.touching {
             None => (0..st.edges.len() as u32)
                 .filter(|&i| keep(&st.edges[i as usize]))
@@ -160,7 +161,9 @@ impl<'a> Snapshot<'a> {
             }
         };
         self.sort_edges(&mut idx);
-        idx.into_iter().map(|i| EdgeVersion { st, idx: i }).collect()
+        idx.into_iter()
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect()
     }
 
     fn sort_edges(&self, idx: &mut [u32]) {
@@ -174,7 +177,13 @@ impl<'a> Snapshot<'a> {
         });
     }
 
-    fn adjacent(&self, lists: &[Vec<u32>], uid: &str, w: Option<(i64, i64)>, as_of: i64) -> Vec<EdgeVersion<'a>> {
+    fn adjacent(
+        &self,
+        lists: &[Vec<u32>],
+        uid: &str,
+        w: Option<(i64, i64)>,
+        as_of: i64,
+    ) -> Vec<EdgeVersion<'a>> {
         let st = self.st;
         let Some(u) = st.uids.get(uid) else {
             return Vec::new();
@@ -188,16 +197,28 @@ impl<'a> Snapshot<'a> {
             })
             .collect();
         self.sort_edges(&mut idx);
-        idx.into_iter().map(|i| EdgeVersion { st, idx: i }).collect()
+        idx.into_iter()
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect()
     }
 
     /// Believed edges leaving `uid` that overlap the window, ordered by `(vt_s, eid)`.
-    pub fn out_edges(&self, uid: &str, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+    pub fn out_edges(
+        &self,
+        uid: &str,
+        vt_window: Option<(i64, i64)>,
+        as_of_tt: i64,
+    ) -> Vec<EdgeVersion<'a>> {
         self.adjacent(&self.st.out_adj, uid, vt_window, as_of_tt)
     }
 
     /// Believed edges entering `uid` that overlap the window, ordered by `(vt_s, eid)`.
-    pub fn in_edges(&self, uid: &str, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+    pub fn in_edges(
+        &self,
+        uid: &str,
+        vt_window: Option<(i64, i64)>,
+        as_of_tt: i64,
+    ) -> Vec<EdgeVersion<'a>> {
         self.adjacent(&self.st.in_adj, uid, vt_window, as_of_tt)
     }
 
@@ -231,7 +252,9 @@ impl<'a> Snapshot<'a> {
                 .cmp(st.uids.name(rb.ident))
                 .then((ra.tt_s, ra.vt_s).cmp(&(rb.tt_s, rb.vt_s)))
         });
-        idx.into_iter().map(|i| NodeVersion { st, idx: i }).collect()
+        idx.into_iter()
+            .map(|i| NodeVersion { st, idx: i })
+            .collect()
     }
 
     /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`.
@@ -246,7 +269,9 @@ impl<'a> Snapshot<'a> {
                 .cmp(st.eid(rb.ident))
                 .then((ra.tt_s, ra.vt_s).cmp(&(rb.tt_s, rb.vt_s)))
         });
-        idx.into_iter().map(|i| EdgeVersion { st, idx: i }).collect()
+        idx.into_iter()
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect()
     }
 
     /// The store digest of `data-model.md` §10: BLAKE3 over canonical row lines.
@@ -322,11 +347,15 @@ macro_rules! common_fields {
             }
             /// Canonical JSON text of `props`.
             pub fn props(&self) -> &'a str {
-                self.st.strings.name(self.st.content(self.row().content).props)
+                self.st
+                    .strings
+                    .name(self.st.content(self.row().content).props)
             }
             /// Provenance label.
             pub fn source(&self) -> &'a str {
-                self.st.strings.name(self.st.content(self.row().content).source)
+                self.st
+                    .strings
+                    .name(self.st.content(self.row().content).source)
             }
             /// Canonical JSON text of `provenance_ref`.
             pub fn provenance_ref(&self) -> &'a str {
@@ -400,7 +429,9 @@ impl<'a> NodeVersion<'a> {
     }
     /// The node's label.
     pub fn label(&self) -> &'a str {
-        self.st.strings.name(self.st.content(self.row().content).label)
+        self.st
+            .strings
+            .name(self.st.content(self.row().content).label)
     }
     /// `vid(uid, tt_s, vt_s)`.
     pub fn vid(&self) -> String {

@@ -491,8 +491,7 @@ impl State {
         let n = if key.src == key.dst { 1 } else { 2 };
         for &(uid, label) in &ends[..n] {
             if !self.has_believed_node(uid) {
-                let nc =
-                    self.make_content(label, "{}", &o.audit.source, &o.audit.provenance_ref);
+                let nc = self.make_content(label, "{}", &o.audit.source, &o.audit.provenance_ref);
                 self.insert(Kind::Node, uid, nc, o.vt_s, OPEN_END, cx);
             }
         }
@@ -567,7 +566,10 @@ impl State {
         };
         let cx = self.ctx(tt, Origin::Correct, o.audit.reason.as_deref());
         let first = self.rows(kind)[hits[0] as usize];
-        let label = self.strings.name(self.content(first.content).label).to_string();
+        let label = self
+            .strings
+            .name(self.content(first.content).label)
+            .to_string();
         let c = self.make_content(&label, &o.props, &o.audit.source, &o.audit.provenance_ref);
         let mut frags: SmallVec<[(u32, i64, i64); 4]> = SmallVec::new();
         for &h in &hits {
@@ -613,8 +615,7 @@ impl State {
                 Some(p) => match last_props {
                     Some((lp, id)) if lp == p.as_str() => id,
                     _ => {
-                        let id =
-                            self.make_content("", p, &o.audit.source, &o.audit.provenance_ref);
+                        let id = self.make_content("", p, &o.audit.source, &o.audit.provenance_ref);
                         last_props = Some((p.as_str(), id));
                         id
                     }
@@ -650,7 +651,12 @@ impl State {
         }
         let mut firsts: Vec<(u32, i64)> = first_seen.into_iter().collect();
         firsts.sort_unstable_by(|a, b| self.uids.name(a.0).cmp(self.uids.name(b.0)));
-        let nc = self.make_content(&o.node_label, "{}", &o.audit.source, &o.audit.provenance_ref);
+        let nc = self.make_content(
+            &o.node_label,
+            "{}",
+            &o.audit.source,
+            &o.audit.provenance_ref,
+        );
         for (uid, t) in firsts {
             if !self.has_believed_node(uid) {
                 self.insert(Kind::Node, uid, nc, t, OPEN_END, cx);
@@ -673,11 +679,19 @@ impl State {
     fn rollback(&mut self) {
         let u = std::mem::take(&mut self.undo);
         for &(is_edge, r) in u.retired.iter().rev() {
-            let rows = if is_edge { &mut self.edges } else { &mut self.nodes };
+            let rows = if is_edge {
+                &mut self.edges
+            } else {
+                &mut self.nodes
+            };
             rows[r as usize].alive = true;
         }
         for &(is_edge, r) in u.closed.iter().rev() {
-            let rows = if is_edge { &mut self.edges } else { &mut self.nodes };
+            let rows = if is_edge {
+                &mut self.edges
+            } else {
+                &mut self.nodes
+            };
             let row = &mut rows[r as usize];
             row.tt_e = OPEN_END;
             row.closed_by = None;
@@ -731,7 +745,11 @@ impl State {
             let id = &self.idents[r.ident as usize];
             self.stats.n_edge_versions += 1;
             self.stats.vt_min = Some(self.stats.vt_min.map_or(r.vt_s, |m| m.min(r.vt_s)));
-            let end = if r.vt_e < OPEN_END { r.vt_e } else { r.vt_s + 1 };
+            let end = if r.vt_e < OPEN_END {
+                r.vt_e
+            } else {
+                r.vt_s + 1
+            };
             self.stats.vt_max = Some(self.stats.vt_max.map_or(end, |m| m.max(end)));
             *self.rel_counts.entry(id.rel).or_insert(0) += 1;
             let d = &mut self.out_degree[id.src as usize];
@@ -776,7 +794,10 @@ impl State {
                 .collect();
             iv.sort_unstable();
             if iv.windows(2).any(|w| w[0].1 > w[1].0) {
-                return Err(Error::state(format!("disjointness violated for {}", shown())));
+                return Err(Error::state(format!(
+                    "disjointness violated for {}",
+                    shown()
+                )));
             }
             Ok(())
         };

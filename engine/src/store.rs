@@ -163,7 +163,11 @@ impl Store {
                 details: json!({"path": dir.display().to_string()}),
             });
         }
-        let lock = if opts.read_only { None } else { Some(lock(dir)?) };
+        let lock = if opts.read_only {
+            None
+        } else {
+            Some(lock(dir)?)
+        };
         let mut state = State::default();
         state.paranoid = opts.paranoid;
         let mut last: Option<(u64, i64, bool)> = None;
@@ -183,7 +187,9 @@ impl Store {
                     let ok = state.apply_batch(tt, &ops).is_ok();
                     last = Some((no, tt, ok));
                 }
-                Record::Outcome { tt, ok, message, .. } => match last {
+                Record::Outcome {
+                    tt, ok, message, ..
+                } => match last {
                     Some((_, btt, replay_ok)) if btt == tt => {
                         if ok != replay_ok {
                             return Err(Error::LogDamaged {
@@ -268,7 +274,11 @@ impl Store {
             for e in fs::read_dir(p)? {
                 let e = e?;
                 let m = e.metadata()?;
-                n += if m.is_dir() { walk(&e.path())? } else { m.len() };
+                n += if m.is_dir() {
+                    walk(&e.path())?
+                } else {
+                    m.len()
+                };
             }
             Ok(n)
         }

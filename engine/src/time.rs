@@ -22,9 +22,7 @@ pub fn legal_interval(s: i64, e: i64) -> bool {
 pub fn remainder(vs: i64, ve: i64, cs: i64, ce: i64) -> impl Iterator<Item = (i64, i64)> {
     let left = (vs < cs).then_some((vs, ve.min(cs)));
     let right = (ce < ve).then_some((vs.max(ce), ve));
-    left.into_iter()
-        .chain(right)
-        .filter(|(s, e)| s < e)
+    left.into_iter().chain(right).filter(|(s, e)| s < e)
 }
 
 #[cfg(test)]
@@ -33,8 +31,14 @@ mod tests {
 
     #[test]
     fn remainder_parts() {
-        assert_eq!(remainder(0, 100, 40, 60).collect::<Vec<_>>(), vec![(0, 40), (60, 100)]);
-        assert_eq!(remainder(10, 20, 15, 25).collect::<Vec<_>>(), vec![(10, 15)]);
+        assert_eq!(
+            remainder(0, 100, 40, 60).collect::<Vec<_>>(),
+            vec![(0, 40), (60, 100)]
+        );
+        assert_eq!(
+            remainder(10, 20, 15, 25).collect::<Vec<_>>(),
+            vec![(10, 15)]
+        );
         assert_eq!(remainder(10, 20, 5, 15).collect::<Vec<_>>(), vec![(15, 20)]);
         assert_eq!(remainder(10, 20, 10, 30).count(), 0);
         assert_eq!(clamp_tt(OPEN_END), OPEN_END - 1);

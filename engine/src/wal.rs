@@ -32,8 +32,16 @@ pub const REC_OUTCOME: u8 = 2;
 /// One decoded log record.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
-    Batch { tt: i64, ops: Vec<Op> },
-    Outcome { tt: i64, ok: bool, code: String, message: String },
+    Batch {
+        tt: i64,
+        ops: Vec<Op>,
+    },
+    Outcome {
+        tt: i64,
+        ok: bool,
+        code: String,
+        message: String,
+    },
 }
 
 /// The 16-byte file header.
@@ -236,7 +244,9 @@ impl<'a> Dec<'a> {
         Err("varint longer than 10 bytes".into())
     }
     fn i64(&mut self) -> DecResult<i64> {
-        Ok(i64::from_le_bytes(self.take(8)?.try_into().unwrap_or([0; 8])))
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
     }
     fn str(&mut self) -> DecResult<String> {
         let n = self.varint()?;
@@ -298,7 +308,10 @@ pub fn decode(payload: &[u8]) -> DecResult<Record> {
         t => return Err(format!("unknown record type {t}")),
     };
     if d.pos != payload.len() {
-        return Err(format!("{} trailing bytes in payload", payload.len() - d.pos));
+        return Err(format!(
+            "{} trailing bytes in payload",
+            payload.len() - d.pos
+        ));
     }
     Ok(rec)
 }
@@ -385,10 +398,7 @@ pub enum Tail {
 /// Reads every record of a log file, calling `f(record_no, offset, record)` in order.
 /// Damage before the final record is an error naming file, record number and offset; a
 /// torn final record is reported in the returned [`Tail`] and not passed to `f`.
-pub fn scan(
-    path: &Path,
-    mut f: impl FnMut(u64, u64, Record) -> Result<()>,
-) -> Result<(Tail, u64)> {
+pub fn scan(path: &Path, mut f: impl FnMut(u64, u64, Record) -> Result<()>) -> Result<(Tail, u64)> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
     let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     let mut r = BufReader::with_capacity(1 << 20, file);
@@ -399,7 +409,10 @@ pub fn scan(
     };
     let mut head = [0u8; 16];
     if file_len < HEADER_LEN {
-        return Err(corrupt(0, format!("file of {file_len} bytes has no log header")));
+        return Err(corrupt(
+            0,
+            format!("file of {file_len} bytes has no log header"),
+        ));
     }
     r.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
     if &head[..8] != MAGIC {
@@ -443,7 +456,11 @@ pub fn scan(
         let crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
         if crc32fast::hash(&len_bytes) != len_crc || len > MAX_PAYLOAD {
             // A damaged length cannot be torn by an append: report, never guess.
-            return Err(damaged(record_no, offset, "frame length check failed".into()));
+            return Err(damaged(
+                record_no,
+                offset,
+                "frame length check failed".into(),
+            ));
         }
         let end = offset + FRAME_LEN + len as u64;
         if end > file_len {
@@ -467,7 +484,11 @@ pub fn scan(
                     offset,
                 ));
             }
-            return Err(damaged(record_no, offset, "record checksum mismatch".into()));
+            return Err(damaged(
+                record_no,
+                offset,
+                "record checksum mismatch".into(),
+            ));
         }
         let rec = decode(&payload).map_err(|k| damaged(record_no, offset, k))?;
         f(record_no, offset, rec)?;
@@ -499,7 +520,8 @@ impl Wal {
             .read(true)
             .open(path)
             .map_err(|e| Error::io(path, e))?;
-        file.write_all(&header_bytes()).map_err(|e| Error::io(path, e))?;
+        file.write_all(&header_bytes())
+            .map_err(|e| Error::io(path, e))?;
         file.sync_all().map_err(|e| Error::io(path, e))?;
         Ok(Wal {
             path: path.to_path_buf(),
