@@ -1,1 +1,533 @@
-fn main() {}
+//! The `tgms` command-line interface (`spec/agent-surface.md` §11): store creation, ingest,
+//! writes, statistics, digests, history, replay, event-log interop and the generator.
+//! Results go to stdout as canonical JSON; progress and messages go to stderr; every error is
+//! printed on stdout as the spec's error payload with exit code 1 (3 for `E_STATE`).
+
+use anyhow::Context;
+use clap::{Parser, Subcommand, ValueEnum};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use tgms::load::{self, Format};
+use tgms_engine::{canon, Error, Identity, Op, Store, Version};
+
+#[derive(Parser)]
+#[command(
+    name = "tgms",
+    version,
+    about = "tgms — an embedded, agent-native bi-temporal temporal-graph database",
+    long_about = "tgms stores every version of every node and edge with valid time (when it was \
+true) and transaction time (when we believed it). Corrections and retractions keep the old \
+belief queryable forever.\n\nQuick start:\n  tgms init /tmp/s\n  tgms ingest /tmp/s data.txt --format snap\n  tgms stats /tmp/s\n  tgms digest /tmp/s"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum FormatArg {
+    /// SNAP temporal edge list: `src dst unix_seconds` per line.
+    Snap,
+    /// Bitcoin-OTC style CSV: `src,dst,rating,unix_seconds` → props.rating.
+    SnapCsvRated,
+    /// One event object per line: {"src","dst","rel_type","vt_s",...}.
+    JsonlEvents,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum DatasetArg {
+    /// SNAP CollegeMsg (59,835 messages, 1,899 users), shipped compressed in datasets/.
+    Collegemsg,
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum ClockArg {
+    /// Batch k gets tt = 1,700,000,000,000,000 + k: reproducible digests.
+    Fixed,
+    /// The system clock.
+    Wall,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Create an empty store.
+    ///
+    /// Example: tgms init /tmp/store
+    Init {
+        /// Store directory to create (must not exist or be empty).
+        store: PathBuf,
+    },
+    /// Bulk-load an event file (chunks of 50,000 events, one batch each).
+    ///
+    /// Example: tgms ingest /tmp/store CollegeMsg.txt --format snap --rel-type MSG
+    ///          tgms ingest /tmp/store --dataset collegemsg
+    Ingest {
+        /// Existing store directory.
+        store: PathBuf,
+        /// Event file to load (excludes --dataset).
+        #[arg(required_unless_present = "dataset", conflicts_with = "dataset")]
+        file: Option<PathBuf>,
+        /// Input format of FILE.
+        #[arg(long, value_enum, default_value = "snap")]
+        format: FormatArg,
+        /// Relationship type for events (default MSG for snap, TRUST for snap-csv-rated).
+        #[arg(long)]
+        rel_type: Option<String>,
+        /// Load a dataset shipped with tgms instead of a file.
+        #[arg(long, value_enum)]
+        dataset: Option<DatasetArg>,
+    },
+    /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes).
+    ///
+    /// Example: echo '[{"op":"assert_node","uid":"a","label":"Person","props":{"age":3}}]' > b.json
+    ///          tgms write /tmp/store b.json
+    Write {
+        /// Existing store directory.
+        store: PathBuf,
+        /// File holding the JSON array of ops.
+        batch: PathBuf,
+    },
+    /// Store statistics (counts, extent, batches, disk bytes).
+    ///
+    /// Example: tgms stats /tmp/store --json
+    Stats {
+        /// Existing store directory.
+        store: PathBuf,
+        /// Print one canonical JSON object instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the store digest (BLAKE3 over canonical row lines), 64 hex characters.
+    ///
+    /// Example: tgms digest /tmp/store
+    Digest {
+        /// Existing store directory.
+        store: PathBuf,
+    },
+    /// Rebuild OUT_STORE from STORE's write-ahead log alone.
+    ///
+    /// Example: tgms replay /tmp/store /tmp/copy && tgms digest /tmp/copy
+    Replay {
+        /// Source store (only read).
+        store: PathBuf,
+        /// Target store directory to create.
+        out_store: PathBuf,
+    },
+    /// Every stored version of one node (believed and closed), with audit fields.
+    ///
+    /// Example: tgms history /tmp/store n42 --edges
+    History {
+        /// Existing store directory.
+        store: PathBuf,
+        /// The node uid.
+        uid: String,
+        /// Also list the stored rows of edges touching UID.
+        #[arg(long)]
+        edges: bool,
+    },
+    /// Import a TGMS JSONL event log, each record at its recorded tt.
+    ///
+    /// Example: tgms import-eventlog /tmp/store collegemsg.eventlog.jsonl
+    ImportEventlog {
+        /// Existing store directory (its last tt must be below the log's first).
+        store: PathBuf,
+        /// The TGMS JSONL event log.
+        log: PathBuf,
+    },
+    /// Export the store's log as a TGMS JSONL event log.
+    ///
+    /// Example: tgms export-eventlog /tmp/store out.jsonl --strict
+    ExportEventlog {
+        /// Existing store directory (only read).
+        store: PathBuf,
+        /// Output file.
+        out: PathBuf,
+        /// Drop tgms's extension keys (reason, src_label, dst_label).
+        #[arg(long)]
+        strict: bool,
+    },
+    /// Benchmark tools: the synthetic generator and the CollegeMsg replay log.
+    #[command(subcommand)]
+    Bench(BenchCmd),
+}
+
+#[derive(Subcommand)]
+enum BenchCmd {
+    /// Create STORE and write the deterministic benchmark op stream of scale N into it.
+    ///
+    /// Example: tgms bench generate --scale 100000 /tmp/bench100k
+    Generate {
+        /// Number of events (e.g. 100000, 1000000, 10000000).
+        #[arg(long)]
+        scale: u64,
+        /// Store directory to create.
+        store: PathBuf,
+        /// Transaction clock: fixed (reproducible) or wall.
+        #[arg(long, value_enum, default_value = "fixed")]
+        clock: ClockArg,
+    },
+    /// Write TGMS's frozen CollegeMsg replay log (rebuilt from the shipped dataset).
+    ///
+    /// Example: tgms bench collegemsg-log /tmp/collegemsg.eventlog.jsonl
+    CollegemsgLog {
+        /// Output file.
+        out: PathBuf,
+    },
+}
+
+/// A failure with its spec payload; `usage` failures exit 2.
+enum Failure {
+    Payload(Value),
+    Usage(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Payload(e.payload())
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Self {
+        Failure::Usage(format!("{e:#}"))
+    }
+}
+
+type CmdResult = Result<(), Failure>;
+
+fn out(v: &Value) {
+    println!("{}", canon::to_string(v));
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template(&format!(
+            "{what} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} ({{per_sec}}, eta {{eta}})"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
+fn read_text(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn collegemsg_text() -> anyhow::Result<String> {
+    use std::io::Read;
+    const GZ: &[u8] = include_bytes!("../datasets/CollegeMsg.txt.gz");
+    let mut s = String::new();
+    flate2::read::GzDecoder::new(GZ)
+        .read_to_string(&mut s)
+        .context("the shipped CollegeMsg dataset is damaged")?;
+    Ok(s)
+}
+
+fn cmd_ingest(
+    store: &Path,
+    file: Option<PathBuf>,
+    format: FormatArg,
+    rel_type: Option<String>,
+    dataset: Option<DatasetArg>,
+) -> CmdResult {
+    let (name, text, format, rel) = match (file, dataset) {
+        (_, Some(DatasetArg::Collegemsg)) => (
+            PathBuf::from("datasets/CollegeMsg.txt.gz"),
+            collegemsg_text()?,
+            Format::Snap,
+            Some("MSG".to_string()),
+        ),
+        (Some(f), None) => {
+            let fmt = match format {
+                FormatArg::Snap => Format::Snap,
+                FormatArg::SnapCsvRated => Format::SnapCsvRated,
+                FormatArg::JsonlEvents => Format::JsonlEvents,
+            };
+            let text = read_text(&f)?;
+            (f, text, fmt, rel_type)
+        }
+        (None, None) => return Err(Failure::Usage("give FILE or --dataset".into())),
+    };
+    let mut st = Store::open(store)?;
+    // Each chunk is parsed completely before it is written: a malformed line commits the
+    // whole chunks before it and nothing of its own chunk.
+    let (events, bad) = match load::parse_events(&name, &text, format, rel.as_deref()) {
+        Ok(ev) => (ev, None),
+        Err(e @ Error::BadInput { line, .. }) => {
+            let prefix: String = text
+                .split_inclusive('\n')
+                .take(line.saturating_sub(1) as usize)
+                .collect();
+            let mut ev = load::parse_events(&name, &prefix, format, rel.as_deref())?;
+            ev.truncate(ev.len() / tgms_engine::op::INGEST_CHUNK * tgms_engine::op::INGEST_CHUNK);
+            (ev, Some(e))
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let pb = bar(events.len() as u64, "ingest");
+    let report = st.ingest_events(events, "Node", &mut |n| pb.set_position(n));
+    pb.finish_and_clear();
+    let report = report?;
+    if let Some(Error::BadInput { file, line, reason }) = bad {
+        return Err(Failure::Payload(json!({
+            "error": "E_INVALID_ARG",
+            "message": format!("{}:{line}: {reason}", file.display()),
+            "details": {"file": file.display().to_string(), "line": line, "events_committed": report.events},
+        })));
+    }
+    out(&json!({"events": report.events, "batches": report.batches,
+        "first_tt": report.first_tt, "last_tt": report.last_tt}));
+    Ok(())
+}
+
+fn cmd_write(store: &Path, batch: &Path) -> CmdResult {
+    let text = read_text(batch)?;
+    let schema = |m: String| {
+        Failure::Payload(json!({"error": "E_SCHEMA", "message": m, "details": {"path": []}}))
+    };
+    let v = canon::parse(&text).map_err(|e| schema(format!("batch is not valid JSON: {e}")))?;
+    let Value::Array(items) = v else {
+        return Err(schema("batch must be a JSON array of op objects".into()));
+    };
+    if let Some(i) = items.iter().position(|x| !x.is_object()) {
+        return Err(Failure::Payload(json!({"error": "E_SCHEMA",
+            "message": format!("op {i} is not a JSON object"), "details": {"path": [i]}})));
+    }
+    let mut st = Store::open(store)?;
+    let ops: Vec<Op> = items.iter().map(Op::from_json).collect();
+    let tt = st.write(ops)?;
+    println!("{tt}");
+    Ok(())
+}
+
+fn stats_json(st: &Store) -> Result<Value, Error> {
+    let s = st.stats();
+    let (total, log) = st.disk_bytes()?;
+    Ok(json!({
+        "n_entities": s.n_entities, "n_node_versions": s.n_node_versions,
+        "n_edge_versions": s.n_edge_versions, "vt_min": s.vt_min, "vt_max": s.vt_max,
+        "rel_type_counts": s.rel_type_counts, "max_out_degree": s.max_out_degree,
+        "first_tt": s.first_tt, "last_tt": s.last_tt, "n_batches": s.n_batches,
+        "n_failed_batches": s.n_failed_batches, "disk_bytes": {"total": total, "log": log},
+    }))
+}
+
+fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
+    let st = Store::open_read_only(store)?;
+    let v = stats_json(&st)?;
+    if as_json {
+        out(&v);
+        return Ok(());
+    }
+    let show = |k: &str| match &v[k] {
+        Value::Null => "—".to_string(),
+        x => x.to_string(),
+    };
+    println!("store            {}", store.display());
+    for k in [
+        "n_entities",
+        "n_node_versions",
+        "n_edge_versions",
+        "vt_min",
+        "vt_max",
+        "max_out_degree",
+        "first_tt",
+        "last_tt",
+        "n_batches",
+        "n_failed_batches",
+    ] {
+        println!("{k:<16} {}", show(k));
+    }
+    println!("extent           [vt_min, vt_max) in µs since the epoch");
+    for (rel, n) in &st.stats().rel_type_counts {
+        println!("rel {rel:<12} {n}");
+    }
+    println!(
+        "disk bytes       {} total, {} log",
+        v["disk_bytes"]["total"], v["disk_bytes"]["log"]
+    );
+    Ok(())
+}
+
+fn cmd_replay(src: &Path, dst: &Path) -> CmdResult {
+    if !src.join(tgms_engine::store::WAL_FILE).exists() {
+        return Err(Error::state(format!("no tgms store at {}", src.display())).into());
+    }
+    let mut out_store = Store::create(dst)?;
+    let pb = ProgressBar::new_spinner();
+    let n = tgms_engine::store::replay(src, &mut out_store, &mut |n| {
+        pb.set_message(format!("replayed {n} batches"))
+    });
+    pb.finish_and_clear();
+    n?;
+    let s = out_store.stats();
+    out(
+        &json!({"batches": s.n_batches, "failed_batches": s.n_failed_batches,
+        "store_digest": out_store.digest()}),
+    );
+    Ok(())
+}
+
+fn with_lag(v: Value) -> Value {
+    let mut v = v;
+    if let (Some(t), Some(s)) = (v["tt_s"].as_i64(), v["vt_s"].as_i64()) {
+        v["ingestion_lag_us"] = json!(t - s);
+    }
+    v
+}
+
+fn cmd_history(store: &Path, uid: &str, edges: bool) -> CmdResult {
+    let st = Store::open_read_only(store)?;
+    let snap = st.snapshot();
+    if !snap.has_uid(uid) {
+        return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
+            "message": format!("unknown uid: {uid}"), "details": {"uid": uid}})));
+    }
+    let mut rows: Vec<Version> = snap.history_of(&Identity::Node(uid.to_string()));
+    let mut rows_json: Vec<(i64, i64, String, Value)> = rows
+        .drain(..)
+        .map(|v| {
+            let j = v.to_json();
+            (
+                j["tt_s"].as_i64().unwrap_or(0),
+                j["vt_s"].as_i64().unwrap_or(0),
+                j["vid"].as_str().unwrap_or("").to_string(),
+                with_lag(j),
+            )
+        })
+        .collect();
+    rows_json.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
+    let mut o = json!({"uid": uid, "rows": rows_json.into_iter().map(|r| r.3).collect::<Vec<_>>()});
+    if edges {
+        let e: Vec<Value> = snap
+            .edge_history_touching(uid)
+            .into_iter()
+            .map(|e| with_lag(Version::Edge(e).to_json()))
+            .collect();
+        o["edges"] = Value::Array(e);
+    }
+    out(&o);
+    Ok(())
+}
+
+fn cmd_import(store: &Path, log: &Path) -> CmdResult {
+    let mut st = Store::open(store)?;
+    let pb = ProgressBar::new_spinner();
+    let r = tgms_engine::eventlog::import(&mut st, log, &mut |n| {
+        pb.set_message(format!("imported {n} lines"))
+    });
+    pb.finish_and_clear();
+    let r = r?;
+    if r.torn_final_line {
+        eprintln!(
+            "warning: the final line of {} is torn and was skipped",
+            log.display()
+        );
+    }
+    out(&json!({"batches": r.batches, "failed_batches": r.failed_batches, "events": r.events}));
+    Ok(())
+}
+
+fn cmd_export(store: &Path, path: &Path, strict: bool) -> CmdResult {
+    if !store.join(tgms_engine::store::WAL_FILE).exists() {
+        return Err(Error::state(format!("no tgms store at {}", store.display())).into());
+    }
+    let f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    let r = tgms_engine::eventlog::export(store, &mut w, strict)?;
+    use std::io::Write;
+    w.flush()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    for warning in &r.warnings {
+        eprintln!("warning: {warning}");
+    }
+    eprintln!("exported {} batches to {}", r.batches, path.display());
+    Ok(())
+}
+
+fn cmd_generate(scale: u64, store: &Path, clock: ClockArg) -> CmdResult {
+    use tgms_bench::generate::{generate, ClockMode};
+    if scale == 0 {
+        return Err(Failure::Usage("--scale must be at least 1".into()));
+    }
+    let mut st = Store::create(store)?;
+    let pb = bar(0, "generate");
+    let mode = if clock == ClockArg::Fixed {
+        ClockMode::Fixed
+    } else {
+        ClockMode::Wall
+    };
+    let r = generate(&mut st, scale, mode, &mut |done, total| {
+        pb.set_length(total);
+        pb.set_position(done)
+    });
+    pb.finish_and_clear();
+    let r = r?;
+    out(
+        &json!({"scale": scale, "batches": r.batches, "tt_epoch1": r.tt_epoch1,
+        "store_digest": st.digest()}),
+    );
+    Ok(())
+}
+
+fn cmd_collegemsg_log(path: &Path) -> CmdResult {
+    let text = collegemsg_text()?;
+    let f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    tgms_bench::collegemsg_log::write_collegemsg_log(&text, &mut w)
+        .and_then(|_| std::io::Write::flush(&mut w))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+fn run(cli: Cli) -> CmdResult {
+    match cli.cmd {
+        Cmd::Init { store } => {
+            Store::create(&store)?;
+        }
+        Cmd::Ingest {
+            store,
+            file,
+            format,
+            rel_type,
+            dataset,
+        } => cmd_ingest(&store, file, format, rel_type, dataset)?,
+        Cmd::Write { store, batch } => cmd_write(&store, &batch)?,
+        Cmd::Stats { store, json } => cmd_stats(&store, json)?,
+        Cmd::Digest { store } => println!("{}", Store::open_read_only(&store)?.digest()),
+        Cmd::Replay { store, out_store } => cmd_replay(&store, &out_store)?,
+        Cmd::History { store, uid, edges } => cmd_history(&store, &uid, edges)?,
+        Cmd::ImportEventlog { store, log } => cmd_import(&store, &log)?,
+        Cmd::ExportEventlog { store, out, strict } => cmd_export(&store, &out, strict)?,
+        Cmd::Bench(BenchCmd::Generate {
+            scale,
+            store,
+            clock,
+        }) => cmd_generate(scale, &store, clock)?,
+        Cmd::Bench(BenchCmd::CollegemsgLog { out }) => cmd_collegemsg_log(&out)?,
+    }
+    Ok(())
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(m)) => {
+            eprintln!("error: {m}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Payload(p)) => {
+            out(&p);
+            if p["error"] == "E_STATE" {
+                ExitCode::from(3)
+            } else {
+                ExitCode::from(1)
+            }
+        }
+    }
+}

@@ -44,15 +44,23 @@ impl Hlc {
         self.last_tt
     }
 
-    /// The next tt: `max(wall, last_tt + 1)`.
-    pub fn tick(&mut self) -> i64 {
+    /// The next tt: `max(wall, last_tt + 1)`. A tt outside the timestamp domain
+    /// `[0, OPEN_END)` (a wall clock out of range, or no tt left after `OPEN_END − 1`) is
+    /// refused with `E_STATE` and consumes nothing.
+    pub fn tick(&mut self) -> Result<i64> {
         let wall = (self.wall)();
         let tt = match self.last_tt {
-            Some(last) => wall.max(last + 1),
+            Some(last) => wall.max(last.saturating_add(1)),
             None => wall,
         };
+        if !(0..crate::time::OPEN_END).contains(&tt) {
+            return Err(Error::state(format!(
+                "transaction time {tt} is outside [0, {})",
+                crate::time::OPEN_END
+            )));
+        }
         self.last_tt = Some(tt);
-        tt
+        Ok(tt)
     }
 
     /// Accepts an explicit tt, which must exceed the last one; nothing is consumed on error.
@@ -76,7 +84,7 @@ mod tests {
     #[test]
     fn spec_example_and_backwards_clock() {
         let mut c = Hlc::new(scripted_clock(vec![1000, 1000, 1000, 5000, 10]), None);
-        let t: Vec<i64> = (0..5).map(|_| c.tick()).collect();
+        let t: Vec<i64> = (0..5).map(|_| c.tick().unwrap()).collect();
         assert_eq!(t, vec![1000, 1001, 1002, 5000, 5001]);
         assert!(c.explicit(5001).is_err());
         assert_eq!(c.last_tt(), Some(5001));

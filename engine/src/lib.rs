@@ -6,6 +6,7 @@
 pub mod canon;
 pub mod clock;
 pub mod error;
+pub mod eventlog;
 pub mod ident;
 pub mod op;
 pub mod read;

@@ -311,18 +311,7 @@ impl Op {
                 required_reason("correct", &o.audit)
             }
             Op::IngestEvents(o) => {
-                for e in &o.events {
-                    non_empty("src", &e.src)?;
-                    non_empty("dst", &e.dst)?;
-                    non_empty("rel_type", &e.rel_type)?;
-                    if !(0..OPEN_END).contains(&e.vt_s) || !legal_interval(e.vt_s, e.end()) {
-                        return Err(Error::invalid(format!(
-                            "invalid interval [{}, {})",
-                            e.vt_s,
-                            e.end()
-                        )));
-                    }
-                }
+                o.events.iter().try_for_each(validate_event)?;
                 reason_len(&o.audit)
             }
             Op::Raw(text) => {
@@ -574,6 +563,28 @@ fn ref_of(m: &Map<String, Value>) -> Result<Ref> {
             "invalid ref: kind must be \"node\" or \"edge\"",
         )),
     }
+}
+
+/// Normalizes and validates one event object of `ingest_events` (§6.7), with the messages
+/// an `ingest_events` op containing it would fail with (event-file loaders).
+pub fn parse_event(v: &Value) -> Result<Event> {
+    let e = event_of(v)?;
+    validate_event(&e)?;
+    Ok(e)
+}
+
+fn validate_event(e: &Event) -> Result<()> {
+    non_empty("src", &e.src)?;
+    non_empty("dst", &e.dst)?;
+    non_empty("rel_type", &e.rel_type)?;
+    if !(0..OPEN_END).contains(&e.vt_s) || !legal_interval(e.vt_s, e.end()) {
+        return Err(Error::invalid(format!(
+            "invalid interval [{}, {})",
+            e.vt_s,
+            e.end()
+        )));
+    }
+    Ok(())
 }
 
 fn event_of(v: &Value) -> Result<Event> {

@@ -118,6 +118,29 @@ impl<'a> Snapshot<'a> {
         out
     }
 
+    /// Every stored edge row (believed and closed) with `src` or `dst` = `uid`, ordered by
+    /// `(tt_s, vt_s, vid)`. O(degree of uid).
+    pub fn edge_history_touching(&self, uid: &str) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        let Some(u) = st.uids.get(uid) else {
+            return Vec::new();
+        };
+        let mut idx: Vec<u32> = st.out_adj[u as usize]
+            .iter()
+            .chain(st.in_adj[u as usize].iter())
+            .copied()
+            .filter(|&i| st.edges[i as usize].alive)
+            .collect();
+        idx.sort_unstable();
+        idx.dedup();
+        let mut out: Vec<EdgeVersion<'a>> = idx
+            .into_iter()
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect();
+        out.sort_by_cached_key(|e| (e.tt_s(), e.vt_s(), e.vid()));
+        out
+    }
+
     /// Believed edge versions matching the scan, ordered by `(vt_s, eid)`.
     pub fn edge_scan(&self, scan: &EdgeScan) -> Vec<EdgeVersion<'a>> {
         let st = self.st;

@@ -176,6 +176,20 @@ pub struct State {
     undo: Undo,
     /// Re-check invariant I1 after every batch for touched identities (§6.1 paranoid mode).
     pub(crate) paranoid: bool,
+    /// When set, records what applied ops did that TGMS would not (JSONL export, §13.3).
+    /// Observation only: apply semantics are the same with or without it.
+    pub(crate) trace: Option<Trace>,
+}
+
+/// What the ops applied since the trace was (re)set did beyond TGMS's rules (§13.3).
+#[derive(Default, Debug)]
+pub(crate) struct Trace {
+    /// One entry per `assert_edge` op applied, in op order: whether the op inserted a node
+    /// version for `src` / for `dst` (D-W3).
+    pub(crate) created_endpoints: Vec<[bool; 2]>,
+    /// Ingest events whose identity had believed versions overlapping the event's interval,
+    /// so that the carving rule superseded rows (D-W2).
+    pub(crate) carved_events: u64,
 }
 
 /// What an op is writing: its kind, reason, and the batch time.
@@ -489,11 +503,16 @@ impl State {
         // D-W3: endpoints without any believed node version get one.
         let ends = [(key.src, &o.src_label), (key.dst, &o.dst_label)];
         let n = if key.src == key.dst { 1 } else { 2 };
-        for &(uid, label) in &ends[..n] {
+        let mut created = [false; 2];
+        for (k, &(uid, label)) in ends[..n].iter().enumerate() {
             if !self.has_believed_node(uid) {
                 let nc = self.make_content(label, "{}", &o.audit.source, &o.audit.provenance_ref);
                 self.insert(Kind::Node, uid, nc, o.vt_s, OPEN_END, cx);
+                created[k] = true;
             }
+        }
+        if let Some(t) = &mut self.trace {
+            t.created_endpoints.push(created);
         }
         Ok(())
     }
@@ -647,6 +666,11 @@ impl State {
                     id
                 }
             };
+            if self.trace.is_some() && !self.hits(Kind::Edge, ident, e.vt_s, e.end()).is_empty() {
+                if let Some(t) = &mut self.trace {
+                    t.carved_events += 1;
+                }
+            }
             self.carve(Kind::Edge, ident, content, e.vt_s, e.end(), cx);
         }
         let mut firsts: Vec<(u32, i64)> = first_seen.into_iter().collect();

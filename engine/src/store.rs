@@ -19,6 +19,7 @@ pub const WAL_FILE: &str = "wal.log";
 pub const LOCK_FILE: &str = "LOCK";
 
 /// How to open a store.
+#[derive(Default)]
 pub struct Options {
     /// Open without the writer lock; refuse writes; perform no recovery; modify nothing.
     pub read_only: bool,
@@ -28,17 +29,6 @@ pub struct Options {
     pub paranoid: bool,
     /// Skip fsync (benchmarks of the non-durable path only; never the default).
     pub no_sync: bool,
-}
-
-impl Default for Options {
-    fn default() -> Self {
-        Options {
-            read_only: false,
-            clock: None,
-            paranoid: false,
-            no_sync: false,
-        }
-    }
 }
 
 /// One batch as found in the log, with its outcome when the log recorded it.
@@ -110,11 +100,18 @@ impl Store {
 
     /// [`Store::create`] with options.
     pub fn create_with(dir: &Path, opts: Options) -> Result<Store> {
-        if dir.join(WAL_FILE).exists() {
-            return Err(Error::State {
-                message: format!("a store already exists at {}", dir.display()),
-                details: json!({"path": dir.display().to_string()}),
-            });
+        // §11.1 of the CLI reference: a target that exists and is not empty is refused.
+        if dir.exists() {
+            let empty = fs::read_dir(dir)
+                .map_err(|e| Error::io(dir, e))?
+                .next()
+                .is_none();
+            if !empty {
+                return Err(Error::State {
+                    message: format!("{} exists and is not empty", dir.display()),
+                    details: json!({"path": dir.display().to_string()}),
+                });
+            }
         }
         fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         let lock = lock(dir)?;
@@ -155,11 +152,7 @@ impl Store {
         let wal_path = dir.join(WAL_FILE);
         if !wal_path.exists() {
             return Err(Error::State {
-                message: format!(
-                    "no store at {}: create one with `tgms init {}`",
-                    dir.display(),
-                    dir.display()
-                ),
+                message: format!("no tgms store at {}", dir.display()),
                 details: json!({"path": dir.display().to_string()}),
             });
         }
@@ -174,6 +167,16 @@ impl Store {
         let (tail, good_len) = wal::scan(&wal_path, |no, offset, rec| {
             match rec {
                 Record::Batch { tt, ops } => {
+                    // Only damage or a hand edit puts a tt outside the domain (§2) into the
+                    // log; applying it would store such rows, and replay refuses it.
+                    if !(0..crate::time::OPEN_END).contains(&tt) {
+                        return Err(Error::LogDamaged {
+                            file: wal_path.clone(),
+                            record: no,
+                            offset,
+                            kind: format!("batch tt {tt} outside [0, OPEN_END)"),
+                        });
+                    }
                     if let Some((_, prev, _)) = last {
                         if tt <= prev {
                             return Err(Error::LogDamaged {
@@ -317,7 +320,7 @@ impl Store {
                 }
                 self.clock.explicit(t)?
             }
-            None => self.clock.tick(),
+            None => self.clock.tick()?,
         };
         // ordinal_base is fixed when the batch is recorded (§6.7).
         let mut base = self.state.stats.ingest_ordinal;
@@ -393,7 +396,7 @@ impl Committed {
 pub fn read_log(dir: &Path, mut f: impl FnMut(LoggedBatch) -> Result<()>) -> Result<()> {
     let path = dir.join(WAL_FILE);
     if !path.exists() {
-        return Err(Error::state(format!("no store at {}", dir.display())));
+        return Err(Error::state(format!("no tgms store at {}", dir.display())));
     }
     wal::scan(&path, |record, _, rec| match rec {
         Record::Batch { tt, ops } => f(LoggedBatch { record, tt, ops }),

@@ -65,6 +65,7 @@ fn tv1_empty_store_digest() {
 }
 
 #[test]
+#[allow(clippy::type_complexity)]
 fn tv2_correction_carving() {
     let (_d, mut s) = new_store();
     s.write_at(

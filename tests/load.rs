@@ -1,0 +1,327 @@
+//! Event-file loaders of `spec/evaluation.md` §7.1.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use tgms::load::{parse_events, Format};
+use tgms_engine::{Error, Event, EventEnd, Options, Store};
+
+fn p() -> PathBuf {
+    PathBuf::from("input.txt")
+}
+
+fn ok(text: &str, format: Format, rel: Option<&str>) -> Vec<Event> {
+    parse_events(&p(), text, format, rel).unwrap()
+}
+
+/// Asserts a `BadInput` error at `line` whose reason contains `needle`.
+fn bad(text: &str, format: Format, rel: Option<&str>, line: u64, needle: &str) {
+    match parse_events(&p(), text, format, rel) {
+        Err(Error::BadInput {
+            file,
+            line: l,
+            reason,
+        }) => {
+            assert_eq!(file, p());
+            assert_eq!(l, line, "line of {reason:?} in {text:?}");
+            assert!(
+                reason.contains(needle),
+                "reason {reason:?} should mention {needle:?} ({text:?})"
+            );
+            let e = Error::BadInput {
+                file,
+                line: l,
+                reason,
+            };
+            assert_eq!(e.code(), "E_INVALID_ARG");
+            assert_eq!(e.details()["line"], l);
+        }
+        other => panic!("expected BadInput for {text:?}, got {other:?}"),
+    }
+}
+
+fn instant(src: &str, dst: &str, rel: &str, vt_s: i64) -> Event {
+    Event::instant(src.into(), dst.into(), rel.into(), vt_s)
+}
+
+// ---------------------------------------------------------------- snap
+
+#[test]
+fn snap_events_and_skipped_lines() {
+    let text = "src dst time\n# comment\n% other comment\n\n   \n1 2 1082040961\n3\t4 5\n  7 7 0  \r\nFromNodeId ToNodeId Timestamp extra\n";
+    assert_eq!(
+        ok(text, Format::Snap, None),
+        vec![
+            instant("n1", "n2", "MSG", 1_082_040_961_000_000),
+            instant("n3", "n4", "MSG", 5_000_000),
+            instant("n7", "n7", "MSG", 0),
+        ]
+    );
+    let e = ok("1 2 3\n", Format::Snap, Some("EMAIL"));
+    assert_eq!(e[0].rel_type, "EMAIL");
+    assert_eq!(e[0].vt_e, EventEnd::Absent);
+    assert_eq!(e[0].end(), 3_000_001);
+    assert_eq!(e[0].disc, None);
+    assert_eq!(e[0].props, None);
+    // A third field that is not an integer marks a header, even a numeric-looking one.
+    assert!(ok("1 2 3.5\n", Format::Snap, None).is_empty());
+    assert!(ok("", Format::Snap, None).is_empty());
+}
+
+#[test]
+fn snap_errors() {
+    let f = Format::Snap;
+    bad("1 2 3\n1 2\n", f, None, 2, "3 whitespace-separated fields");
+    bad("1 2 3 4\n", f, None, 1, "found 4");
+    bad("1\n", f, None, 1, "found 1");
+    bad(
+        "# h\na 2 3\n",
+        f,
+        None,
+        2,
+        "src \"a\" is not a non-negative integer",
+    );
+    bad("1 b 3\n", f, None, 1, "dst \"b\"");
+    bad("-1 2 3\n", f, None, 1, "src \"-1\"");
+    bad("1.0 2 3\n", f, None, 1, "src \"1.0\"");
+    bad("99999999999999999999 2 3\n", f, None, 1, "overflows");
+    bad("1 2 99999999999999999999\n", f, None, 1, "out of range");
+    bad("1 2 10000000000000\n", f, None, 1, "out of range");
+    bad("1 2 -5\n", f, None, 1, "out of range");
+    assert!(matches!(
+        parse_events(&p(), "1 2 3\n", f, Some("")),
+        Err(Error::InvalidArg { .. })
+    ));
+}
+
+// ---------------------------------------------------------------- snap-csv-rated
+
+#[test]
+fn csv_rated_events_and_header() {
+    let text = "SOURCE,TARGET,RATING,TIME\n6,2,4,1289241912\n6,5,-10,1289241942.5\n\n1, 15 ,+1, 1289243140.0000004\r\n";
+    let e = ok(text, Format::SnapCsvRated, None);
+    assert_eq!(e.len(), 3);
+    let mut want = instant("n6", "n2", "TRUST", 1_289_241_912_000_000);
+    want.props = Some(r#"{"rating":4}"#.into());
+    assert_eq!(e[0], want);
+    assert_eq!(e[1].vt_s, 1_289_241_942_500_000);
+    assert_eq!(e[1].props.as_deref(), Some(r#"{"rating":-10}"#));
+    assert_eq!((e[2].src.as_str(), e[2].dst.as_str()), ("n1", "n15"));
+    // trunc(float(TIME) · 1e6) in binary64, as the reference computes it.
+    assert_eq!(
+        e[2].vt_s,
+        ("1289243140.0000004".parse::<f64>().unwrap() * 1e6).trunc() as i64
+    );
+    assert_eq!(e[2].props.as_deref(), Some(r#"{"rating":1}"#));
+    let e = ok("1,2,3,4\n", Format::SnapCsvRated, Some("RATES"));
+    assert_eq!(e[0].rel_type, "RATES");
+    assert_eq!(e[0].vt_s, 4_000_000);
+    // TIME not a number: skipped.
+    assert!(ok("a,b,c,d\n1,2,3,x\n", Format::SnapCsvRated, None).is_empty());
+}
+
+#[test]
+fn csv_rated_errors() {
+    let f = Format::SnapCsvRated;
+    bad("1,2,3\n", f, None, 1, "4 comma-separated fields");
+    bad(
+        "SOURCE,TARGET,RATING,TIME\n1,2,3,4,5\n",
+        f,
+        None,
+        2,
+        "found 5",
+    );
+    bad("x,2,3,4\n", f, None, 1, "SOURCE \"x\"");
+    bad("1,,3,4\n", f, None, 1, "TARGET \"\"");
+    bad(
+        "1,2,4.5,4\n",
+        f,
+        None,
+        1,
+        "RATING \"4.5\" is not an integer",
+    );
+    bad("1,2,r,4\n", f, None, 1, "RATING");
+    bad("1,2,99999999999999999999,4\n", f, None, 1, "RATING");
+    bad("1,2,3,-4\n", f, None, 1, "TIME -4 out of range");
+    bad("1,2,3,inf\n", f, None, 1, "TIME inf");
+    bad("1,2,3,NaN\n", f, None, 1, "TIME NaN");
+    bad("1,2,3,1e20\n", f, None, 1, "TIME 1e20");
+}
+
+// ---------------------------------------------------------------- jsonl-events
+
+#[test]
+fn jsonl_events() {
+    let text = concat!(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5}"#,
+        "\n\n",
+        r#"{"src":"a","dst":"c","vt_s":7,"vt_e":9,"disc":"","props":{"z":1,"a":[2.0]},"other":1}"#,
+        "\n",
+        r#"{"src":"c","dst":"a","rel_type":null,"vt_s":1,"vt_e":null}"#,
+        "\n",
+        r#"{"src":"c","dst":"a","rel_type":"KEEP","vt_s":1,"vt_e":0}"#,
+        "\n"
+    );
+    let e = ok(text, Format::JsonlEvents, Some("FILL"));
+    assert_eq!(e.len(), 4);
+    assert_eq!(e[0], instant("a", "b", "R", 5));
+    assert_eq!(e[1].rel_type, "FILL");
+    assert_eq!(e[1].vt_e, EventEnd::At(9));
+    assert_eq!(e[1].disc.as_deref(), Some(""));
+    assert_eq!(e[1].props.as_deref(), Some(r#"{"a":[2.0],"z":1}"#));
+    assert_eq!(e[2].rel_type, "FILL");
+    assert_eq!(e[2].vt_e, EventEnd::Null);
+    assert_eq!(e[3].rel_type, "KEEP");
+    assert_eq!(e[3].end(), 2);
+}
+
+#[test]
+fn jsonl_errors() {
+    let f = Format::JsonlEvents;
+    let good = r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5}"#;
+    bad(&format!("{good}\n{{\"src\":\n"), f, None, 2, "invalid JSON");
+    bad("[1,2]\n", f, None, 1, "JSON event object");
+    bad(
+        r#"{"dst":"b","rel_type":"R","vt_s":5}"#,
+        f,
+        None,
+        1,
+        "src must be a non-empty string",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","vt_s":5}"#,
+        f,
+        None,
+        1,
+        "rel_type must be a non-empty string",
+    );
+    bad(
+        r#"{"src":"a","dst":"","rel_type":"R","vt_s":5}"#,
+        f,
+        None,
+        1,
+        "dst must be",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R"}"#,
+        f,
+        None,
+        1,
+        "invalid interval",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":"5"}"#,
+        f,
+        None,
+        1,
+        "invalid interval",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":-1}"#,
+        f,
+        None,
+        1,
+        "invalid interval [-1, 0)",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"vt_e":5}"#,
+        f,
+        None,
+        1,
+        "invalid interval [5, 5)",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":99999999999999999999}"#,
+        f,
+        None,
+        1,
+        "invalid interval",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"props":[1]}"#,
+        f,
+        None,
+        1,
+        "props must be a JSON object",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"disc":3}"#,
+        f,
+        None,
+        1,
+        "disc must be a string",
+    );
+}
+
+#[test]
+fn malformed_file_applies_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::create(&tmp.path().join("s")).unwrap();
+    let text = "1 2 3\n4 5 6\n7 x 9\n";
+    let r = parse_events(&p(), text, Format::Snap, None);
+    assert!(matches!(r, Err(Error::BadInput { line: 3, .. })));
+    // The caller only ingests what parsed; nothing was written.
+    assert_eq!(store.stats().n_batches, 0);
+    let events = parse_events(&p(), "1 2 3\n4 5 6\n", Format::Snap, None).unwrap();
+    let rep = store.ingest_events(events, "Node", &mut |_| {}).unwrap();
+    assert_eq!((rep.events, rep.batches), (2, 1));
+    assert_eq!(store.stats().n_entities, 4);
+}
+
+// ---------------------------------------------------------------- CollegeMsg
+
+fn data_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data")
+}
+
+#[test]
+fn collegemsg_ingest() {
+    let path = data_dir().join("CollegeMsg.txt");
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!("skipping: {} not found", path.display());
+        return;
+    };
+    // Independent expectations from the file itself, with plain std code.
+    let mut uids = BTreeSet::new();
+    let (mut lines, mut tmin, mut tmax) = (0u64, i64::MAX, i64::MIN);
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let Some(Ok(t)) = f.get(2).map(|x| x.parse::<i64>()) else {
+            continue;
+        };
+        uids.insert(f[0].to_string());
+        uids.insert(f[1].to_string());
+        lines += 1;
+        tmin = tmin.min(t);
+        tmax = tmax.max(t);
+    }
+    assert_eq!(lines, 59_835);
+
+    let events = parse_events(&path, &text, Format::Snap, None).unwrap();
+    assert_eq!(events.len() as u64, lines);
+    let tmp = tempfile::tempdir().unwrap();
+    let mut store = Store::create_with(
+        &tmp.path().join("s"),
+        Options {
+            no_sync: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let rep = store.ingest_events(events, "Node", &mut |_| {}).unwrap();
+    assert_eq!((rep.events, rep.batches), (59_835, 2));
+    let st = store.stats();
+    assert_eq!(st.n_edge_versions, 59_835);
+    assert_eq!(st.n_entities, uids.len() as u64);
+    assert_eq!(st.n_node_versions, uids.len() as u64);
+    assert_eq!(st.vt_min, Some(tmin * 1_000_000));
+    assert_eq!(st.vt_max, Some(tmax * 1_000_000 + 1));
+    assert_eq!(st.rel_type_counts.get("MSG"), Some(&59_835));
+    assert_eq!(st.n_failed_batches, 0);
+    // The figures of evaluation.md §7.1 / §7.2.
+    assert_eq!(uids.len(), 1_899);
+    assert_eq!(
+        (st.vt_min, st.vt_max),
+        (Some(1_082_040_961_000_000), Some(1_098_777_142_000_001))
+    );
+    assert_eq!(st.max_out_degree, 1_091);
+}
