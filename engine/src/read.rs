@@ -5,10 +5,11 @@
 //! This is the in-memory implementation; the segment store will serve the same calls.
 
 use crate::canon;
-use crate::ident;
+use crate::ident::{self, Id12};
 use crate::op::Origin;
 use crate::state::{Row, State, Stats, NONE};
 use crate::time::{clamp_tt, overlaps};
+use rayon::prelude::*;
 
 /// A node or edge identity as callers name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -280,37 +281,53 @@ impl<'a> Snapshot<'a> {
             .collect()
     }
 
-    /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`.
+    /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`. The sort runs on
+    /// contiguous keys, in parallel; eids are derived once per identity.
     pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
         let st = self.st;
-        let mut idx: Vec<u32> = (0..st.edges.len() as u32)
+        let mut keys: Vec<(Id12, i64, i64, u32)> = (0..st.edges.len() as u32)
+            .into_par_iter()
             .filter(|&i| st.edges[i as usize].alive)
+            .map(|i| {
+                let r = &st.edges[i as usize];
+                (*st.eid(r.ident), r.tt_s, r.vt_s, i)
+            })
             .collect();
-        idx.sort_by(|&a, &b| {
-            let (ra, rb) = (&st.edges[a as usize], &st.edges[b as usize]);
-            st.eid(ra.ident)
-                .cmp(st.eid(rb.ident))
-                .then((ra.tt_s, ra.vt_s).cmp(&(rb.tt_s, rb.vt_s)))
-        });
-        idx.into_iter()
-            .map(|i| EdgeVersion { st, idx: i })
+        // (eid, tt_s, vt_s) is unique among stored rows (I8), so the order is total.
+        keys.par_sort_unstable();
+        keys.into_iter()
+            .map(|k| EdgeVersion { st, idx: k.3 })
             .collect()
     }
 
-    /// The store digest of `data-model.md` §10: BLAKE3 over canonical row lines.
+    /// The store digest of `data-model.md` §10: BLAKE3 over canonical row lines. Lines are
+    /// rendered in parallel, bounded groups and hashed in order, so the result does not
+    /// depend on the thread count.
     pub fn digest(&self) -> String {
+        const CHUNK: usize = 16_384;
+        fn feed<T: Sync>(
+            h: &mut blake3::Hasher,
+            rows: &[T],
+            line: impl Fn(&T, &mut String) + Sync,
+        ) {
+            let group = CHUNK * rayon::current_num_threads().max(1) * 2;
+            for g in rows.chunks(group) {
+                let parts: Vec<String> = g
+                    .par_chunks(CHUNK)
+                    .map(|c| {
+                        let mut s = String::with_capacity(c.len() * 320);
+                        c.iter().for_each(|r| line(r, &mut s));
+                        s
+                    })
+                    .collect();
+                parts.iter().for_each(|p| {
+                    h.update(p.as_bytes());
+                });
+            }
+        }
         let mut h = blake3::Hasher::new();
-        let mut line = String::new();
-        for n in self.all_nodes() {
-            line.clear();
-            n.write_line(&mut line);
-            h.update(line.as_bytes());
-        }
-        for e in self.all_edges() {
-            line.clear();
-            e.write_line(&mut line);
-            h.update(line.as_bytes());
-        }
+        feed(&mut h, &self.all_nodes(), |n, s| n.write_line(s));
+        feed(&mut h, &self.all_edges(), |e, s| e.write_line(s));
         h.finalize().to_hex().to_string()
     }
 }

@@ -1,0 +1,237 @@
+//! End-to-end tests of the `tgms` binary: exit codes, error payloads, and that the commands
+//! agree with each other (replay digest = source digest, export → import round trip, ingest
+//! counts from the file's own content, the generator's reference digest).
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tgms(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tgms"))
+        .args(args)
+        .output()
+        .expect("run tgms")
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn json_out(o: &Output) -> Value {
+    let s = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(s.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+fn ok(o: Output) -> Output {
+    assert!(
+        o.status.success(),
+        "exit {:?}: stdout {} stderr {}",
+        o.status.code(),
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    o
+}
+
+#[test]
+fn collegemsg_ingest_stats_replay_history_and_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("college");
+    ok(tgms(&["init", p(&s)]));
+    let r = json_out(&ok(tgms(&["ingest", p(&s), "--dataset", "collegemsg"])));
+    assert_eq!(
+        (r["events"].as_u64(), r["batches"].as_u64()),
+        (Some(59_835), Some(2))
+    );
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    assert_eq!(st["n_edge_versions"], 59_835);
+    assert_eq!(st["n_entities"], 1_899);
+    assert_eq!(st["vt_min"], 1_082_040_961_000_000i64);
+    assert_eq!(st["vt_max"], 1_098_777_142_000_001i64);
+    assert!(st["disk_bytes"]["log"].as_u64().unwrap() > 0);
+    let mut keys: Vec<&str> = st.as_object().unwrap().keys().map(String::as_str).collect();
+    keys.sort();
+    assert_eq!(
+        keys,
+        [
+            "disk_bytes",
+            "first_tt",
+            "last_tt",
+            "max_out_degree",
+            "n_batches",
+            "n_edge_versions",
+            "n_entities",
+            "n_failed_batches",
+            "n_node_versions",
+            "rel_type_counts",
+            "vt_max",
+            "vt_min"
+        ]
+    );
+    let digest = String::from_utf8(ok(tgms(&["digest", p(&s)])).stdout).unwrap();
+    assert_eq!(digest.trim().len(), 64);
+    let copy = d.path().join("copy");
+    let rep = json_out(&ok(tgms(&["replay", p(&s), p(&copy)])));
+    assert_eq!(rep["store_digest"], digest.trim());
+    assert_eq!(rep["batches"], 2);
+
+    // history: one node row with lag; --edges lists the edges touching it.
+    let h = json_out(&ok(tgms(&["history", p(&s), "n1", "--edges"])));
+    assert_eq!(h["uid"], "n1");
+    let row = &h["rows"][0];
+    assert_eq!(
+        row["ingestion_lag_us"].as_i64().unwrap(),
+        row["tt_s"].as_i64().unwrap() - row["vt_s"].as_i64().unwrap()
+    );
+    let edges = h["edges"].as_array().unwrap();
+    assert!(!edges.is_empty());
+    assert!(edges.iter().all(|e| e["src"] == "n1" || e["dst"] == "n1"));
+
+    // Errors: payload on stdout, exit 1 for E_NOT_FOUND, 3 for E_STATE.
+    let o = tgms(&["history", p(&s), "nobody"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_out(&o)["error"], "E_NOT_FOUND");
+    let o = tgms(&["init", p(&s)]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(json_out(&o)["message"]
+        .as_str()
+        .unwrap()
+        .ends_with("exists and is not empty"));
+    let o = tgms(&["stats", p(&d.path().join("missing"))]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(json_out(&o)["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("no tgms store at"));
+    // Usage errors exit 2.
+    assert_eq!(tgms(&["stats"]).status.code(), Some(2));
+}
+
+#[test]
+fn write_batches_success_failure_and_schema() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    ok(tgms(&["init", p(&s)]));
+    let b = d.path().join("b.json");
+    std::fs::write(
+        &b,
+        r#"[{"op":"assert_node","uid":"a","label":"N","props":{"p":1},"vt_s":0,"vt_e":100},
+        {"op":"assert_edge","src":"a","dst":"b","rel_type":"R","vt_s":5}]"#,
+    )
+    .unwrap();
+    let tt: i64 = String::from_utf8(ok(tgms(&["write", p(&s), p(&b)])).stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(tt > 0);
+    std::fs::write(
+        &b,
+        r#"[{"op":"retract","ref":{"kind":"node","uid":"zzz"},"t":5,"reason":"r"}]"#,
+    )
+    .unwrap();
+    let o = tgms(&["write", p(&s), p(&b)]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = json_out(&o);
+    assert_eq!(e["error"], "E_NOT_FOUND");
+    assert_eq!(e["message"], "no believed node version of zzz valid at 5");
+    std::fs::write(&b, r#"{"op":"assert_node"}"#).unwrap();
+    let o = tgms(&["write", p(&s), p(&b)]);
+    assert_eq!(
+        (o.status.code(), json_out(&o)["error"].clone()),
+        (Some(1), Value::from("E_SCHEMA"))
+    );
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    // The failed batch is logged and consumed its tt; the schema error wrote nothing.
+    assert_eq!(
+        (st["n_batches"].as_u64(), st["n_failed_batches"].as_u64()),
+        (Some(2), Some(1))
+    );
+    assert_eq!(st["n_node_versions"], 2); // a, and b from D-W3
+}
+
+#[test]
+fn export_import_round_trip_keeps_the_digest() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    ok(tgms(&["bench", "generate", "--scale", "20000", p(&s)]));
+    let digest = String::from_utf8(ok(tgms(&["digest", p(&s)])).stdout).unwrap();
+    // evaluation.md §1.6 reference digest for N = 20,000 with the fixed clock.
+    assert_eq!(
+        digest.trim(),
+        "9efd78771e103ac930a218c3a5eb98b341811d675b623ffec0cfe8089fb4d553"
+    );
+    let log = d.path().join("log.jsonl");
+    ok(tgms(&["export-eventlog", p(&s), p(&log)]));
+    let t = d.path().join("t");
+    ok(tgms(&["init", p(&t)]));
+    let r = json_out(&ok(tgms(&["import-eventlog", p(&t), p(&log)])));
+    assert_eq!(
+        (r["batches"].as_u64(), r["failed_batches"].as_u64()),
+        (Some(263), Some(0))
+    );
+    let d2 = String::from_utf8(ok(tgms(&["digest", p(&t)])).stdout).unwrap();
+    assert_eq!(d2, digest);
+}
+
+#[test]
+fn malformed_ingest_line_commits_earlier_chunks_only() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    ok(tgms(&["init", p(&s)]));
+    let f = d.path().join("ev.txt");
+    let mut text = String::from("src dst time\n");
+    for i in 0..60_000 {
+        text.push_str(&format!("{} {} {}\n", i % 100, (i + 1) % 100, 1000 + i));
+    }
+    text.push_str("x7 2 3\n");
+    std::fs::write(&f, &text).unwrap();
+    let o = tgms(&["ingest", p(&s), p(&f), "--format", "snap"]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = json_out(&o);
+    assert_eq!(e["error"], "E_INVALID_ARG");
+    assert_eq!(e["details"]["line"], 60_002);
+    assert_eq!(e["details"]["events_committed"], 50_000);
+    assert!(e["message"].as_str().unwrap().contains(":60002: "));
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    assert_eq!(st["n_edge_versions"], 50_000);
+}
+
+#[test]
+fn a_second_writer_is_refused_while_readers_work() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    let _writer = tgms_engine::Store::create(&s).unwrap();
+    let b = d.path().join("b.json");
+    std::fs::write(&b, r#"[{"op":"assert_node","uid":"a","label":"N"}]"#).unwrap();
+    let o = tgms(&["write", p(&s), p(&b)]);
+    assert_eq!(o.status.code(), Some(3));
+    let e = json_out(&o);
+    assert_eq!(e["message"], "store is locked by another writer");
+    assert_eq!(e["details"]["holder_pid"], std::process::id());
+    ok(tgms(&["stats", p(&s)]));
+    ok(tgms(&["digest", p(&s)]));
+}
+
+#[test]
+fn every_command_has_help_with_an_example() {
+    for cmd in [
+        vec!["init"],
+        vec!["ingest"],
+        vec!["write"],
+        vec!["stats"],
+        vec!["digest"],
+        vec!["replay"],
+        vec!["history"],
+        vec!["import-eventlog"],
+        vec!["export-eventlog"],
+        vec!["bench", "generate"],
+        vec!["bench", "collegemsg-log"],
+    ] {
+        let mut args = cmd.clone();
+        args.push("--help");
+        let o = ok(tgms(&args));
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(text.contains("Example:"), "{cmd:?} --help has no example");
+    }
+}
