@@ -1,8 +1,10 @@
 //! The data-model vectors of `spec/test-vectors.md` (TV1–TV5, TV20 store digests) run
 //! against real stores on disk.
 
+mod common;
+
+use common::tv5_store;
 use serde_json::{json, Value};
-use tgms_engine::clock::scripted_clock;
 use tgms_engine::{Identity, Op, Options, Store, OPEN_END};
 
 fn op(v: Value) -> Op {
@@ -461,28 +463,6 @@ fn tv4_d_w2_reingest_is_a_new_identity_and_explicit_disc_carves() {
         .versions_of(&edge("a", "b", "M", "#0"), OPEN_END);
     assert_eq!(b.len(), 1);
     assert_eq!(b[0].to_json()["tt_s"], 3);
-}
-
-/// TV5's four writes under a scripted clock.
-pub fn tv5_store(dir: &std::path::Path) -> Store {
-    let mut s = Store::create_with(
-        dir,
-        Options {
-            clock: Some(scripted_clock(vec![1000, 1000, 1000, 5000])),
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let t1 = s.write(vec![op(json!({"op":"assert_node","uid":"a","label":"N","props":{"name":"Alice"},"vt_s":0,"vt_e":100}))]).unwrap();
-    let t2 = s.write(vec![op(json!({"op":"assert_edge","src":"a","dst":"b","rel_type":"R","props":{"w":1},"vt_s":10,"vt_e":20}))]).unwrap();
-    assert!(s
-        .write(vec![op(
-            json!({"op":"retract","ref":{"kind":"node","uid":"zzz"},"t":5,"reason":"cleanup"})
-        )])
-        .is_err());
-    let t4 = s.write(vec![op(json!({"op":"ingest_events","events":[{"src":"a","dst":"c","rel_type":"MSG","vt_s":30},{"src":"c","dst":"a","rel_type":"MSG","vt_s":30}]}))]).unwrap();
-    assert_eq!((t1, t2, s.last_tt(), t4), (1000, 1001, Some(5000), 5000));
-    s
 }
 
 #[test]

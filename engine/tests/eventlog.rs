@@ -2,6 +2,8 @@
 //! `test-vectors.md`: export, import of our export, import of TGMS's own log, round trip,
 //! and the refusals of malformed logs.
 
+mod common;
+use common::tv5_store;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
@@ -47,28 +49,6 @@ const TGMS_TV5: [(i64, &str, &str); 4] = [
 
 fn op(v: Value) -> Op {
     Op::from_json(&v)
-}
-
-/// The TV5 store (copied from `data_model_vectors.rs`).
-fn tv5_store(dir: &Path) -> Store {
-    let mut s = Store::create_with(
-        dir,
-        Options {
-            clock: Some(scripted_clock(vec![1000, 1000, 1000, 5000])),
-            ..Options::default()
-        },
-    )
-    .unwrap();
-    let t1 = s.write(vec![op(json!({"op":"assert_node","uid":"a","label":"N","props":{"name":"Alice"},"vt_s":0,"vt_e":100}))]).unwrap();
-    let t2 = s.write(vec![op(json!({"op":"assert_edge","src":"a","dst":"b","rel_type":"R","props":{"w":1},"vt_s":10,"vt_e":20}))]).unwrap();
-    assert!(s
-        .write(vec![op(
-            json!({"op":"retract","ref":{"kind":"node","uid":"zzz"},"t":5,"reason":"cleanup"})
-        )])
-        .is_err());
-    let t4 = s.write(vec![op(json!({"op":"ingest_events","events":[{"src":"a","dst":"c","rel_type":"MSG","vt_s":30},{"src":"c","dst":"a","rel_type":"MSG","vt_s":30}]}))]).unwrap();
-    assert_eq!((t1, t2, s.last_tt(), t4), (1000, 1001, Some(5000), 5000));
-    s
 }
 
 fn new_store(root: &Path, name: &str) -> Store {
