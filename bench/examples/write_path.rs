@@ -33,6 +33,38 @@ fn main() {
         n as f64 / secs
     );
 
+    // Bulk ingest of CollegeMsg (SNAP lines `src dst seconds`), durable.
+    let college = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/data/CollegeMsg.txt"
+    );
+    if let Ok(text) = std::fs::read_to_string(college) {
+        let events: Vec<_> = text
+            .lines()
+            .filter_map(|l| {
+                let f: Vec<&str> = l.split_whitespace().collect();
+                let secs: i64 = f.get(2)?.parse().ok()?;
+                Some(tgms_engine::Event::instant(
+                    format!("n{}", f[0]),
+                    format!("n{}", f[1]),
+                    "MSG".into(),
+                    secs * 1_000_000,
+                ))
+            })
+            .collect();
+        let n = events.len();
+        let mut s = Store::create(&dir.path().join("college")).expect("store");
+        let t = Instant::now();
+        s.ingest_events(events, "Node", &mut |_| {})
+            .expect("ingest");
+        let secs = t.elapsed().as_secs_f64();
+        println!(
+            "bulk ingest (CollegeMsg, {n} events): {:.4} s, {:.0} events/s durable",
+            secs,
+            n as f64 / secs
+        );
+    }
+
     // Singleton commits: one assert_edge per batch, durable and not.
     for durable in [true, false] {
         let mut s = Store::create_with(
