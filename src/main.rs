@@ -647,7 +647,12 @@ fn cmd_call(
     let text = call_args_text(args)?;
     let parsed = match canon::parse(&text) {
         Ok(v) => v,
-        Err(e) if e.to_string().contains("surrogate") || e.to_string().contains("unicode") => {
+        // Unpaired surrogate escapes are E_SCHEMA "invalid JSON string" (plans-and-claims §1.1).
+        Err(e)
+            if ["surrogate", "hex escape", "unicode"]
+                .iter()
+                .any(|k| e.to_string().contains(k)) =>
+        {
             return Err(Failure::Payload(json!({"error": "E_SCHEMA",
                 "message": "invalid JSON string", "details": {}})));
         }

@@ -296,6 +296,10 @@ fn call_and_tools() {
             .code(),
         Some(2)
     );
+    // An unpaired surrogate escape is E_SCHEMA "invalid JSON string" (plans-and-claims §1.1).
+    let o = tgms(&["call", p(&s), "entity_history", r#"{"uid": "\ud800"}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_out(&o)["message"], "invalid JSON string");
     // Errors: payload on stdout, exit 1; E_STATE exit 3.
     let o = tgms(&["call", p(&s), "entity_history", r#"{"uid": "nobody"}"#]);
     assert_eq!(o.status.code(), Some(1));

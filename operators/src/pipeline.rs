@@ -80,7 +80,16 @@ pub fn call_operator(
         opts.ceilings.check(spec.name, &est)?;
     }
     let mut out = Output::new(spec, &args);
-    (spec.kernel)(&Ctx { snap }, &args, &mut out)?;
+    // A kernel panic is a bug; it still leaves the tool boundary as an error payload.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (spec.kernel)(&Ctx { snap }, &args, &mut out)
+    }));
+    match ran {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(OpError::internal(format!("{}: kernel panicked", spec.name)));
+        }
+    }
     let mut payload = Value::Object(out.into_payload());
     if canonicalize_floats(&mut payload).is_err() {
         return Err(OpError::invalid("non-finite float in operator output"));

@@ -78,7 +78,7 @@ pub fn uid_arg_paths(spec: &OpSpec) -> Vec<String> {
 pub const UID_ROW_FIELDS: [&str; 4] = ["uid", "src", "dst", "path"];
 
 /// Digest-typed field names (§2.2, D-V4), beyond every `<list>_set_digest`.
-pub const DIGEST_FIELDS: [&str; 9] = [
+pub const DIGEST_FIELDS: [&str; 8] = [
     "result_digest",
     "set_digest",
     "eid",
@@ -87,7 +87,6 @@ pub const DIGEST_FIELDS: [&str; 9] = [
     "resolved_args_digest",
     "trace_id",
     "batch_id",
-    "plan_digest",
 ];
 
 fn key_json(k: &RowKey) -> Value {

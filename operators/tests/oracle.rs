@@ -766,7 +766,7 @@ const OPS: [(&str, Oracle); 5] = [
 fn operators_match_their_oracles_on_random_stores() {
     let mut r = Rng(0x7467_6d73);
     let mut cases: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
-    for store_no in 0..100 {
+    for store_no in 0..120 {
         let (_d, mut s) = new_store();
         let n = r.int(3, 25) as usize;
         grow(&mut s, &mut r, n);
