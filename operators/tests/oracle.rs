@@ -52,6 +52,17 @@ fn interval(r: &mut Rng) -> (i64, Value) {
     (s, e)
 }
 
+/// Small props, sometimes with floats whose canonical text survives `round9` unchanged
+/// (`2.0` stays a float, `2` an int: different content).
+fn props(r: &mut Rng) -> Value {
+    match r.below(4) {
+        0 => json!({"p": r.below(3)}),
+        1 => json!({"p": r.below(3) as f64}),
+        2 => json!({"p": 0.125 * r.below(5) as f64, "q": "x"}),
+        _ => json!({}),
+    }
+}
+
 fn edge_ref(r: &mut Rng) -> Value {
     json!({"kind": "edge", "src": r.pick(&UIDS[..4]), "dst": r.pick(&UIDS[..4]),
         "rel_type": r.pick(&RELS), "disc": if r.chance(70) { "" } else { "x" }})
@@ -61,10 +72,10 @@ fn random_op(r: &mut Rng) -> Value {
     let (s, e) = interval(r);
     match r.below(8) {
         0 | 1 => json!({"op": "assert_node", "uid": r.pick(&UIDS), "label": r.pick(&["L", "M"]),
-            "props": {"p": r.below(3)}, "vt_s": s, "vt_e": e}),
+            "props": props(r), "vt_s": s, "vt_e": e}),
         2 | 3 => json!({"op": "assert_edge", "src": r.pick(&UIDS[..4]), "dst": r.pick(&UIDS[..4]),
             "rel_type": r.pick(&RELS), "disc": if r.chance(70) { "" } else { "x" },
-            "props": {"w": r.below(3)}, "vt_s": s, "vt_e": e}),
+            "props": props(r), "vt_s": s, "vt_e": e}),
         4 => {
             let target = if r.chance(50) {
                 json!({"kind": "node", "uid": r.pick(&UIDS)})
@@ -79,7 +90,7 @@ fn random_op(r: &mut Rng) -> Value {
             } else {
                 edge_ref(r)
             };
-            json!({"op": "correct", "ref": target, "props": {"p": r.below(3), "fix": true},
+            json!({"op": "correct", "ref": target, "props": props(r),
                 "vt_s": s, "vt_e": e, "reason": "fix"})
         }
         _ => {

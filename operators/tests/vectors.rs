@@ -296,3 +296,23 @@ fn tv19_state_at_on_the_incident_store() {
         ]
     );
 }
+
+#[test]
+fn floats_in_payloads_are_round9_canonicalized() {
+    // plans-and-claims §1.3: every float of the payload, at any depth (props included).
+    let (_d, mut s) = new_store();
+    s.write_at(1, ops(vec![json!({"op":"assert_node","uid":"f","label":"N",
+        "props":{"x": 0.1234567891, "y": 2.0, "z": 0.0029296875, "n": [1e-10, 3]},"vt_s":0,"vt_e":10})])).unwrap();
+    let e = call(&s, "entity_history", json!({"uid": "f"}));
+    assert_eq!(
+        canon(&e["rows"][0]["props"]),
+        r#"{"n":[0.0,3],"x":0.123456789,"y":2.0,"z":0.002929688}"#
+    );
+    let e = call(&s, "state_at", json!({"uid": "f", "at": 5}));
+    assert_eq!(
+        canon(&e["node"]["props"]),
+        r#"{"n":[0.0,3],"x":0.123456789,"y":2.0,"z":0.002929688}"#
+    );
+    // The digest covers the canonicalized payload.
+    assert_eq!(e["result_digest"], tgms_engine::canon::digest(&payload(&e)));
+}
