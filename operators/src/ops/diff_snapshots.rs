@@ -1,13 +1,14 @@
 //! `diff_snapshots` (O3, `operators.md` §11): what changed between the snapshots at `t1` and
 //! `t2` under one belief state.
 //!
-//! Cost follows the answer as far as the read API allows: every change involves a version
-//! valid somewhere in `[min(t1,t2), max(t1,t2)]`, so edges come from one windowed
-//! `edge_scan` over that span (versions spanning both instants are dropped on integers
-//! before any id is derived), and a `scope` walks adjacency from its seeds instead. Nodes use
-//! `nodes_valid_at` at both instants. An index of version *boundaries* (a `vt_e`-sorted
-//! permutation beside the `vt_s` order, per segment) would let the scan read only versions
-//! that start or end inside the span.
+//! Cost follows the answer: with `lo = min(t1, t2)`, `hi = max(t1, t2)`, every change involves
+//! only versions whose validity starts or ends inside `(lo, hi]` — a version valid at both
+//! instants is the same row at both (and by invariant I1 no other version of its identity is
+//! valid at either), so it can never be added, removed or changed. The kernel therefore reads
+//! `node_boundaries` / `edge_boundaries` (engine read API) instead of materializing two
+//! snapshots; with a `scope` it walks adjacency from the seeds instead. The in-memory engine
+//! answers the boundary calls with an integer-only row scan; a segment store answers them from
+//! a `vt_s`- and a `vt_e`-sorted permutation per segment in O(result).
 
 use super::snapshot_subgraph::bfs;
 use super::{stored_json, valid_at_edge, valid_at_node};
@@ -18,7 +19,7 @@ use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
 use std::collections::{BTreeMap, HashSet};
-use tgms_engine::{EdgeScan, EdgeVersion, Identity, NodeVersion, Version};
+use tgms_engine::{EdgeVersion, Identity, NodeVersion, Version};
 
 const MANUAL: &str = "Compares the snapshots at instants `t1` and `t2` (same belief state): nodes and edges that appeared or disappeared, and identities whose properties changed. Every list is capped at `limit`; read `<list>_total` for exact counts. Optional `scope` restricts the diff to the `hops`-neighbourhood of `seeds` in either snapshot. Example: `{\"t1\": 1700000000000000, \"t2\": 1700600000000000, \"limit\": 1000}` → read `nodes_added_total`.";
 
@@ -121,30 +122,21 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let mut edges: BTreeMap<String, Presence<EdgeVersion<'_>>> = BTreeMap::new();
     match &allowed {
         None => {
-            for (t, first) in [(t1, true), (t2, false)] {
-                for n in snap.nodes_valid_at(t, a) {
+            for n in snap.node_boundaries(lo, hi, a) {
+                let (v1, v2) = (valid_at_node(&n, t1), valid_at_node(&n, t2));
+                if v1 || v2 {
                     let p = nodes.entry(n.uid().to_string()).or_default();
-                    if first {
+                    if v1 {
                         p.at1 = Some(n);
-                    } else {
+                    }
+                    if v2 {
                         p.at2 = Some(n);
                     }
                 }
             }
-            let scan = EdgeScan {
-                vt_window: span,
-                ..EdgeScan::all(a)
-            };
-            for e in snap.edge_scan(&scan) {
-                // A version spanning both instants is the same row at both: no change.
-                if e.vt_s() <= lo && hi < e.vt_e() {
-                    continue;
-                }
+            for e in snap.edge_boundaries(lo, hi, a) {
                 add_edge(e, t1, t2, &mut edges);
             }
-            // Spanning versions still make their identity present at both instants; they
-            // matter only when another version of the same identity is valid at one of them,
-            // which I1 rules out. So dropping them changes no list.
         }
         Some(allowed) => {
             for u in allowed {
