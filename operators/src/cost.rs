@@ -203,3 +203,67 @@ mod tests {
         );
     }
 }
+
+/// A runtime work budget (§7.5): counts units of work; crossing the budget is
+/// `E_COST` with details `{"estimate": {"expansions_est": budget + 1}, "suggestions": [...]}`
+/// and no `ceilings` key (§5.4).
+#[derive(Clone, Debug)]
+pub struct Budget {
+    limit: u64,
+    used: u64,
+    op: &'static str,
+    suggestions: &'static [&'static str],
+}
+
+impl Budget {
+    /// A budget of `limit` units for `op` with its operator-specific suggestions.
+    pub fn new(op: &'static str, limit: u64, suggestions: &'static [&'static str]) -> Self {
+        Budget {
+            limit,
+            used: 0,
+            op,
+            suggestions,
+        }
+    }
+
+    /// Units counted so far.
+    pub fn used(&self) -> u64 {
+        self.used
+    }
+
+    /// Counts one unit; fails once the count exceeds the budget (it then equals budget + 1).
+    pub fn spend(&mut self) -> Result<(), OpError> {
+        self.used += 1;
+        if self.used > self.limit {
+            return Err(OpError::with(
+                Code::Cost,
+                format!("work budget of {} exhausted for {}", self.limit, self.op),
+                json!({"estimate": {"expansions_est": self.used}, "suggestions": self.suggestions}),
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod budget_tests {
+    use super::*;
+
+    #[test]
+    fn budget_reports_budget_plus_one() {
+        let mut b = Budget::new(
+            "co_active",
+            3,
+            &["narrow a_spec/b_spec (src, dst, rel_type)"],
+        );
+        for _ in 0..3 {
+            b.spend().unwrap();
+        }
+        let e = b.spend().unwrap_err();
+        assert_eq!(e.code, Code::Cost);
+        assert_eq!(
+            e.details,
+            json!({"estimate": {"expansions_est": 4}, "suggestions": ["narrow a_spec/b_spec (src, dst, rel_type)"]})
+        );
+    }
+}

@@ -46,6 +46,10 @@
 //! guardrail ([`cost`]), the kernel, `round9` of every float, `result_digest` and the
 //! envelope. Errors are [`OpError`] values (`code`, `message`, `details`); a kernel returns
 //! `OpError::unknown_uid(uid)`, `OpError::invalid(..)` or `OpError::new(Code::Limit, ..)`.
+//! Shared helpers for the operators still to come: [`ops::buckets`] (the §8 bucket rule and
+//! its `E_LIMIT` message), [`cost::Budget`] (§7.5 runtime work budgets, `E_COST` per §5.4),
+//! [`ops::validate_window`], [`cost::scan_estimate`], [`cost::point_read_estimate`],
+//! [`cost::window_fraction`], [`json::round9`] / [`json::float`] for float outputs.
 //! Tests: add an oracle function to `tests/oracle.rs` (plain rows, written from the spec)
 //! and an entry to its `OPS` table and argument generator; add the operator's vectors to
 //! `tests/vectors.rs`; regenerate `tests/golden/tools_anthropic.json` with

@@ -35,6 +35,33 @@ pub fn validate_window(args: &crate::args::Args) -> Result<(), OpError> {
     Ok(())
 }
 
+/// `MAX_BUCKETS` of §8.
+pub const MAX_BUCKETS: i64 = 2000;
+
+/// The buckets of a window and stride (§8): `n = ceil_div(t_b − t_a, stride)` buckets
+/// `[t_a + i·stride, min(t_a + (i+1)·stride, t_b))`; more than `MAX_BUCKETS` →
+/// `ERR(E_LIMIT, "bucket count <n> exceeds cap 2000; use stride >= <ceil_div(t_b − t_a, 2000)> for this window")`.
+/// Requires `t_a < t_b` and `stride >= 1` (schema and window validator).
+pub fn buckets(t_a: i64, t_b: i64, stride: i64) -> Result<Vec<(i64, i64)>, OpError> {
+    use crate::cost::ceil_div;
+    if t_a >= t_b || stride < 1 {
+        return Err(OpError::internal("buckets need t_a < t_b and stride >= 1"));
+    }
+    let n = ceil_div(t_b - t_a, stride);
+    if n > MAX_BUCKETS {
+        return Err(OpError::new(
+            crate::error::Code::Limit,
+            format!(
+                "bucket count {n} exceeds cap {MAX_BUCKETS}; use stride >= {} for this window",
+                ceil_div(t_b - t_a, MAX_BUCKETS)
+            ),
+        ));
+    }
+    Ok((0..n)
+        .map(|i| (t_a + i * stride, (t_a + (i + 1) * stride).min(t_b)))
+        .collect())
+}
+
 /// Parses canonical JSON text stored by the engine (props, provenance_ref).
 pub fn stored_json(text: &str) -> Result<Value, OpError> {
     tgms_engine::canon::parse(text)
@@ -78,4 +105,24 @@ pub fn sort_vt_vid(rows: &mut [Value]) {
         let k = |r: &Value| (r["vt_s"].as_i64(), r["vid"].as_str().map(str::to_string));
         k(a).cmp(&k(b))
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_rule_and_cap_message() {
+        assert_eq!(
+            buckets(0, 50, 20).unwrap(),
+            vec![(0, 20), (20, 40), (40, 50)]
+        );
+        assert_eq!(buckets(0, 10, 10).unwrap(), vec![(0, 10)]);
+        let e = buckets(0, 100_000, 1).unwrap_err();
+        assert_eq!(
+            crate::json::to_string(&e.payload()),
+            r#"{"details":{},"error":"E_LIMIT","message":"bucket count 100000 exceeds cap 2000; use stride >= 50 for this window"}"#
+        );
+        assert_eq!(buckets(0, 2000, 1).unwrap().len(), 2000);
+    }
 }
