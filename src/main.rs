@@ -250,7 +250,14 @@ impl From<anyhow::Error> for Failure {
 type CmdResult = Result<(), Failure>;
 
 fn out(v: &Value) {
-    println!("{}", canon::to_string(v));
+    print_line(&canon::to_string(v));
+}
+
+/// Prints one line on stdout; a closed pipe (`tgms ... | head`) ends output quietly.
+fn print_line(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}").and_then(|_| o.flush());
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {
@@ -707,7 +714,7 @@ fn cmd_call(
         }
         match format {
             CallFormat::Json => out(r),
-            CallFormat::Table => println!("{}", render_table(r)),
+            CallFormat::Table => print_line(&render_table(r)),
         }
         return Ok(());
     }
@@ -715,7 +722,7 @@ fn cmd_call(
         CallFormat::Json => out(&Value::Array(results.clone())),
         CallFormat::Table => {
             let parts: Vec<String> = results.iter().map(render_table).collect();
-            println!("{}", parts.join("\n\n"));
+            print_line(&parts.join("\n\n"));
         }
     }
     match failed {

@@ -1,5 +1,5 @@
 //! tgms-operators: the operator framework of `spec/operators.md` Part I — one registry entry
-//! per operator ([`registry`]), from which argument schemas, tool definitions and verifier
+//! per operator ([`mod@registry`]), from which argument schemas, tool definitions and verifier
 //! contracts are generated ([`tools`]); the call pipeline with envelope, errors, pagination,
 //! completeness certificates and cost guardrail ([`pipeline`]) — and the operators
 //! themselves ([`ops`]), one module each.
