@@ -921,3 +921,72 @@ fn results_pinned_to_a_past_belief_state_never_change() {
     }
     assert!(pinned >= 300, "only {pinned} pinned results");
 }
+
+#[test]
+fn pages_concatenate_to_the_complete_list_and_certificates_hold() {
+    let mut r = Rng(2024);
+    let mut paged_calls = 0;
+    for _ in 0..40 {
+        let (_d, mut s) = new_store();
+        let n = r.int(10, 30) as usize;
+        grow(&mut s, &mut r, n);
+        for op in [
+            "entity_history",
+            "version_history",
+            "state_at",
+            "snapshot_subgraph",
+        ] {
+            for _ in 0..3 {
+                let mut args = args_for(op, &mut r, &s);
+                args["cursor"] = Value::Null;
+                args["limit"] = json!(10000);
+                let full = call(&s, op, args.clone());
+                if full.get("error").is_some() {
+                    continue;
+                }
+                // Walk the pages with a small limit.
+                args["limit"] = json!(r.int(1, 3));
+                let mut rows: Vec<Value> = Vec::new();
+                let mut pages = 0;
+                loop {
+                    let pg = call(&s, op, args.clone());
+                    assert_eq!(pg["rows_total"], full["rows_total"], "{op} {args}");
+                    assert_eq!(pg["set_digest"], full["set_digest"], "{op} {args}");
+                    rows.extend(pg["rows"].as_array().unwrap().iter().cloned());
+                    pages += 1;
+                    match &pg["cursor"] {
+                        Value::Null => {
+                            // snapshot_subgraph: a capped `nodes` list also sets it (§10).
+                            let nodes_cut = pg["nodes_truncated"] == true;
+                            assert_eq!(pg["truncated"], nodes_cut, "{op} {args}");
+                            break;
+                        }
+                        c => {
+                            assert_eq!(pg["truncated"], true);
+                            args["cursor"] = c.clone();
+                        }
+                    }
+                    assert!(pages < 10_000);
+                }
+                assert_eq!(Value::Array(rows), full["rows"], "{op} {args}");
+                paged_calls += pages;
+                // §6.3: a uid-keyed capped list equals the complete set iff the count and
+                // the certificate match.
+                if op == "snapshot_subgraph" {
+                    let uids: Vec<Value> = full["nodes"]
+                        .as_array()
+                        .unwrap()
+                        .iter()
+                        .map(|n| n["uid"].clone())
+                        .collect();
+                    assert_eq!(json!(uids.len()), full["nodes_total"]);
+                    assert_eq!(json!(oracle_set_digest(&uids)), full["nodes_set_digest"]);
+                    let capped = call(&s, op, args.clone());
+                    assert_eq!(capped["nodes_set_digest"], full["nodes_set_digest"]);
+                    assert_eq!(capped["nodes_total"], full["nodes_total"]);
+                }
+            }
+        }
+    }
+    assert!(paged_calls >= 200, "only {paged_calls} pages walked");
+}
