@@ -2,6 +2,8 @@
 //! a call helper.
 #![allow(dead_code)]
 
+pub mod kit;
+
 use serde_json::{json, Value};
 use tgms_engine::{Op, Options, Store};
 use tgms_operators::{call_operator, CallOptions};
