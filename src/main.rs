@@ -1,5 +1,6 @@
 //! The `tgms` command-line interface (`spec/agent-surface.md` §11): store creation, ingest,
-//! writes, statistics, digests, history, replay, event-log interop and the generator.
+//! writes, statistics, digests, history, replay, event-log interop, the generator, operator
+//! calls (`call`) and the generated tool definitions (`tools`).
 //! Results go to stdout as canonical JSON; progress and messages go to stderr; every error is
 //! printed on stdout as the spec's error payload with exit code 1 (3 for `E_STATE`).
 
@@ -148,9 +149,58 @@ enum Cmd {
         #[arg(long)]
         strict: bool,
     },
+    /// Run one operator call and print its envelope (an ARGS array: one call per element on
+    /// the same snapshot, printed as a JSON array in order).
+    ///
+    /// ARGS is JSON text when it starts with `{` or `[`, `-` for standard input, otherwise
+    /// the path of a file holding the JSON. Errors print the spec's error payload (exit 1).
+    ///
+    /// Example: tgms call /tmp/store entity_history '{"uid": "n1", "include_edges": true}'
+    ///          tgms call /tmp/store state_at '{"uid": "n1", "at": 1700000000000000}' --format table
+    ///          tgms call /tmp/store snapshot_subgraph args.json --as-of 1700000000000123
+    Call {
+        /// Existing store directory (opened read-only).
+        store: PathBuf,
+        /// Operator name (see `tgms tools`).
+        op: String,
+        /// Arguments: inline JSON, `-` for stdin, or a file path.
+        args: String,
+        /// Pin the belief state: adds "as_of_tt": TT to the arguments.
+        #[arg(long, value_name = "TT")]
+        as_of: Option<i64>,
+        /// Output: canonical JSON envelope, or a table for people.
+        #[arg(long, value_enum, default_value = "json")]
+        format: CallFormat,
+    },
+    /// Print the tool definitions generated from the operator registry (sorted by name).
+    ///
+    /// Example: tgms tools --format openai
+    Tools {
+        /// Tool definition shape.
+        #[arg(long, value_enum, default_value = "anthropic")]
+        format: ToolsFormat,
+    },
     /// Benchmark tools: the synthetic generator and the CollegeMsg replay log.
     #[command(subcommand)]
     Bench(BenchCmd),
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum CallFormat {
+    /// The envelope as canonical JSON.
+    Json,
+    /// A human-readable rendering ending with the result_digest.
+    Table,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum ToolsFormat {
+    /// {"name", "description", "input_schema"}
+    Anthropic,
+    /// {"type": "function", "function": {"name", "description", "parameters"}}
+    Openai,
+    /// {"name", "description", "inputSchema", "outputSchema"}
+    Mcp,
 }
 
 #[derive(Subcommand)]
@@ -177,9 +227,11 @@ enum BenchCmd {
     },
 }
 
-/// A failure with its spec payload; `usage` failures exit 2.
+/// A failure with its spec payload; `usage` failures exit 2. `Printed` carries the error
+/// that sets the exit code when the output was already printed (ARGS arrays).
 enum Failure {
     Payload(Value),
+    Printed(Value),
     Usage(String),
 }
 
@@ -198,7 +250,14 @@ impl From<anyhow::Error> for Failure {
 type CmdResult = Result<(), Failure>;
 
 fn out(v: &Value) {
-    println!("{}", canon::to_string(v));
+    print_line(&canon::to_string(v));
+}
+
+/// Prints one line on stdout; a closed pipe (`tgms ... | head`) ends output quietly.
+fn print_line(s: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = writeln!(o, "{s}").and_then(|_| o.flush());
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {
@@ -485,6 +544,204 @@ fn cmd_collegemsg_log(path: &Path) -> CmdResult {
     Ok(())
 }
 
+/// Reads ARGS (§11.3): JSON text when it starts with `{` or `[`, `-` for stdin, else a file.
+fn call_args_text(args: &str) -> anyhow::Result<String> {
+    let t = args.trim_start();
+    if t.starts_with('{') || t.starts_with('[') {
+        return Ok(args.to_string());
+    }
+    if args == "-" {
+        use std::io::Read;
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("cannot read ARGS from standard input")?;
+        return Ok(s);
+    }
+    read_text(Path::new(args))
+}
+
+/// A cell of the table rendering: strings raw, everything else canonical JSON.
+fn cell(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => canon::to_string(other),
+    }
+}
+
+/// `--format table`: scalar fields, then each list as a table, then the result_digest.
+fn render_table(env: &Value) -> String {
+    let Some(m) = env.as_object() else {
+        return canon::to_string(env);
+    };
+    if m.contains_key("error") {
+        return canon::to_string(env);
+    }
+    let mut s = String::new();
+    s.push_str(&format!("op: {}\n", cell(&m["op"])));
+    for (k, v) in m {
+        if matches!(k.as_str(), "op" | "result_digest" | "args_echo") || v.is_array() {
+            continue;
+        }
+        s.push_str(&format!("{k}: {}\n", cell(v)));
+    }
+    for (k, v) in m {
+        let Value::Array(rows) = v else { continue };
+        s.push_str(&format!("\n{k} ({} shown)\n", rows.len()));
+        let mut cols: Vec<String> = Vec::new();
+        for r in rows {
+            match r.as_object() {
+                Some(o) => o.keys().for_each(|c| {
+                    if !cols.contains(c) {
+                        cols.push(c.clone())
+                    }
+                }),
+                None if cols.is_empty() => cols.push("value".into()),
+                None => {}
+            }
+        }
+        let cells: Vec<Vec<String>> = rows
+            .iter()
+            .map(|r| match r.as_object() {
+                Some(o) => cols
+                    .iter()
+                    .map(|c| o.get(c).map(cell).unwrap_or_default())
+                    .collect(),
+                None => vec![cell(r)],
+            })
+            .collect();
+        let width: Vec<usize> = (0..cols.len())
+            .map(|i| {
+                cells
+                    .iter()
+                    .map(|r| r.get(i).map_or(0, |c| c.chars().count()))
+                    .chain([cols[i].chars().count()])
+                    .max()
+                    .unwrap_or(0)
+                    .min(60)
+            })
+            .collect();
+        let line = |r: &[String]| {
+            r.iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let c: String = c.chars().take(60).collect();
+                    format!("{c:<w$}", w = width[i])
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_string()
+        };
+        s.push_str(&line(&cols));
+        s.push('\n');
+        for r in &cells {
+            s.push_str(&line(r));
+            s.push('\n');
+        }
+    }
+    s.push_str(&format!("\nresult_digest: {}", cell(&m["result_digest"])));
+    s
+}
+
+fn cmd_call(
+    store: &Path,
+    op: &str,
+    args: &str,
+    as_of: Option<i64>,
+    format: CallFormat,
+) -> CmdResult {
+    let text = call_args_text(args)?;
+    let parsed = match canon::parse(&text) {
+        Ok(v) => v,
+        // Unpaired surrogate escapes are E_SCHEMA "invalid JSON string" (plans-and-claims §1.1).
+        Err(e)
+            if ["surrogate", "hex escape", "unicode"]
+                .iter()
+                .any(|k| e.to_string().contains(k)) =>
+        {
+            return Err(Failure::Payload(json!({"error": "E_SCHEMA",
+                "message": "invalid JSON string", "details": {}})));
+        }
+        Err(e) => return Err(Failure::Usage(format!("ARGS is not valid JSON: {e}"))),
+    };
+    let (many, mut calls) = match parsed {
+        Value::Array(a) => (true, a),
+        other => (false, vec![other]),
+    };
+    if let Some(tt) = as_of {
+        for c in &mut calls {
+            if let Value::Object(m) = c {
+                if m.contains_key("as_of_tt") {
+                    return Err(Failure::Usage(
+                        "--as-of given but ARGS already has as_of_tt".into(),
+                    ));
+                }
+                m.insert("as_of_tt".into(), json!(tt));
+            }
+        }
+    }
+    let st = Store::open_read_only(store)?;
+    let snap = st.snapshot();
+    let opts = tgms_operators::CallOptions::default();
+    let one = |a: &Value| match tgms_operators::call_operator(snap, op, a, &opts) {
+        Ok(env) => env,
+        Err(e) => e.payload(),
+    };
+    // One snapshot, calls in parallel, results in argument order.
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = calls.len().div_ceil(threads).max(1);
+    let results: Vec<Value> = std::thread::scope(|sc| {
+        let handles: Vec<_> = calls
+            .chunks(chunk)
+            .map(|c| sc.spawn(move || c.iter().map(one).collect::<Vec<Value>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| {
+                h.join().unwrap_or_else(|_| {
+                    vec![json!({"error": "E_INTERNAL", "message": "operator call panicked", "details": {}})]
+                })
+            })
+            .collect()
+    });
+    let is_err = |v: &Value| v.get("error").is_some();
+    let failed = results.iter().find(|v| is_err(v)).cloned();
+    if !many {
+        let r = &results[0];
+        if is_err(r) {
+            return Err(Failure::Payload(r.clone()));
+        }
+        match format {
+            CallFormat::Json => out(r),
+            CallFormat::Table => print_line(&render_table(r)),
+        }
+        return Ok(());
+    }
+    match format {
+        CallFormat::Json => out(&Value::Array(results.clone())),
+        CallFormat::Table => {
+            let parts: Vec<String> = results.iter().map(render_table).collect();
+            print_line(&parts.join("\n\n"));
+        }
+    }
+    match failed {
+        Some(e) => Err(Failure::Printed(e)),
+        None => Ok(()),
+    }
+}
+
+fn cmd_tools(format: ToolsFormat) -> CmdResult {
+    use tgms_operators::tools::{tools, ToolFormat};
+    let f = match format {
+        ToolsFormat::Anthropic => ToolFormat::Anthropic,
+        ToolsFormat::Openai => ToolFormat::OpenAi,
+        ToolsFormat::Mcp => ToolFormat::Mcp,
+    };
+    out(&tools(f));
+    Ok(())
+}
+
 fn run(cli: Cli) -> CmdResult {
     match cli.cmd {
         Cmd::Init { store } => {
@@ -504,6 +761,14 @@ fn run(cli: Cli) -> CmdResult {
         Cmd::History { store, uid, edges } => cmd_history(&store, &uid, edges)?,
         Cmd::ImportEventlog { store, log } => cmd_import(&store, &log)?,
         Cmd::ExportEventlog { store, out, strict } => cmd_export(&store, &out, strict)?,
+        Cmd::Call {
+            store,
+            op,
+            args,
+            as_of,
+            format,
+        } => cmd_call(&store, &op, &args, as_of, format)?,
+        Cmd::Tools { format } => cmd_tools(format)?,
         Cmd::Bench(BenchCmd::Generate {
             scale,
             store,
@@ -520,6 +785,13 @@ fn main() -> ExitCode {
         Err(Failure::Usage(m)) => {
             eprintln!("error: {m}");
             ExitCode::from(2)
+        }
+        Err(Failure::Printed(p)) => {
+            if p["error"] == "E_STATE" {
+                ExitCode::from(3)
+            } else {
+                ExitCode::from(1)
+            }
         }
         Err(Failure::Payload(p)) => {
             out(&p);

@@ -235,3 +235,136 @@ fn every_command_has_help_with_an_example() {
         assert!(text.contains("Example:"), "{cmd:?} --help has no example");
     }
 }
+
+#[test]
+fn call_and_tools() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    ok(tgms(&["init", p(&s)]));
+    let batch = d.path().join("b.json");
+    std::fs::write(
+        &batch,
+        r#"[{"op":"assert_node","uid":"a","label":"N","props":{"p":1},"vt_s":0,"vt_e":100},
+            {"op":"assert_edge","src":"a","dst":"b","rel_type":"R","vt_s":0,"vt_e":100}]"#,
+    )
+    .unwrap();
+    ok(tgms(&["write", p(&s), p(&batch)]));
+
+    // Inline JSON → the envelope; the digest is SHA-256 of the payload's canonical JSON.
+    let e = json_out(&ok(tgms(&[
+        "call",
+        p(&s),
+        "entity_history",
+        r#"{"uid": "a"}"#,
+    ])));
+    assert_eq!(e["op"], "entity_history");
+    assert_eq!(e["rows_total"], 1);
+    assert_eq!(e["args_echo"]["limit"], 100);
+    // A file argument and --as-of before the first write (empty past belief state).
+    let args = d.path().join("args.json");
+    std::fs::write(&args, r#"{"uid": "a"}"#).unwrap();
+    let e = json_out(&ok(tgms(&[
+        "call",
+        p(&s),
+        "entity_history",
+        p(&args),
+        "--as-of",
+        "1",
+    ])));
+    assert_eq!(e["rows_total"], 0);
+    assert_eq!(e["args_echo"]["as_of_tt"], 1);
+    // --as-of with an as_of_tt in ARGS is a usage error.
+    let o = tgms(&[
+        "call",
+        p(&s),
+        "entity_history",
+        r#"{"uid":"a","as_of_tt":5}"#,
+        "--as-of",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    // Malformed JSON is a usage error; an unknown file too.
+    assert_eq!(
+        tgms(&["call", p(&s), "entity_history", "{nope"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(
+        tgms(&["call", p(&s), "entity_history", "/no/such/file.json"])
+            .status
+            .code(),
+        Some(2)
+    );
+    // An unpaired surrogate escape is E_SCHEMA "invalid JSON string" (plans-and-claims §1.1).
+    let o = tgms(&["call", p(&s), "entity_history", r#"{"uid": "\ud800"}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_out(&o)["message"], "invalid JSON string");
+    // Errors: payload on stdout, exit 1; E_STATE exit 3.
+    let o = tgms(&["call", p(&s), "entity_history", r#"{"uid": "nobody"}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        json_out(&o),
+        serde_json::json!({"error":"E_NOT_FOUND","message":"unknown uid: nobody","details":{"uid":"nobody"}})
+    );
+    let o = tgms(&["call", p(&s), "state_at", r#"{"uid": "a"}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        json_out(&o)["message"],
+        "invalid args for state_at: 'at' is a required property"
+    );
+    let o = tgms(&["call", p(&d.path().join("none")), "state_at", "{}"]);
+    assert_eq!(o.status.code(), Some(3));
+    assert_eq!(json_out(&o)["error"], "E_STATE");
+    // An ARGS array: one call each on one snapshot, results in order; exit 1 if any failed.
+    let o = tgms(&[
+        "call",
+        p(&s),
+        "state_at",
+        r#"[{"uid":"a","at":5},{"uid":"zz","at":5},{"uid":"b","at":5,"direction":"in"}]"#,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let arr = json_out(&o);
+    assert_eq!(arr.as_array().unwrap().len(), 3);
+    assert_eq!(arr[0]["rows"][0]["dst"], "b");
+    assert_eq!(arr[1]["error"], "E_NOT_FOUND");
+    assert_eq!(arr[2]["rows"][0]["src"], "a");
+    // Table rendering ends with the result digest.
+    let o = ok(tgms(&[
+        "call",
+        p(&s),
+        "snapshot_subgraph",
+        r#"{"seeds":["a"],"t_valid":5}"#,
+        "--format",
+        "table",
+    ]));
+    let text = String::from_utf8(o.stdout).unwrap();
+    let e = json_out(&ok(tgms(&[
+        "call",
+        p(&s),
+        "snapshot_subgraph",
+        r#"{"seeds":["a"],"t_valid":5}"#,
+    ])));
+    assert!(
+        text.trim_end().ends_with(&format!(
+            "result_digest: {}",
+            e["result_digest"].as_str().unwrap()
+        )),
+        "{text}"
+    );
+
+    // tools: three shapes, sorted by name, needing no store.
+    for (fmt, key) in [
+        ("anthropic", "input_schema"),
+        ("openai", "function"),
+        ("mcp", "outputSchema"),
+    ] {
+        let t = json_out(&ok(tgms(&["tools", "--format", fmt])));
+        let t = t.as_array().unwrap();
+        assert!(t.len() >= 5);
+        assert!(t.iter().all(|x| x.get(key).is_some()), "{fmt}");
+    }
+    assert!(String::from_utf8(ok(tgms(&["call", "--help"])).stdout)
+        .unwrap()
+        .contains("Example:"));
+}

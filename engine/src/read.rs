@@ -332,6 +332,45 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Addition for `diff_snapshots` (operators issue #4): versions whose validity *changes*
+// inside a span. The contract is what a boundary index answers in O(result) — per segment, a
+// `vt_s`-sorted and a `vt_e`-sorted permutation, binary-searched for `(lo, hi]`. This
+// in-memory implementation scans rows on integers only (no id derivation, no sort).
+
+/// True when `[vt_s, vt_e)` starts or ends inside `(lo, hi]`.
+fn boundary_in(r: &Row, lo: i64, hi: i64) -> bool {
+    (lo < r.vt_s && r.vt_s <= hi) || (lo < r.vt_e && r.vt_e <= hi)
+}
+
+impl<'a> Snapshot<'a> {
+    /// Node versions believed at `as_of_tt` whose valid interval starts or ends inside
+    /// `(lo, hi]` (`lo < vt_s <= hi` or `lo < vt_e <= hi`), in storage order.
+    pub fn node_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
+        let st = self.st;
+        (0..st.nodes.len() as u32)
+            .filter(|&i| {
+                let r = &st.nodes[i as usize];
+                believed_at(r, as_of_tt) && boundary_in(r, lo, hi)
+            })
+            .map(|i| NodeVersion { st, idx: i })
+            .collect()
+    }
+
+    /// Edge versions believed at `as_of_tt` whose valid interval starts or ends inside
+    /// `(lo, hi]`, in storage order.
+    pub fn edge_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        (0..st.edges.len() as u32)
+            .filter(|&i| {
+                let r = &st.edges[i as usize];
+                believed_at(r, as_of_tt) && boundary_in(r, lo, hi)
+            })
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect()
+    }
+}
+
 /// A node or an edge version.
 #[derive(Clone, Copy)]
 pub enum Version<'a> {

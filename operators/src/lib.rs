@@ -1,2 +1,75 @@
-//! tgms-operators: placeholder crate of the workspace layout (design.md §2); its content arrives with its issue.
+//! tgms-operators: the operator framework of `spec/operators.md` Part I — one registry entry
+//! per operator ([`mod@registry`]), from which argument schemas, tool definitions and verifier
+//! contracts are generated ([`tools`]); the call pipeline with envelope, errors, pagination,
+//! completeness certificates and cost guardrail ([`pipeline`]) — and the operators
+//! themselves ([`ops`]), one module each.
+//!
+//! # Adding an operator
+//!
+//! Write `src/ops/<name>.rs` exposing `pub fn spec() -> OpSpec` and add one line to
+//! [`ops::all`]. Nothing else changes: schemas, tool definitions, the manual, the verifier
+//! contracts, `tgms call` and `tgms tools` pick it up. A sketch:
+//!
+//! ```ignore
+//! use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
+//! pub fn spec() -> OpSpec {
+//!     OpSpec {
+//!         name: "my_op",
+//!         manual: "The manual entry of the spec, verbatim.",
+//!         args: vec![
+//!             ArgDecl::req("uid", frag::uid()).uids(&[""]),     // uid-typed (§2.2)
+//!             ArgDecl::opt("hops", json!({"type": "integer", "minimum": 0, "maximum": 3}), json!(1)),
+//!             common::as_of_tt(), common::limit(), common::cursor(),
+//!         ],
+//!         validators: vec![crate::ops::validate_window],      // step 4, in order
+//!         cost: Some(crate::cost::scan_estimate),             // or None (never refused)
+//!         coeff: 115.0,                                        // ms per million units
+//!         outputs: Outputs::default()
+//!             .rows("obj{uid: uid, n: int}", RowKey::Field("uid"))    // paged rows + certificate
+//!             .capped("extra", "uid", RowKey::Row, false)              // capped list + certificate
+//!             .field("n_buckets", "int")
+//!             .build(),
+//!         kernel,
+//!     }
+//! }
+//! fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
+//!     // read only through ctx.snap (the engine's read API); build the complete ordered list
+//!     out.paged("rows", rows)?;          // sets rows, rows_total, truncated, cursor, set_digest
+//!     out.capped("extra", extra)?;       // sets extra, extra_total, extra_set_digest
+//!     out.set("n_buckets", json!(n));
+//!     Ok(())
+//! }
+//! ```
+//!
+//! The pipeline ([`pipeline::call_operator`]) does the rest in the spec's order: schema
+//! validation with the §5.3 messages ([`schema`]), defaults, validators, statistics, the cost
+//! guardrail ([`cost`]), the kernel, `round9` of every float, `result_digest` and the
+//! envelope. Errors are [`OpError`] values (`code`, `message`, `details`); a kernel returns
+//! `OpError::unknown_uid(uid)`, `OpError::invalid(..)` or `OpError::new(Code::Limit, ..)`.
+//! Shared helpers for the operators still to come: [`ops::buckets`] (the §8 bucket rule and
+//! its `E_LIMIT` message), [`cost::Budget`] (§7.5 runtime work budgets, `E_COST` per §5.4),
+//! [`ops::validate_window`], [`cost::scan_estimate`], [`cost::point_read_estimate`],
+//! [`cost::window_fraction`], [`json::round9`] / [`json::float`] for float outputs.
+//! Tests: add an oracle function to `tests/oracle.rs` (plain rows, written from the spec;
+//! workloads, plain rows and the paging/cap/certificate rules are in `tests/common/kit.rs`)
+//! and an entry to its `OPS` table and argument generator; add the operator's vectors to
+//! `tests/vectors.rs`; regenerate `tests/golden/tools_anthropic.json` with
+//! `TGMS_UPDATE_GOLDEN=1` and review the diff.
 #![forbid(unsafe_code)]
+
+pub mod args;
+pub mod contract;
+pub mod cost;
+pub mod error;
+pub mod json;
+pub mod ops;
+pub mod output;
+pub mod pipeline;
+pub mod registry;
+pub mod schema;
+pub mod tools;
+
+pub use cost::{Ceilings, Estimate};
+pub use error::{Code, OpError};
+pub use pipeline::{call_operator, CallOptions};
+pub use registry::{lookup, registry, OpSpec};

@@ -1,0 +1,95 @@
+//! Payload construction with the framework's list rules (`operators.md` §6): cursor
+//! pagination of `rows`, capped secondary lists, totals and completeness certificates. The
+//! list's row key and certificate field names come from the registry declaration, so a
+//! kernel never spells them.
+
+use crate::args::Args;
+use crate::error::OpError;
+use crate::json::set_digest;
+use crate::registry::{Cut, OpSpec};
+use serde_json::{Map, Value};
+
+/// The payload being built by a kernel.
+pub struct Output {
+    spec: &'static OpSpec,
+    limit: usize,
+    offset: Result<usize, OpError>,
+    map: Map<String, Value>,
+}
+
+impl Output {
+    /// An empty payload for one call of `spec`.
+    pub fn new(spec: &'static OpSpec, args: &Args) -> Self {
+        Output {
+            spec,
+            limit: args.limit(),
+            offset: args.offset(),
+            map: Map::new(),
+        }
+    }
+
+    /// Sets a plain field.
+    pub fn set(&mut self, name: &str, v: Value) {
+        self.map.insert(name.to_string(), v);
+    }
+
+    fn decl(&self, name: &str, cut: Cut) -> Result<&'static crate::registry::ListDecl, OpError> {
+        self.spec
+            .output(name)
+            .and_then(|o| o.list.as_ref())
+            .filter(|l| l.cut == cut)
+            .ok_or_else(|| {
+                OpError::internal(format!(
+                    "{}: no {cut:?} list '{name}' declared",
+                    self.spec.name
+                ))
+            })
+    }
+
+    /// Pages the complete ordered list `rows` (§6.1): sets `rows`, `rows_total`,
+    /// `truncated`, `cursor` and `set_digest`. Returns whether the page is truncated.
+    pub fn paged(&mut self, name: &str, rows: Vec<Value>) -> Result<bool, OpError> {
+        let decl = self.decl(name, Cut::Paged)?;
+        let offset = self.offset.clone()?;
+        let total = rows.len();
+        let digest = set_digest(&rows.iter().map(|r| decl.key.of(r)).collect::<Vec<_>>());
+        let page: Vec<Value> = rows.into_iter().skip(offset).take(self.limit).collect();
+        let end = offset.saturating_add(page.len());
+        let truncated = end < total;
+        self.set(name, Value::Array(page));
+        self.set(&decl.total_field, Value::from(total));
+        self.set("truncated", Value::Bool(truncated));
+        self.set(
+            "cursor",
+            if truncated {
+                Value::from(end.to_string())
+            } else {
+                Value::Null
+            },
+        );
+        self.set(&decl.digest_field, Value::from(digest));
+        Ok(truncated)
+    }
+
+    /// Caps the complete ordered list at `limit` (§6.2): sets the list, its total, its
+    /// `_truncated` flag when declared, and its certificate. Returns `total > limit`.
+    pub fn capped(&mut self, name: &str, rows: Vec<Value>) -> Result<bool, OpError> {
+        let decl = self.decl(name, Cut::Capped)?;
+        let total = rows.len();
+        let digest = set_digest(&rows.iter().map(|r| decl.key.of(r)).collect::<Vec<_>>());
+        let cut = total > self.limit;
+        let head: Vec<Value> = rows.into_iter().take(self.limit).collect();
+        self.set(name, Value::Array(head));
+        self.set(&decl.total_field, Value::from(total));
+        if let Some(f) = &decl.truncated_field {
+            self.set(f, Value::Bool(cut));
+        }
+        self.set(&decl.digest_field, Value::from(digest));
+        Ok(cut)
+    }
+
+    /// The finished payload.
+    pub fn into_payload(self) -> Map<String, Value> {
+        self.map
+    }
+}

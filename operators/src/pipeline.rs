@@ -1,0 +1,125 @@
+//! The call pipeline of `operators.md` §3, in the spec's order: look up → schema → defaults →
+//! validators → statistics → cost guardrail → kernel → float canonicalization → digest and
+//! envelope (§4).
+
+use crate::args::Args;
+use crate::cost::Ceilings;
+use crate::error::{Code, OpError};
+use crate::json::{canonicalize_floats, digest};
+use crate::output::Output;
+use crate::registry::{lookup, names, Ctx};
+use crate::schema;
+use serde_json::{json, Map, Value};
+use tgms_engine::Snapshot;
+
+/// Router configuration of one call.
+#[derive(Clone, Debug, Default)]
+pub struct CallOptions {
+    pub ceilings: Ceilings,
+    /// Internal callers only (claim re-execution, memory builder): skip step 6.
+    pub skip_cost: bool,
+}
+
+/// Steps 1–4: the operator's filled arguments, or the error of the first failing step.
+pub fn prepare(name: &str, raw: &Value) -> Result<(&'static crate::OpSpec, Args), OpError> {
+    let spec = lookup(name).ok_or_else(|| {
+        OpError::with(
+            Code::InvalidArg,
+            format!("unknown operator: {name}"),
+            json!({ "known": names() }),
+        )
+    })?;
+    let arg_schema = spec.arg_schema();
+    let order: Vec<&str> = spec.args.iter().map(|a| a.name).collect();
+    let mut violations = Vec::new();
+    schema::validate(
+        &arg_schema,
+        raw,
+        &mut Vec::new(),
+        Some(&order),
+        &mut violations,
+    );
+    if let Some(v) = schema::first_violation(violations) {
+        return Err(OpError::with(
+            Code::Schema,
+            format!("invalid args for {}: {}", spec.name, v.message),
+            json!({ "path": v.path }),
+        ));
+    }
+    let mut filled = raw.clone();
+    schema::integerize(&arg_schema, &mut filled);
+    let Value::Object(mut m) = filled else {
+        return Err(OpError::internal(
+            "args passed schema validation but are not an object",
+        ));
+    };
+    let defaults: Vec<(&str, &Value)> = spec
+        .args
+        .iter()
+        .filter_map(|a| a.default.as_ref().map(|d| (a.name, d)))
+        .collect();
+    schema::fill_defaults(&mut m, &defaults);
+    let args = Args(m);
+    for v in &spec.validators {
+        v(&args)?;
+    }
+    Ok((spec, args))
+}
+
+/// `call_operator(name, args, ceilings)`: the envelope of a successful call, or the error.
+pub fn call_operator(
+    snap: Snapshot<'_>,
+    name: &str,
+    raw: &Value,
+    opts: &CallOptions,
+) -> Result<Value, OpError> {
+    let (spec, args) = prepare(name, raw)?;
+    let stats = snap.stats();
+    if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
+        let est = cost(&args, stats).with_time(spec.coeff);
+        opts.ceilings.check(spec.name, &est)?;
+    }
+    let mut out = Output::new(spec, &args);
+    // A kernel panic is a bug; it still leaves the tool boundary as an error payload.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (spec.kernel)(&Ctx { snap }, &args, &mut out)
+    }));
+    match ran {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(OpError::internal(format!("{}: kernel panicked", spec.name)));
+        }
+    }
+    let mut payload = Value::Object(out.into_payload());
+    if canonicalize_floats(&mut payload).is_err() {
+        return Err(OpError::invalid("non-finite float in operator output"));
+    }
+    let Value::Object(mut envelope) = payload else {
+        return Err(OpError::internal("payload is not an object"));
+    };
+    if !envelope.get("truncated").is_some_and(Value::is_boolean) {
+        return Err(OpError::internal(format!(
+            "{}: payload lacks 'truncated'",
+            spec.name
+        )));
+    }
+    let result_digest = digest(&Value::Object(envelope.clone()));
+    envelope.insert("op".into(), Value::from(spec.name));
+    envelope.insert("args_echo".into(), Value::Object(args.0));
+    envelope.insert(
+        "dataset_extent".into(),
+        json!({"vt_min": stats.vt_min, "vt_max": stats.vt_max}),
+    );
+    envelope.insert("result_digest".into(), Value::from(result_digest));
+    Ok(Value::Object(envelope))
+}
+
+/// The payload of an envelope (the envelope minus `op`, `args_echo`, `dataset_extent`,
+/// `result_digest`).
+pub fn payload_of(envelope: &Value) -> Value {
+    let mut m: Map<String, Value> = envelope.as_object().cloned().unwrap_or_default();
+    for k in ["op", "args_echo", "dataset_extent", "result_digest"] {
+        m.remove(k);
+    }
+    Value::Object(m)
+}

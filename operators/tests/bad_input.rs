@@ -1,0 +1,564 @@
+//! Every validator and error path of the framework and of this crate's operators, with bad
+//! input: exact E_SCHEMA messages and paths (§5.3), semantic validators, unknown uids, bad
+//! cursors, cost refusals — and a fuzz of random argument values that must never panic.
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use tgms_operators::{call_operator, CallOptions, Ceilings};
+
+fn expect(
+    s: &tgms_engine::Store,
+    op: &str,
+    args: Value,
+    code: &str,
+    msg: &str,
+    path: Option<Value>,
+) {
+    let got = call(s, op, args.clone());
+    assert_eq!(got["error"], code, "{op} {args} → {got}");
+    assert_eq!(got["message"], msg, "{op} {args} → {got}");
+    if let Some(p) = path {
+        assert_eq!(got["details"]["path"], p, "{op} {args} → {got}");
+    }
+    assert!(got["details"].is_object());
+}
+
+#[test]
+fn schema_errors_have_the_spec_messages_and_paths() {
+    let (_d, s) = tv8();
+    let sc = "E_SCHEMA";
+    let eh = |m: &str| format!("invalid args for entity_history: {m}");
+    expect(
+        &s,
+        "entity_history",
+        json!({}),
+        sc,
+        &eh("'uid' is a required property"),
+        Some(json!([])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"bogus": 1}),
+        sc,
+        &eh("'uid' is a required property"),
+        Some(json!([])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": ""}),
+        sc,
+        &eh("'' is too short"),
+        Some(json!(["uid"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": 5}),
+        sc,
+        &eh("5 is not of type 'string'"),
+        Some(json!(["uid"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": 5, "zz": 1, "bogus": 2}),
+        sc,
+        &eh("Additional properties are not allowed ('bogus', 'zz' were unexpected)"),
+        Some(json!([])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "bogus": 1}),
+        sc,
+        &eh("Additional properties are not allowed ('bogus' was unexpected)"),
+        Some(json!([])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "limit": 0}),
+        sc,
+        &eh("0 is less than the minimum of 1"),
+        Some(json!(["limit"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "limit": 10001}),
+        sc,
+        &eh("10001 is greater than the maximum of 10000"),
+        Some(json!(["limit"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "limit": 2.5}),
+        sc,
+        &eh("2.5 is not of type 'integer'"),
+        Some(json!(["limit"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "limit": true}),
+        sc,
+        &eh("true is not of type 'integer'"),
+        Some(json!(["limit"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "as_of_tt": -1}),
+        sc,
+        &eh("-1 is less than the minimum of 0"),
+        Some(json!(["as_of_tt"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "cursor": 5}),
+        sc,
+        &eh("5 is not of type 'string', 'null'"),
+        Some(json!(["cursor"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "include_edges": "yes"}),
+        sc,
+        &eh("'yes' is not of type 'boolean'"),
+        Some(json!(["include_edges"])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!([]),
+        sc,
+        &eh("[] is not of type 'object'"),
+        Some(json!([])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!("it's"),
+        sc,
+        &eh(r"'it\'s' is not of type 'object'"),
+        Some(json!([])),
+    );
+    expect(
+        &s,
+        "entity_history",
+        Value::Null,
+        sc,
+        &eh("null is not of type 'object'"),
+        Some(json!([])),
+    );
+    let long = "x".repeat(300);
+    let got = call(&s, "entity_history", json!({"uid": "a", "cursor": [long]}));
+    assert!(got["message"].as_str().unwrap().contains("…"), "{got}");
+
+    let vh = |m: &str| format!("invalid args for version_history: {m}");
+    expect(
+        &s,
+        "version_history",
+        json!({"kind": "x"}),
+        sc,
+        &vh("'x' is not one of ['node', 'edge']"),
+        Some(json!(["kind"])),
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"belief": "some"}),
+        sc,
+        &vh("'some' is not one of ['current', 'superseded', 'all']"),
+        Some(json!(["belief"])),
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"window": {"t_a": 5}}),
+        sc,
+        &vh("'t_b' is a required property"),
+        Some(json!(["window"])),
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"window": {"t_a": 5, "t_b": "9"}}),
+        sc,
+        &vh("'9' is not of type 'integer'"),
+        Some(json!(["window", "t_b"])),
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"window": 3}),
+        sc,
+        &vh("3 is not of type 'object', 'null'"),
+        Some(json!(["window"])),
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"uid": ""}),
+        sc,
+        &vh("'' is too short"),
+        Some(json!(["uid"])),
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"rel_types": [1]}),
+        sc,
+        &vh("1 is not of type 'string'"),
+        Some(json!(["rel_types", 0])),
+    );
+
+    let ss = |m: &str| format!("invalid args for snapshot_subgraph: {m}");
+    expect(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": [], "t_valid": 1}),
+        sc,
+        &ss("[] is too short"),
+        Some(json!(["seeds"])),
+    );
+    expect(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": ["a", ""], "t_valid": 1}),
+        sc,
+        &ss("'' is too short"),
+        Some(json!(["seeds", 1])),
+    );
+    expect(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": ["a"], "t_valid": 1, "hops": 4}),
+        sc,
+        &ss("4 is greater than the maximum of 3"),
+        Some(json!(["hops"])),
+    );
+    expect(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": ["a"]}),
+        sc,
+        &ss("'t_valid' is a required property"),
+        Some(json!([])),
+    );
+    let many: Vec<String> = (0..10001).map(|i| format!("u{i}")).collect();
+    let got = call(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": many, "t_valid": 1}),
+    );
+    assert!(
+        got["message"].as_str().unwrap().ends_with("… is too long"),
+        "{}",
+        got["message"]
+    );
+
+    let ds = |m: &str| format!("invalid args for diff_snapshots: {m}");
+    expect(
+        &s,
+        "diff_snapshots",
+        json!({"t1": 1, "t2": 2, "scope": {"seeds": ["a"]}}),
+        sc,
+        &ds("'hops' is a required property"),
+        Some(json!(["scope"])),
+    );
+    expect(
+        &s,
+        "diff_snapshots",
+        json!({"t1": 1, "t2": 2, "scope": {"seeds": ["a"], "hops": 1, "x": 1}}),
+        sc,
+        &ds("Additional properties are not allowed ('x' was unexpected)"),
+        Some(json!(["scope"])),
+    );
+    expect(
+        &s,
+        "diff_snapshots",
+        json!({"t1": 1, "t2": 2, "cursor": "1"}),
+        sc,
+        &ds("Additional properties are not allowed ('cursor' was unexpected)"),
+        Some(json!([])),
+    );
+
+    let sa = |m: &str| format!("invalid args for state_at: {m}");
+    expect(
+        &s,
+        "state_at",
+        json!({"uid": "a", "at": 1, "direction": "up"}),
+        sc,
+        &sa("'up' is not one of ['out', 'in', 'both']"),
+        Some(json!(["direction"])),
+    );
+    expect(
+        &s,
+        "state_at",
+        json!({"uid": "a", "at": 4611686018427387905i64}),
+        sc,
+        &sa("4611686018427387905 is greater than the maximum of 4611686018427387904"),
+        Some(json!(["at"])),
+    );
+    expect(
+        &s,
+        "state_at",
+        json!({"uid": "a", "at": 1e30}),
+        sc,
+        &sa("1e+30 is greater than the maximum of 4611686018427387904"),
+        Some(json!(["at"])),
+    );
+    expect(
+        &s,
+        "state_at",
+        json!({"uid": "a", "at": 1, "rel_type": 3}),
+        sc,
+        &sa("3 is not of type 'string', 'null'"),
+        Some(json!(["rel_type"])),
+    );
+}
+
+#[test]
+fn semantic_errors() {
+    let (_d, s) = tv8();
+    expect(
+        &s,
+        "version_history",
+        json!({"window": {"t_a": 5, "t_b": 5}}),
+        "E_INVALID_ARG",
+        "window requires t_a < t_b, got [5, 5)",
+        None,
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"kind": "node", "rel_types": ["R"]}),
+        "E_INVALID_ARG",
+        "rel_types is only valid for kind 'edge'",
+        None,
+    );
+    expect(
+        &s,
+        "version_history",
+        json!({"uid": "zz"}),
+        "E_NOT_FOUND",
+        "unknown uid: zz",
+        None,
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "cursor": "abc"}),
+        "E_INVALID_ARG",
+        "bad cursor: 'abc'",
+        None,
+    );
+    expect(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "cursor": "-1"}),
+        "E_INVALID_ARG",
+        "bad cursor: '-1'",
+        None,
+    );
+    expect(
+        &s,
+        "state_at",
+        json!({"uid": "zz", "at": 1}),
+        "E_NOT_FOUND",
+        "unknown uid: zz",
+        None,
+    );
+    expect(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": ["a", "zz", "yy"], "t_valid": 1}),
+        "E_NOT_FOUND",
+        "unknown uid: zz",
+        None,
+    );
+    expect(
+        &s,
+        "diff_snapshots",
+        json!({"t1": 1, "t2": 2, "scope": {"seeds": ["qq"], "hops": 0}}),
+        "E_NOT_FOUND",
+        "unknown uid: qq",
+        None,
+    );
+    // A huge cursor is a legal, empty page.
+    let e = call(
+        &s,
+        "entity_history",
+        json!({"uid": "a", "cursor": "99999999999999999999999"}),
+    );
+    assert_eq!(
+        (
+            e["rows"].clone(),
+            e["rows_total"].clone(),
+            e["truncated"].clone()
+        ),
+        (json!([]), json!(1), json!(false))
+    );
+    // Integral floats are integers after step 3.
+    let e = call(&s, "entity_history", json!({"uid": "a", "limit": 2.0}));
+    assert_eq!(canon(&e["args_echo"]["limit"]), "2");
+}
+
+#[test]
+fn cost_refusal_and_skip() {
+    let (_d, s) = tv8();
+    let opts = CallOptions {
+        ceilings: Ceilings {
+            rows_scanned_est: Some(0),
+            ..Ceilings::default()
+        },
+        skip_cost: false,
+    };
+    let e = call_operator(
+        s.snapshot(),
+        "snapshot_subgraph",
+        &json!({"seeds": ["a"], "t_valid": 30}),
+        &opts,
+    )
+    .unwrap_err();
+    // scan_estimate: 3 edge versions · 1.0 + 3 node versions; time int(6 · 115 / 1e6) = 0.
+    assert_eq!(
+        canon(&e.payload()),
+        r#"{"details":{"ceilings":{"rows_scanned_est":0},"estimate":{"expansions_est":0,"rows_scanned_est":6,"time_est_ms":0},"suggestions":["narrow the valid-time window","add a node_filter / seed set","restrict rel_types","reduce hops / max_hops"]},"error":"E_COST","message":"estimated cost for snapshot_subgraph exceeds ceilings"}"#
+    );
+    let skip = CallOptions {
+        skip_cost: true,
+        ..opts
+    };
+    assert!(call_operator(
+        s.snapshot(),
+        "snapshot_subgraph",
+        &json!({"seeds": ["a"], "t_valid": 30}),
+        &skip
+    )
+    .is_ok());
+    // version_history without uid: rows = expansions = 6 versions, coeff 15,400.
+    let opts = CallOptions {
+        ceilings: Ceilings {
+            expansions_est: Some(5),
+            ..Ceilings::default()
+        },
+        skip_cost: false,
+    };
+    let e = call_operator(s.snapshot(), "version_history", &json!({}), &opts).unwrap_err();
+    assert_eq!(
+        e.details["estimate"],
+        json!({"rows_scanned_est": 6, "expansions_est": 6, "time_est_ms": 0})
+    );
+    // with uid (kind edge): ceil_div(2 · 3, 3) = 2.
+    let e = call_operator(
+        s.snapshot(),
+        "version_history",
+        &json!({"uid": "a", "kind": "edge"}),
+        &CallOptions {
+            ceilings: Ceilings {
+                rows_scanned_est: Some(1),
+                ..Ceilings::default()
+            },
+            skip_cost: false,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.details["estimate"]["rows_scanned_est"], 2);
+    // state_at: point read 1 + ceil_div(6, 3) = 3.
+    let e = call_operator(
+        s.snapshot(),
+        "state_at",
+        &json!({"uid": "a", "at": 1}),
+        &CallOptions {
+            ceilings: Ceilings {
+                rows_scanned_est: Some(1),
+                ..Ceilings::default()
+            },
+            skip_cost: false,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.details["estimate"]["rows_scanned_est"], 3);
+}
+
+fn random_value(seed: &mut u64, depth: u32) -> Value {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    let k = (*seed >> 33) % if depth > 2 { 8 } else { 10 };
+    let n = (*seed >> 40) as i64;
+    match k {
+        0 => Value::Null,
+        1 => json!(n % 2 == 0),
+        2 => json!(n % 120 - 10),
+        3 => json!((n % 1000) as f64 / 7.0),
+        4 => {
+            json!(["a", "b", "", "zz", "x1", "0", "node", "edge", "all", "out"][(n % 10) as usize])
+        }
+        5 => json!(4611686018427387904i64 + n % 3 - 1),
+        6 => json!(-(n % 5)),
+        7 => json!("é\u{0}'\\"),
+        8 => Value::Array(
+            (0..(n % 4))
+                .map(|_| random_value(seed, depth + 1))
+                .collect(),
+        ),
+        _ => {
+            let keys = ["t_a", "t_b", "seeds", "hops", "uid", "x"];
+            Value::Object(
+                (0..(n % 4))
+                    .map(|i| {
+                        (
+                            keys[((n + i) % 6) as usize].to_string(),
+                            random_value(seed, depth + 1),
+                        )
+                    })
+                    .collect(),
+            )
+        }
+    }
+}
+
+#[test]
+fn random_arguments_never_panic() {
+    let (_d, s) = tv9();
+    let names = [
+        "entity_history",
+        "version_history",
+        "state_at",
+        "snapshot_subgraph",
+        "diff_snapshots",
+    ];
+    let mut seed = 99u64;
+    let codes = [
+        "E_SCHEMA",
+        "E_INVALID_ARG",
+        "E_NOT_FOUND",
+        "E_COST",
+        "E_LIMIT",
+    ];
+    for i in 0..4000 {
+        let op = names[i % names.len()];
+        let spec = tgms_operators::lookup(op).unwrap();
+        let mut args = serde_json::Map::new();
+        for a in &spec.args {
+            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+            if (seed >> 60) < 11 {
+                args.insert(a.name.to_string(), random_value(&mut seed, 0));
+            }
+        }
+        let got = call(&s, op, Value::Object(args));
+        match got.get("error") {
+            Some(c) => assert!(codes.contains(&c.as_str().unwrap()), "{got}"),
+            None => assert_eq!(got["result_digest"].as_str().unwrap().len(), 64),
+        }
+    }
+}

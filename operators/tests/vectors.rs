@@ -1,0 +1,318 @@
+//! The operator vectors of `spec/test-vectors.md` that concern this crate's operators and
+//! framework: TV2 (entity_history, version_history), TV8/TV9 (snapshot_subgraph,
+//! diff_snapshots), TV10 (refusals), TV17 (canonical JSON, round9, certificates), TV19
+//! (state_at, version_history on the incident store).
+
+mod common;
+use common::*;
+use serde_json::{json, Value};
+use tgms_operators::json::set_digest;
+
+fn digest_of(env: &Value) -> &str {
+    env["result_digest"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not an envelope: {env}"))
+}
+
+#[test]
+fn tv2_entity_history_and_version_history() {
+    let (_d, s) = tv2();
+    assert_eq!(
+        s.digest(),
+        "803b8b1a2ca29c98c36d429e267e0a981db084142844d6bcbf3ca1992e487dd7"
+    );
+    let e = call(&s, "entity_history", json!({"uid": "a"}));
+    assert_eq!(
+        canon(&payload(&e)),
+        r#"{"cursor":null,"rows":[{"ingestion_lag_us":2,"label":"N","origin":"correct","props":{"p":1},"provenance_ref":null,"reason":"fix p over [40,60)","source":"ingest","tt_e":4611686018427387904,"tt_s":2,"uid":"a","vid":"4938f8be20ef59114636f8c0","vt_e":40,"vt_s":0},{"ingestion_lag_us":-38,"label":"N","origin":"correct","props":{"p":2},"provenance_ref":null,"reason":"fix p over [40,60)","source":"ingest","tt_e":4611686018427387904,"tt_s":2,"uid":"a","vid":"ab1515355119df62299a1324","vt_e":60,"vt_s":40},{"ingestion_lag_us":-58,"label":"N","origin":"correct","props":{"p":1},"provenance_ref":null,"reason":"fix p over [40,60)","source":"ingest","tt_e":4611686018427387904,"tt_s":2,"uid":"a","vid":"fd6b4016ca66d7b71fb87cab","vt_e":100,"vt_s":60}],"rows_total":3,"set_digest":"19ad0031987a17c5b130d62c76edd29b1867fab800c24da157dc8aeb9b2d0c3f","truncated":false}"#
+    );
+    assert_eq!(
+        digest_of(&e),
+        "e54ee745602bd1948bbb73b164ba7ce3ec34b48e2c17db8948ece86a010eddf2"
+    );
+    assert_eq!(e["op"], "entity_history");
+    assert_eq!(
+        e["args_echo"],
+        json!({"uid": "a", "as_of_tt": 4611686018427387904i64, "include_edges": false, "limit": 100, "cursor": null})
+    );
+    // The extent is the edge extent (data-model §11): a node-only store has none.
+    assert_eq!(e["dataset_extent"], json!({"vt_min": null, "vt_max": null}));
+
+    let e = call(&s, "entity_history", json!({"uid": "a", "as_of_tt": 1}));
+    assert_eq!(
+        canon(&payload(&e)),
+        r#"{"cursor":null,"rows":[{"ingestion_lag_us":1,"label":"N","origin":"assert","props":{"p":1},"provenance_ref":null,"reason":null,"source":"ingest","tt_e":4611686018427387904,"tt_s":1,"uid":"a","vid":"6a8bfaa2db98618ce6c976c4","vt_e":100,"vt_s":0}],"rows_total":1,"set_digest":"2bf56960dce4b97fc79df93c664496db22f84ff152daaeabd2d5e2204a14a23b","truncated":false}"#
+    );
+    assert_eq!(
+        digest_of(&e),
+        "14cb04213e4871e1ed6a38a7ebe069d13d25acef669a7a00fa2d67540a1dd950"
+    );
+
+    let w = json!({"t_a": 0, "t_b": 1000});
+    let v = call(
+        &s,
+        "version_history",
+        json!({"kind": "node", "window": w, "belief": "superseded"}),
+    );
+    assert_eq!(
+        canon(&payload(&v)),
+        r#"{"cursor":null,"rows":[{"close_reason":"fix p over [40,60)","closed_by":"correct","ingestion_lag_us":1,"label":"N","origin":"assert","reason":null,"tt_e":2,"tt_s":1,"uid":"a","vid":"6a8bfaa2db98618ce6c976c4","vt_e":100,"vt_s":0}],"rows_total":1,"set_digest":"2bf56960dce4b97fc79df93c664496db22f84ff152daaeabd2d5e2204a14a23b","truncated":false}"#
+    );
+    assert_eq!(
+        digest_of(&v),
+        "a5159721f12c9b49b6f6d29ddd52aa8717a675149b6cc3bc0ef541b4bd50c9b9"
+    );
+    let v = call(
+        &s,
+        "version_history",
+        json!({"kind": "node", "window": w, "belief": "all"}),
+    );
+    let vids: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["vid"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        vids,
+        [
+            "6a8bfaa2db98618ce6c976c4",
+            "4938f8be20ef59114636f8c0",
+            "ab1515355119df62299a1324",
+            "fd6b4016ca66d7b71fb87cab"
+        ]
+    );
+    assert_eq!(v["rows"][1]["closed_by"], Value::Null);
+    assert_eq!(
+        digest_of(&v),
+        "143c9a90b1dd58ce1b6cd766cf0c8943acb7feb4ceee4dc784fadb4528c9864c"
+    );
+    let v = call(
+        &s,
+        "version_history",
+        json!({"kind": "node", "window": w, "belief": "superseded", "as_of_tt": 1}),
+    );
+    assert_eq!(v["rows"], json!([]));
+    assert_eq!(v["rows_total"], 0);
+    // D-O12: {"uid": "a"} is one node's belief log, same rows as the TGMS call restricted to it.
+    let u = call(&s, "version_history", json!({"uid": "a", "belief": "all"}));
+    assert_eq!(
+        u["rows"],
+        call(&s, "version_history", json!({"belief": "all"}))["rows"]
+    );
+}
+
+#[test]
+fn tv8_snapshot_subgraph_interval_edges() {
+    let (_d, s) = tv8();
+    assert_eq!(
+        s.digest(),
+        "c9797bc5d3488fc94eff81f6721d17a8c3b286f2effd7e3c24d16306de5d6572"
+    );
+    let e = call(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": ["a"], "hops": 2, "t_valid": 30}),
+    );
+    assert_eq!(e["rows_total"], 3);
+    assert_eq!(
+        e["nodes"],
+        json!([{"uid":"a","label":"Node","hop":0},{"uid":"b","label":"Node","hop":1},{"uid":"c","label":"Node","hop":1}])
+    );
+    assert_eq!(
+        digest_of(&e),
+        "2742de9addcc6c78ba53c6e2b42b4a10985aa2cf8086f49ecfce81605e6e638a"
+    );
+}
+
+#[test]
+fn tv9_snapshot_and_diff() {
+    let (_d, s) = tv9();
+    let e = call(
+        &s,
+        "snapshot_subgraph",
+        json!({"seeds": ["a"], "hops": 1, "t_valid": 40}),
+    );
+    assert_eq!(
+        e["rows"],
+        json!([{"dst":"b","eid":"69217de0738c26302db43351","rel_type":"M","src":"a","vid":"f05d783fc76e47b38c2c61ed","vt_e":41,"vt_s":40}])
+    );
+    assert_eq!(
+        e["nodes"],
+        json!([{"uid":"a","label":"Node","hop":0},{"uid":"b","label":"Node","hop":1}])
+    );
+    assert_eq!(
+        digest_of(&e),
+        "16d7cc37f4e585a78a60b7d0d80364b98682550b66b247ef0c7c5d14d3ee0285"
+    );
+    let d = call(&s, "diff_snapshots", json!({"t1": 10, "t2": 40}));
+    assert_eq!(d["nodes_added"], json!(["c"]));
+    assert_eq!(d["edges_added"][0]["eid"], "69217de0738c26302db43351");
+    assert_eq!(d["edges_removed"][0]["eid"], "525d5e8ec7d4615ae428838b");
+    assert_eq!(d["props_changed_total"], 0);
+    assert_eq!(
+        digest_of(&d),
+        "8913d289438ff3c7bd23e2efda4ec1cae33adb90b2050752203f7137cb8eb5d0"
+    );
+}
+
+#[test]
+fn tv10_refusals_of_these_operators() {
+    let (_d, s) = incident();
+    assert_eq!(
+        canon(&call(&s, "state_at", json!({"uid": "checkout-api"}))),
+        r#"{"details":{"path":[]},"error":"E_SCHEMA","message":"invalid args for state_at: 'at' is a required property"}"#
+    );
+    assert_eq!(
+        canon(&call(&s, "entity_history", json!({"uid": "nobody"}))),
+        r#"{"details":{"uid":"nobody"},"error":"E_NOT_FOUND","message":"unknown uid: nobody"}"#
+    );
+    let u = call(&s, "nope", json!({}));
+    assert_eq!(u["error"], "E_INVALID_ARG");
+    assert_eq!(u["message"], "unknown operator: nope");
+    let known: Vec<&str> = u["details"]["known"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    let mut sorted = known.clone();
+    sorted.sort();
+    assert_eq!(known, sorted);
+    assert!(known.contains(&"state_at") && known.contains(&"diff_snapshots"));
+}
+
+#[test]
+fn tv17_certificates() {
+    assert_eq!(
+        set_digest(&[json!("b"), json!("a")]),
+        "14bdec8c77f9feebc3b047fa42657bac4babc6d05439548a956ee1a9edf35eab"
+    );
+    assert_eq!(
+        set_digest(&[json!("a"), json!("b")]),
+        "14bdec8c77f9feebc3b047fa42657bac4babc6d05439548a956ee1a9edf35eab"
+    );
+    assert_eq!(
+        set_digest(&[]),
+        "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+    );
+    assert_eq!(
+        set_digest(&[json!(["x", 1])]),
+        "b7fd70f15a8775775ae70bf58ec33ceb078080009ea9f3533de4c46d26d6472e"
+    );
+    let v = tgms_engine::canon::parse(r#"{"b":1,"a":[true,null,"é\n"]}"#).unwrap();
+    assert_eq!(canon(&v), "{\"a\":[true,null,\"é\\n\"],\"b\":1}");
+}
+
+#[test]
+fn tv19_state_at_on_the_incident_store() {
+    let (_d, s) = incident();
+    assert_eq!(
+        s.digest(),
+        "eb6d5f92c5aa923d7855a13b1ec9845cb55fac4af14aa610d94c571a875ec8ca"
+    );
+    let at = 1773561600000000i64;
+    let e = call(&s, "state_at", json!({"uid": "checkout-api", "at": at}));
+    let vids: Vec<&str> = e["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["vid"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        vids,
+        [
+            "45f7fcf8756d4a2495a67d68",
+            "dc1cfac7ddfa224c95964e04",
+            "93cf1fa5e75a5a572b62a58f"
+        ]
+    );
+    assert_eq!(e["later_facts"][0]["vid"], "a7ef7c9d918776ae484cb4c7");
+    assert_eq!(e["later_facts"][0]["applicable"], false);
+    assert_eq!(e["node"]["vid"], "26a4c788f024d87fa3a882ca");
+    assert_eq!(
+        e["set_digest"],
+        "b521ea930442e54c461c1e15977a74dc571994a00bede7eeb927ca58240c51a1"
+    );
+    assert_eq!(
+        digest_of(&e),
+        "0d3d17a4dec192869f9348ae348bbe29daf04046aeda645c11deecb7e0582e5e"
+    );
+
+    let e = call(
+        &s,
+        "state_at",
+        json!({"uid": "checkout-api", "at": at, "rel_type": "HAS_INSTANCE_TYPE"}),
+    );
+    assert_eq!(
+        canon(&payload(&e)),
+        r#"{"at":1773561600000000,"cursor":null,"later_facts":[{"applicable":false,"disc":"","dst":"instance:t3.large","eid":"e6bb41686297da8a7fcbca55","ingestion_lag_us":300000000,"origin":"assert","props":{},"reason":"CHG-2320: roll back checkout-api to t3.large after INC-4711","rel_type":"HAS_INSTANCE_TYPE","src":"checkout-api","tt_e":4611686018427387904,"tt_s":1773673500000000,"vid":"a7ef7c9d918776ae484cb4c7","vt_e":4611686018427387904,"vt_s":1773673200000000}],"later_facts_set_digest":"88a2e88e020bce69442dfa5189cd770bc97b0f965698ce2a9f24ed4a037fa956","later_facts_total":1,"node":{"label":"Service","origin":"assert","props":{"name":"Checkout API","tier":"critical"},"reason":"initial CMDB import","vid":"26a4c788f024d87fa3a882ca","vt_e":4611686018427387904,"vt_s":1761955200000000},"rows":[{"applicable":true,"disc":"","dst":"instance:m5.xlarge","eid":"2b7a9213960326ec030cf3da","ingestion_lag_us":520500000000,"origin":"retract","props":{"change":"CHG-2291","evidence":"deploy-log"},"reason":"CHG-2320: roll back checkout-api to t3.large after INC-4711","rel_type":"HAS_INSTANCE_TYPE","src":"checkout-api","tt_e":4611686018427387904,"tt_s":1773673500000000,"vid":"93cf1fa5e75a5a572b62a58f","vt_e":1773673200000000,"vt_s":1773153000000000}],"rows_total":1,"set_digest":"ad518a3d100712cd39900b637280e4e53861e7122eb60c3e1520c4bf796ff6f7","truncated":false}"#
+    );
+    assert_eq!(
+        digest_of(&e),
+        "0f63596f41841bb1b0b641bbe26fae4ba5f096aeedd97ed8dc020a7c921819db"
+    );
+
+    let e = call(
+        &s,
+        "state_at",
+        json!({"uid": "checkout-api", "at": at, "as_of_tt": 1773562320000000i64}),
+    );
+    let m5 = e["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["dst"] == "instance:m5.xlarge")
+        .unwrap();
+    assert_eq!(m5["vid"], "d8265b55b64868981b89703f");
+    assert_eq!(m5["vt_s"], 1773219600000000i64);
+    assert_eq!(e["later_facts_total"], 0);
+    assert_eq!(
+        digest_of(&e),
+        "4b9f0189e039d04199613cf288e6fffc7ebbabe6d94de5050e3779c3675b524e"
+    );
+
+    let v = call(
+        &s,
+        "version_history",
+        json!({"kind": "edge", "window": {"t_a": 1761955200000000i64, "t_b": 1775001600000000i64}, "belief": "all", "rel_types": ["HAS_INSTANCE_TYPE"]}),
+    );
+    let vids: Vec<&str> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["vid"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        vids,
+        [
+            "f03bf63589f7dc5f58977e33",
+            "b4080c9b669474a41bef9e0c",
+            "d8265b55b64868981b89703f",
+            "1bfcec3aef1a894377490bff",
+            "5de91e0c2cde7bcbc36bbe88",
+            "93cf1fa5e75a5a572b62a58f",
+            "a7ef7c9d918776ae484cb4c7"
+        ]
+    );
+}
+
+#[test]
+fn floats_in_payloads_are_round9_canonicalized() {
+    // plans-and-claims §1.3: every float of the payload, at any depth (props included).
+    let (_d, mut s) = new_store();
+    s.write_at(1, ops(vec![json!({"op":"assert_node","uid":"f","label":"N",
+        "props":{"x": 0.1234567891, "y": 2.0, "z": 0.0029296875, "n": [1e-10, 3]},"vt_s":0,"vt_e":10})])).unwrap();
+    let e = call(&s, "entity_history", json!({"uid": "f"}));
+    assert_eq!(
+        canon(&e["rows"][0]["props"]),
+        r#"{"n":[0.0,3],"x":0.123456789,"y":2.0,"z":0.002929688}"#
+    );
+    let e = call(&s, "state_at", json!({"uid": "f", "at": 5}));
+    assert_eq!(
+        canon(&e["node"]["props"]),
+        r#"{"n":[0.0,3],"x":0.123456789,"y":2.0,"z":0.002929688}"#
+    );
+    // The digest covers the canonicalized payload.
+    assert_eq!(e["result_digest"], tgms_engine::canon::digest(&payload(&e)));
+}
