@@ -1,0 +1,1 @@
+//! Temporal paths (operators.md §13).

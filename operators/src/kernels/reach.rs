@@ -1,0 +1,1 @@
+//! Temporal reachability (operators.md §12).
