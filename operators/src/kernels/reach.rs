@@ -1,1 +1,358 @@
-//! Temporal reachability (operators.md §12).
+//! Temporal reachability (operators.md §12, D-O1).
+//!
+//! * `Out` without a wait cap: earliest arrival = least fixpoint of `τ = max(a, vt_s)`,
+//!   computed label-setting (Dijkstra order on arrival time; a traversal never decreases the
+//!   label, so the first settled label of a node is its minimum).
+//! * `In` without a wait cap: the mirror image, latest departure with
+//!   `τ = min(d, vt_e − 1)`, settled in decreasing label order.
+//! * With `max_wait = D`: exact breadth-first search over the distinct `(node, label)` states
+//!   (no dominance pruning, TV6), waiting free only from the start state; each examination of
+//!   a candidate edge from a dequeued state is one budget unit.
+//! * `Both`: both searches, budgets summed.
+//!
+//! Many sources: [`reachability_many`] runs one search per source in parallel (rayon) and
+//! returns the results in source order; each search is sequential, so results do not depend
+//! on the thread count.
+
+use super::{BudgetExceeded, TEdge};
+use rayon::prelude::*;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
+
+/// Search direction (§12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Out,
+    In,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Arc {
+    other: u32,
+    s: i64,
+    e: i64,
+}
+
+/// The candidate edges of one window (`vt_e > t_a` and `vt_s < t_b`) as out- and in-adjacency.
+/// Build once, query many sources.
+pub struct ReachIndex {
+    t_a: i64,
+    t_b: i64,
+    n: usize,
+    out_off: Vec<usize>,
+    out: Vec<Arc>,
+    in_off: Vec<usize>,
+    inn: Vec<Arc>,
+}
+
+fn csr(n: usize, items: &[(u32, Arc)]) -> (Vec<usize>, Vec<Arc>) {
+    let mut off = vec![0usize; n + 1];
+    for (k, _) in items {
+        off[*k as usize + 1] += 1;
+    }
+    for k in 0..n {
+        off[k + 1] += off[k];
+    }
+    let mut pos = off.clone();
+    let mut v = vec![
+        Arc {
+            other: 0,
+            s: 0,
+            e: 0
+        };
+        items.len()
+    ];
+    for (k, a) in items {
+        v[pos[*k as usize]] = *a;
+        pos[*k as usize] += 1;
+    }
+    (off, v)
+}
+
+impl ReachIndex {
+    /// `n` = number of dense node ids (at least max id + 1 of the edges and of every source).
+    pub fn new(edges: &[TEdge], n: usize, t_a: i64, t_b: i64) -> ReachIndex {
+        let cand: Vec<&TEdge> = edges
+            .iter()
+            .filter(|e| e.t_end > t_a && e.t < t_b)
+            .collect();
+        let outs: Vec<(u32, Arc)> = cand
+            .iter()
+            .map(|e| {
+                (
+                    e.src,
+                    Arc {
+                        other: e.dst,
+                        s: e.t,
+                        e: e.t_end,
+                    },
+                )
+            })
+            .collect();
+        let ins: Vec<(u32, Arc)> = cand
+            .iter()
+            .map(|e| {
+                (
+                    e.dst,
+                    Arc {
+                        other: e.src,
+                        s: e.t,
+                        e: e.t_end,
+                    },
+                )
+            })
+            .collect();
+        let (out_off, out) = csr(n, &outs);
+        let (in_off, inn) = csr(n, &ins);
+        ReachIndex {
+            t_a,
+            t_b,
+            n,
+            out_off,
+            out,
+            in_off,
+            inn,
+        }
+    }
+
+    fn outs(&self, u: u32) -> &[Arc] {
+        &self.out[self.out_off[u as usize]..self.out_off[u as usize + 1]]
+    }
+
+    fn ins(&self, u: u32) -> &[Arc] {
+        &self.inn[self.in_off[u as usize]..self.in_off[u as usize + 1]]
+    }
+
+    /// Number of candidate out-edges of `u` (one budget unit each per dequeued state).
+    pub fn out_degree(&self, u: u32) -> usize {
+        self.outs(u).len()
+    }
+}
+
+/// Result of one search.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ReachResult {
+    /// `(node, earliest_arrival)` for every node reached forward except `src`, ordered by
+    /// `(earliest_arrival, node)`. Empty for `In`.
+    pub forward: Vec<(u32, i64)>,
+    /// `(node, latest_departure)` for every node that reaches `src` except `src`, ordered by
+    /// `(latest_departure descending, node)`. Empty for `Out`.
+    pub backward: Vec<(u32, i64)>,
+    /// Budget units spent (edge examinations), summed over both searches for `Both`.
+    pub units: u64,
+}
+
+impl ReachResult {
+    /// The `"both"` rows of §12: `(node, earliest_arrival, latest_departure)`; forward-reached
+    /// nodes first by `(earliest_arrival, node)`, then the others by
+    /// `(latest_departure descending, node)`. Also valid for `Out`/`In` results.
+    pub fn both_rows(&self) -> Vec<(u32, Option<i64>, Option<i64>)> {
+        let bw: std::collections::HashMap<u32, i64> = self.backward.iter().copied().collect();
+        let fw: HashSet<u32> = self.forward.iter().map(|x| x.0).collect();
+        let mut rows: Vec<(u32, Option<i64>, Option<i64>)> = self
+            .forward
+            .iter()
+            .map(|&(v, a)| (v, Some(a), bw.get(&v).copied()))
+            .collect();
+        rows.extend(
+            self.backward
+                .iter()
+                .filter(|(v, _)| !fw.contains(v))
+                .map(|&(v, d)| (v, None, Some(d))),
+        );
+        rows
+    }
+}
+
+struct Budget {
+    units: u64,
+    limit: Option<u64>,
+}
+
+impl Budget {
+    #[inline]
+    fn spend(&mut self, k: usize) -> Result<(), BudgetExceeded> {
+        self.units += k as u64;
+        match self.limit {
+            Some(l) if self.units > l => Err(BudgetExceeded { units: self.units }),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn forward_plain(
+    ix: &ReachIndex,
+    src: u32,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    let mut arr = vec![i64::MAX; ix.n];
+    let mut heap = BinaryHeap::new();
+    arr[src as usize] = ix.t_a;
+    heap.push(Reverse((ix.t_a, src)));
+    while let Some(Reverse((a, u))) = heap.pop() {
+        if a > arr[u as usize] {
+            continue;
+        }
+        let arcs = ix.outs(u);
+        b.spend(arcs.len())?;
+        for arc in arcs {
+            let tau = a.max(arc.s);
+            if tau < arc.e && tau < ix.t_b && tau < arr[arc.other as usize] {
+                arr[arc.other as usize] = tau;
+                heap.push(Reverse((tau, arc.other)));
+            }
+        }
+    }
+    Ok(collect(arr, src, i64::MAX, false))
+}
+
+fn backward_plain(
+    ix: &ReachIndex,
+    src: u32,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    let mut dep = vec![i64::MIN; ix.n];
+    let mut heap = BinaryHeap::new();
+    dep[src as usize] = ix.t_b - 1;
+    heap.push((ix.t_b - 1, Reverse(src)));
+    while let Some((d, Reverse(v))) = heap.pop() {
+        if d < dep[v as usize] {
+            continue;
+        }
+        let arcs = ix.ins(v);
+        b.spend(arcs.len())?;
+        for arc in arcs {
+            let tau = d.min(arc.e - 1);
+            if tau >= arc.s && tau >= ix.t_a && tau > dep[arc.other as usize] {
+                dep[arc.other as usize] = tau;
+                heap.push((tau, Reverse(arc.other)));
+            }
+        }
+    }
+    Ok(collect(dep, src, i64::MIN, true))
+}
+
+fn collect(label: Vec<i64>, src: u32, none: i64, desc: bool) -> Vec<(u32, i64)> {
+    let mut rows: Vec<(u32, i64)> = label
+        .into_iter()
+        .enumerate()
+        .filter(|&(v, l)| l != none && v as u32 != src)
+        .map(|(v, l)| (v as u32, l))
+        .collect();
+    if desc {
+        rows.sort_unstable_by_key(|&(v, l)| (Reverse(l), v));
+    } else {
+        rows.sort_unstable_by_key(|&(v, l)| (l, v));
+    }
+    rows
+}
+
+fn forward_capped(
+    ix: &ReachIndex,
+    src: u32,
+    d_max: i64,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    let start = (src, ix.t_a);
+    let mut seen: HashSet<(u32, i64)> = HashSet::new();
+    let mut queue = VecDeque::new();
+    let mut best = vec![i64::MAX; ix.n];
+    seen.insert(start);
+    queue.push_back(start);
+    while let Some((u, a)) = queue.pop_front() {
+        let arcs = ix.outs(u);
+        b.spend(arcs.len())?;
+        let free = (u, a) == start;
+        for arc in arcs {
+            let tau = a.max(arc.s);
+            if tau < arc.e
+                && tau < ix.t_b
+                && (free || tau - a <= d_max)
+                && seen.insert((arc.other, tau))
+            {
+                let bv = &mut best[arc.other as usize];
+                *bv = (*bv).min(tau);
+                queue.push_back((arc.other, tau));
+            }
+        }
+    }
+    Ok(collect(best, src, i64::MAX, false))
+}
+
+fn backward_capped(
+    ix: &ReachIndex,
+    src: u32,
+    d_max: i64,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    let start = (src, ix.t_b - 1);
+    let mut seen: HashSet<(u32, i64)> = HashSet::new();
+    let mut queue = VecDeque::new();
+    let mut best = vec![i64::MIN; ix.n];
+    seen.insert(start);
+    queue.push_back(start);
+    while let Some((v, d)) = queue.pop_front() {
+        let arcs = ix.ins(v);
+        b.spend(arcs.len())?;
+        let free = (v, d) == start;
+        for arc in arcs {
+            let tau = d.min(arc.e - 1);
+            if tau >= arc.s
+                && tau >= ix.t_a
+                && (free || d - tau <= d_max)
+                && seen.insert((arc.other, tau))
+            {
+                let bv = &mut best[arc.other as usize];
+                *bv = (*bv).max(tau);
+                queue.push_back((arc.other, tau));
+            }
+        }
+    }
+    Ok(collect(best, src, i64::MIN, true))
+}
+
+/// One search from `src` (§12). `max_wait` = `delta_max_wait`; `budget` = the work budget
+/// (500,000 in the spec; `Both` sums both searches' units). The rows exclude `src`.
+pub fn reachability(
+    ix: &ReachIndex,
+    src: u32,
+    dir: Direction,
+    max_wait: Option<i64>,
+    budget: Option<u64>,
+) -> Result<ReachResult, BudgetExceeded> {
+    let mut b = Budget {
+        units: 0,
+        limit: budget,
+    };
+    let mut r = ReachResult::default();
+    if matches!(dir, Direction::Out | Direction::Both) {
+        r.forward = match max_wait {
+            None => forward_plain(ix, src, &mut b)?,
+            Some(d) => forward_capped(ix, src, d, &mut b)?,
+        };
+    }
+    if matches!(dir, Direction::In | Direction::Both) {
+        r.backward = match max_wait {
+            None => backward_plain(ix, src, &mut b)?,
+            Some(d) => backward_capped(ix, src, d, &mut b)?,
+        };
+    }
+    r.units = b.units;
+    Ok(r)
+}
+
+/// [`reachability`] for many sources in parallel; results in `sources` order, identical for
+/// any thread count.
+pub fn reachability_many(
+    ix: &ReachIndex,
+    sources: &[u32],
+    dir: Direction,
+    max_wait: Option<i64>,
+    budget: Option<u64>,
+) -> Vec<Result<ReachResult, BudgetExceeded>> {
+    sources
+        .par_iter()
+        .map(|&s| reachability(ix, s, dir, max_wait, budget))
+        .collect()
+}
