@@ -138,9 +138,9 @@ fn random_paths_vs_oracle() {
         multi_hop += want.iter().any(|p| p.1.len() > 1) as usize;
         if units > 0 {
             assert!(temporal_paths(&edges, n, src, dst, t_a, t_b, max_hops, Some(units)).is_ok());
-            assert!(
-                temporal_paths(&edges, n, src, dst, t_a, t_b, max_hops, Some(units - 1)).is_err()
-            );
+            let e = temporal_paths(&edges, n, src, dst, t_a, t_b, max_hops, Some(units - 1))
+                .unwrap_err();
+            assert_eq!(e.units, units, "the error reports budget + 1");
         }
     }
     assert!(nonempty > 100 && multi_hop > 30, "{nonempty} {multi_hop}");

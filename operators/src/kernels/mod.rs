@@ -47,7 +47,7 @@ pub enum TieMode {
 /// Budget exceeded (§7.5): the search examined more candidate edges than allowed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BudgetExceeded {
-    /// Units counted when the search stopped (> budget).
+    /// The count the error reports: budget + 1 (§7.5).
     pub units: u64,
 }
 

@@ -606,9 +606,9 @@ fn count_stars(inc: &Csr<(i64, u32, u8)>, delta: i64, strict: bool) -> MotifMatr
 // Triangles.
 
 /// Label `l` of a triangle event: pair `l / 2` (0 = (A,B), 1 = (B,C), 2 = (A,C)), reversed iff
-/// `l` is odd. `tab[l1][l2][l3]` = class index `(i−1)·6 + (j−1)`, or 255 when the three events
-/// do not use three distinct pairs.
-fn triangle_table() -> [[[u8; 6]; 6]; 6] {
+/// `l` is odd. For every label `c` (as e3), `tab[c]` lists the 8 `(a, b, class)` with `a`, `b`,
+/// `c` on three distinct pairs, class = `(i−1)·6 + (j−1)` of the triple `(a, b, c)`.
+fn triangle_table() -> [[(u8, u8, u8); 8]; 6] {
     let (a, b, c) = (0u32, 1u32, 2u32);
     let ed = |l: usize| match l {
         0 => (a, b),
@@ -618,18 +618,73 @@ fn triangle_table() -> [[[u8; 6]; 6]; 6] {
         4 => (a, c),
         _ => (c, a),
     };
-    let mut tab = [[[255u8; 6]; 6]; 6];
-    for x in 0..6 {
-        for y in 0..6 {
-            for z in 0..6 {
+    let mut tab = [[(0u8, 0u8, 0u8); 8]; 6];
+    for z in 0..6 {
+        let mut k = 0;
+        for x in 0..6 {
+            for y in 0..6 {
                 if x / 2 != y / 2 && y / 2 != z / 2 && x / 2 != z / 2 {
                     let (i, j) = classify([ed(x), ed(y), ed(z)]).expect("triangle classifies");
-                    tab[x][y][z] = ((i - 1) * 6 + (j - 1)) as u8;
+                    tab[z][k] = (x as u8, y as u8, ((i - 1) * 6 + (j - 1)) as u8);
+                    k += 1;
                 }
             }
         }
+        assert_eq!(k, 8);
     }
     tab
+}
+
+/// The 3-counter of [`count3`] specialised to one static triangle: only triples on three
+/// distinct pairs are tracked, and they are accumulated straight into the 36 classes.
+fn count_triangle_seq(
+    seq: &[(i64, u8)],
+    delta: i64,
+    strict: bool,
+    tab: &[[(u8, u8, u8); 8]; 6],
+    acc: &mut [u64; 36],
+) {
+    // Labels on the other two pairs of label `l`.
+    const OTHER: [[usize; 4]; 3] = [[2, 3, 4, 5], [0, 1, 4, 5], [0, 1, 2, 3]];
+    let mut c1 = [0u64; 6];
+    let mut c2 = [[0u64; 6]; 6];
+    let n = seq.len();
+    let tf = |e: &(i64, u8)| e.0;
+    let mut start = 0;
+    let mut i = 0;
+    while i < n {
+        let t = seq[i].0;
+        let gend = group_end(seq, i, n, strict, tf);
+        let lo = t.saturating_sub(delta);
+        while start < i && seq[start].0 < lo {
+            let g2 = group_end(seq, start, i, strict, tf);
+            for e in &seq[start..g2] {
+                c1[e.1 as usize] -= 1;
+            }
+            for e in &seq[start..g2] {
+                let a = e.1 as usize;
+                for &x in &OTHER[a / 2] {
+                    c2[a][x] -= c1[x];
+                }
+            }
+            start = g2;
+        }
+        for e in &seq[i..gend] {
+            for &(a, b, k) in &tab[e.1 as usize] {
+                acc[k as usize] += c2[a as usize][b as usize];
+            }
+        }
+        for e in &seq[i..gend] {
+            let c = e.1 as usize;
+            for &a in &OTHER[c / 2] {
+                c2[a][c] += c1[a];
+            }
+        }
+        for e in &seq[i..gend] {
+            c1[e.1 as usize] += 1;
+        }
+        i = gend;
+    }
 }
 
 fn count_triangles(ev: &[Ev], pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifMatrix {
@@ -654,70 +709,74 @@ fn count_triangles(ev: &[Ev], pi: &PairIndex, n: usize, delta: i64, strict: bool
         }),
     );
     let tab = triangle_table();
-    let raw: [u64; 36] =
-        (0..n)
-            .into_par_iter()
-            .with_min_len(16)
-            .fold(
-                || ([0u64; 36], Vec::<(u32, u8)>::new(), Vec::<(i64, u8)>::new()),
-                |(mut acc, mut merged, mut seq), u| {
-                    let nu = fwd.get(u);
-                    for &(v, p_uv) in nu {
-                        let nv = fwd.get(v as usize);
-                        let (mut x, mut y) = (0, 0);
-                        while x < nu.len() && y < nv.len() {
-                            let (wu, p_uw) = nu[x];
-                            let (wv, p_vw) = nv[y];
-                            if wu < wv {
-                                x += 1;
-                            } else if wv < wu {
-                                y += 1;
-                            } else {
-                                x += 1;
-                                y += 1;
-                                // Triangle (A,B,C) = (u,v,w), pairs (u,v), (v,w), (u,w).
-                                merged.clear();
-                                for (pk, p, first) in
-                                    [(0u8, p_uv, u as u32), (1, p_vw, v), (2, p_uw, u as u32)]
-                                {
-                                    merged.extend(pi.ranks.get(p as usize).iter().map(|&r| {
-                                        (r, pk * 2 + (ev[r as usize].src != first) as u8)
-                                    }));
-                                }
-                                if merged.len() < 3 {
-                                    continue;
-                                }
-                                merged.sort_unstable();
-                                seq.clear();
-                                seq.extend(merged.iter().map(|&(r, l)| (ev[r as usize].t, l)));
-                                let mut c3 = [[[0u64; 6]; 6]; 6];
-                                count3::<6>(&seq, delta, strict, &mut c3);
-                                for a in 0..6 {
-                                    for b in 0..6 {
-                                        for c in 0..6 {
-                                            let k = tab[a][b][c];
-                                            if k != 255 {
-                                                acc[k as usize] += c3[a][b][c];
-                                            }
-                                        }
+    let raw: [u64; 36] = (0..n)
+        .into_par_iter()
+        .with_min_len(16)
+        .fold(
+            || ([0u64; 36], Vec::<(i64, u8)>::new()),
+            |(mut acc, mut seq), u| {
+                let nu = fwd.get(u);
+                for &(v, p_uv) in nu {
+                    let nv = fwd.get(v as usize);
+                    let (mut x, mut y) = (0, 0);
+                    while x < nu.len() && y < nv.len() {
+                        let (wu, p_uw) = nu[x];
+                        let (wv, p_vw) = nv[y];
+                        if wu < wv {
+                            x += 1;
+                            continue;
+                        } else if wv < wu {
+                            y += 1;
+                            continue;
+                        }
+                        x += 1;
+                        y += 1;
+                        // Triangle (A,B,C) = (u,v,w), pairs (u,v), (v,w), (u,w): merge the
+                        // three rank-sorted event lists.
+                        let lists = [
+                            (pi.ranks.get(p_uv as usize), u as u32),
+                            (pi.ranks.get(p_vw as usize), v),
+                            (pi.ranks.get(p_uw as usize), u as u32),
+                        ];
+                        if lists.iter().any(|l| l.0.is_empty()) {
+                            continue;
+                        }
+                        seq.clear();
+                        let mut pos = [0usize; 3];
+                        loop {
+                            let mut best = usize::MAX;
+                            let mut bp = 3;
+                            for p in 0..3 {
+                                if let Some(&r) = lists[p].0.get(pos[p]) {
+                                    if (r as usize) < best {
+                                        best = r as usize;
+                                        bp = p;
                                     }
                                 }
                             }
+                            if bp == 3 {
+                                break;
+                            }
+                            pos[bp] += 1;
+                            let e = &ev[best];
+                            seq.push((e.t, (bp * 2) as u8 + (e.src != lists[bp].1) as u8));
                         }
+                        count_triangle_seq(&seq, delta, strict, &tab, &mut acc);
                     }
-                    (acc, merged, seq)
-                },
-            )
-            .map(|(a, _, _)| a)
-            .reduce(
-                || [0u64; 36],
-                |mut a, b| {
-                    for k in 0..36 {
-                        a[k] += b[k];
-                    }
-                    a
-                },
-            );
+                }
+                (acc, seq)
+            },
+        )
+        .map(|(a, _)| a)
+        .reduce(
+            || [0u64; 36],
+            |mut a, b| {
+                for k in 0..36 {
+                    a[k] += b[k];
+                }
+                a
+            },
+        );
     let mut m = [[0u64; 6]; 6];
     for k in 0..36 {
         m[k / 6][k % 6] = raw[k];

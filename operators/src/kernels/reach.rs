@@ -175,7 +175,7 @@ impl Budget {
     fn spend(&mut self, k: usize) -> Result<(), BudgetExceeded> {
         self.units += k as u64;
         match self.limit {
-            Some(l) if self.units > l => Err(BudgetExceeded { units: self.units }),
+            Some(l) if self.units > l => Err(BudgetExceeded { units: l + 1 }),
             _ => Ok(()),
         }
     }
@@ -312,8 +312,10 @@ fn backward_capped(
     Ok(collect(best, src, i64::MIN, true))
 }
 
-/// One search from `src` (§12). `max_wait` = `delta_max_wait`; `budget` = the work budget
-/// (500,000 in the spec; `Both` sums both searches' units). The rows exclude `src`.
+/// One search from `src` (§12). `max_wait` = `delta_max_wait`; `budget` = the work budget of
+/// §7.5 (500,000, which the spec applies only with `delta_max_wait`; pass `None` otherwise;
+/// `Both` sums both searches' units). Units are counted over the complete search, so the
+/// refusal is deterministic; the error reports `budget + 1` (§7.5). The rows exclude `src`.
 pub fn reachability(
     ix: &ReachIndex,
     src: u32,
