@@ -6,7 +6,8 @@ mod kernels_common;
 use kernels_common::*;
 use tgms_operators::kernels::motif_instances::find_instances;
 use tgms_operators::kernels::motifs::{
-    count_all, count_motif, count_named_all, matrix_total, Motif, MotifMatrix, NamedMotif,
+    count_all, count_motif, count_named_all, matrix_total, select_events, Motif, MotifMatrix,
+    NamedMotif,
 };
 use tgms_operators::kernels::{TEdge, TieMode};
 
@@ -200,6 +201,38 @@ fn dense_ties_vs_oracle() {
 }
 
 #[test]
+fn medium_graphs_vs_oracle() {
+    // Larger event sets (hubs with many neighbours, long windows) against the oracle, and the
+    // instance lists of all 36 catalogue motifs against the counts.
+    let mut rng = Rng::new(2024);
+    for case in 0..40 {
+        let n = 4 + rng.below(10) as u32;
+        let m = 60 + rng.below(90) as usize;
+        let t_max = [20, 100, 400][case % 3];
+        let mut events = random_edges(&mut rng, n, m, t_max, false, 1);
+        if case % 4 == 0 {
+            // A hub: most events touch node 0.
+            for e in events.iter_mut().step_by(2) {
+                e.src = 0;
+            }
+        }
+        let delta = rng.range(1, t_max / 2);
+        for tie in [TieMode::Ordered, TieMode::Strict] {
+            let want = oracle_matrix(&events, delta, tie);
+            assert_eq!(count_all(&events, delta, tie), want, "case {case} {tie:?}");
+            if case % 8 == 0 {
+                for i in 1..=6u8 {
+                    for j in 1..=6u8 {
+                        let inst = find_instances(&events, delta, tie, Motif::Catalogue(i, j));
+                        assert_eq!(inst.len() as u64, want[i as usize - 1][j as usize - 1]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn thread_count_does_not_change_results() {
     let mut rng = Rng::new(7);
     for case in 0..4 {
@@ -337,4 +370,25 @@ fn motif_parse() {
     for nm in NAMED {
         assert_eq!(Motif::parse(nm.name()), Some(Motif::Named(nm)));
     }
+}
+
+#[test]
+fn event_selection() {
+    let e = tv9();
+    assert_eq!(select_events(&e, 0, 100, None).len(), 6);
+    assert_eq!(select_events(&e, 20, 41, None).len(), 3);
+    let keep_ab = |x: u32| x < 2;
+    let sel = select_events(&e, 0, 100, Some(&keep_ab));
+    assert_eq!(sel.len(), 4);
+    assert_eq!(
+        count_motif(
+            &sel,
+            5,
+            TieMode::Ordered,
+            Motif::Named(NamedMotif::Pingpong2)
+        ),
+        1
+    );
+    let none = |_: u32| false;
+    assert!(select_events(&e, 0, 100, Some(&none)).is_empty());
 }

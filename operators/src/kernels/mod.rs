@@ -10,6 +10,15 @@
 //! ordered by `(t, eid)`, comparing `eid` as bytes, which equals the spec's order of the
 //! lowercase hex strings.
 
+//! Entry points (for wiring into the operators):
+//!
+//! | operator | kernel |
+//! |---|---|
+//! | `temporal_reachability` (§12) | [`reach::ReachIndex::new`], [`reach::reachability`], [`reach::reachability_many`], [`reach::ReachResult::both_rows`] |
+//! | `temporal_paths` (§13) | [`paths::temporal_paths`] |
+//! | `count_temporal_motifs` (§14, §14.5) | [`motifs::select_events`], [`motifs::count_all`], [`motifs::count_motif`], [`motifs::Motif::parse`] |
+//! | `find_temporal_motif_instances` (§15) | [`motif_instances::find_instances`] |
+
 pub mod motif_instances;
 pub mod motifs;
 pub mod paths;

@@ -818,6 +818,23 @@ fn matrix_parts(ev: &[Ev], n: usize, delta: i64, tie: TieMode, parts: Parts) -> 
     m
 }
 
+/// The motif events of §14.1: edges whose `t` (= `vt_s`) lies in `[t_a, t_b)` and, with a
+/// node filter (not `None`), whose both endpoints are in it (`Some(&[])` keeps none). The
+/// filter is a membership predicate over dense ids, e.g. a bitmap lookup.
+pub fn select_events(
+    edges: &[TEdge],
+    t_a: i64,
+    t_b: i64,
+    filter: Option<&dyn Fn(u32) -> bool>,
+) -> Vec<TEdge> {
+    edges
+        .iter()
+        .filter(|e| t_a <= e.t && e.t < t_b)
+        .filter(|e| filter.is_none_or(|f| f(e.src) && f(e.dst)))
+        .copied()
+        .collect()
+}
+
 /// All 36 counts `M_i_j` (`m[i-1][j-1]`) in one pass over the events (any order; sorted
 /// internally by `(t, eid)`).
 pub fn count_all(events: &[TEdge], delta: i64, tie: TieMode) -> MotifMatrix {
