@@ -236,7 +236,7 @@ fn medium_graphs_vs_oracle() {
 fn thread_count_does_not_change_results() {
     let mut rng = Rng::new(7);
     for case in 0..4 {
-        let events = random_edges(&mut rng, 40 + 20 * case, 4000, 2000, false, 1);
+        let events = random_edges(&mut rng, 40 + 20 * case, 5000, 2500, false, 1);
         for tie in [TieMode::Ordered, TieMode::Strict] {
             let (a, b) = one_and_many(|| count_all(&events, 60, tie));
             assert_eq!(a, b);

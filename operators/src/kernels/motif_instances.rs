@@ -30,6 +30,24 @@ pub fn matches(motif: Motif, e: [(u32, u32); 3]) -> bool {
 /// All instances of `motif`, as indices into `events`, ordered by `(e1, e2, e3)` in `(t, eid)`
 /// order. `rows_total` = the length. The caller applies the §14.3 step-3 cap before calling.
 pub fn find_instances(events: &[TEdge], delta: i64, tie: TieMode, motif: Motif) -> Vec<[u32; 3]> {
+    let mut out = Vec::new();
+    for_each_instance(events, delta, tie, motif, |x| out.push(x));
+    out
+}
+
+/// Number of e1 events enumerated in parallel per block by [`for_each_instance`].
+const BLOCK: usize = 4096;
+
+/// Streams the instances of [`find_instances`] to `f`, in the same order, holding only one
+/// block of e1 events' instances in memory (for `rows_total`, the page and `set_digest`
+/// without materialising every instance).
+pub fn for_each_instance(
+    events: &[TEdge],
+    delta: i64,
+    tie: TieMode,
+    motif: Motif,
+    mut f: impl FnMut([u32; 3]),
+) {
     let order = event_order(events);
     let m = order.len();
     let n = node_count(events);
@@ -84,41 +102,48 @@ pub fn find_instances(events: &[TEdge], delta: i64, tie: TieMode, motif: Motif) 
         buf.sort_unstable();
         buf.dedup();
     };
-    let per_e1: Vec<Vec<[u32; 3]>> = (0..m)
-        .into_par_iter()
-        .with_min_len(64)
-        .map_init(
-            || (Vec::new(), Vec::new()),
-            |(b2, b3): &mut (Vec<u32>, Vec<u32>), r1| {
-                let mut out = Vec::new();
-                let (t1, s1, d1) = ev[r1];
-                if s1 == d1 {
-                    return out;
-                }
-                let hi = t1.saturating_add(delta);
-                gather(&[s1, d1], r1, t1, hi, b2);
-                for &r2 in b2.iter() {
-                    let (t2, s2, d2) = ev[r2 as usize];
-                    let mut nodes = [s1, d1, s2, d2];
-                    nodes.sort_unstable();
-                    let mut k = 1;
-                    for q in 1..4 {
-                        if nodes[q] != nodes[k - 1] {
-                            nodes[k] = nodes[q];
-                            k += 1;
+    let mut b0 = 0;
+    while b0 < m {
+        let b1 = (b0 + BLOCK).min(m);
+        let per_e1: Vec<Vec<[u32; 3]>> = (b0..b1)
+            .into_par_iter()
+            .with_min_len(64)
+            .map_init(
+                || (Vec::new(), Vec::new()),
+                |(b2, b3): &mut (Vec<u32>, Vec<u32>), r1| {
+                    let mut out = Vec::new();
+                    let (t1, s1, d1) = ev[r1];
+                    if s1 == d1 {
+                        return out;
+                    }
+                    let hi = t1.saturating_add(delta);
+                    gather(&[s1, d1], r1, t1, hi, b2);
+                    for &r2 in b2.iter() {
+                        let (t2, s2, d2) = ev[r2 as usize];
+                        let mut nodes = [s1, d1, s2, d2];
+                        nodes.sort_unstable();
+                        let mut k = 1;
+                        for q in 1..4 {
+                            if nodes[q] != nodes[k - 1] {
+                                nodes[k] = nodes[q];
+                                k += 1;
+                            }
+                        }
+                        gather(&nodes[..k], r2 as usize, t2, hi, b3);
+                        for &r3 in b3.iter() {
+                            let (_, s3, d3) = ev[r3 as usize];
+                            if matches(motif, [(s1, d1), (s2, d2), (s3, d3)]) {
+                                out.push([order[r1], order[r2 as usize], order[r3 as usize]]);
+                            }
                         }
                     }
-                    gather(&nodes[..k], r2 as usize, t2, hi, b3);
-                    for &r3 in b3.iter() {
-                        let (_, s3, d3) = ev[r3 as usize];
-                        if matches(motif, [(s1, d1), (s2, d2), (s3, d3)]) {
-                            out.push([order[r1], order[r2 as usize], order[r3 as usize]]);
-                        }
-                    }
-                }
-                out
-            },
-        )
-        .collect();
-    per_e1.into_iter().flatten().collect()
+                    out
+                },
+            )
+            .collect();
+        for x in per_e1.into_iter().flatten() {
+            f(x);
+        }
+        b0 = b1;
+    }
 }
