@@ -245,21 +245,23 @@ fn random_reachability_vs_oracle() {
 fn many_sources_parallel_equals_sequential() {
     let mut rng = Rng::new(5);
     let n = 300;
-    let edges = random_edges(&mut rng, n as u32, 3000, 10_000, true, 500);
-    let ix = ReachIndex::new(&edges, n, 1000, 9000);
-    let sources: Vec<u32> = (0..n as u32).collect();
-    for (dir, wait) in [
-        (Direction::Both, None),
-        (Direction::Both, Some(300)),
-        (Direction::Out, Some(50)),
-    ] {
-        let seq: Vec<_> = sources
-            .iter()
-            .map(|&s| reachability(&ix, s, dir, wait, None))
-            .collect();
-        let (one, many) = one_and_many(|| reachability_many(&ix, &sources, dir, wait, None));
-        assert_eq!(one, seq);
-        assert_eq!(many, seq);
+    for intervals in [true, false] {
+        let edges = random_edges(&mut rng, n as u32, 3000, 10_000, intervals, 500);
+        let ix = ReachIndex::new(&edges, n, 1000, 9000);
+        let sources: Vec<u32> = (0..n as u32).collect();
+        for (dir, wait) in [
+            (Direction::Both, None),
+            (Direction::Both, Some(300)),
+            (Direction::Out, Some(50)),
+        ] {
+            let seq: Vec<_> = sources
+                .iter()
+                .map(|&s| reachability(&ix, s, dir, wait, None))
+                .collect();
+            let (one, many) = one_and_many(|| reachability_many(&ix, &sources, dir, wait, None));
+            assert_eq!(one, seq);
+            assert_eq!(many, seq);
+        }
     }
 }
 
@@ -376,4 +378,33 @@ fn interval_edges_usable_from_window_start() {
     assert_eq!(r.forward, vec![(b, 20), (c, 20)]);
     let r = reachability(&ix, c, Direction::In, None, None).unwrap();
     assert_eq!(r.backward, vec![(a, 49), (b, 49)]);
+}
+
+#[test]
+fn one_pass_scan_agrees_with_label_setting() {
+    // Instantaneous edges take the one-pass scan; one extra interval edge between two fresh
+    // nodes forces the label-setting search on the same graph.
+    let mut rng = Rng::new(77);
+    for case in 0..20 {
+        let n = 30 + case;
+        let mut edges = random_edges(&mut rng, n as u32, 400, 60, false, 1);
+        let ix_scan = ReachIndex::new(&edges, n + 2, 5, 55);
+        edges.push(TEdge {
+            src: n as u32,
+            dst: n as u32 + 1,
+            t: 0,
+            t_end: 50,
+            eid: eid_from(u64::MAX),
+        });
+        let ix_heap = ReachIndex::new(&edges, n + 2, 5, 55);
+        for src in 0..n as u32 {
+            let a = reachability(&ix_scan, src, Direction::Both, None, None).unwrap();
+            let b = reachability(&ix_heap, src, Direction::Both, None, None).unwrap();
+            assert_eq!(
+                (a.forward, a.backward),
+                (b.forward, b.backward),
+                "case {case} src {src}"
+            );
+        }
+    }
 }

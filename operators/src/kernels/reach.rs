@@ -1,10 +1,14 @@
 //! Temporal reachability (operators.md §12, D-O1).
 //!
-//! * `Out` without a wait cap: earliest arrival = least fixpoint of `τ = max(a, vt_s)`,
-//!   computed label-setting (Dijkstra order on arrival time; a traversal never decreases the
-//!   label, so the first settled label of a node is its minimum).
+//! * `Out` without a wait cap: earliest arrival = least fixpoint of `τ = max(a, vt_s)`. When
+//!   every candidate edge is instantaneous: one pass over the time-ordered edge stream (each
+//!   equal-time group closed by a worklist, since consecutive edges may share an instant).
+//!   With interval edges a single scan is not exact (an edge valid over `[s, e)` may be used
+//!   at an arrival produced later in the stream), so the search is label-setting instead
+//!   (Dijkstra order on arrival time; a traversal never decreases the label, so the first
+//!   settled label of a node is its minimum; arcs already over are skipped).
 //! * `In` without a wait cap: the mirror image, latest departure with
-//!   `τ = min(d, vt_e − 1)`, settled in decreasing label order.
+//!   `τ = min(d, vt_e − 1)` (scan by decreasing time, or settled in decreasing label order).
 //! * With `max_wait = D`: exact breadth-first search over the distinct `(node, label)` states
 //!   (no dominance pruning, TV6), waiting free only from the start state; each examination of
 //!   a candidate edge from a dequeued state is one budget unit.
@@ -44,6 +48,13 @@ pub struct ReachIndex {
     out: Vec<Arc>,
     in_off: Vec<usize>,
     inn: Vec<Arc>,
+    /// When every candidate edge is instantaneous (`vt_e = vt_s + 1`): the candidate edges as
+    /// `(t, src, dst)` and as `(t, dst, src)`, each sorted, for the one-pass scans of the
+    /// uncapped searches.
+    scan_fwd: Option<Vec<(i64, u32, u32)>>,
+    scan_bwd: Option<Vec<(i64, u32, u32)>>,
+    /// Start offsets of the equal-time groups of the scan lists, plus the total length.
+    scan_groups: Vec<usize>,
 }
 
 fn csr(n: usize, items: &[(u32, Arc)]) -> (Vec<usize>, Vec<Arc>) {
@@ -103,8 +114,32 @@ impl ReachIndex {
                 )
             })
             .collect();
-        let (out_off, out) = csr(n, &outs);
-        let (in_off, inn) = csr(n, &ins);
+        let (out_off, mut out) = csr(n, &outs);
+        let (in_off, mut inn) = csr(n, &ins);
+        // Out-arcs by vt_e and in-arcs by vt_s, so that the uncapped searches skip the arcs
+        // that are over (forward: vt_e <= a) or not yet open (backward: vt_s > d).
+        for u in 0..n {
+            out[out_off[u]..out_off[u + 1]].sort_unstable_by_key(|a| (a.e, a.s, a.other));
+            inn[in_off[u]..in_off[u + 1]].sort_unstable_by_key(|a| (a.s, a.e, a.other));
+        }
+        let (scan_fwd, scan_bwd) = if cand.iter().all(|e| e.t_end == e.t + 1) {
+            let mut f: Vec<(i64, u32, u32)> = cand.iter().map(|e| (e.t, e.src, e.dst)).collect();
+            let mut b: Vec<(i64, u32, u32)> = cand.iter().map(|e| (e.t, e.dst, e.src)).collect();
+            f.sort_unstable();
+            b.sort_unstable();
+            (Some(f), Some(b))
+        } else {
+            (None, None)
+        };
+        let mut scan_groups = Vec::new();
+        if let Some(f) = &scan_fwd {
+            for k in 0..f.len() {
+                if k == 0 || f[k].0 != f[k - 1].0 {
+                    scan_groups.push(k);
+                }
+            }
+            scan_groups.push(f.len());
+        }
         ReachIndex {
             t_a,
             t_b,
@@ -113,6 +148,9 @@ impl ReachIndex {
             out,
             in_off,
             inn,
+            scan_fwd,
+            scan_bwd,
+            scan_groups,
         }
     }
 
@@ -130,7 +168,9 @@ impl ReachIndex {
     }
 }
 
-/// Result of one search.
+/// Result of one search. `units`: with a wait cap, the §7.5 count (every candidate edge of
+/// every dequeued state); without one, the arcs the label-setting search actually examined
+/// (informational; the spec budgets only the capped search).
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct ReachResult {
     /// `(node, earliest_arrival)` for every node reached forward except `src`, ordered by
@@ -181,11 +221,78 @@ impl Budget {
     }
 }
 
+/// One pass over the time-ordered stream of instantaneous edges. Forward (`desc = false`,
+/// edges `(t, from, to)` = `(t, src, dst)`): `to` is reached at `t` iff `from` was reached at
+/// or before `t`. Backward (`desc = true`, edges `(t, dst, src)` scanned by decreasing `t`):
+/// `src` can leave at `t` iff `dst` can still leave at or after `t`. Equal-time edges chain
+/// (consecutive edges may share an instant): a worklist closes each time group.
+fn scan_pass(
+    ix: &ReachIndex,
+    es: &[(i64, u32, u32)],
+    src: u32,
+    start: i64,
+    desc: bool,
+    b: &mut Budget,
+) -> Result<Vec<i64>, BudgetExceeded> {
+    let n = ix.n;
+    let none = if desc { i64::MIN } else { i64::MAX };
+    let mut lab = vec![none; n];
+    lab[src as usize] = start;
+    // `reached(l, t)`: label `l` allows using an edge at `t`; `better(l, t)`: `t` improves `l`.
+    let reached = |l: i64, t: i64| if desc { l != none && l >= t } else { l <= t };
+    let better = |l: i64, t: i64| if desc { l < t } else { l > t };
+    let mut stack = Vec::new();
+    // Nothing happens before src's first out-edge (forward) or after its last in-edge
+    // (backward): only src holds a label until then.
+    let gs = &ix.scan_groups;
+    let ng = gs.len().saturating_sub(1);
+    let (first, last) = if desc {
+        match ix.ins(src).iter().map(|a| a.s).max() {
+            None => return Ok(lab),
+            Some(t_last) => (0, gs[..ng].partition_point(|&k| es[k].0 <= t_last)),
+        }
+    } else {
+        match ix.outs(src).iter().map(|a| a.s).min() {
+            None => return Ok(lab),
+            Some(t_first) => (gs[..ng].partition_point(|&k| es[k].0 < t_first), ng),
+        }
+    };
+    for q in 0..last - first {
+        let gi = if desc { last - 1 - q } else { first + q };
+        let g = &es[gs[gi]..gs[gi + 1]];
+        let t = g[0].0;
+        b.spend(g.len())?;
+        for &(_, from, to) in g {
+            if reached(lab[from as usize], t) && better(lab[to as usize], t) {
+                lab[to as usize] = t;
+                stack.push(to);
+            }
+        }
+        while let Some(x) = stack.pop() {
+            let lo = g.partition_point(|e| e.1 < x);
+            for &(_, from, to) in &g[lo..] {
+                if from != x {
+                    break;
+                }
+                if better(lab[to as usize], t) {
+                    lab[to as usize] = t;
+                    stack.push(to);
+                }
+            }
+        }
+    }
+    Ok(lab)
+}
+
 fn forward_plain(
     ix: &ReachIndex,
     src: u32,
     b: &mut Budget,
 ) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    if let Some(es) = &ix.scan_fwd {
+        let lab = scan_pass(ix, es, src, ix.t_a, false, b)?;
+        return Ok(collect(lab, src, i64::MAX, false));
+    }
     let mut arr = vec![i64::MAX; ix.n];
     let mut heap = BinaryHeap::new();
     arr[src as usize] = ix.t_a;
@@ -195,6 +302,7 @@ fn forward_plain(
             continue;
         }
         let arcs = ix.outs(u);
+        let arcs = &arcs[arcs.partition_point(|x| x.e <= a)..];
         b.spend(arcs.len())?;
         for arc in arcs {
             let tau = a.max(arc.s);
@@ -212,6 +320,10 @@ fn backward_plain(
     src: u32,
     b: &mut Budget,
 ) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    if let Some(es) = &ix.scan_bwd {
+        let lab = scan_pass(ix, es, src, ix.t_b - 1, true, b)?;
+        return Ok(collect(lab, src, i64::MIN, true));
+    }
     let mut dep = vec![i64::MIN; ix.n];
     let mut heap = BinaryHeap::new();
     dep[src as usize] = ix.t_b - 1;
@@ -221,6 +333,7 @@ fn backward_plain(
             continue;
         }
         let arcs = ix.ins(v);
+        let arcs = &arcs[..arcs.partition_point(|x| x.s <= d)];
         b.spend(arcs.len())?;
         for arc in arcs {
             let tau = d.min(arc.e - 1);
