@@ -709,47 +709,73 @@ fn count_triangles(ev: &[Ev], pi: &PairIndex, n: usize, delta: i64, strict: bool
         }),
     );
     let tab = triangle_table();
+    // Full class table for the single-event-per-pair fast path.
+    let mut cls3 = [[[255u8; 6]; 6]; 6];
+    for (c, row) in tab.iter().enumerate() {
+        for &(a, b, k) in row {
+            cls3[a as usize][b as usize][c] = k;
+        }
+    }
+    // Static triangles (u, v, w) with rank(u) < rank(v) < rank(w): mark N+(u) (stamp u + 1 and
+    // the pair (u,w)), then scan N+(v) for every v in N+(u). Stamps are unique per u, so a
+    // scratch array serves a whole rayon job without clearing.
     let raw: [u64; 36] = (0..n)
         .into_par_iter()
-        .with_min_len(16)
-        .fold(
-            || ([0u64; 36], Vec::<(i64, u8)>::new()),
-            |(mut acc, mut seq), u| {
+        .with_min_len(64)
+        .map_init(
+            || (vec![0u64; n], Vec::<(i64, u8)>::new()),
+            |(mark, seq), u| {
+                let mut acc = [0u64; 36];
                 let nu = fwd.get(u);
+                if nu.len() < 2 {
+                    return acc;
+                }
+                let stamp = (u as u64 + 1) << 32;
+                for &(w, p_uw) in nu {
+                    mark[w as usize] = stamp | p_uw as u64;
+                }
                 for &(v, p_uv) in nu {
-                    let nv = fwd.get(v as usize);
-                    let (mut x, mut y) = (0, 0);
-                    while x < nu.len() && y < nv.len() {
-                        let (wu, p_uw) = nu[x];
-                        let (wv, p_vw) = nv[y];
-                        if wu < wv {
-                            x += 1;
-                            continue;
-                        } else if wv < wu {
-                            y += 1;
+                    for &(w, p_vw) in fwd.get(v as usize) {
+                        let mk = mark[w as usize];
+                        if mk & !0xFFFF_FFFF != stamp {
                             continue;
                         }
-                        x += 1;
-                        y += 1;
-                        // Triangle (A,B,C) = (u,v,w), pairs (u,v), (v,w), (u,w): merge the
-                        // three rank-sorted event lists.
+                        let p_uw = mk as u32;
+                        // Triangle (A,B,C) = (u,v,w), pairs (u,v), (v,w), (u,w).
                         let lists = [
                             (pi.ranks.get(p_uv as usize), u as u32),
                             (pi.ranks.get(p_vw as usize), v),
                             (pi.ranks.get(p_uw as usize), u as u32),
                         ];
-                        if lists.iter().any(|l| l.0.is_empty()) {
+                        let label = |p: usize, r: u32| {
+                            (p * 2) as u8 + (ev[r as usize].src != lists[p].1) as u8
+                        };
+                        if lists.iter().all(|l| l.0.len() == 1) {
+                            // One event per pair: the only candidate triple.
+                            let mut tr = [
+                                (lists[0].0[0], 0usize),
+                                (lists[1].0[0], 1),
+                                (lists[2].0[0], 2),
+                            ];
+                            tr.sort_unstable();
+                            let ts = tr.map(|(r, _)| ev[r as usize].t);
+                            let ok = ts[2] - ts[0] <= delta
+                                && (!strict || (ts[0] < ts[1] && ts[1] < ts[2]));
+                            if ok {
+                                let [a, b, c] = tr.map(|(r, p)| label(p, r) as usize);
+                                acc[cls3[a][b][c] as usize] += 1;
+                            }
                             continue;
                         }
                         seq.clear();
                         let mut pos = [0usize; 3];
                         loop {
-                            let mut best = usize::MAX;
+                            let mut best = u32::MAX;
                             let mut bp = 3;
                             for p in 0..3 {
                                 if let Some(&r) = lists[p].0.get(pos[p]) {
-                                    if (r as usize) < best {
-                                        best = r as usize;
+                                    if r < best {
+                                        best = r;
                                         bp = p;
                                     }
                                 }
@@ -758,16 +784,14 @@ fn count_triangles(ev: &[Ev], pi: &PairIndex, n: usize, delta: i64, strict: bool
                                 break;
                             }
                             pos[bp] += 1;
-                            let e = &ev[best];
-                            seq.push((e.t, (bp * 2) as u8 + (e.src != lists[bp].1) as u8));
+                            seq.push((ev[best as usize].t, label(bp, best)));
                         }
-                        count_triangle_seq(&seq, delta, strict, &tab, &mut acc);
+                        count_triangle_seq(seq, delta, strict, &tab, &mut acc);
                     }
                 }
-                (acc, seq)
+                acc
             },
         )
-        .map(|(a, _)| a)
         .reduce(
             || [0u64; 36],
             |mut a, b| {
