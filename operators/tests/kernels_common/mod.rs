@@ -91,8 +91,9 @@ pub fn ev(src: u32, dst: u32, t: i64, eid: [u8; 12]) -> TEdge {
     }
 }
 
-/// Runs `f` on a 1-thread pool and on a 4-thread pool; returns both results.
-pub fn one_and_many<T: Send>(f: impl Fn() -> T + Sync) -> (T, T) {
+/// Runs `f` on a 1-thread pool, on a 4-thread pool and on the default (global) pool; asserts
+/// that the 4-thread and default results agree and returns the 1- and 4-thread results.
+pub fn one_and_many<T: Send + PartialEq + std::fmt::Debug>(f: impl Fn() -> T + Sync) -> (T, T) {
     let p1 = rayon::ThreadPoolBuilder::new()
         .num_threads(1)
         .build()
@@ -101,5 +102,7 @@ pub fn one_and_many<T: Send>(f: impl Fn() -> T + Sync) -> (T, T) {
         .num_threads(4)
         .build()
         .unwrap();
-    (p1.install(&f), p4.install(&f))
+    let (one, four) = (p1.install(&f), p4.install(&f));
+    assert_eq!(f(), four, "default pool differs");
+    (one, four)
 }
