@@ -62,6 +62,7 @@ pub mod contract;
 pub mod cost;
 pub mod error;
 pub mod json;
+pub mod kernels;
 pub mod ops;
 pub mod output;
 pub mod pipeline;

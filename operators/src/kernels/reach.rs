@@ -1,0 +1,473 @@
+//! Temporal reachability (operators.md §12, D-O1).
+//!
+//! * `Out` without a wait cap: earliest arrival = least fixpoint of `τ = max(a, vt_s)`. When
+//!   every candidate edge is instantaneous: one pass over the time-ordered edge stream (each
+//!   equal-time group closed by a worklist, since consecutive edges may share an instant).
+//!   With interval edges a single scan is not exact (an edge valid over `[s, e)` may be used
+//!   at an arrival produced later in the stream), so the search is label-setting instead
+//!   (Dijkstra order on arrival time; a traversal never decreases the label, so the first
+//!   settled label of a node is its minimum; arcs already over are skipped).
+//! * `In` without a wait cap: the mirror image, latest departure with
+//!   `τ = min(d, vt_e − 1)` (scan by decreasing time, or settled in decreasing label order).
+//! * With `max_wait = D`: exact breadth-first search over the distinct `(node, label)` states
+//!   (no dominance pruning, TV6), waiting free only from the start state; each examination of
+//!   a candidate edge from a dequeued state is one budget unit.
+//! * `Both`: both searches, budgets summed.
+//!
+//! Many sources: [`reachability_many`] runs one search per source in parallel (rayon) and
+//! returns the results in source order; each search is sequential, so results do not depend
+//! on the thread count.
+
+use super::{BudgetExceeded, TEdge};
+use rayon::prelude::*;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet, VecDeque};
+
+/// Search direction (§12).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    Out,
+    In,
+    Both,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Arc {
+    other: u32,
+    s: i64,
+    e: i64,
+}
+
+/// The candidate edges of one window (`vt_e > t_a` and `vt_s < t_b`) as out- and in-adjacency.
+/// Build once, query many sources.
+pub struct ReachIndex {
+    t_a: i64,
+    t_b: i64,
+    n: usize,
+    out_off: Vec<usize>,
+    out: Vec<Arc>,
+    in_off: Vec<usize>,
+    inn: Vec<Arc>,
+    /// When every candidate edge is instantaneous (`vt_e = vt_s + 1`): the candidate edges as
+    /// `(t, src, dst)` and as `(t, dst, src)`, each sorted, for the one-pass scans of the
+    /// uncapped searches.
+    scan_fwd: Option<Vec<(i64, u32, u32)>>,
+    scan_bwd: Option<Vec<(i64, u32, u32)>>,
+    /// Start offsets of the equal-time groups of the scan lists, plus the total length.
+    scan_groups: Vec<usize>,
+}
+
+fn csr(n: usize, items: &[(u32, Arc)]) -> (Vec<usize>, Vec<Arc>) {
+    let mut off = vec![0usize; n + 1];
+    for (k, _) in items {
+        off[*k as usize + 1] += 1;
+    }
+    for k in 0..n {
+        off[k + 1] += off[k];
+    }
+    let mut pos = off.clone();
+    let mut v = vec![
+        Arc {
+            other: 0,
+            s: 0,
+            e: 0
+        };
+        items.len()
+    ];
+    for (k, a) in items {
+        v[pos[*k as usize]] = *a;
+        pos[*k as usize] += 1;
+    }
+    (off, v)
+}
+
+impl ReachIndex {
+    /// `n` = number of dense node ids (at least max id + 1 of the edges and of every source).
+    pub fn new(edges: &[TEdge], n: usize, t_a: i64, t_b: i64) -> ReachIndex {
+        let cand: Vec<&TEdge> = edges
+            .iter()
+            .filter(|e| e.t_end > t_a && e.t < t_b)
+            .collect();
+        let outs: Vec<(u32, Arc)> = cand
+            .iter()
+            .map(|e| {
+                (
+                    e.src,
+                    Arc {
+                        other: e.dst,
+                        s: e.t,
+                        e: e.t_end,
+                    },
+                )
+            })
+            .collect();
+        let ins: Vec<(u32, Arc)> = cand
+            .iter()
+            .map(|e| {
+                (
+                    e.dst,
+                    Arc {
+                        other: e.src,
+                        s: e.t,
+                        e: e.t_end,
+                    },
+                )
+            })
+            .collect();
+        let (out_off, mut out) = csr(n, &outs);
+        let (in_off, mut inn) = csr(n, &ins);
+        // Out-arcs by vt_e and in-arcs by vt_s, so that the uncapped searches skip the arcs
+        // that are over (forward: vt_e <= a) or not yet open (backward: vt_s > d).
+        for u in 0..n {
+            out[out_off[u]..out_off[u + 1]].sort_unstable_by_key(|a| (a.e, a.s, a.other));
+            inn[in_off[u]..in_off[u + 1]].sort_unstable_by_key(|a| (a.s, a.e, a.other));
+        }
+        let (scan_fwd, scan_bwd) = if cand.iter().all(|e| e.t_end == e.t + 1) {
+            let mut f: Vec<(i64, u32, u32)> = cand.iter().map(|e| (e.t, e.src, e.dst)).collect();
+            let mut b: Vec<(i64, u32, u32)> = cand.iter().map(|e| (e.t, e.dst, e.src)).collect();
+            f.sort_unstable();
+            b.sort_unstable();
+            (Some(f), Some(b))
+        } else {
+            (None, None)
+        };
+        let mut scan_groups = Vec::new();
+        if let Some(f) = &scan_fwd {
+            for k in 0..f.len() {
+                if k == 0 || f[k].0 != f[k - 1].0 {
+                    scan_groups.push(k);
+                }
+            }
+            scan_groups.push(f.len());
+        }
+        ReachIndex {
+            t_a,
+            t_b,
+            n,
+            out_off,
+            out,
+            in_off,
+            inn,
+            scan_fwd,
+            scan_bwd,
+            scan_groups,
+        }
+    }
+
+    fn outs(&self, u: u32) -> &[Arc] {
+        &self.out[self.out_off[u as usize]..self.out_off[u as usize + 1]]
+    }
+
+    fn ins(&self, u: u32) -> &[Arc] {
+        &self.inn[self.in_off[u as usize]..self.in_off[u as usize + 1]]
+    }
+
+    /// Number of candidate out-edges of `u` (one budget unit each per dequeued state).
+    pub fn out_degree(&self, u: u32) -> usize {
+        self.outs(u).len()
+    }
+}
+
+/// Result of one search. `units`: with a wait cap, the §7.5 count (every candidate edge of
+/// every dequeued state); without one, the arcs the label-setting search actually examined
+/// (informational; the spec budgets only the capped search).
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct ReachResult {
+    /// `(node, earliest_arrival)` for every node reached forward except `src`, ordered by
+    /// `(earliest_arrival, node)`. Empty for `In`.
+    pub forward: Vec<(u32, i64)>,
+    /// `(node, latest_departure)` for every node that reaches `src` except `src`, ordered by
+    /// `(latest_departure descending, node)`. Empty for `Out`.
+    pub backward: Vec<(u32, i64)>,
+    /// Budget units spent (edge examinations), summed over both searches for `Both`.
+    pub units: u64,
+}
+
+impl ReachResult {
+    /// The `"both"` rows of §12: `(node, earliest_arrival, latest_departure)`; forward-reached
+    /// nodes first by `(earliest_arrival, node)`, then the others by
+    /// `(latest_departure descending, node)`. Also valid for `Out`/`In` results.
+    pub fn both_rows(&self) -> Vec<(u32, Option<i64>, Option<i64>)> {
+        let bw: std::collections::HashMap<u32, i64> = self.backward.iter().copied().collect();
+        let fw: HashSet<u32> = self.forward.iter().map(|x| x.0).collect();
+        let mut rows: Vec<(u32, Option<i64>, Option<i64>)> = self
+            .forward
+            .iter()
+            .map(|&(v, a)| (v, Some(a), bw.get(&v).copied()))
+            .collect();
+        rows.extend(
+            self.backward
+                .iter()
+                .filter(|(v, _)| !fw.contains(v))
+                .map(|&(v, d)| (v, None, Some(d))),
+        );
+        rows
+    }
+}
+
+struct Budget {
+    units: u64,
+    limit: Option<u64>,
+}
+
+impl Budget {
+    #[inline]
+    fn spend(&mut self, k: usize) -> Result<(), BudgetExceeded> {
+        self.units += k as u64;
+        match self.limit {
+            Some(l) if self.units > l => Err(BudgetExceeded { units: l + 1 }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// One pass over the time-ordered stream of instantaneous edges. Forward (`desc = false`,
+/// edges `(t, from, to)` = `(t, src, dst)`): `to` is reached at `t` iff `from` was reached at
+/// or before `t`. Backward (`desc = true`, edges `(t, dst, src)` scanned by decreasing `t`):
+/// `src` can leave at `t` iff `dst` can still leave at or after `t`. Equal-time edges chain
+/// (consecutive edges may share an instant): a worklist closes each time group.
+fn scan_pass(
+    ix: &ReachIndex,
+    es: &[(i64, u32, u32)],
+    src: u32,
+    start: i64,
+    desc: bool,
+    b: &mut Budget,
+) -> Result<Vec<i64>, BudgetExceeded> {
+    let n = ix.n;
+    let none = if desc { i64::MIN } else { i64::MAX };
+    let mut lab = vec![none; n];
+    lab[src as usize] = start;
+    // `reached(l, t)`: label `l` allows using an edge at `t`; `better(l, t)`: `t` improves `l`.
+    let reached = |l: i64, t: i64| if desc { l != none && l >= t } else { l <= t };
+    let better = |l: i64, t: i64| if desc { l < t } else { l > t };
+    let mut stack = Vec::new();
+    // Nothing happens before src's first out-edge (forward) or after its last in-edge
+    // (backward): only src holds a label until then.
+    let gs = &ix.scan_groups;
+    let ng = gs.len().saturating_sub(1);
+    let (first, last) = if desc {
+        match ix.ins(src).iter().map(|a| a.s).max() {
+            None => return Ok(lab),
+            Some(t_last) => (0, gs[..ng].partition_point(|&k| es[k].0 <= t_last)),
+        }
+    } else {
+        match ix.outs(src).iter().map(|a| a.s).min() {
+            None => return Ok(lab),
+            Some(t_first) => (gs[..ng].partition_point(|&k| es[k].0 < t_first), ng),
+        }
+    };
+    for q in 0..last - first {
+        let gi = if desc { last - 1 - q } else { first + q };
+        let g = &es[gs[gi]..gs[gi + 1]];
+        let t = g[0].0;
+        b.spend(g.len())?;
+        for &(_, from, to) in g {
+            if reached(lab[from as usize], t) && better(lab[to as usize], t) {
+                lab[to as usize] = t;
+                stack.push(to);
+            }
+        }
+        while let Some(x) = stack.pop() {
+            let lo = g.partition_point(|e| e.1 < x);
+            for &(_, from, to) in &g[lo..] {
+                if from != x {
+                    break;
+                }
+                if better(lab[to as usize], t) {
+                    lab[to as usize] = t;
+                    stack.push(to);
+                }
+            }
+        }
+    }
+    Ok(lab)
+}
+
+fn forward_plain(
+    ix: &ReachIndex,
+    src: u32,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    if let Some(es) = &ix.scan_fwd {
+        let lab = scan_pass(ix, es, src, ix.t_a, false, b)?;
+        return Ok(collect(lab, src, i64::MAX, false));
+    }
+    let mut arr = vec![i64::MAX; ix.n];
+    let mut heap = BinaryHeap::new();
+    arr[src as usize] = ix.t_a;
+    heap.push(Reverse((ix.t_a, src)));
+    while let Some(Reverse((a, u))) = heap.pop() {
+        if a > arr[u as usize] {
+            continue;
+        }
+        let arcs = ix.outs(u);
+        let arcs = &arcs[arcs.partition_point(|x| x.e <= a)..];
+        b.spend(arcs.len())?;
+        for arc in arcs {
+            let tau = a.max(arc.s);
+            if tau < arc.e && tau < ix.t_b && tau < arr[arc.other as usize] {
+                arr[arc.other as usize] = tau;
+                heap.push(Reverse((tau, arc.other)));
+            }
+        }
+    }
+    Ok(collect(arr, src, i64::MAX, false))
+}
+
+fn backward_plain(
+    ix: &ReachIndex,
+    src: u32,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    if let Some(es) = &ix.scan_bwd {
+        let lab = scan_pass(ix, es, src, ix.t_b - 1, true, b)?;
+        return Ok(collect(lab, src, i64::MIN, true));
+    }
+    let mut dep = vec![i64::MIN; ix.n];
+    let mut heap = BinaryHeap::new();
+    dep[src as usize] = ix.t_b - 1;
+    heap.push((ix.t_b - 1, Reverse(src)));
+    while let Some((d, Reverse(v))) = heap.pop() {
+        if d < dep[v as usize] {
+            continue;
+        }
+        let arcs = ix.ins(v);
+        let arcs = &arcs[..arcs.partition_point(|x| x.s <= d)];
+        b.spend(arcs.len())?;
+        for arc in arcs {
+            let tau = d.min(arc.e - 1);
+            if tau >= arc.s && tau >= ix.t_a && tau > dep[arc.other as usize] {
+                dep[arc.other as usize] = tau;
+                heap.push((tau, Reverse(arc.other)));
+            }
+        }
+    }
+    Ok(collect(dep, src, i64::MIN, true))
+}
+
+fn collect(label: Vec<i64>, src: u32, none: i64, desc: bool) -> Vec<(u32, i64)> {
+    let mut rows: Vec<(u32, i64)> = label
+        .into_iter()
+        .enumerate()
+        .filter(|&(v, l)| l != none && v as u32 != src)
+        .map(|(v, l)| (v as u32, l))
+        .collect();
+    if desc {
+        rows.sort_unstable_by_key(|&(v, l)| (Reverse(l), v));
+    } else {
+        rows.sort_unstable_by_key(|&(v, l)| (l, v));
+    }
+    rows
+}
+
+fn forward_capped(
+    ix: &ReachIndex,
+    src: u32,
+    d_max: i64,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    let start = (src, ix.t_a);
+    let mut seen: HashSet<(u32, i64)> = HashSet::new();
+    let mut queue = VecDeque::new();
+    let mut best = vec![i64::MAX; ix.n];
+    seen.insert(start);
+    queue.push_back(start);
+    while let Some((u, a)) = queue.pop_front() {
+        let arcs = ix.outs(u);
+        b.spend(arcs.len())?;
+        let free = (u, a) == start;
+        for arc in arcs {
+            let tau = a.max(arc.s);
+            if tau < arc.e
+                && tau < ix.t_b
+                && (free || tau - a <= d_max)
+                && seen.insert((arc.other, tau))
+            {
+                let bv = &mut best[arc.other as usize];
+                *bv = (*bv).min(tau);
+                queue.push_back((arc.other, tau));
+            }
+        }
+    }
+    Ok(collect(best, src, i64::MAX, false))
+}
+
+fn backward_capped(
+    ix: &ReachIndex,
+    src: u32,
+    d_max: i64,
+    b: &mut Budget,
+) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
+    let start = (src, ix.t_b - 1);
+    let mut seen: HashSet<(u32, i64)> = HashSet::new();
+    let mut queue = VecDeque::new();
+    let mut best = vec![i64::MIN; ix.n];
+    seen.insert(start);
+    queue.push_back(start);
+    while let Some((v, d)) = queue.pop_front() {
+        let arcs = ix.ins(v);
+        b.spend(arcs.len())?;
+        let free = (v, d) == start;
+        for arc in arcs {
+            let tau = d.min(arc.e - 1);
+            if tau >= arc.s
+                && tau >= ix.t_a
+                && (free || d - tau <= d_max)
+                && seen.insert((arc.other, tau))
+            {
+                let bv = &mut best[arc.other as usize];
+                *bv = (*bv).max(tau);
+                queue.push_back((arc.other, tau));
+            }
+        }
+    }
+    Ok(collect(best, src, i64::MIN, true))
+}
+
+/// One search from `src` (§12). `max_wait` = `delta_max_wait`; `budget` = the work budget of
+/// §7.5 (500,000, which the spec applies only with `delta_max_wait`; pass `None` otherwise;
+/// `Both` sums both searches' units). Units are counted over the complete search, so the
+/// refusal is deterministic; the error reports `budget + 1` (§7.5). The rows exclude `src`.
+pub fn reachability(
+    ix: &ReachIndex,
+    src: u32,
+    dir: Direction,
+    max_wait: Option<i64>,
+    budget: Option<u64>,
+) -> Result<ReachResult, BudgetExceeded> {
+    let mut b = Budget {
+        units: 0,
+        limit: budget,
+    };
+    let mut r = ReachResult::default();
+    if matches!(dir, Direction::Out | Direction::Both) {
+        r.forward = match max_wait {
+            None => forward_plain(ix, src, &mut b)?,
+            Some(d) => forward_capped(ix, src, d, &mut b)?,
+        };
+    }
+    if matches!(dir, Direction::In | Direction::Both) {
+        r.backward = match max_wait {
+            None => backward_plain(ix, src, &mut b)?,
+            Some(d) => backward_capped(ix, src, d, &mut b)?,
+        };
+    }
+    r.units = b.units;
+    Ok(r)
+}
+
+/// [`reachability`] for many sources in parallel; results in `sources` order, identical for
+/// any thread count.
+pub fn reachability_many(
+    ix: &ReachIndex,
+    sources: &[u32],
+    dir: Direction,
+    max_wait: Option<i64>,
+    budget: Option<u64>,
+) -> Vec<Result<ReachResult, BudgetExceeded>> {
+    sources
+        .par_iter()
+        .map(|&s| reachability(ix, s, dir, max_wait, budget))
+        .collect()
+}
