@@ -742,3 +742,94 @@ fn series_and_neighbourhood_errors() {
     let r = call(&s, "resolve_entities", json!({"query": "nobody"}));
     assert_eq!(r["rows_total"], 0);
 }
+
+/// Cost estimates of the series operators (scan_estimate with the window fraction) and of
+/// neighborhood_evolution / resolve_entities (fraction 1), on the TV9 store (6 edge
+/// versions, 3 node versions, extent [10, 43)).
+#[test]
+fn series_cost_estimates() {
+    let (_d, s) = tv9();
+    let refuse = CallOptions {
+        ceilings: Ceilings {
+            rows_scanned_est: Some(0),
+            ..Ceilings::default()
+        },
+        skip_cost: false,
+    };
+    let est = |op: &str, args: Value| {
+        let e = call_operator(s.snapshot(), op, &args, &refuse).unwrap_err();
+        assert_eq!(e.code.as_str(), "E_COST", "{op}");
+        assert_eq!(
+            e.details["ceilings"],
+            json!({"rows_scanned_est": 0}),
+            "{op}"
+        );
+        e.details["estimate"].clone()
+    };
+    let full = json!({"rows_scanned_est": 9, "expansions_est": 0, "time_est_ms": 0});
+    let w = |a: i64, b: i64| json!({"t_a": a, "t_b": b});
+    assert_eq!(
+        est(
+            "graph_metric_timeseries",
+            json!({"metric": "node_count", "window": w(0, 50), "stride": 10})
+        ),
+        full
+    );
+    // A window outside the extent: fraction clipped to 0, node versions still counted.
+    assert_eq!(
+        est(
+            "graph_metric_timeseries",
+            json!({"metric": "node_count", "window": w(100, 200), "stride": 10})
+        )["rows_scanned_est"],
+        3
+    );
+    assert_eq!(
+        est(
+            "burst_detection",
+            json!({"target": {"kind": "edge_event_rate"}, "window": w(100, 200), "stride": 10})
+        )["rows_scanned_est"],
+        3
+    );
+    assert_eq!(
+        est(
+            "neighborhood_evolution",
+            json!({"uid": "a", "t1": 100, "t2": 200})
+        ),
+        full
+    );
+    assert_eq!(est("resolve_entities", json!({"query": "a"})), full);
+    // The bucket cap is a kernel check: the cost refusal comes first.
+    assert_eq!(
+        est(
+            "graph_metric_timeseries",
+            json!({"metric": "node_count", "window": w(0, 100000), "stride": 1})
+        )["rows_scanned_est"],
+        9
+    );
+}
+
+/// Strides beyond i64 (schema-valid: no maximum) act as one bucket, never E_INTERNAL.
+#[test]
+fn huge_strides_are_one_bucket() {
+    let (_d, s) = tv9();
+    for stride in [json!(18446744073709551615u64), json!(1e30)] {
+        let g = call(
+            &s,
+            "graph_metric_timeseries",
+            json!({"metric": "edge_event_count", "window": {"t_a": 0, "t_b": 50}, "stride": stride}),
+        );
+        assert_eq!(g["rows"], json!([{"t_a": 0, "t_b": 50, "value": 6}]), "{g}");
+        let b = call(
+            &s,
+            "burst_detection",
+            json!({"target": {"kind": "edge_event_rate"}, "window": {"t_a": 0, "t_b": 50}, "stride": stride}),
+        );
+        assert_eq!(b["n_buckets"], 1, "{b}");
+        let n = call(
+            &s,
+            "neighborhood_evolution",
+            json!({"uid": "a", "t1": 10, "t2": 50, "stride": stride}),
+        );
+        assert_eq!(n["degree_series"], json!([{"t": 10, "degree": 1}]), "{n}");
+    }
+}

@@ -6,7 +6,7 @@
 //! once per call, not per row. Scores use exact integer sums (`i128`) so that the flag
 //! decision, taken on `round9(score)`, is independent of summation order.
 
-use super::graph_metric_timeseries::window_buckets;
+use super::graph_metric_timeseries::{stride_of, window_buckets};
 use crate::args::Args;
 use crate::cost::scan_estimate;
 use crate::error::OpError;
@@ -122,7 +122,7 @@ pub fn score(method: &str, h: &[i64], x: i64) -> f64 {
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let snap = ctx.snap;
     let (t_a, t_b, bks) = window_buckets(args)?;
-    let stride = args.int("stride")?;
+    let stride = stride_of(args.get("stride")).unwrap_or(i64::MAX);
     let a = args.as_of_tt();
     let w = Some((t_a, t_b));
     let rel = target_field(args, "rel_type").filter(|r| !r.is_empty());

@@ -77,12 +77,22 @@ pub fn buckets(t_a: i64, t_b: i64, stride: i64) -> Result<Vec<Bucket>, OpError> 
         .collect())
 }
 
+/// A `stride` argument (integer >= 1 after validation). Integers beyond `i64` (or huge
+/// integral floats) exceed every timestamp span, so they act as `i64::MAX`: one bucket.
+pub fn stride_of(v: Option<&Value>) -> Option<i64> {
+    let v = v?;
+    v.as_i64()
+        .or_else(|| v.as_u64().map(|_| i64::MAX))
+        .or_else(|| v.as_f64().filter(|x| *x >= 1.0).map(|_| i64::MAX))
+}
+
 /// The window and buckets of a call (kernel: the cap is checked after the cost check).
 pub fn window_buckets(args: &Args) -> Result<(i64, i64, Vec<Bucket>), OpError> {
     let (t_a, t_b) = args
         .window("window")?
         .ok_or_else(|| OpError::internal("window is required"))?;
-    let stride = args.int("stride")?;
+    let stride = stride_of(args.get("stride"))
+        .ok_or_else(|| OpError::internal("stride is not an integer after validation"))?;
     Ok((t_a, t_b, buckets(t_a, t_b, stride)?))
 }
 
@@ -103,7 +113,7 @@ pub fn sorted_bounds(iv: impl Iterator<Item = (i64, i64)>) -> (Vec<i64>, Vec<i64
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let snap = ctx.snap;
     let (t_a, t_b, bks) = window_buckets(args)?;
-    let stride = args.int("stride")?;
+    let stride = stride_of(args.get("stride")).unwrap_or(i64::MAX);
     let a = args.as_of_tt();
     let w = Some((t_a, t_b));
     // Bucket of a start inside the window.

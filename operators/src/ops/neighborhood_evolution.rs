@@ -5,7 +5,7 @@
 //! store scan); the degree series is answered by binary search over the sorted starts and
 //! ends of those versions.
 
-use super::graph_metric_timeseries::{sorted_bounds, valid_count};
+use super::graph_metric_timeseries::{sorted_bounds, stride_of, valid_count};
 use crate::args::Args;
 use crate::cost::{ceil_div, scan_estimate};
 use crate::error::{Code, OpError};
@@ -66,10 +66,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     if !snap.has_uid(uid) {
         return Err(OpError::unknown_uid(uid));
     }
-    let stride = match args.get("stride").and_then(Value::as_i64) {
-        Some(s) => s,
-        None => ((t2 - t1) / 20).max(1),
-    };
+    let stride = stride_of(args.get("stride")).unwrap_or(((t2 - t1) / 20).max(1));
     let n = ceil_div(t2 - t1, stride);
     if n > 2000 {
         return Err(OpError::new(
@@ -107,7 +104,12 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let g = out.capped("neighbors_gained", gained)?;
     let l = out.capped("neighbors_lost", lost)?;
     out.set("degree_series", Value::Array(series));
-    out.set("stride", json!(stride));
+    // The echo of a given integer stride is the argument itself (an integer beyond i64
+    // stays as given, keeping the `int` contract); otherwise the stride used.
+    match args.get("stride") {
+        Some(v) if v.is_u64() || v.is_i64() => out.set("stride", v.clone()),
+        _ => out.set("stride", json!(stride)),
+    }
     out.set("truncated", Value::Bool(g || l));
     Ok(())
 }
