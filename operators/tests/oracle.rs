@@ -1289,6 +1289,9 @@ fn args_for_series(op: &str, r: &mut Rng) -> Value {
             if r.chance(70) {
                 o["method"] = json!(r.pick(&["zscore", "ratio"]));
             }
+            if r.chance(15) {
+                o.as_object_mut().unwrap().remove("params");
+            }
             if r.chance(3) {
                 o["window"] = json!({"t_a": 0, "t_b": r.int(2001, 5000)});
                 o["stride"] = json!(1);
@@ -1298,7 +1301,7 @@ fn args_for_series(op: &str, r: &mut Rng) -> Value {
         "neighborhood_evolution" => {
             let t1 = r.int(0, 60);
             let t2 = if r.chance(8) {
-                t1 - r.int(0, 3)
+                (t1 - r.int(0, 3)).max(0)
             } else {
                 t1 + r.int(1, 45)
             };

@@ -388,6 +388,12 @@ fn tv9_series_bursts_neighbourhood_resolve() {
         digest_of(&b),
         "22b50b40a9546dbf5ccab78d3c4f64a7d088d6306777e7aa90e04378639ad0be"
     );
+    let mut proj = payload(&b);
+    proj.as_object_mut().unwrap().remove("set_digest");
+    assert_eq!(
+        tgms_engine::canon::digest(&proj),
+        "db29ed2bdab968999a936e2f18734a46ac3dff41d19029aa312ca86956a0fb7e"
+    );
     let r = call(
         &s,
         "burst_detection",
