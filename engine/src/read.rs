@@ -606,3 +606,41 @@ impl<'a> EdgeVersion<'a> {
         s.push_str("}\n");
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Addition for the series operators (graph_metric_timeseries, burst_detection,
+// resolve_entities): window scans without ordering. The contract is what a segment store
+// answers by skipping segments whose valid-time range misses the window; this in-memory
+// implementation filters rows on integers only (no id derivation, no sort).
+
+impl<'a> Snapshot<'a> {
+    /// Node versions believed at `as_of_tt` whose valid interval overlaps `vt_window`
+    /// (every believed node version when `None`), in storage order.
+    pub fn node_scan(&self, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
+        let st = self.st;
+        (0..st.nodes.len() as u32)
+            .filter(|&i| {
+                let r = &st.nodes[i as usize];
+                believed_at(r, as_of_tt) && in_window(r, vt_window)
+            })
+            .map(|i| NodeVersion { st, idx: i })
+            .collect()
+    }
+
+    /// Edge versions believed at `as_of_tt` whose valid interval overlaps `vt_window`
+    /// (every believed edge version when `None`), in storage order.
+    pub fn edge_window(
+        &self,
+        vt_window: Option<(i64, i64)>,
+        as_of_tt: i64,
+    ) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        (0..st.edges.len() as u32)
+            .filter(|&i| {
+                let r = &st.edges[i as usize];
+                believed_at(r, as_of_tt) && in_window(r, vt_window)
+            })
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect()
+    }
+}

@@ -536,6 +536,10 @@ fn random_arguments_never_panic() {
         "state_at",
         "snapshot_subgraph",
         "diff_snapshots",
+        "graph_metric_timeseries",
+        "burst_detection",
+        "neighborhood_evolution",
+        "resolve_entities",
     ];
     let mut seed = 99u64;
     let codes = [
@@ -560,5 +564,272 @@ fn random_arguments_never_panic() {
             Some(c) => assert!(codes.contains(&c.as_str().unwrap()), "{got}"),
             None => assert_eq!(got["result_digest"].as_str().unwrap().len(), 64),
         }
+    }
+}
+
+/// Validators, kernel caps and error paths of graph_metric_timeseries, burst_detection,
+/// neighborhood_evolution and resolve_entities.
+#[test]
+fn series_and_neighbourhood_errors() {
+    let (_d, s) = tv9();
+    let w = json!({"t_a": 0, "t_b": 50});
+    expect(
+        &s,
+        "graph_metric_timeseries",
+        json!({"metric": "node_count", "window": {"t_a": 5, "t_b": 5}, "stride": 1}),
+        "E_INVALID_ARG",
+        "window requires t_a < t_b, got [5, 5)",
+        None,
+    );
+    expect(
+        &s,
+        "graph_metric_timeseries",
+        json!({"metric": "degree", "window": w, "stride": 1}),
+        "E_SCHEMA",
+        "invalid args for graph_metric_timeseries: 'degree' is not one of ['node_count', 'edge_event_count', 'active_edge_count', 'mean_out_degree', 'new_node_rate', 'reciprocity']",
+        Some(json!(["metric"])),
+    );
+    expect(
+        &s,
+        "graph_metric_timeseries",
+        json!({"metric": "node_count", "window": w, "stride": 0}),
+        "E_SCHEMA",
+        "invalid args for graph_metric_timeseries: 0 is less than the minimum of 1",
+        Some(json!(["stride"])),
+    );
+    expect(
+        &s,
+        "graph_metric_timeseries",
+        json!({"metric": "node_count", "window": {"t_a": 0, "t_b": 4611686018427387904i64}, "stride": 1}),
+        "E_LIMIT",
+        "bucket count 4611686018427387904 exceeds cap 2000; use stride >= 2305843009213694 for this window",
+        None,
+    );
+    // Exactly 2000 buckets pass; 2001 do not.
+    let ok = call(
+        &s,
+        "graph_metric_timeseries",
+        json!({"metric": "edge_event_count", "window": {"t_a": 0, "t_b": 2000}, "stride": 1}),
+    );
+    assert_eq!(ok["n_buckets"], 2000);
+    expect(
+        &s,
+        "graph_metric_timeseries",
+        json!({"metric": "edge_event_count", "window": {"t_a": 0, "t_b": 2001}, "stride": 1}),
+        "E_LIMIT",
+        "bucket count 2001 exceeds cap 2000; use stride >= 2 for this window",
+        None,
+    );
+    expect(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "node_activity"}, "window": w, "stride": 5}),
+        "E_INVALID_ARG",
+        "target.kind='node_activity' requires target.uid",
+        None,
+    );
+    expect(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "node_activity", "uid": ""}, "window": w, "stride": 5}),
+        "E_INVALID_ARG",
+        "target.kind='node_activity' requires target.uid",
+        None,
+    );
+    expect(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "node_activity", "uid": "zz"}, "window": w, "stride": 5}),
+        "E_NOT_FOUND",
+        "unknown uid: zz",
+        None,
+    );
+    expect(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "edge_event_rate", "bogus": 1}, "window": w, "stride": 5}),
+        "E_SCHEMA",
+        "invalid args for burst_detection: Additional properties are not allowed ('bogus' was unexpected)",
+        Some(json!(["target"])),
+    );
+    expect(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "edge_event_rate"}, "window": w, "stride": 5, "params": {"w": 1}}),
+        "E_SCHEMA",
+        "invalid args for burst_detection: 1 is less than the minimum of 2",
+        Some(json!(["params", "w"])),
+    );
+    expect(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "edge_event_rate"}, "window": w, "stride": 5, "params": {"z": 0.05}}),
+        "E_SCHEMA",
+        "invalid args for burst_detection: 0.05 is less than the minimum of 0.1",
+        Some(json!(["params", "z"])),
+    );
+    expect(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "edge_event_rate"}, "window": w, "stride": 5, "method": "mad"}),
+        "E_SCHEMA",
+        "invalid args for burst_detection: 'mad' is not one of ['zscore', 'ratio']",
+        Some(json!(["method"])),
+    );
+    expect(
+        &s,
+        "neighborhood_evolution",
+        json!({"uid": "a", "t1": 5, "t2": 5}),
+        "E_INVALID_ARG",
+        "neighborhood_evolution requires t1 < t2, got t1=5, t2=5",
+        None,
+    );
+    expect(
+        &s,
+        "neighborhood_evolution",
+        json!({"uid": "zz", "t1": 5, "t2": 6}),
+        "E_NOT_FOUND",
+        "unknown uid: zz",
+        None,
+    );
+    expect(
+        &s,
+        "neighborhood_evolution",
+        json!({"uid": "a", "t1": 0, "t2": 2001, "stride": 1}),
+        "E_LIMIT",
+        "bucket count 2001 exceeds cap 2000; increase stride",
+        None,
+    );
+    expect(
+        &s,
+        "neighborhood_evolution",
+        json!({"uid": "a", "t1": 0, "t2": 10, "stride": 0}),
+        "E_SCHEMA",
+        "invalid args for neighborhood_evolution: 0 is less than the minimum of 1",
+        Some(json!(["stride"])),
+    );
+    // Default stride: max(1, (t2 − t1) // 20).
+    let n = call(
+        &s,
+        "neighborhood_evolution",
+        json!({"uid": "a", "t1": 0, "t2": 7}),
+    );
+    assert_eq!(n["stride"], 1);
+    assert_eq!(n["degree_series"].as_array().unwrap().len(), 7);
+    let n = call(
+        &s,
+        "neighborhood_evolution",
+        json!({"uid": "a", "t1": 0, "t2": 100}),
+    );
+    assert_eq!(n["stride"], 5);
+    expect(
+        &s,
+        "resolve_entities",
+        json!({"query": ""}),
+        "E_SCHEMA",
+        "invalid args for resolve_entities: '' is too short",
+        Some(json!(["query"])),
+    );
+    expect(
+        &s,
+        "resolve_entities",
+        json!({"query": "a", "cursor": "x"}),
+        "E_INVALID_ARG",
+        "bad cursor: 'x'",
+        None,
+    );
+    // Never E_NOT_FOUND.
+    let r = call(&s, "resolve_entities", json!({"query": "nobody"}));
+    assert_eq!(r["rows_total"], 0);
+}
+
+/// Cost estimates of the series operators (scan_estimate with the window fraction) and of
+/// neighborhood_evolution / resolve_entities (fraction 1), on the TV9 store (6 edge
+/// versions, 3 node versions, extent [10, 43)).
+#[test]
+fn series_cost_estimates() {
+    let (_d, s) = tv9();
+    let refuse = CallOptions {
+        ceilings: Ceilings {
+            rows_scanned_est: Some(0),
+            ..Ceilings::default()
+        },
+        skip_cost: false,
+    };
+    let est = |op: &str, args: Value| {
+        let e = call_operator(s.snapshot(), op, &args, &refuse).unwrap_err();
+        assert_eq!(e.code.as_str(), "E_COST", "{op}");
+        assert_eq!(
+            e.details["ceilings"],
+            json!({"rows_scanned_est": 0}),
+            "{op}"
+        );
+        e.details["estimate"].clone()
+    };
+    let full = json!({"rows_scanned_est": 9, "expansions_est": 0, "time_est_ms": 0});
+    let w = |a: i64, b: i64| json!({"t_a": a, "t_b": b});
+    assert_eq!(
+        est(
+            "graph_metric_timeseries",
+            json!({"metric": "node_count", "window": w(0, 50), "stride": 10})
+        ),
+        full
+    );
+    // A window outside the extent: fraction clipped to 0, node versions still counted.
+    assert_eq!(
+        est(
+            "graph_metric_timeseries",
+            json!({"metric": "node_count", "window": w(100, 200), "stride": 10})
+        )["rows_scanned_est"],
+        3
+    );
+    assert_eq!(
+        est(
+            "burst_detection",
+            json!({"target": {"kind": "edge_event_rate"}, "window": w(100, 200), "stride": 10})
+        )["rows_scanned_est"],
+        3
+    );
+    assert_eq!(
+        est(
+            "neighborhood_evolution",
+            json!({"uid": "a", "t1": 100, "t2": 200})
+        ),
+        full
+    );
+    assert_eq!(est("resolve_entities", json!({"query": "a"})), full);
+    // The bucket cap is a kernel check: the cost refusal comes first.
+    assert_eq!(
+        est(
+            "graph_metric_timeseries",
+            json!({"metric": "node_count", "window": w(0, 100000), "stride": 1})
+        )["rows_scanned_est"],
+        9
+    );
+}
+
+/// Strides beyond i64 (schema-valid: no maximum) act as one bucket, never E_INTERNAL.
+#[test]
+fn huge_strides_are_one_bucket() {
+    let (_d, s) = tv9();
+    for stride in [json!(18446744073709551615u64), json!(1e30)] {
+        let g = call(
+            &s,
+            "graph_metric_timeseries",
+            json!({"metric": "edge_event_count", "window": {"t_a": 0, "t_b": 50}, "stride": stride}),
+        );
+        assert_eq!(g["rows"], json!([{"t_a": 0, "t_b": 50, "value": 6}]), "{g}");
+        let b = call(
+            &s,
+            "burst_detection",
+            json!({"target": {"kind": "edge_event_rate"}, "window": {"t_a": 0, "t_b": 50}, "stride": stride}),
+        );
+        assert_eq!(b["n_buckets"], 1, "{b}");
+        let n = call(
+            &s,
+            "neighborhood_evolution",
+            json!({"uid": "a", "t1": 10, "t2": 50, "stride": stride}),
+        );
+        assert_eq!(n["degree_series"], json!([{"t": 10, "degree": 1}]), "{n}");
     }
 }

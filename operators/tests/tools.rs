@@ -84,7 +84,7 @@ fn tool_shapes_agree_and_are_sorted() {
         assert_eq!(s["additionalProperties"], false);
     }
     let manual = tools::operator_manual();
-    assert!(manual.starts_with("### diff_snapshots\n"));
+    assert!(manual.starts_with(&format!("### {}\n", names[0])));
     assert_eq!(manual.matches("\n### ").count() + 1, names.len());
 }
 
@@ -142,6 +142,10 @@ fn output_field_lists_of_the_spec() {
         ("diff_snapshots", "nodes_added, nodes_added_total, nodes_added_set_digest, nodes_removed, nodes_removed_total, nodes_removed_set_digest, edges_added, edges_added_total, edges_added_set_digest, edges_removed, edges_removed_total, edges_removed_set_digest, props_changed, props_changed_total, props_changed_set_digest, truncated"),
         ("version_history", "rows, rows_total, truncated, cursor, set_digest"),
         ("state_at", "rows, rows_total, truncated, cursor, set_digest, at, node, later_facts, later_facts_total, later_facts_set_digest"),
+        ("graph_metric_timeseries", "rows, rows_total, truncated, cursor, set_digest, n_buckets"),
+        ("burst_detection", "rows, rows_total, truncated, cursor, set_digest, n_buckets"),
+        ("neighborhood_evolution", "neighbors_gained, neighbors_gained_total, neighbors_gained_set_digest, neighbors_lost, neighbors_lost_total, neighbors_lost_set_digest, degree_series, stride, truncated"),
+        ("resolve_entities", "rows, rows_total, truncated, cursor, set_digest"),
     ];
     for (op, fields) in want {
         let spec = tgms_operators::lookup(op).unwrap();
@@ -158,6 +162,10 @@ fn output_field_lists_of_the_spec() {
     );
     assert_eq!(paths("state_at"), serde_json::json!(["uid"]));
     assert_eq!(paths("version_history"), serde_json::json!(["uid"]));
+    assert_eq!(paths("burst_detection"), serde_json::json!(["target.uid"]));
+    assert_eq!(paths("neighborhood_evolution"), serde_json::json!(["uid"]));
+    assert_eq!(paths("graph_metric_timeseries"), serde_json::json!([]));
+    assert_eq!(paths("resolve_entities"), serde_json::json!([]));
     // §6.3 uid-keyed lists.
     let keyed = |op: &str, l: &str| c["operators"][op]["lists"][l]["uid_keyed"].clone();
     assert_eq!(keyed("snapshot_subgraph", "nodes"), true);
@@ -166,6 +174,11 @@ fn output_field_lists_of_the_spec() {
     assert_eq!(keyed("diff_snapshots", "edges_added"), false);
     assert_eq!(keyed("entity_history", "rows"), false);
     assert_eq!(keyed("state_at", "later_facts"), false);
+    assert_eq!(keyed("resolve_entities", "rows"), true);
+    assert_eq!(keyed("neighborhood_evolution", "neighbors_gained"), true);
+    assert_eq!(keyed("neighborhood_evolution", "neighbors_lost"), true);
+    assert_eq!(keyed("graph_metric_timeseries", "rows"), false);
+    assert_eq!(keyed("burst_detection", "rows"), false);
 }
 
 #[test]
@@ -195,6 +208,23 @@ fn payloads_conform_to_their_declared_contracts() {
             serde_json::json!({"seeds": ["a"], "t_valid": 15}),
         ),
         ("diff_snapshots", serde_json::json!({"t1": 5, "t2": 15})),
+        (
+            "graph_metric_timeseries",
+            serde_json::json!({"metric": "mean_out_degree", "window": {"t_a": 0, "t_b": 30}, "stride": 7}),
+        ),
+        (
+            "graph_metric_timeseries",
+            serde_json::json!({"metric": "node_count", "window": {"t_a": 0, "t_b": 30}, "stride": 7}),
+        ),
+        (
+            "burst_detection",
+            serde_json::json!({"target": {"kind": "node_activity", "uid": "a"}, "window": {"t_a": 0, "t_b": 30}, "stride": 1, "params": {"z": 0.1}}),
+        ),
+        (
+            "neighborhood_evolution",
+            serde_json::json!({"uid": "a", "t1": 5, "t2": 15}),
+        ),
+        ("resolve_entities", serde_json::json!({"query": "A"})),
     ];
     for (name, args) in calls {
         let env =

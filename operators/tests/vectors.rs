@@ -316,3 +316,174 @@ fn floats_in_payloads_are_round9_canonicalized() {
     // The digest covers the canonicalized payload.
     assert_eq!(e["result_digest"], tgms_engine::canon::digest(&payload(&e)));
 }
+
+/// TV9: graph_metric_timeseries, burst_detection, neighborhood_evolution and
+/// resolve_entities on the 6-event store; TV10: the bucket-cap refusal.
+#[test]
+fn tv9_series_bursts_neighbourhood_resolve() {
+    let (_d, s) = tv9();
+    let w = json!({"t_a": 0, "t_b": 50});
+    let table = [
+        (
+            "edge_event_count",
+            json!([1, 2, 3]),
+            "ab6543a730f0d7e6670b509808bd41009977eda6b4f6582fd4332737e8bc739e",
+        ),
+        (
+            "node_count",
+            json!([0, 3, 3]),
+            "564e35694f9bf5d402cdba9bcdd78c331d56d5e14d800b69b259446347893039",
+        ),
+        (
+            "new_node_rate",
+            json!([2, 1, 0]),
+            "5b375ffa8e3573788a296638991a7fbbd7e73d35affbac282bab97798dd79bdd",
+        ),
+        (
+            "reciprocity",
+            json!([0.0, 0.0, 1.0]),
+            "02ffd6fdb1d94b8d19d032a05a7e1c66cd437e98cbac3e9eba23cf7a669db4e5",
+        ),
+        (
+            "mean_out_degree",
+            json!([0.0, 0.333333333, 0.333333333]),
+            "1a8585769fd5dc48bcb811a6f2b726eb0810c80a9366c5518b5bcbad14f91a27",
+        ),
+        (
+            "active_edge_count",
+            json!([0, 1, 1]),
+            "04f83de58d3453c00528180097300f1cd0a2b152efc8e9a40070c94175ba8ab1",
+        ),
+    ];
+    for (metric, values, digest) in table {
+        let e = call(
+            &s,
+            "graph_metric_timeseries",
+            json!({"metric": metric, "window": w, "stride": 20}),
+        );
+        let got: Vec<Value> = e["rows"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{metric}: {e}"))
+            .iter()
+            .map(|r| r["value"].clone())
+            .collect();
+        assert_eq!(canon(&json!(got)), canon(&values), "{metric}");
+        assert_eq!(e["rows"][2]["t_a"], 40);
+        assert_eq!(e["rows"][2]["t_b"], 50);
+        assert_eq!(e["n_buckets"], 3);
+        assert_eq!(digest_of(&e), digest, "{metric}");
+    }
+
+    let b = call(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "edge_event_rate"}, "window": w, "stride": 5,
+            "method": "zscore", "params": {"w": 3, "z": 1.0}}),
+    );
+    assert_eq!(
+        canon(&payload(&b)),
+        r#"{"cursor":null,"n_buckets":10,"rows":[{"score":1000000000.0,"t_a":10,"t_b":15,"value":1.0},{"score":1.414213562,"t_a":20,"t_b":25,"value":1.0},{"score":1.414213562,"t_a":25,"t_b":30,"value":0.0},{"score":1.414213562,"t_a":30,"t_b":35,"value":1.0},{"score":1.414213562,"t_a":35,"t_b":40,"value":0.0},{"score":5.656854249,"t_a":40,"t_b":45,"value":3.0},{"score":1.069044968,"t_a":45,"t_b":50,"value":0.0}],"rows_total":7,"set_digest":"688fe71786c1a8adaa01c48b7d0cb57a218f1a83aafda862d8e33f30de1a0f43","truncated":false}"#
+    );
+    assert_eq!(
+        digest_of(&b),
+        "22b50b40a9546dbf5ccab78d3c4f64a7d088d6306777e7aa90e04378639ad0be"
+    );
+    let mut proj = payload(&b);
+    proj.as_object_mut().unwrap().remove("set_digest");
+    assert_eq!(
+        tgms_engine::canon::digest(&proj),
+        "db29ed2bdab968999a936e2f18734a46ac3dff41d19029aa312ca86956a0fb7e"
+    );
+    let r = call(
+        &s,
+        "burst_detection",
+        json!({"target": {"kind": "edge_event_rate"}, "window": w, "stride": 5, "method": "ratio"}),
+    );
+    let flagged: Vec<(i64, i64, f64)> = r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["t_a"].as_i64().unwrap(),
+                x["t_b"].as_i64().unwrap(),
+                x["score"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        flagged,
+        vec![(10, 15, 1e9), (20, 25, 1e9), (30, 35, 1e9), (40, 45, 1e9)]
+    );
+    assert_eq!(
+        digest_of(&r),
+        "47b49bae0d5c2cf7a455b80ddde899d4cd40958ed5f85e190fff309ccb132784"
+    );
+
+    let n = call(
+        &s,
+        "neighborhood_evolution",
+        json!({"uid": "a", "t1": 10, "t2": 41, "stride": 10}),
+    );
+    assert_eq!(n["neighbors_gained"], json!([]));
+    assert_eq!(n["neighbors_lost"], json!([]));
+    assert_eq!(
+        n["degree_series"],
+        json!([{"t": 10, "degree": 1}, {"t": 20, "degree": 0}, {"t": 30, "degree": 1}, {"t": 40, "degree": 1}])
+    );
+    assert_eq!(n["stride"], 10);
+    assert_eq!(
+        digest_of(&n),
+        "6709fc7b8d31cfbf50b2b20d2d7f450e7388272d1dc0ed955d1d6622e27cb03c"
+    );
+
+    let q = call(&s, "resolve_entities", json!({"query": "A"}));
+    assert_eq!(
+        q["rows"],
+        json!([{"uid": "a", "label": "Node", "name": null, "match": 1}])
+    );
+    assert_eq!(
+        digest_of(&q),
+        "b9cd5f98e6334607abb47e235d8133b625f5dba6cebd927f226a1d91cb38c08f"
+    );
+    // The TGMS projection of edge_event_count and mean_out_degree (set_digest removed).
+    for (metric, want) in [
+        (
+            "edge_event_count",
+            "2b7affec095207cd180f2de61616f4e1a21d76b5321cf630a1525940b7bf856b",
+        ),
+        (
+            "mean_out_degree",
+            "f03910f90cb069a647426ccec1d5647ca3d95f5f8ca69de15674b52179b592ef",
+        ),
+    ] {
+        let e = call(
+            &s,
+            "graph_metric_timeseries",
+            json!({"metric": metric, "window": w, "stride": 20}),
+        );
+        let mut p = payload(&e);
+        p.as_object_mut().unwrap().remove("set_digest");
+        assert_eq!(tgms_engine::canon::digest(&p), want, "{metric}");
+    }
+    // TV10: the bucket cap (checked in the kernel).
+    assert_eq!(
+        canon(&call(
+            &s,
+            "graph_metric_timeseries",
+            json!({"metric": "edge_event_count", "window": {"t_a": 0, "t_b": 100000}, "stride": 1})
+        )),
+        r#"{"details":{},"error":"E_LIMIT","message":"bucket count 100000 exceeds cap 2000; use stride >= 50 for this window"}"#
+    );
+}
+
+/// TV8 (D-W3): asserted edges create node versions, so `c` resolves.
+#[test]
+fn tv8_resolve_entities_finds_edge_created_nodes() {
+    let (_d, s) = tv8();
+    let q = call(&s, "resolve_entities", json!({"query": "c"}));
+    assert_eq!(
+        q["rows"],
+        json!([{"uid": "c", "label": "Node", "name": null, "match": 0}])
+    );
+}

@@ -6,8 +6,12 @@ use crate::registry::OpSpec;
 use serde_json::{json, Value};
 use tgms_engine::{EdgeVersion, NodeVersion, OPEN_END};
 
+pub mod burst_detection;
 pub mod diff_snapshots;
 pub mod entity_history;
+pub mod graph_metric_timeseries;
+pub mod neighborhood_evolution;
+pub mod resolve_entities;
 pub mod snapshot_subgraph;
 pub mod state_at;
 pub mod version_history;
@@ -20,6 +24,10 @@ pub fn all() -> Vec<OpSpec> {
         diff_snapshots::spec(),
         version_history::spec(),
         state_at::spec(),
+        graph_metric_timeseries::spec(),
+        burst_detection::spec(),
+        neighborhood_evolution::spec(),
+        resolve_entities::spec(),
     ]
 }
 

@@ -51,10 +51,16 @@ pub fn interval(r: &mut Rng) -> (i64, Value) {
 /// Small props, sometimes with floats whose canonical text survives `round9` unchanged
 /// (`2.0` stays a float, `2` an int: different content).
 pub fn props(r: &mut Rng) -> Value {
-    match r.below(4) {
+    match r.below(6) {
         0 => json!({"p": r.below(3)}),
         1 => json!({"p": r.below(3) as f64}),
         2 => json!({"p": 0.125 * r.below(5) as f64, "q": "x"}),
+        // Names for resolve_entities: case, non-ASCII, empty, non-string.
+        3 => json!({"name": r.pick(&["Alpha", "bÉta", "", "AB", "Éa", "ph"])}),
+        4 => {
+            let n = [json!(7), Value::Null, json!(["a"])][r.below(3) as usize].clone();
+            json!({ "name": n })
+        }
         _ => json!({}),
     }
 }
