@@ -148,6 +148,22 @@ enum Cmd {
         #[arg(long)]
         strict: bool,
     },
+    /// Verify every checksum and invariant of a store (WAL, manifest, segments) without
+    /// modifying it; report every problem with its file and offset; exit 3 on any.
+    ///
+    /// Example: tgms check /tmp/store
+    Check {
+        /// Existing store directory (only read).
+        store: PathBuf,
+    },
+    /// Flush the memtable and merge every segment into one; the store digest is unchanged.
+    /// Unreferenced files are collected.
+    ///
+    /// Example: tgms compact /tmp/store
+    Compact {
+        /// Existing store directory (takes the writer lock).
+        store: PathBuf,
+    },
     /// Benchmark tools: the synthetic generator and the CollegeMsg replay log.
     #[command(subcommand)]
     Bench(BenchCmd),
@@ -352,6 +368,37 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
     Ok(())
 }
 
+fn cmd_check(store: &Path) -> CmdResult {
+    let rep = tgms_engine::store::check(store)?;
+    let problems: Vec<Value> = rep
+        .problems
+        .iter()
+        .map(|p| json!({"file": p.file.display().to_string(), "offset": p.offset, "kind": p.kind}))
+        .collect();
+    if !problems.is_empty() {
+        return Err(Failure::Payload(json!({"error": "E_STATE",
+            "message": format!("store check found {} problem(s)", problems.len()),
+            "details": {"problems": problems, "notes": rep.notes}})));
+    }
+    out(
+        &json!({"ok": true, "segments": rep.segments, "wal_records": rep.wal_records,
+        "notes": rep.notes}),
+    );
+    Ok(())
+}
+
+fn cmd_compact(store: &Path) -> CmdResult {
+    let mut st = Store::open(store)?;
+    let before = st.segments().len();
+    let collected = st.compact()?;
+    let (total, log) = st.disk_bytes()?;
+    out(
+        &json!({"segments_before": before, "segments_after": st.segments().len(),
+        "files_collected": collected, "disk_bytes": {"total": total, "log": log}}),
+    );
+    Ok(())
+}
+
 fn cmd_replay(src: &Path, dst: &Path) -> CmdResult {
     if !src.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", src.display())).into());
@@ -504,6 +551,8 @@ fn run(cli: Cli) -> CmdResult {
         Cmd::History { store, uid, edges } => cmd_history(&store, &uid, edges)?,
         Cmd::ImportEventlog { store, log } => cmd_import(&store, &log)?,
         Cmd::ExportEventlog { store, out, strict } => cmd_export(&store, &out, strict)?,
+        Cmd::Check { store } => cmd_check(&store)?,
+        Cmd::Compact { store } => cmd_compact(&store)?,
         Cmd::Bench(BenchCmd::Generate {
             scale,
             store,

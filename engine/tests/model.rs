@@ -1024,6 +1024,10 @@ enum Step {
     Reopen(Vec<i64>),
     /// Open a read-only handle beside the writer and compare.
     ReadOnly,
+    /// Flush the memtable into a segment.
+    Flush,
+    /// Compact every segment into one (the digest must not change).
+    Compact,
 }
 
 fn props_json(p: Option<u8>) -> Option<Value> {
@@ -1414,6 +1418,8 @@ fn step() -> impl Strategy<Value = Step> {
         17 => (prop::collection::vec(gop(), 1..5), tt).prop_map(|(ops, tt)| Step::Batch(ops, tt)),
         2 => readings().prop_map(Step::Reopen),
         1 => Just(Step::ReadOnly),
+        2 => Just(Step::Flush),
+        1 => Just(Step::Compact),
     ]
 }
 
@@ -1425,6 +1431,9 @@ fn options(readings: &[i64], paranoid: bool) -> Options {
         paranoid,
         // Durability is recovery.rs's subject; here fsync would only cost time.
         no_sync: true,
+        // Tiny thresholds so that automatic flushes and compactions happen mid-case.
+        flush_rows: Some(7),
+        compact_segments: Some(3),
         ..Options::default()
     }
 }
@@ -1441,6 +1450,8 @@ struct Coverage {
     closes: u64,
     retires: u64,
     reopens: u64,
+    flushes: u64,
+    compactions: u64,
     applied_ops: BTreeMap<String, u64>,
 }
 
@@ -1455,6 +1466,8 @@ impl Coverage {
         self.closes += o.closes;
         self.retires += o.retires;
         self.reopens += o.reopens;
+        self.flushes += o.flushes;
+        self.compactions += o.compactions;
         for (k, v) in &o.applied_ops {
             *self.applied_ops.entry(k.clone()).or_default() += v;
         }
@@ -1554,6 +1567,24 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                 );
                 check(&ro, &model, i, false, &ctx);
             }
+            Step::Flush => {
+                store.flush().unwrap();
+                cov.flushes += 1;
+                assert_eq!(store.memtable_rows(), 0, "step {i}: flush");
+                check(&store, &model, i, false, &format!("step {i}: flush"));
+            }
+            Step::Compact => {
+                let before = store.digest();
+                store.compact().unwrap();
+                cov.compactions += 1;
+                assert!(store.segments().len() <= 1, "step {i}: compact");
+                assert_eq!(
+                    store.digest(),
+                    before,
+                    "step {i}: compaction changed the digest"
+                );
+                check(&store, &model, i, false, &format!("step {i}: compact"));
+            }
         }
     }
     check(&store, &model, steps.len(), true, "end of case");
@@ -1611,6 +1642,8 @@ fn engine_matches_the_naive_model() {
             ("closed rows", c.closes),
             ("retired rows", c.retires),
             ("reopens", c.reopens),
+            ("flushes", c.flushes),
+            ("compactions", c.compactions),
         ] {
             assert!(got >= n, "too few {what}: {got} in {n} cases");
         }
