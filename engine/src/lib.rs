@@ -7,6 +7,7 @@ pub mod canon;
 pub mod clock;
 pub mod error;
 pub mod eventlog;
+pub mod fault;
 pub mod ident;
 pub mod manifest;
 pub mod op;

@@ -310,14 +310,18 @@ impl ManifestWriter {
                 file.set_len(0).map_err(io)?;
                 file.write_all(&header()).map_err(io)?;
                 if !no_sync {
-                    file.sync_all().map_err(io)?;
+                    crate::fault::sync_point(path)
+                        .and_then(|_| file.sync_all())
+                        .map_err(io)?;
                 }
             }
             Some(l) => {
                 if file.metadata().map_err(io)?.len() != l {
                     file.set_len(l).map_err(io)?;
                     if !no_sync {
-                        file.sync_all().map_err(io)?;
+                        crate::fault::sync_point(path)
+                            .and_then(|_| file.sync_all())
+                            .map_err(io)?;
                     }
                 }
                 file.seek(SeekFrom::Start(l)).map_err(io)?;
@@ -338,8 +342,8 @@ impl ManifestWriter {
             .write_all(&buf)
             .map_err(|er| Error::io(&self.path, er))?;
         if !self.no_sync {
-            self.file
-                .sync_data()
+            crate::fault::sync_point(&self.path)
+                .and_then(|_| self.file.sync_data())
                 .map_err(|er| Error::io(&self.path, er))?;
         }
         Ok(())
@@ -358,7 +362,9 @@ pub fn write_fresh(dir: &Path, entries: &[SegEntry], no_sync: bool) -> Result<()
     let mut f = File::create(&tmp).map_err(io)?;
     f.write_all(&buf).map_err(io)?;
     if !no_sync {
-        f.sync_all().map_err(io)?;
+        crate::fault::sync_point(&tmp)
+            .and_then(|_| f.sync_all())
+            .map_err(io)?;
     }
     drop(f);
     std::fs::rename(&tmp, dir.join(MANIFEST_FILE)).map_err(io)?;

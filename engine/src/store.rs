@@ -161,7 +161,8 @@ fn collect_garbage(dir: &Path, live: &[SegEntry]) -> Result<usize> {
 }
 
 fn fsync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
+    crate::fault::sync_point(dir)
+        .and_then(|_| File::open(dir))
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, e))
 }
@@ -599,7 +600,9 @@ impl Store {
             .map_err(|e| Error::io(&path, e))?;
         f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
         if !self.no_sync {
-            f.sync_all().map_err(|e| Error::io(&path, e))?;
+            crate::fault::sync_point(&path)
+                .and_then(|_| f.sync_all())
+                .map_err(|e| Error::io(&path, e))?;
         }
         drop(f);
         self.sync_dir()?;

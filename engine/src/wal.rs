@@ -541,7 +541,9 @@ impl Wal {
             .map_err(|e| Error::io(path, e))?;
         file.write_all(&header_bytes())
             .map_err(|e| Error::io(path, e))?;
-        file.sync_all().map_err(|e| Error::io(path, e))?;
+        crate::fault::sync_point(path)
+            .and_then(|_| file.sync_all())
+            .map_err(|e| Error::io(path, e))?;
         Ok(Wal {
             path: path.to_path_buf(),
             file,
@@ -563,7 +565,9 @@ impl Wal {
         let actual = file.metadata().map_err(|e| Error::io(path, e))?.len();
         if actual != len {
             file.set_len(len).map_err(|e| Error::io(path, e))?;
-            file.sync_all().map_err(|e| Error::io(path, e))?;
+            crate::fault::sync_point(path)
+                .and_then(|_| file.sync_all())
+                .map_err(|e| Error::io(path, e))?;
         }
         file.seek(SeekFrom::Start(len))
             .map_err(|e| Error::io(path, e))?;
@@ -594,8 +598,8 @@ impl Wal {
             .write_all(&self.frame)
             .map_err(|e| Error::io(&self.path, e))?;
         if sync && !self.no_sync {
-            self.file
-                .sync_data()
+            crate::fault::sync_point(&self.path)
+                .and_then(|_| self.file.sync_data())
                 .map_err(|e| Error::io(&self.path, e))?;
         }
         self.len += self.frame.len() as u64;
@@ -605,8 +609,8 @@ impl Wal {
     /// Makes every appended byte durable (a flush checkpoints the log only after this).
     pub fn sync(&mut self) -> Result<()> {
         if !self.no_sync {
-            self.file
-                .sync_data()
+            crate::fault::sync_point(&self.path)
+                .and_then(|_| self.file.sync_data())
                 .map_err(|e| Error::io(&self.path, e))?;
         }
         Ok(())
