@@ -12,8 +12,8 @@ pub const SEG_MAGIC: &[u8; 8] = b"TGMSSEG\0";
 pub const SEG_TRAILER_MAGIC: &[u8; 4] = b"TGSE";
 /// Segment format major version.
 pub const SEG_MAJOR: u16 = 1;
-/// Segment format minor version.
-pub const SEG_MINOR: u16 = 0;
+/// Segment format minor version. Minor 1 added codec 4 (DFOR) for integer columns.
+pub const SEG_MINOR: u16 = 1;
 /// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
 pub const SEG_HEADER_LEN: usize = 88;
 /// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
@@ -60,6 +60,8 @@ pub mod codec {
     pub const RUNS: u8 = 2;
     /// A string heap.
     pub const HEAP: u8 = 3;
+    /// Delta + frame-of-reference bit packing (segment minor ≥ 1).
+    pub const DFOR: u8 = 4;
 }
 
 /// Every chunk id a version-1.0 segment holds, in file order, with its codec.
@@ -108,6 +110,101 @@ pub fn put_for(out: &mut Vec<u8>, v: &[i64]) {
     }
     if bits > 0 {
         out.push(acc as u8);
+    }
+}
+
+/// DFOR codec, patched delta + frame of reference: `u32 count | i64 first | u32 n_exc |
+/// i64 min | u8 width | packed bits of the count − 1 deltas | n_exc × (u32 index, i64 delta)`.
+/// Delta `i` is `v[i+1] − v[i]` (mod 2^64). Deltas outside `[min, min + 2^width)` are
+/// **exceptions**: their packed slot holds 0 and their value is in the exception list
+/// (indexes strictly ascending). The encoder picks `min` and `width` to minimize the size.
+pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
+    let deltas: Vec<i64> = v.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+    let mut sorted = deltas.clone();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
+    if n > 0 {
+        // Candidate bases: the smallest delta and a few low quantiles.
+        let mut bases: Vec<i64> = [0, n / 10_000, n / 1_000, n / 100]
+            .iter()
+            .map(|&i| sorted[i.min(n - 1)])
+            .collect();
+        bases.dedup();
+        for &m in &bases {
+            let lo = sorted.partition_point(|&x| x < m);
+            for w in 0..=64u32 {
+                let hi = if w == 64 {
+                    n
+                } else {
+                    let top = (m as i128) + (1i128 << w);
+                    sorted.partition_point(|&x| (x as i128) < top)
+                };
+                let exc = (n - (hi - lo)) as u128;
+                let cost = (n as u128 * w as u128).div_ceil(8) + exc * 12;
+                if cost < best_cost {
+                    (best_min, best_w, best_cost) = (m, w, cost);
+                }
+                if hi == n {
+                    break;
+                }
+            }
+        }
+    }
+    let fits = |d: i64| {
+        best_w == 64
+            || (d as i128 >= best_min as i128 && (d as i128) < best_min as i128 + (1i128 << best_w))
+    };
+    let exc: Vec<(u32, i64)> = deltas
+        .iter()
+        .enumerate()
+        .filter(|(_, &d)| !fits(d))
+        .map(|(i, &d)| (i as u32, d))
+        .collect();
+    out.extend_from_slice(&(exc.len() as u32).to_le_bytes());
+    out.extend_from_slice(&best_min.to_le_bytes());
+    out.push(best_w as u8);
+    let mut acc: u128 = 0;
+    let mut bits = 0u32;
+    if best_w > 0 {
+        for &d in &deltas {
+            let x = if fits(d) {
+                (d as u64).wrapping_sub(best_min as u64)
+            } else {
+                0
+            };
+            acc |= (x as u128) << bits;
+            bits += best_w;
+            while bits >= 8 {
+                out.push(acc as u8);
+                acc >>= 8;
+                bits -= 8;
+            }
+        }
+        if bits > 0 {
+            out.push(acc as u8);
+        }
+    }
+    for (i, d) in exc {
+        out.extend_from_slice(&i.to_le_bytes());
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+}
+
+/// Encodes an integer column with whichever of FOR and DFOR is smaller; returns the codec.
+pub fn put_int(out: &mut Vec<u8>, v: &[i64]) -> u8 {
+    let mut a = Vec::new();
+    put_for(&mut a, v);
+    let mut b = Vec::new();
+    put_dfor(&mut b, v);
+    if b.len() < a.len() {
+        out.extend_from_slice(&b);
+        codec::DFOR
+    } else {
+        out.extend_from_slice(&a);
+        codec::FOR
     }
 }
 
@@ -185,6 +282,11 @@ impl<'a> Rd<'a> {
         if n != want {
             return Err((at, format!("column holds {n} values, {want} expected")));
         }
+        self.for_body(n)
+    }
+
+    /// A FOR body (`min | width | bits`) of `n` values.
+    fn for_body(&mut self, n: usize) -> Result<Vec<i64>, DecErr> {
         let min = self.i64()?;
         let w = self.u8()? as u32;
         if w > 64 {
@@ -214,6 +316,46 @@ impl<'a> Rd<'a> {
             acc >>= w;
             bits -= w;
             out.push((min as u64).wrapping_add(d) as i64);
+        }
+        Ok(out)
+    }
+
+    /// An integer column in codec `codec` (FOR or DFOR) holding `want` values.
+    fn int_col(&mut self, codec: u8, want: usize) -> Result<Vec<i64>, DecErr> {
+        if codec == codec::FOR {
+            return self.for_col(want);
+        }
+        let at = self.pos;
+        let n = self.u32()? as usize;
+        if n != want {
+            return Err((at, format!("column holds {n} values, {want} expected")));
+        }
+        let first = self.i64()?;
+        let n_exc = self.u32()? as usize;
+        let nd = n.saturating_sub(1);
+        if n_exc > nd {
+            return Err((self.pos - 4, format!("{n_exc} exceptions for {nd} deltas")));
+        }
+        let mut deltas = self.for_body(nd)?;
+        let mut prev: Option<usize> = None;
+        for _ in 0..n_exc {
+            let at = self.pos;
+            let i = self.u32()? as usize;
+            let d = self.i64()?;
+            if i >= nd || prev.is_some_and(|p| i <= p) {
+                return Err((at, format!("exception index {i} out of order or range")));
+            }
+            deltas[i] = d;
+            prev = Some(i);
+        }
+        let mut out = Vec::with_capacity(n);
+        if n > 0 {
+            out.push(first);
+            let mut cur = first;
+            for d in deltas {
+                cur = cur.wrapping_add(d);
+                out.push(cur);
+            }
         }
         Ok(out)
     }
@@ -309,23 +451,26 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
     let mut body = Vec::new();
     for (id, codec) in chunk_layout() {
         body.clear();
+        let mut used = codec;
         match id {
             UIDS => put_heap(&mut body, &d.uids),
             STRINGS => put_heap(&mut body, &d.strings),
-            CONTENT_LABEL => put_for(&mut body, &u32s(d.contents.iter().map(|c| c.label))),
-            CONTENT_PROPS => put_for(&mut body, &u32s(d.contents.iter().map(|c| c.props))),
-            CONTENT_SOURCE => put_for(&mut body, &u32s(d.contents.iter().map(|c| c.source))),
-            CONTENT_PROV => put_for(&mut body, &u32s(d.contents.iter().map(|c| c.provenance))),
-            IDENT_SRC => put_for(&mut body, &u32s(d.idents.iter().map(|e| e.src))),
-            IDENT_DST => put_for(&mut body, &u32s(d.idents.iter().map(|e| e.dst))),
-            IDENT_REL => put_for(&mut body, &u32s(d.idents.iter().map(|e| e.rel))),
+            CONTENT_LABEL => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.label))),
+            CONTENT_PROPS => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.props))),
+            CONTENT_SOURCE => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.source))),
+            CONTENT_PROV => {
+                used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.provenance)))
+            }
+            IDENT_SRC => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.src))),
+            IDENT_DST => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.dst))),
+            IDENT_REL => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.rel))),
             IDENT_DISC_TAG => {
                 let t: Vec<i64> = d
                     .idents
                     .iter()
                     .map(|e| matches!(e.disc, Disc::Str(_)) as i64 | (e.mapped as i64) << 1)
                     .collect();
-                put_for(&mut body, &t)
+                used = put_int(&mut body, &t)
             }
             IDENT_DISC_VAL => {
                 let t: Vec<i64> = d
@@ -336,9 +481,9 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
                         Disc::Str(s) => s as i64,
                     })
                     .collect();
-                put_for(&mut body, &t)
+                used = put_int(&mut body, &t)
             }
-            SLOTS => put_for(&mut body, &u32s(d.slots.iter().copied())),
+            SLOTS => used = put_int(&mut body, &u32s(d.slots.iter().copied())),
             _ => {
                 let (g, rows, closes) = if id < ROWS_EDGE {
                     (ROWS_NODE, &d.nodes, &d.closes[0])
@@ -346,9 +491,11 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
                     (ROWS_EDGE, &d.edges, &d.closes[1])
                 };
                 match id - g {
-                    IDENT => put_for(&mut body, &u32s(rows.iter().map(|r| r.ident))),
-                    CONTENT => put_for(&mut body, &u32s(rows.iter().map(|r| r.content))),
-                    VT_S => put_for(&mut body, &rows.iter().map(|r| r.vt_s).collect::<Vec<_>>()),
+                    IDENT => used = put_int(&mut body, &u32s(rows.iter().map(|r| r.ident))),
+                    CONTENT => used = put_int(&mut body, &u32s(rows.iter().map(|r| r.content))),
+                    VT_S => {
+                        used = put_int(&mut body, &rows.iter().map(|r| r.vt_s).collect::<Vec<_>>())
+                    }
                     VT_LEN => {
                         // 0 = open end; an instantaneous row stores 1, so a segment of
                         // instantaneous rows packs this column to width 0 (elided).
@@ -362,7 +509,7 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
                                 }
                             })
                             .collect();
-                        put_for(&mut body, &l)
+                        used = put_int(&mut body, &l)
                     }
                     TT_S => put_runs(&mut body, &rows.iter().map(|r| r.tt_s).collect::<Vec<_>>()),
                     REASON => put_for(
@@ -380,7 +527,7 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
                         &mut body,
                         &rows.iter().map(|r| r.alive as i64).collect::<Vec<_>>(),
                     ),
-                    CLOSE_ROW => put_for(&mut body, &u32s(closes.iter().map(|c| c.row))),
+                    CLOSE_ROW => used = put_int(&mut body, &u32s(closes.iter().map(|c| c.row))),
                     CLOSE_TT_E => put_for(
                         &mut body,
                         &closes.iter().map(|c| c.tt_e).collect::<Vec<_>>(),
@@ -404,7 +551,7 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
         }
         dir.push((
             id,
-            codec,
+            used,
             out.len() as u64,
             body.len() as u64,
             crc32fast::hash(&body),
@@ -510,6 +657,8 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
             "chunk directory does not list the chunks of format 1.0".into(),
         ));
     }
+    let minor = u16::from_le_bytes([b[10], b[11]]);
+    let mut codecs: Vec<u8> = Vec::with_capacity(layout.len());
     let mut chunks: Vec<&[u8]> = Vec::with_capacity(layout.len());
     let mut offsets: Vec<u64> = Vec::with_capacity(layout.len());
     let mut expect_off = SEG_HEADER_LEN as u64;
@@ -520,12 +669,14 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
         let off = u64::from_le_bytes(e[4..12].try_into().unwrap_or([0; 8]));
         let len = u32::from_le_bytes(e[12..16].try_into().unwrap_or([0; 4])) as u64;
         let crc = u32::from_le_bytes(e[16..20].try_into().unwrap_or([0; 4]));
-        if eid != id || e[2] != codec || off != expect_off || off + len > f_off {
+        let codec_ok = e[2] == codec || (codec == codec::FOR && e[2] == codec::DFOR && minor >= 1);
+        if eid != id || !codec_ok || off != expect_off || off + len > f_off {
             return Err((
                 at,
                 format!("directory entry {k} (chunk {eid}) is inconsistent"),
             ));
         }
+        codecs.push(e[2]);
         let body = &b[off as usize..(off + len) as usize];
         if crc32fast::hash(body) != crc {
             return Err((off, format!("chunk {id} checksum mismatch")));
@@ -563,7 +714,9 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
             b: chunks[idx(id)],
             pos: 0,
         };
-        let v = r.for_col(want).and_then(|v| r.done().map(|_| v));
+        let v = r
+            .int_col(codecs[idx(id)], want)
+            .and_then(|v| r.done().map(|_| v));
         v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {k}")))
     };
     let heap = |id: u16| -> Result<Vec<String>, SegErr> {
@@ -741,4 +894,48 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
 /// segments): `Err((file offset, what))` on the first problem.
 pub fn verify(b: &[u8]) -> Result<(), SegErr> {
     decode(b).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn roundtrip(v: &[i64]) {
+        for (enc, codec) in [
+            (put_for as fn(&mut Vec<u8>, &[i64]), codec::FOR),
+            (put_dfor, codec::DFOR),
+        ] {
+            let mut b = Vec::new();
+            enc(&mut b, v);
+            let mut r = Rd { b: &b, pos: 0 };
+            assert_eq!(r.int_col(codec, v.len()).unwrap(), v, "codec {codec}");
+            assert!(r.done().is_ok());
+        }
+        let mut b = Vec::new();
+        let c = put_int(&mut b, v);
+        let mut r = Rd { b: &b, pos: 0 };
+        assert_eq!(r.int_col(c, v.len()).unwrap(), v);
+    }
+
+    #[test]
+    fn dfor_packs_mostly_increasing_columns_with_outliers() {
+        let mut v: Vec<i64> = (0..10_000).collect();
+        v[5_000] = 3;
+        v[7_000] = i64::MIN;
+        roundtrip(&v);
+        let mut b = Vec::new();
+        assert_eq!(put_int(&mut b, &v), codec::DFOR);
+        assert!(b.len() < 10_000 / 4 + 100, "{} bytes", b.len());
+        roundtrip(&[]);
+        roundtrip(&[i64::MAX, i64::MIN, 0, -1, 1]);
+    }
+
+    proptest! {
+        #[test]
+        fn int_codecs_round_trip(v in prop::collection::vec(
+            prop_oneof![8 => 0..64i64, 1 => any::<i64>()], 0..300)) {
+            roundtrip(&v);
+        }
+    }
 }
