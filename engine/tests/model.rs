@@ -1028,6 +1028,14 @@ enum Step {
     Flush,
     /// Compact every segment into one (the digest must not change).
     Compact,
+    /// Crash inside a flush's publication: the segment file is written but the manifest
+    /// record is cut at `cut` bytes (or the segment file is missing too), then reopen with a
+    /// new scripted wall clock. Nothing acknowledged may be lost.
+    CrashMidFlush {
+        cut: usize,
+        drop_segment: bool,
+        readings: Vec<i64>,
+    },
 }
 
 fn props_json(p: Option<u8>) -> Option<Value> {
@@ -1420,6 +1428,9 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::ReadOnly),
         2 => Just(Step::Flush),
         1 => Just(Step::Compact),
+        1 => (0..400usize, any::<bool>(), readings()).prop_map(|(cut, drop_segment, readings)| {
+            Step::CrashMidFlush { cut, drop_segment, readings }
+        }),
     ]
 }
 
@@ -1452,6 +1463,7 @@ struct Coverage {
     reopens: u64,
     flushes: u64,
     compactions: u64,
+    crashes: u64,
     applied_ops: BTreeMap<String, u64>,
 }
 
@@ -1468,6 +1480,7 @@ impl Coverage {
         self.reopens += o.reopens;
         self.flushes += o.flushes;
         self.compactions += o.compactions;
+        self.crashes += o.crashes;
         for (k, v) in &o.applied_ops {
             *self.applied_ops.entry(k.clone()).or_default() += v;
         }
@@ -1572,6 +1585,43 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                 cov.flushes += 1;
                 assert_eq!(store.memtable_rows(), 0, "step {i}: flush");
                 check(&store, &model, i, false, &format!("step {i}: flush"));
+            }
+            Step::CrashMidFlush {
+                cut,
+                drop_segment,
+                readings,
+            } => {
+                let mpath = path.join("MANIFEST");
+                let before = std::fs::read(&mpath).ok();
+                if store.flush().unwrap() {
+                    let seq = store.segments().last().unwrap().seq;
+                    drop(store);
+                    let after = std::fs::read(&mpath).unwrap();
+                    let start = before.as_ref().map_or(16, |b| b.len());
+                    // An automatic compaction rewrote the manifest: nothing to cut.
+                    let appended = after.len() > start
+                        && before.as_ref().is_none_or(|b| after[..start] == b[..]);
+                    if appended {
+                        let keep = start + cut % (after.len() - start);
+                        std::fs::write(&mpath, &after[..keep]).unwrap();
+                        if *drop_segment {
+                            std::fs::remove_file(path.join(format!("seg-{seq:08}.tgs"))).unwrap();
+                        }
+                        cov.crashes += 1;
+                    }
+                } else {
+                    drop(store);
+                }
+                store = Store::open_with(&path, options(readings, paranoid)).unwrap();
+                model.readings = readings.clone();
+                model.reading_no = 0;
+                check(
+                    &store,
+                    &model,
+                    i,
+                    false,
+                    &format!("step {i}: crash mid-flush"),
+                );
             }
             Step::Compact => {
                 let before = store.digest();
