@@ -5,6 +5,7 @@
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::error::{Error, Result};
 use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
+use crate::mmap::{IoMode, SegBytes};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Snapshot;
 use crate::seg;
@@ -40,6 +41,8 @@ pub struct Options {
     /// Ignore the segments and rebuild the state by replaying the whole log (read-only
     /// opens only; `tgms check` compares the two).
     pub replay_whole_log: bool,
+    /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
+    pub io: Option<IoMode>,
 }
 
 /// Default memtable flush threshold in rows.
@@ -86,7 +89,11 @@ pub struct Store {
 
 /// Loads the published segments of `dir` into `state`; returns them. `Ok(None)` when a
 /// segment file vanished (a concurrent compaction collected it): the caller retries.
-fn load_segments(dir: &Path, state: &mut State) -> Result<Option<(Vec<SegEntry>, u64)>> {
+fn load_segments(
+    dir: &Path,
+    state: &mut State,
+    io: IoMode,
+) -> Result<Option<(Vec<SegEntry>, u64)>> {
     let mpath = dir.join(MANIFEST_FILE);
     if !mpath.exists() {
         return Ok(Some((Vec::new(), 0)));
@@ -94,11 +101,12 @@ fn load_segments(dir: &Path, state: &mut State) -> Result<Option<(Vec<SegEntry>,
     let (entries, good_len) = manifest::read(&mpath)?;
     for e in &entries {
         let path = dir.join(manifest::seg_name(e.seq));
-        let bytes = match fs::read(&path) {
+        let mapped = match SegBytes::open(&path, io) {
             Ok(b) => b,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(err) => return Err(Error::io(&path, err)),
         };
+        let bytes = mapped.bytes();
         let corrupt = |offset: u64, kind: String| Error::Corruption {
             file: path.clone(),
             offset,
@@ -114,20 +122,20 @@ fn load_segments(dir: &Path, state: &mut State) -> Result<Option<(Vec<SegEntry>,
                 ),
             ));
         }
-        if blake3::hash(&bytes).as_bytes() != &e.blake3 {
+        if blake3::hash(bytes).as_bytes() != &e.blake3 {
             return Err(corrupt(
                 0,
                 "segment content digest (blake3) mismatch".into(),
             ));
         }
-        let (sq, data) = seg::decode(&bytes).map_err(|(o, k)| corrupt(o, k))?;
+        let (sq, data) = seg::decode(bytes).map_err(|(o, k)| corrupt(o, k))?;
         if sq != e.seq || data.base != e.base || data.end() != e.end {
             return Err(corrupt(
                 0,
                 "segment does not match its manifest record".into(),
             ));
         }
-        drop(bytes);
+        drop(mapped);
         state.load_seg(data).map_err(|k| corrupt(0, k))?;
     }
     if let Some(last) = entries.last() {
@@ -284,7 +292,8 @@ impl Store {
                 }
                 break (st, Vec::new(), 0);
             }
-            if let Some((entries, len)) = load_segments(dir, &mut st)? {
+            let io = opts.io.unwrap_or_else(IoMode::from_env);
+            if let Some((entries, len)) = load_segments(dir, &mut st, io)? {
                 break (st, entries, len);
             }
             attempts += 1;
@@ -566,13 +575,19 @@ impl Store {
         let data = self.state.seg_data(self.state.sealed);
         let entry = self.write_segment(&data)?;
         drop(data);
-        if self.manifest.is_none() {
-            let m = ManifestWriter::open(&self.dir.join(MANIFEST_FILE), None, self.no_sync)?;
-            self.sync_dir()?;
-            self.manifest = Some(m);
-        }
-        if let Some(m) = self.manifest.as_mut() {
-            m.append(&entry)?;
+        match self.manifest.as_mut() {
+            Some(m) => m.append(&entry)?,
+            None => {
+                // The first publication creates the manifest atomically (temporary file +
+                // rename), so a concurrent reader never sees a manifest without its header.
+                manifest::write_fresh(&self.dir, std::slice::from_ref(&entry), self.no_sync)?;
+                self.sync_dir()?;
+                let mpath = self.dir.join(MANIFEST_FILE);
+                let len = fs::metadata(&mpath)
+                    .map_err(|e| Error::io(&mpath, e))?
+                    .len();
+                self.manifest = Some(ManifestWriter::open(&mpath, Some(len), self.no_sync)?);
+            }
         }
         self.state.seal();
         self.covered = (entry.wal_offset, entry.wal_record);
@@ -858,13 +873,14 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
             );
         }
         prev = Some(e);
-        let bytes = match fs::read(&path) {
+        let held = match SegBytes::read(&path) {
             Ok(b) => b,
             Err(err) => {
                 bad(0, format!("segment file unreadable: {err}"));
                 continue;
             }
         };
+        let bytes = held.bytes();
         if bytes.len() as u64 != e.file_len {
             bad(
                 0,
@@ -875,13 +891,13 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
                 ),
             );
         }
-        if blake3::hash(&bytes).as_bytes() != &e.blake3 {
+        if blake3::hash(bytes).as_bytes() != &e.blake3 {
             bad(
                 0,
                 "S3: content digest (blake3) differs from the manifest".into(),
             );
         }
-        match seg::decode(&bytes) {
+        match seg::decode(bytes) {
             Err((o, k)) => bad(o, k),
             Ok((sq, d)) => {
                 if sq != e.seq || d.base != e.base || d.end() != e.end {

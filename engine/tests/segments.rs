@@ -441,3 +441,24 @@ fn golden_v1_1_store_reads_back() {
     s.compact().unwrap();
     assert_eq!(s.digest(), expected["digest"].as_str().unwrap());
 }
+
+/// The mmap and pread paths read the same segments to the same store.
+#[test]
+fn mmap_and_pread_paths_agree() {
+    use tgms_engine::mmap::IoMode;
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    let want = build(&dir, true).last().unwrap().clone();
+    for io in [IoMode::Mmap, IoMode::Pread] {
+        let s = Store::open_with(
+            &dir,
+            Options {
+                read_only: true,
+                io: Some(io),
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(state_of(&s), want, "{io:?}");
+    }
+}
