@@ -1215,6 +1215,17 @@ impl State {
                 stats.n_edge_versions, stats.n_node_versions, stats.max_out_degree
             ));
         }
+        for (&rel, &n) in &self.rel_counts {
+            if stats.rel_type_counts.get(self.strings.name(rel)) != Some(&n) {
+                return Err(format!(
+                    "manifest statistics disagree with the segments on rel type {:?}",
+                    self.strings.name(rel)
+                ));
+            }
+        }
+        if stats.rel_type_counts.len() != self.rel_counts.len() {
+            return Err("manifest statistics list rel types the segments lack".into());
+        }
         self.stats = stats;
         self.pending_closes.clear();
         self.sealed = self.marks();
