@@ -1423,11 +1423,11 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3i64).prop_map(TtChoice::NonMonotonic),
     ];
     prop_oneof![
-        17 => (prop::collection::vec(gop(), 1..5), tt).prop_map(|(ops, tt)| Step::Batch(ops, tt)),
+        24 => (prop::collection::vec(gop(), 1..5), tt).prop_map(|(ops, tt)| Step::Batch(ops, tt)),
         2 => readings().prop_map(Step::Reopen),
         1 => Just(Step::ReadOnly),
         2 => Just(Step::Flush),
-        1 => Just(Step::Compact),
+        2 => Just(Step::Compact),
         1 => (0..400usize, any::<bool>(), readings()).prop_map(|(cut, drop_segment, readings)| {
             Step::CrashMidFlush { cut, drop_segment, readings }
         }),
@@ -1666,7 +1666,7 @@ fn engine_matches_the_naive_model() {
     let strategy = (
         readings(),
         any::<bool>(),
-        prop::collection::vec(step(), 1..60),
+        prop::collection::vec(step(), 1..80),
     );
     let result = runner.run(&strategy, |(first_readings, paranoid, steps)| {
         let c = run_case(first_readings, paranoid, steps);
