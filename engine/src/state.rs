@@ -1108,6 +1108,9 @@ impl State {
                 return Err("duplicate content record".into());
             }
         }
+        self.idents.reserve(d.idents.len());
+        self.edge_postings.reserve(d.idents.len());
+        self.ordinal_slots.reserve(d.slots.len());
         for e in d.idents {
             if e.src >= nu || e.dst >= nu || e.rel >= ns {
                 return Err("edge identity refers to a missing uid or string".into());
@@ -1137,6 +1140,20 @@ impl State {
             self.ordinal_slots.push(s);
         }
         let nc = self.contents.len() as u32;
+        // Size every table once: a segment can hold millions of rows.
+        self.nodes.reserve(d.nodes.len());
+        self.edges.reserve(d.edges.len());
+        let mut deg = vec![[0u32; 2]; nu as usize];
+        for r in &d.edges {
+            if let Some(i) = self.idents.get(r.ident as usize) {
+                deg[i.src as usize][0] += 1;
+                deg[i.dst as usize][1] += 1;
+            }
+        }
+        for (u, [o, i]) in deg.into_iter().enumerate() {
+            self.out_adj[u].reserve(o as usize);
+            self.in_adj[u].reserve(i as usize);
+        }
         for (kind, rows) in [(Kind::Node, d.nodes), (Kind::Edge, d.edges)] {
             let limit = if kind == Kind::Node { nu } else { ni };
             for row in rows {
