@@ -462,3 +462,45 @@ fn mmap_and_pread_paths_agree() {
         assert_eq!(state_of(&s), want, "{io:?}");
     }
 }
+
+/// A read-only open (and `check`) of a store with segments, a torn manifest tail, an
+/// orphan segment and a leftover `MANIFEST.tmp` changes no file: not a byte, not a name.
+#[test]
+fn read_only_open_and_check_modify_nothing() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    build(&dir, true);
+    let mut m = fs::read(dir.join(MANIFEST_FILE)).unwrap();
+    m.extend_from_slice(&[7, 0, 0]);
+    fs::write(dir.join(MANIFEST_FILE), &m).unwrap();
+    fs::write(dir.join(manifest::seg_name(99)), b"orphan").unwrap();
+    fs::write(dir.join(manifest::MANIFEST_TMP), b"partial").unwrap();
+    let snapshot = |d: &Path| {
+        let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(d)
+            .unwrap()
+            .map(|e| {
+                let e = e.unwrap();
+                (
+                    e.file_name().to_string_lossy().into_owned(),
+                    fs::read(e.path()).unwrap(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let before = snapshot(&dir);
+    let s = Store::open_read_only(&dir).unwrap();
+    let _ = s.digest();
+    drop(s);
+    let rep = check(&dir).unwrap();
+    assert!(rep.problems.is_empty(), "{:?}", rep.problems);
+    assert_eq!(rep.notes.len(), 3, "{:?}", rep.notes);
+    assert_eq!(snapshot(&dir), before);
+    // The writer repairs: torn record cut, garbage collected.
+    drop(Store::open_with(&dir, opts()).unwrap());
+    let after = snapshot(&dir);
+    assert!(!after
+        .iter()
+        .any(|(n, _)| n == manifest::MANIFEST_TMP || n == &manifest::seg_name(99)));
+}
