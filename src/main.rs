@@ -180,6 +180,22 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "anthropic")]
         format: ToolsFormat,
     },
+    /// Verify every checksum and invariant of a store (WAL, manifest, segments) without
+    /// modifying it; report every problem with its file and offset; exit 3 on any.
+    ///
+    /// Example: tgms check /tmp/store
+    Check {
+        /// Existing store directory (only read).
+        store: PathBuf,
+    },
+    /// Flush the memtable and merge every segment into one; the store digest is unchanged.
+    /// Unreferenced files are collected.
+    ///
+    /// Example: tgms compact /tmp/store
+    Compact {
+        /// Existing store directory (takes the writer lock).
+        store: PathBuf,
+    },
     /// Benchmark tools: the synthetic generator and the CollegeMsg replay log.
     #[command(subcommand)]
     Bench(BenchCmd),
@@ -407,6 +423,37 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
     println!(
         "disk bytes       {} total, {} log",
         v["disk_bytes"]["total"], v["disk_bytes"]["log"]
+    );
+    Ok(())
+}
+
+fn cmd_check(store: &Path) -> CmdResult {
+    let rep = tgms_engine::store::check(store)?;
+    let problems: Vec<Value> = rep
+        .problems
+        .iter()
+        .map(|p| json!({"file": p.file.display().to_string(), "offset": p.offset, "kind": p.kind}))
+        .collect();
+    if !problems.is_empty() {
+        return Err(Failure::Payload(json!({"error": "E_STATE",
+            "message": format!("store check found {} problem(s)", problems.len()),
+            "details": {"problems": problems, "notes": rep.notes}})));
+    }
+    out(
+        &json!({"ok": true, "segments": rep.segments, "wal_records": rep.wal_records,
+        "notes": rep.notes}),
+    );
+    Ok(())
+}
+
+fn cmd_compact(store: &Path) -> CmdResult {
+    let mut st = Store::open(store)?;
+    let before = st.segments().len();
+    let collected = st.compact()?;
+    let (total, log) = st.disk_bytes()?;
+    out(
+        &json!({"segments_before": before, "segments_after": st.segments().len(),
+        "files_collected": collected, "disk_bytes": {"total": total, "log": log}}),
     );
     Ok(())
 }
@@ -769,6 +816,8 @@ fn run(cli: Cli) -> CmdResult {
             format,
         } => cmd_call(&store, &op, &args, as_of, format)?,
         Cmd::Tools { format } => cmd_tools(format)?,
+        Cmd::Check { store } => cmd_check(&store)?,
+        Cmd::Compact { store } => cmd_compact(&store)?,
         Cmd::Bench(BenchCmd::Generate {
             scale,
             store,

@@ -225,6 +225,8 @@ fn every_command_has_help_with_an_example() {
         vec!["history"],
         vec!["import-eventlog"],
         vec!["export-eventlog"],
+        vec!["check"],
+        vec!["compact"],
         vec!["bench", "generate"],
         vec!["bench", "collegemsg-log"],
     ] {
@@ -367,4 +369,50 @@ fn call_and_tools() {
     assert!(String::from_utf8(ok(tgms(&["call", "--help"])).stdout)
         .unwrap()
         .contains("Example:"));
+}
+
+#[test]
+fn compact_keeps_the_digest_and_check_reports_damage() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("college");
+    ok(tgms(&["init", p(&s)]));
+    ok(tgms(&["ingest", p(&s), "--dataset", "collegemsg"]));
+    let digest = String::from_utf8(ok(tgms(&["digest", p(&s)])).stdout).unwrap();
+    let c = json_out(&ok(tgms(&["compact", p(&s)])));
+    assert_eq!(c["segments_after"], 1);
+    assert_eq!(
+        String::from_utf8(ok(tgms(&["digest", p(&s)])).stdout).unwrap(),
+        digest
+    );
+    let r = json_out(&ok(tgms(&["check", p(&s)])));
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["segments"], 1);
+    // Damage the segment and the log's first record: both are reported, exit 3.
+    let seg = s.join("seg-00000001.tgs");
+    let mut b = std::fs::read(&seg).unwrap();
+    b[200] ^= 0x40;
+    std::fs::write(&seg, &b).unwrap();
+    let wal = s.join("wal.log");
+    let mut w = std::fs::read(&wal).unwrap();
+    w[100] ^= 0x40;
+    std::fs::write(&wal, &w).unwrap();
+    let o = tgms(&["check", p(&s)]);
+    assert_eq!(o.status.code(), Some(3));
+    let e = json_out(&o);
+    assert_eq!(e["error"], "E_STATE");
+    let files: Vec<&str> = e["details"]["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["file"].as_str().unwrap())
+        .collect();
+    assert!(files.iter().any(|f| f.ends_with("seg-00000001.tgs")), "{e}");
+    assert!(files.iter().any(|f| f.ends_with("wal.log")), "{e}");
+    // The damaged segment makes open fail with a named corruption, never wrong rows.
+    let o = tgms(&["digest", p(&s)]);
+    assert_eq!(o.status.code(), Some(3));
+    assert!(json_out(&o)["details"]["file"]
+        .as_str()
+        .unwrap()
+        .ends_with("seg-00000001.tgs"));
 }

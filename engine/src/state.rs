@@ -19,7 +19,7 @@ pub(crate) const NONE: u32 = u32::MAX;
 #[derive(Default)]
 pub(crate) struct Interner {
     ids: FxHashMap<Box<str>, u32>,
-    names: Vec<Box<str>>,
+    pub(crate) names: Vec<Box<str>>,
 }
 
 impl Interner {
@@ -100,6 +100,9 @@ pub(crate) struct EdgeIdent {
     pub(crate) dst: u32,
     pub(crate) rel: u32,
     pub(crate) disc: Disc,
+    /// True when the identity is in the explicit-identity map (created by `ident_for`);
+    /// false for identities created by a default ingest disc, found through their slot.
+    pub(crate) mapped: bool,
     eid: OnceLock<Id12>,
 }
 
@@ -154,7 +157,7 @@ struct Undo {
 pub struct State {
     pub(crate) uids: Interner,
     pub(crate) strings: Interner,
-    contents: Vec<Content>,
+    pub(crate) contents: Vec<Content>,
     content_ids: FxHashMap<Content, u32>,
     pub(crate) nodes: Vec<Row>,
     pub(crate) edges: Vec<Row>,
@@ -162,7 +165,7 @@ pub struct State {
     /// Identity lookup for identities not created through a default ingest disc.
     ident_map: FxHashMap<EdgeKey, u32>,
     /// `ordinal_slots[k]` = identity created by the ingest event with default disc `#k`.
-    ordinal_slots: Vec<u32>,
+    pub(crate) ordinal_slots: Vec<u32>,
     /// Per uid: its node rows.
     pub(crate) node_postings: Vec<Postings>,
     /// Per edge identity: its rows.
@@ -179,6 +182,49 @@ pub struct State {
     /// When set, records what applied ops did that TGMS would not (JSONL export, §13.3).
     /// Observation only: apply semantics are the same with or without it.
     pub(crate) trace: Option<Trace>,
+    /// What the published segments already hold (`format-spec.md` §6): everything below
+    /// these counts is sealed; the rest is the memtable.
+    pub(crate) sealed: Marks,
+    /// Sealed rows closed since the last flush, `(is_edge, row)`, in close order: the
+    /// close run the next flush writes.
+    pub(crate) pending_closes: Vec<(bool, u32)>,
+}
+
+/// Dense-id counts of every table of the state: a segment covers `[base, end)` of each.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Marks {
+    pub(crate) uids: u64,
+    pub(crate) strings: u64,
+    pub(crate) contents: u64,
+    pub(crate) idents: u64,
+    pub(crate) slots: u64,
+    pub(crate) nodes: u64,
+    pub(crate) edges: u64,
+}
+
+impl Marks {
+    pub(crate) fn to_array(self) -> [u64; 7] {
+        [
+            self.uids,
+            self.strings,
+            self.contents,
+            self.idents,
+            self.slots,
+            self.nodes,
+            self.edges,
+        ]
+    }
+    pub(crate) fn from_array(a: [u64; 7]) -> Marks {
+        Marks {
+            uids: a[0],
+            strings: a[1],
+            contents: a[2],
+            idents: a[3],
+            slots: a[4],
+            nodes: a[5],
+            edges: a[6],
+        }
+    }
 }
 
 /// What the ops applied since the trace was (re)set did beyond TGMS's rules (§13.3).
@@ -287,6 +333,7 @@ impl State {
             dst: key.dst,
             rel: key.rel,
             disc: key.disc,
+            mapped: false,
             eid: OnceLock::new(),
         });
         self.edge_postings.push(Postings::new());
@@ -299,6 +346,7 @@ impl State {
             return id;
         }
         let id = self.new_ident(key);
+        self.idents[id as usize].mapped = true;
         self.ident_map.insert(key, id);
         self.undo.keys_added.push(key);
         id
@@ -756,6 +804,16 @@ impl State {
     /// Folds the batch's surviving new rows into the statistics (§11); O(batch size).
     fn commit_stats(&mut self) {
         let u = std::mem::take(&mut self.undo);
+        for &(is_edge, r) in &u.closed {
+            let sealed = if is_edge {
+                self.sealed.edges
+            } else {
+                self.sealed.nodes
+            };
+            if (r as u64) < sealed {
+                self.pending_closes.push((is_edge, r));
+            }
+        }
         self.stats.n_entities = self.uids.len() as u64;
         for r in &self.nodes[u.node_len..] {
             if r.alive {
@@ -855,4 +913,345 @@ fn ordinal_of(s: &str) -> Option<u64> {
         return None;
     }
     d.parse().ok()
+}
+
+/// A closure of a stored row's transaction time: the row (global index in its table),
+/// `tt_e`, the kind and reason of the closing op.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Closure {
+    pub(crate) row: u32,
+    pub(crate) tt_e: i64,
+    pub(crate) closed_by: Origin,
+    pub(crate) close_reason: u32,
+}
+
+/// An edge identity as a segment stores it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IdentRec {
+    pub(crate) src: u32,
+    pub(crate) dst: u32,
+    pub(crate) rel: u32,
+    pub(crate) disc: Disc,
+    pub(crate) mapped: bool,
+}
+
+/// The content of one segment: every table's entries in `[base, end)` plus the closures
+/// of rows below `end` that the segment records (`format-spec.md` §6).
+#[derive(Default)]
+pub(crate) struct SegData {
+    pub(crate) base: Marks,
+    pub(crate) uids: Vec<String>,
+    pub(crate) strings: Vec<String>,
+    pub(crate) contents: Vec<Content>,
+    pub(crate) idents: Vec<IdentRec>,
+    pub(crate) slots: Vec<u32>,
+    /// Rows with `tt_e = OPEN_END`, `closed_by = None`, `close_reason = NONE`; closures
+    /// are applied from `closes`.
+    pub(crate) nodes: Vec<Row>,
+    pub(crate) edges: Vec<Row>,
+    /// `[node closures, edge closures]`, each sorted by row.
+    pub(crate) closes: [Vec<Closure>; 2],
+}
+
+impl SegData {
+    pub(crate) fn end(&self) -> Marks {
+        let b = self.base;
+        Marks {
+            uids: b.uids + self.uids.len() as u64,
+            strings: b.strings + self.strings.len() as u64,
+            contents: b.contents + self.contents.len() as u64,
+            idents: b.idents + self.idents.len() as u64,
+            slots: b.slots + self.slots.len() as u64,
+            nodes: b.nodes + self.nodes.len() as u64,
+            edges: b.edges + self.edges.len() as u64,
+        }
+    }
+}
+
+fn open_row(r: &Row) -> Row {
+    Row {
+        tt_e: OPEN_END,
+        closed_by: None,
+        close_reason: NONE,
+        ..*r
+    }
+}
+
+fn closure_of(row: u32, r: &Row) -> Option<Closure> {
+    (r.tt_e != OPEN_END).then(|| Closure {
+        row,
+        tt_e: r.tt_e,
+        closed_by: r.closed_by.unwrap_or(Origin::Assert),
+        close_reason: r.close_reason,
+    })
+}
+
+impl State {
+    /// The current counts of every table.
+    pub(crate) fn marks(&self) -> Marks {
+        Marks {
+            uids: self.uids.len() as u64,
+            strings: self.strings.len() as u64,
+            contents: self.contents.len() as u64,
+            idents: self.idents.len() as u64,
+            slots: self.ordinal_slots.len() as u64,
+            nodes: self.nodes.len() as u64,
+            edges: self.edges.len() as u64,
+        }
+    }
+
+    /// Rows added and sealed rows closed since the last flush.
+    pub(crate) fn memtable_rows(&self) -> u64 {
+        let m = self.marks();
+        (m.nodes - self.sealed.nodes)
+            + (m.edges - self.sealed.edges)
+            + self.pending_closes.len() as u64
+    }
+
+    /// The segment content for everything at or above `from`, with the closures of rows
+    /// at or above `from` and, when `from` is the sealed mark, the pending close run of
+    /// sealed rows. `from = Marks::default()` gives a full image (compaction).
+    pub(crate) fn seg_data(&self, from: Marks) -> SegData {
+        let m = self.marks();
+        let r = |a: u64, b: u64| a as usize..b as usize;
+        let mut closes: [Vec<Closure>; 2] = [Vec::new(), Vec::new()];
+        for (k, rows, base) in [
+            (0usize, &self.nodes, from.nodes),
+            (1, &self.edges, from.edges),
+        ] {
+            for (i, row) in rows.iter().enumerate().skip(base as usize) {
+                if let Some(c) = closure_of(i as u32, row) {
+                    closes[k].push(c);
+                }
+            }
+        }
+        if from != Marks::default() {
+            for &(is_edge, row) in &self.pending_closes {
+                let rows = if is_edge { &self.edges } else { &self.nodes };
+                if let Some(c) = closure_of(row, &rows[row as usize]) {
+                    closes[is_edge as usize].push(c);
+                }
+            }
+        }
+        closes
+            .iter_mut()
+            .for_each(|c| c.sort_unstable_by_key(|c| c.row));
+        SegData {
+            base: from,
+            uids: self.uids.names[r(from.uids, m.uids)]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            strings: self.strings.names[r(from.strings, m.strings)]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            contents: self.contents[r(from.contents, m.contents)].to_vec(),
+            idents: self.idents[r(from.idents, m.idents)]
+                .iter()
+                .map(|e| IdentRec {
+                    src: e.src,
+                    dst: e.dst,
+                    rel: e.rel,
+                    disc: e.disc,
+                    mapped: e.mapped,
+                })
+                .collect(),
+            slots: self.ordinal_slots[r(from.slots, m.slots)].to_vec(),
+            nodes: self.nodes[r(from.nodes, m.nodes)]
+                .iter()
+                .map(open_row)
+                .collect(),
+            edges: self.edges[r(from.edges, m.edges)]
+                .iter()
+                .map(open_row)
+                .collect(),
+            closes,
+        }
+    }
+
+    /// Appends one segment's content. `Err(kind)` names the first inconsistency; the
+    /// caller turns it into a corruption error naming the file.
+    pub(crate) fn load_seg(&mut self, d: SegData) -> std::result::Result<(), String> {
+        let m = self.marks();
+        if d.base != m {
+            return Err(format!(
+                "segment starts at {:?}, store is at {:?}",
+                d.base, m
+            ));
+        }
+        let n_uids = self.uids.len() + d.uids.len();
+        for u in &d.uids {
+            self.register(u);
+        }
+        if self.uids.len() != n_uids {
+            return Err("duplicate uid in the uid heap".into());
+        }
+        let n_strings = self.strings.len() + d.strings.len();
+        for s in &d.strings {
+            self.strings.intern(s);
+        }
+        if self.strings.len() != n_strings {
+            return Err("duplicate string in the string heap".into());
+        }
+        let (nu, ns) = (self.uids.len() as u32, self.strings.len() as u32);
+        let opt_ok = |s: u32| s == NONE || s < ns;
+        for c in d.contents {
+            if [c.label, c.props, c.source, c.provenance]
+                .iter()
+                .any(|&x| x >= ns)
+            {
+                return Err("content refers to a string that does not exist".into());
+            }
+            let before = self.contents.len();
+            if self.content_id(c) as usize != before {
+                return Err("duplicate content record".into());
+            }
+        }
+        self.idents.reserve(d.idents.len());
+        self.edge_postings.reserve(d.idents.len());
+        self.ordinal_slots.reserve(d.slots.len());
+        for e in d.idents {
+            if e.src >= nu || e.dst >= nu || e.rel >= ns {
+                return Err("edge identity refers to a missing uid or string".into());
+            }
+            if let Disc::Str(s) = e.disc {
+                if s >= ns {
+                    return Err("edge identity disc refers to a missing string".into());
+                }
+            }
+            let key = EdgeKey {
+                src: e.src,
+                dst: e.dst,
+                rel: e.rel,
+                disc: e.disc,
+            };
+            let id = self.new_ident(key);
+            self.idents[id as usize].mapped = e.mapped;
+            if e.mapped && self.ident_map.insert(key, id).is_some() {
+                return Err("duplicate edge identity".into());
+            }
+        }
+        let ni = self.idents.len() as u32;
+        for s in d.slots {
+            if s != NONE && s >= ni {
+                return Err("ordinal slot refers to a missing edge identity".into());
+            }
+            self.ordinal_slots.push(s);
+        }
+        let nc = self.contents.len() as u32;
+        // Size every table once: a segment can hold millions of rows.
+        self.nodes.reserve(d.nodes.len());
+        self.edges.reserve(d.edges.len());
+        let mut deg = vec![[0u32; 2]; nu as usize];
+        for r in &d.edges {
+            if let Some(i) = self.idents.get(r.ident as usize) {
+                deg[i.src as usize][0] += 1;
+                deg[i.dst as usize][1] += 1;
+            }
+        }
+        for (u, [o, i]) in deg.into_iter().enumerate() {
+            self.out_adj[u].reserve(o as usize);
+            self.in_adj[u].reserve(i as usize);
+        }
+        for (kind, rows) in [(Kind::Node, d.nodes), (Kind::Edge, d.edges)] {
+            let limit = if kind == Kind::Node { nu } else { ni };
+            for row in rows {
+                if row.ident >= limit || row.content >= nc || !opt_ok(row.reason) {
+                    return Err("row refers to a missing identity, content or string".into());
+                }
+                if !(row.vt_s < row.vt_e && (0..crate::time::OPEN_END).contains(&row.tt_s)) {
+                    return Err(format!(
+                        "row with illegal times vt [{}, {}) tt_s {}",
+                        row.vt_s, row.vt_e, row.tt_s
+                    ));
+                }
+                match kind {
+                    Kind::Node => {
+                        let idx = self.nodes.len() as u32;
+                        self.nodes.push(row);
+                        self.node_postings[row.ident as usize].push(idx);
+                    }
+                    Kind::Edge => {
+                        let idx = self.edges.len() as u32;
+                        self.edges.push(row);
+                        self.edge_postings[row.ident as usize].push(idx);
+                        let (src, rel) = {
+                            let i = &self.idents[row.ident as usize];
+                            self.out_adj[i.src as usize].push(idx);
+                            self.in_adj[i.dst as usize].push(idx);
+                            (i.src, i.rel)
+                        };
+                        if row.alive {
+                            self.out_degree[src as usize] += 1;
+                            *self.rel_counts.entry(rel).or_insert(0) += 1;
+                        }
+                    }
+                }
+            }
+        }
+        for (k, closes) in d.closes.iter().enumerate() {
+            let rows = if k == 0 {
+                &mut self.nodes
+            } else {
+                &mut self.edges
+            };
+            for c in closes {
+                let Some(row) = rows.get_mut(c.row as usize) else {
+                    return Err(format!("closure of row {} that does not exist", c.row));
+                };
+                if row.tt_e != OPEN_END
+                    || !row.alive
+                    || c.tt_e <= row.tt_s
+                    || !opt_ok(c.close_reason)
+                {
+                    return Err(format!("closure of row {} is inconsistent", c.row));
+                }
+                row.tt_e = c.tt_e;
+                row.closed_by = Some(c.closed_by);
+                row.close_reason = c.close_reason;
+            }
+        }
+        self.sealed = self.marks();
+        Ok(())
+    }
+
+    /// After loading segments: installs the statistics the manifest recorded and checks
+    /// them against what the rows imply (invariant S3 of `format-spec.md`).
+    pub(crate) fn finish_load(&mut self, stats: Stats) -> std::result::Result<(), String> {
+        let max_deg = self.out_degree.iter().copied().max().unwrap_or(0);
+        let n_edges = self.edges.iter().filter(|r| r.alive).count() as u64;
+        let n_nodes = self.nodes.iter().filter(|r| r.alive).count() as u64;
+        if stats.max_out_degree != max_deg
+            || stats.n_edge_versions != n_edges
+            || stats.n_node_versions != n_nodes
+            || stats.n_entities != self.uids.len() as u64
+        {
+            return Err(format!(
+                "manifest statistics disagree with the segments (edges {} vs {n_edges}, nodes {} vs {n_nodes}, max degree {} vs {max_deg})",
+                stats.n_edge_versions, stats.n_node_versions, stats.max_out_degree
+            ));
+        }
+        for (&rel, &n) in &self.rel_counts {
+            if stats.rel_type_counts.get(self.strings.name(rel)) != Some(&n) {
+                return Err(format!(
+                    "manifest statistics disagree with the segments on rel type {:?}",
+                    self.strings.name(rel)
+                ));
+            }
+        }
+        if stats.rel_type_counts.len() != self.rel_counts.len() {
+            return Err("manifest statistics list rel types the segments lack".into());
+        }
+        self.stats = stats;
+        self.pending_closes.clear();
+        self.sealed = self.marks();
+        Ok(())
+    }
+
+    /// Marks everything as sealed (after a flush published it).
+    pub(crate) fn seal(&mut self) {
+        self.sealed = self.marks();
+        self.pending_closes.clear();
+    }
 }

@@ -4,8 +4,11 @@
 
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::error::{Error, Result};
+use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
+use crate::mmap::{IoMode, SegBytes};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Snapshot;
+use crate::seg;
 use crate::state::{State, Stats};
 use crate::wal::{self, Record, Tail, Wal};
 use serde_json::json;
@@ -29,7 +32,23 @@ pub struct Options {
     pub paranoid: bool,
     /// Skip fsync (benchmarks of the non-durable path only; never the default).
     pub no_sync: bool,
+    /// Memtable size (rows added plus sealed rows closed) at which a commit flushes a
+    /// segment; `None` = [`DEFAULT_FLUSH_ROWS`], `Some(0)` = never automatically.
+    pub flush_rows: Option<u64>,
+    /// Segment count at which a flush compacts; `None` = [`DEFAULT_COMPACT_SEGMENTS`],
+    /// `Some(0)` = never automatically.
+    pub compact_segments: Option<usize>,
+    /// Ignore the segments and rebuild the state by replaying the whole log (read-only
+    /// opens only; `tgms check` compares the two).
+    pub replay_whole_log: bool,
+    /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
+    pub io: Option<IoMode>,
 }
+
+/// Default memtable flush threshold in rows.
+pub const DEFAULT_FLUSH_ROWS: u64 = 1 << 20;
+/// Default segment count that triggers compaction.
+pub const DEFAULT_COMPACT_SEGMENTS: usize = 8;
 
 /// One batch as found in the log, with its outcome when the log recorded it.
 #[derive(Debug, Clone)]
@@ -56,10 +75,102 @@ pub struct Store {
     clock: Hlc,
     _lock: Option<File>,
     poisoned: bool,
+    /// The published segments, in load order (the current generation).
+    segments: Vec<SegEntry>,
+    manifest: Option<ManifestWriter>,
+    /// WAL offset and record number the published segments cover, and the records now.
+    covered: (u64, u64),
+    wal_records: u64,
+    next_seq: u64,
+    flush_rows: u64,
+    compact_segments: usize,
+    no_sync: bool,
+}
+
+/// Loads the published segments of `dir` into `state`; returns them. `Ok(None)` when a
+/// segment file vanished (a concurrent compaction collected it): the caller retries.
+fn load_segments(
+    dir: &Path,
+    state: &mut State,
+    io: IoMode,
+) -> Result<Option<(Vec<SegEntry>, u64)>> {
+    let mpath = dir.join(MANIFEST_FILE);
+    if !mpath.exists() {
+        return Ok(Some((Vec::new(), 0)));
+    }
+    let (entries, good_len) = manifest::read(&mpath)?;
+    for e in &entries {
+        let path = dir.join(manifest::seg_name(e.seq));
+        let mapped = match SegBytes::open(&path, io) {
+            Ok(b) => b,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(Error::io(&path, err)),
+        };
+        let bytes = mapped.bytes();
+        let corrupt = |offset: u64, kind: String| Error::Corruption {
+            file: path.clone(),
+            offset,
+            kind,
+        };
+        if bytes.len() as u64 != e.file_len {
+            return Err(corrupt(
+                0,
+                format!(
+                    "segment is {} bytes, the manifest says {}",
+                    bytes.len(),
+                    e.file_len
+                ),
+            ));
+        }
+        if blake3::hash(bytes).as_bytes() != &e.blake3 {
+            return Err(corrupt(
+                0,
+                "segment content digest (blake3) mismatch".into(),
+            ));
+        }
+        let (sq, data) = seg::decode(bytes).map_err(|(o, k)| corrupt(o, k))?;
+        if sq != e.seq || data.base != e.base || data.end() != e.end {
+            return Err(corrupt(
+                0,
+                "segment does not match its manifest record".into(),
+            ));
+        }
+        drop(mapped);
+        state.load_seg(data).map_err(|k| corrupt(0, k))?;
+    }
+    if let Some(last) = entries.last() {
+        state
+            .finish_load(last.stats.clone())
+            .map_err(|k| Error::Corruption {
+                file: mpath.clone(),
+                offset: 0,
+                kind: k,
+            })?;
+    }
+    Ok(Some((entries, good_len)))
+}
+
+/// Deletes segment files and temporary files that the manifest does not reference.
+fn collect_garbage(dir: &Path, live: &[SegEntry]) -> Result<usize> {
+    let mut n = 0;
+    for ent in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let ent = ent.map_err(|e| Error::io(dir, e))?;
+        let name = ent.file_name().to_string_lossy().into_owned();
+        let dead = match manifest::seg_seq(&name) {
+            Some(sq) => !live.iter().any(|e| e.seq == sq),
+            None => name == MANIFEST_TMP,
+        };
+        if dead {
+            fs::remove_file(ent.path()).map_err(|e| Error::io(ent.path(), e))?;
+            n += 1;
+        }
+    }
+    Ok(n)
 }
 
 fn fsync_dir(dir: &Path) -> Result<()> {
-    File::open(dir)
+    crate::fault::sync_point(dir)
+        .and_then(|_| File::open(dir))
         .and_then(|d| d.sync_all())
         .map_err(|e| Error::io(dir, e))
 }
@@ -127,6 +238,14 @@ impl Store {
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), None),
             _lock: Some(lock),
             poisoned: false,
+            segments: Vec::new(),
+            manifest: None,
+            covered: (wal::HEADER_LEN, 0),
+            wal_records: 0,
+            next_seq: 1,
+            flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
+            compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
+            no_sync: opts.no_sync,
         })
     }
 
@@ -161,41 +280,71 @@ impl Store {
         } else {
             Some(lock(dir)?)
         };
-        let mut state = State::default();
-        state.paranoid = opts.paranoid;
-        let mut last: Option<(u64, i64, bool)> = None;
-        let (tail, good_len) = wal::scan(&wal_path, |no, offset, rec| {
-            match rec {
-                Record::Batch { tt, ops } => {
-                    // Only damage or a hand edit puts a tt outside the domain (§2) into the
-                    // log; applying it would store such rows, and replay refuses it.
-                    if !(0..crate::time::OPEN_END).contains(&tt) {
-                        return Err(Error::LogDamaged {
-                            file: wal_path.clone(),
-                            record: no,
-                            offset,
-                            kind: format!("batch tt {tt} outside [0, OPEN_END)"),
-                        });
-                    }
-                    if let Some((_, prev, _)) = last {
-                        if tt <= prev {
+        // Published segments first (a reader racing a compaction retries), then the log
+        // from the position they cover.
+        let mut attempts = 0;
+        let (mut state, entries, manifest_len) = loop {
+            let mut st = State::default();
+            st.paranoid = opts.paranoid;
+            if opts.replay_whole_log {
+                if !opts.read_only {
+                    return Err(Error::invalid("replay_whole_log needs a read-only open"));
+                }
+                break (st, Vec::new(), 0);
+            }
+            let io = opts.io.unwrap_or_else(IoMode::from_env);
+            if let Some((entries, len)) = load_segments(dir, &mut st, io)? {
+                break (st, entries, len);
+            }
+            attempts += 1;
+            if attempts > 8 {
+                return Err(Error::state(
+                    "segment files keep vanishing under concurrent compaction; retry the open",
+                ));
+            }
+        };
+        let covered = entries
+            .last()
+            .map_or((wal::HEADER_LEN, 0), |e| (e.wal_offset, e.wal_record));
+        let mut last: Option<(u64, i64, bool)> = state.stats.last_tt.map(|t| (0, t, true));
+        let mut tail_records = 0u64;
+        let (tail, good_len) = wal::scan_from(
+            &wal_path,
+            covered.0,
+            covered.1,
+            |no, offset, rec| {
+                tail_records += 1;
+                match rec {
+                    Record::Batch { tt, ops } => {
+                        // Only damage or a hand edit puts a tt outside the domain (§2) into the
+                        // log; applying it would store such rows, and replay refuses it.
+                        if !(0..crate::time::OPEN_END).contains(&tt) {
                             return Err(Error::LogDamaged {
                                 file: wal_path.clone(),
                                 record: no,
                                 offset,
-                                kind: format!("non-monotonic tt {tt} (last is {prev})"),
+                                kind: format!("batch tt {tt} outside [0, OPEN_END)"),
                             });
                         }
+                        if let Some((_, prev, _)) = last {
+                            if tt <= prev {
+                                return Err(Error::LogDamaged {
+                                    file: wal_path.clone(),
+                                    record: no,
+                                    offset,
+                                    kind: format!("non-monotonic tt {tt} (last is {prev})"),
+                                });
+                            }
+                        }
+                        let ok = state.apply_batch(tt, &ops).is_ok();
+                        last = Some((no, tt, ok));
                     }
-                    let ok = state.apply_batch(tt, &ops).is_ok();
-                    last = Some((no, tt, ok));
-                }
-                Record::Outcome {
-                    tt, ok, message, ..
-                } => match last {
-                    Some((_, btt, replay_ok)) if btt == tt => {
-                        if ok != replay_ok {
-                            return Err(Error::LogDamaged {
+                    Record::Outcome {
+                        tt, ok, message, ..
+                    } => match last {
+                        Some((_, btt, replay_ok)) if btt == tt => {
+                            if ok != replay_ok {
+                                return Err(Error::LogDamaged {
                                 file: wal_path.clone(),
                                 record: no,
                                 offset,
@@ -205,31 +354,44 @@ impl Store {
                                     if ok { "succeeded" } else { "failed" }
                                 ),
                             });
+                            }
                         }
-                    }
-                    _ => {
-                        return Err(Error::LogDamaged {
-                            file: wal_path.clone(),
-                            record: no,
-                            offset,
-                            kind: format!("outcome record for tt {tt} follows no such batch"),
-                        })
-                    }
-                },
-            }
-            Ok(())
-        })?;
-        let wal = if opts.read_only {
-            None
+                        _ => {
+                            return Err(Error::LogDamaged {
+                                file: wal_path.clone(),
+                                record: no,
+                                offset,
+                                kind: format!("outcome record for tt {tt} follows no such batch"),
+                            })
+                        }
+                    },
+                }
+                Ok(())
+            },
+        )?;
+        let (wal, manifest) = if opts.read_only {
+            (None, None)
         } else {
             if let Tail::Torn { .. } = tail {
                 // The torn final record was never acknowledged: drop it.
             }
             let mut w = Wal::open_append(&wal_path, good_len)?;
             w.no_sync = opts.no_sync;
-            Some(w)
+            let m = if entries.is_empty() {
+                None
+            } else {
+                Some(ManifestWriter::open(
+                    &dir.join(MANIFEST_FILE),
+                    Some(manifest_len),
+                    opts.no_sync,
+                )?)
+            };
+            // Files of unfinished flushes and compactions; only the writer collects them.
+            collect_garbage(dir, &entries)?;
+            (Some(w), m)
         };
         let last_tt = state.stats.last_tt;
+        let next_seq = entries.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
         Ok(Store {
             dir: dir.to_path_buf(),
             state,
@@ -237,6 +399,14 @@ impl Store {
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), last_tt),
             _lock: lock,
             poisoned: false,
+            segments: entries,
+            manifest,
+            covered,
+            wal_records: covered.1 + tail_records,
+            next_seq,
+            flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
+            compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
+            no_sync: opts.no_sync,
         })
     }
 
@@ -344,7 +514,159 @@ impl Store {
             self.poisoned = true;
             return Err(e);
         }
+        self.wal_records += 2;
+        if self.flush_rows > 0 && self.state.memtable_rows() >= self.flush_rows {
+            // The batch is durable in the log already; a failed flush poisons the handle.
+            self.flush()?;
+        }
         Ok(Committed { tt, result })
+    }
+
+    /// The published segments (the current generation), in load order.
+    pub fn segments(&self) -> &[SegEntry] {
+        &self.segments
+    }
+
+    /// Rows in the memtable: added since the last flush, plus sealed rows closed since.
+    pub fn memtable_rows(&self) -> u64 {
+        self.state.memtable_rows()
+    }
+
+    fn writable(&self) -> Result<()> {
+        if self.poisoned {
+            return Err(Error::Poisoned);
+        }
+        if self.wal.is_none() {
+            return Err(Error::state("store is opened read-only"));
+        }
+        Ok(())
+    }
+
+    fn poison<T>(&mut self, r: Result<T>) -> Result<T> {
+        if r.is_err() {
+            self.poisoned = true;
+        }
+        r
+    }
+
+    /// Writes the memtable as a new segment and publishes it (`format-spec.md` §9.2):
+    /// log synced → segment written and synced → directory synced → manifest record
+    /// appended and synced. Returns false when the log has nothing the segments lack.
+    /// May compact afterwards (automatic compaction threshold).
+    pub fn flush(&mut self) -> Result<bool> {
+        self.writable()?;
+        let r = self.flush_inner();
+        let flushed = self.poison(r)?;
+        if flushed && self.compact_segments > 0 && self.segments.len() >= self.compact_segments {
+            self.compact()?;
+        }
+        Ok(flushed)
+    }
+
+    fn flush_inner(&mut self) -> Result<bool> {
+        let Some(wal) = self.wal.as_mut() else {
+            return Err(Error::state("store is opened read-only"));
+        };
+        let wal_len = wal.len_bytes();
+        if wal_len == self.covered.0 {
+            return Ok(false);
+        }
+        wal.sync()?;
+        let data = self.state.seg_data(self.state.sealed);
+        let entry = self.write_segment(&data)?;
+        drop(data);
+        match self.manifest.as_mut() {
+            Some(m) => m.append(&entry)?,
+            None => {
+                // The first publication creates the manifest atomically (temporary file +
+                // rename), so a concurrent reader never sees a manifest without its header.
+                manifest::write_fresh(&self.dir, std::slice::from_ref(&entry), self.no_sync)?;
+                self.sync_dir()?;
+                let mpath = self.dir.join(MANIFEST_FILE);
+                let len = fs::metadata(&mpath)
+                    .map_err(|e| Error::io(&mpath, e))?
+                    .len();
+                self.manifest = Some(ManifestWriter::open(&mpath, Some(len), self.no_sync)?);
+            }
+        }
+        self.state.seal();
+        self.covered = (entry.wal_offset, entry.wal_record);
+        self.segments.push(entry);
+        Ok(true)
+    }
+
+    fn sync_dir(&self) -> Result<()> {
+        if self.no_sync {
+            return Ok(());
+        }
+        fsync_dir(&self.dir)
+    }
+
+    /// Encodes and durably writes segment `next_seq`; returns its manifest record.
+    fn write_segment(&mut self, data: &crate::state::SegData) -> Result<SegEntry> {
+        let seq = self.next_seq;
+        let st = &self.state;
+        let (bytes, zone) = seg::encode(seq, data, &|i| st.idents[i as usize].rel);
+        let path = self.dir.join(manifest::seg_name(seq));
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|e| Error::io(&path, e))?;
+        f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+        if !self.no_sync {
+            crate::fault::sync_point(&path)
+                .and_then(|_| f.sync_all())
+                .map_err(|e| Error::io(&path, e))?;
+        }
+        drop(f);
+        self.sync_dir()?;
+        self.next_seq += 1;
+        let wal_offset = self.wal.as_ref().map_or(0, |w| w.len_bytes());
+        Ok(SegEntry {
+            seq,
+            file_len: bytes.len() as u64,
+            blake3: *blake3::hash(&bytes).as_bytes(),
+            base: data.base,
+            end: data.end(),
+            wal_offset,
+            wal_record: self.wal_records,
+            zone,
+            stats: self.state.stats.clone(),
+        })
+    }
+
+    /// Flushes, then rewrites every segment into one (closures folded in) and publishes it
+    /// by renaming a fresh manifest over the old one; then deletes the old segment files.
+    /// The store digest does not change. Returns the number of files collected.
+    pub fn compact(&mut self) -> Result<usize> {
+        self.writable()?;
+        let r = self.flush_inner();
+        self.poison(r)?;
+        if self.segments.len() <= 1 {
+            return Ok(0);
+        }
+        let r = self.compact_inner();
+        self.poison(r)
+    }
+
+    fn compact_inner(&mut self) -> Result<usize> {
+        let data = self.state.seg_data(crate::state::Marks::default());
+        let mut entry = self.write_segment(&data)?;
+        drop(data);
+        entry.wal_offset = self.covered.0;
+        entry.wal_record = self.covered.1;
+        manifest::write_fresh(&self.dir, std::slice::from_ref(&entry), self.no_sync)?;
+        self.sync_dir()?;
+        let mpath = self.dir.join(MANIFEST_FILE);
+        let len = fs::metadata(&mpath)
+            .map_err(|e| Error::io(&mpath, e))?
+            .len();
+        self.manifest = Some(ManifestWriter::open(&mpath, Some(len), self.no_sync)?);
+        self.segments = vec![entry];
+        let n = collect_garbage(&self.dir, &self.segments)?;
+        self.sync_dir()?;
+        Ok(n)
     }
 
     /// Bulk ingest (§6.7): chunks of at most 50,000 events, one batch each, in order. Stops
@@ -416,4 +738,219 @@ pub fn replay(src: &Path, out: &mut Store, progress: &mut dyn FnMut(u64)) -> Res
         Ok(())
     })?;
     Ok(n)
+}
+
+/// One problem `tgms check` found: the file, the byte offset and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    pub file: PathBuf,
+    pub offset: u64,
+    pub kind: String,
+}
+
+impl Problem {
+    fn from_error(e: &Error, fallback: &Path) -> Problem {
+        match e {
+            Error::Corruption { file, offset, kind } => Problem {
+                file: file.clone(),
+                offset: *offset,
+                kind: kind.clone(),
+            },
+            Error::LogDamaged {
+                file,
+                record,
+                offset,
+                kind,
+            } => Problem {
+                file: file.clone(),
+                offset: *offset,
+                kind: format!("record {record}: {kind}"),
+            },
+            other => Problem {
+                file: fallback.to_path_buf(),
+                offset: 0,
+                kind: other.message(),
+            },
+        }
+    }
+}
+
+/// What `tgms check` saw.
+#[derive(Clone, Debug, Default)]
+pub struct CheckReport {
+    pub problems: Vec<Problem>,
+    pub segments: u64,
+    pub wal_records: u64,
+    /// Findings that are not damage: a torn final record (cut by the next writable open),
+    /// files no manifest references (collected by the next writable open).
+    pub notes: Vec<String>,
+}
+
+/// Verifies a store without modifying it (`format-spec.md` §11): every WAL record's
+/// checksums; the manifest's records; every segment's length, BLAKE3 digest, header,
+/// footer and chunk checksums, column decoding and chaining (invariants S1–S6); and that the
+/// published segments plus the log tail equal a replay of the whole log (digest and
+/// statistics, S7). Every problem found is reported, not only the first.
+pub fn check(dir: &Path) -> Result<CheckReport> {
+    let wal_path = dir.join(WAL_FILE);
+    if !wal_path.exists() {
+        return Err(Error::State {
+            message: format!("no tgms store at {}", dir.display()),
+            details: json!({"path": dir.display().to_string()}),
+        });
+    }
+    let mut rep = CheckReport::default();
+    let mut wal_len = 0;
+    match wal::scan(&wal_path, |_, _, _| {
+        rep.wal_records += 1;
+        Ok(())
+    }) {
+        Ok((tail, len)) => {
+            wal_len = len;
+            if let Tail::Torn { offset, reason } = tail {
+                rep.notes.push(format!(
+                    "{}: torn final record at offset {offset} (a writable open truncates it): {reason}",
+                    wal_path.display()
+                ));
+            }
+        }
+        Err(e) => rep.problems.push(Problem::from_error(&e, &wal_path)),
+    }
+    let mpath = dir.join(MANIFEST_FILE);
+    let mut entries = Vec::new();
+    if mpath.exists() {
+        match manifest::read(&mpath) {
+            Ok((e, good)) => {
+                let len = fs::metadata(&mpath).map(|m| m.len()).unwrap_or(good);
+                if good != len {
+                    rep.notes.push(format!(
+                        "{}: torn final record at offset {good} (an unfinished publication)",
+                        mpath.display()
+                    ));
+                }
+                entries = e;
+            }
+            Err(e) => rep.problems.push(Problem::from_error(&e, &mpath)),
+        }
+    }
+    rep.segments = entries.len() as u64;
+    let mut prev: Option<&SegEntry> = None;
+    for e in &entries {
+        let path = dir.join(manifest::seg_name(e.seq));
+        let mut bad = |offset: u64, kind: String| {
+            rep.problems.push(Problem {
+                file: path.clone(),
+                offset,
+                kind,
+            })
+        };
+        if let Some(p) = prev {
+            if e.seq <= p.seq {
+                bad(
+                    0,
+                    format!("S1: segment seq {} does not follow {}", e.seq, p.seq),
+                );
+            }
+            if e.base != p.end {
+                bad(
+                    0,
+                    "S2: segment does not start where the previous one ends".into(),
+                );
+            }
+            if e.wal_offset < p.wal_offset || e.wal_record < p.wal_record {
+                bad(0, "S5: covered log position moves backwards".into());
+            }
+        } else if e.base != crate::state::Marks::default() {
+            bad(0, "S2: first segment does not start at zero".into());
+        }
+        if e.wal_offset > wal_len.max(wal::HEADER_LEN) {
+            bad(
+                0,
+                format!(
+                    "S5: covers log offset {} beyond the log's good length {wal_len}",
+                    e.wal_offset
+                ),
+            );
+        }
+        prev = Some(e);
+        let held = match SegBytes::read(&path) {
+            Ok(b) => b,
+            Err(err) => {
+                bad(0, format!("segment file unreadable: {err}"));
+                continue;
+            }
+        };
+        let bytes = held.bytes();
+        if bytes.len() as u64 != e.file_len {
+            bad(
+                0,
+                format!(
+                    "S3: {} bytes, the manifest says {}",
+                    bytes.len(),
+                    e.file_len
+                ),
+            );
+        }
+        if blake3::hash(bytes).as_bytes() != &e.blake3 {
+            bad(
+                0,
+                "S3: content digest (blake3) differs from the manifest".into(),
+            );
+        }
+        match seg::decode(bytes) {
+            Err((o, k)) => bad(o, k),
+            Ok((sq, d)) => {
+                if sq != e.seq || d.base != e.base || d.end() != e.end {
+                    bad(
+                        0,
+                        "S4: segment header or row counts differ from the manifest".into(),
+                    );
+                }
+            }
+        }
+    }
+    if let Ok(rd) = fs::read_dir(dir) {
+        for ent in rd.flatten() {
+            let name = ent.file_name().to_string_lossy().into_owned();
+            let referenced =
+                manifest::seg_seq(&name).is_some_and(|sq| entries.iter().any(|e| e.seq == sq));
+            if (manifest::seg_seq(&name).is_some() && !referenced) || name == MANIFEST_TMP {
+                rep.notes
+                    .push(format!("{name}: referenced by no manifest (garbage)"));
+            }
+        }
+    }
+    if rep.problems.is_empty() {
+        // S7: the published state plus the log tail equals a replay of the whole log.
+        let ro = |whole: bool| {
+            Store::open_with(
+                dir,
+                Options {
+                    read_only: true,
+                    replay_whole_log: whole,
+                    ..Options::default()
+                },
+            )
+        };
+        match (ro(false), ro(true)) {
+            (Ok(a), Ok(b)) => {
+                if a.stats() != b.stats() {
+                    rep.problems.push(Problem {
+                        file: mpath.clone(),
+                        offset: 0,
+                        kind: "S7: statistics of segments + log tail differ from a replay of the whole log".into(),
+                    });
+                }
+                if a.digest() != b.digest() {
+                    rep.problems.push(Problem {
+                        file: mpath.clone(),
+                        offset: 0,
+                        kind: "S7: digest of segments + log tail differs from a replay of the whole log".into(),
+                    });
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => rep.problems.push(Problem::from_error(&e, dir)),
+        }
+    }
+    Ok(rep)
 }

@@ -398,10 +398,20 @@ pub enum Tail {
 /// Reads every record of a log file, calling `f(record_no, offset, record)` in order.
 /// Damage before the final record is an error naming file, record number and offset; a
 /// torn final record is reported in the returned [`Tail`] and not passed to `f`.
-pub fn scan(path: &Path, mut f: impl FnMut(u64, u64, Record) -> Result<()>) -> Result<(Tail, u64)> {
-    let file = File::open(path).map_err(|e| Error::io(path, e))?;
+pub fn scan(path: &Path, f: impl FnMut(u64, u64, Record) -> Result<()>) -> Result<(Tail, u64)> {
+    scan_from(path, HEADER_LEN, 0, f)
+}
+
+/// [`scan`] starting at byte `start` (a record boundary a manifest recorded), numbering the
+/// first record read there `start_record`. The header is still checked.
+pub fn scan_from(
+    path: &Path,
+    start: u64,
+    start_record: u64,
+    mut f: impl FnMut(u64, u64, Record) -> Result<()>,
+) -> Result<(Tail, u64)> {
+    let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    let mut r = BufReader::with_capacity(1 << 20, file);
     let corrupt = |offset: u64, kind: String| Error::Corruption {
         file: path.to_path_buf(),
         offset,
@@ -414,7 +424,7 @@ pub fn scan(path: &Path, mut f: impl FnMut(u64, u64, Record) -> Result<()>) -> R
             format!("file of {file_len} bytes has no log header"),
         ));
     }
-    r.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
+    file.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
     if &head[..8] != MAGIC {
         return Err(corrupt(0, "bad magic: not a tgms write-ahead log".into()));
     }
@@ -425,8 +435,17 @@ pub fn scan(path: &Path, mut f: impl FnMut(u64, u64, Record) -> Result<()>) -> R
             format!("log format major version {major} is not supported (this build reads {VERSION_MAJOR})"),
         ));
     }
-    let mut offset = HEADER_LEN;
-    let mut record_no: u64 = 0;
+    if start < HEADER_LEN || start > file_len {
+        return Err(corrupt(
+            start,
+            format!("checkpoint offset {start} lies outside the log (length {file_len})"),
+        ));
+    }
+    file.seek(SeekFrom::Start(start))
+        .map_err(|e| Error::io(path, e))?;
+    let mut r = BufReader::with_capacity(1 << 20, file);
+    let mut offset = start;
+    let mut record_no: u64 = start_record;
     let mut payload = Vec::new();
     let damaged = |record: u64, offset: u64, kind: String| Error::LogDamaged {
         file: path.to_path_buf(),
@@ -522,7 +541,9 @@ impl Wal {
             .map_err(|e| Error::io(path, e))?;
         file.write_all(&header_bytes())
             .map_err(|e| Error::io(path, e))?;
-        file.sync_all().map_err(|e| Error::io(path, e))?;
+        crate::fault::sync_point(path)
+            .and_then(|_| file.sync_all())
+            .map_err(|e| Error::io(path, e))?;
         Ok(Wal {
             path: path.to_path_buf(),
             file,
@@ -544,7 +565,9 @@ impl Wal {
         let actual = file.metadata().map_err(|e| Error::io(path, e))?.len();
         if actual != len {
             file.set_len(len).map_err(|e| Error::io(path, e))?;
-            file.sync_all().map_err(|e| Error::io(path, e))?;
+            crate::fault::sync_point(path)
+                .and_then(|_| file.sync_all())
+                .map_err(|e| Error::io(path, e))?;
         }
         file.seek(SeekFrom::Start(len))
             .map_err(|e| Error::io(path, e))?;
@@ -575,11 +598,21 @@ impl Wal {
             .write_all(&self.frame)
             .map_err(|e| Error::io(&self.path, e))?;
         if sync && !self.no_sync {
-            self.file
-                .sync_data()
+            crate::fault::sync_point(&self.path)
+                .and_then(|_| self.file.sync_data())
                 .map_err(|e| Error::io(&self.path, e))?;
         }
         self.len += self.frame.len() as u64;
+        Ok(())
+    }
+
+    /// Makes every appended byte durable (a flush checkpoints the log only after this).
+    pub fn sync(&mut self) -> Result<()> {
+        if !self.no_sync {
+            crate::fault::sync_point(&self.path)
+                .and_then(|_| self.file.sync_data())
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
         Ok(())
     }
 

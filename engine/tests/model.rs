@@ -1024,6 +1024,18 @@ enum Step {
     Reopen(Vec<i64>),
     /// Open a read-only handle beside the writer and compare.
     ReadOnly,
+    /// Flush the memtable into a segment.
+    Flush,
+    /// Compact every segment into one (the digest must not change).
+    Compact,
+    /// Crash inside a flush's publication: the segment file is written but the manifest
+    /// record is cut at `cut` bytes (or the segment file is missing too), then reopen with a
+    /// new scripted wall clock. Nothing acknowledged may be lost.
+    CrashMidFlush {
+        cut: usize,
+        drop_segment: bool,
+        readings: Vec<i64>,
+    },
 }
 
 fn props_json(p: Option<u8>) -> Option<Value> {
@@ -1411,9 +1423,14 @@ fn step() -> impl Strategy<Value = Step> {
         1 => (0..3i64).prop_map(TtChoice::NonMonotonic),
     ];
     prop_oneof![
-        17 => (prop::collection::vec(gop(), 1..5), tt).prop_map(|(ops, tt)| Step::Batch(ops, tt)),
+        24 => (prop::collection::vec(gop(), 1..5), tt).prop_map(|(ops, tt)| Step::Batch(ops, tt)),
         2 => readings().prop_map(Step::Reopen),
         1 => Just(Step::ReadOnly),
+        2 => Just(Step::Flush),
+        2 => Just(Step::Compact),
+        1 => (0..400usize, any::<bool>(), readings()).prop_map(|(cut, drop_segment, readings)| {
+            Step::CrashMidFlush { cut, drop_segment, readings }
+        }),
     ]
 }
 
@@ -1425,6 +1442,9 @@ fn options(readings: &[i64], paranoid: bool) -> Options {
         paranoid,
         // Durability is recovery.rs's subject; here fsync would only cost time.
         no_sync: true,
+        // Tiny thresholds so that automatic flushes and compactions happen mid-case.
+        flush_rows: Some(7),
+        compact_segments: Some(3),
         ..Options::default()
     }
 }
@@ -1441,6 +1461,9 @@ struct Coverage {
     closes: u64,
     retires: u64,
     reopens: u64,
+    flushes: u64,
+    compactions: u64,
+    crashes: u64,
     applied_ops: BTreeMap<String, u64>,
 }
 
@@ -1455,6 +1478,9 @@ impl Coverage {
         self.closes += o.closes;
         self.retires += o.retires;
         self.reopens += o.reopens;
+        self.flushes += o.flushes;
+        self.compactions += o.compactions;
+        self.crashes += o.crashes;
         for (k, v) in &o.applied_ops {
             *self.applied_ops.entry(k.clone()).or_default() += v;
         }
@@ -1554,6 +1580,61 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                 );
                 check(&ro, &model, i, false, &ctx);
             }
+            Step::Flush => {
+                store.flush().unwrap();
+                cov.flushes += 1;
+                assert_eq!(store.memtable_rows(), 0, "step {i}: flush");
+                check(&store, &model, i, false, &format!("step {i}: flush"));
+            }
+            Step::CrashMidFlush {
+                cut,
+                drop_segment,
+                readings,
+            } => {
+                let mpath = path.join("MANIFEST");
+                let before = std::fs::read(&mpath).ok();
+                if store.flush().unwrap() {
+                    let seq = store.segments().last().unwrap().seq;
+                    drop(store);
+                    let after = std::fs::read(&mpath).unwrap();
+                    let start = before.as_ref().map_or(16, |b| b.len());
+                    // An automatic compaction rewrote the manifest: nothing to cut.
+                    let appended = after.len() > start
+                        && before.as_ref().is_none_or(|b| after[..start] == b[..]);
+                    if appended {
+                        let keep = start + cut % (after.len() - start);
+                        std::fs::write(&mpath, &after[..keep]).unwrap();
+                        if *drop_segment {
+                            std::fs::remove_file(path.join(format!("seg-{seq:08}.tgs"))).unwrap();
+                        }
+                        cov.crashes += 1;
+                    }
+                } else {
+                    drop(store);
+                }
+                store = Store::open_with(&path, options(readings, paranoid)).unwrap();
+                model.readings = readings.clone();
+                model.reading_no = 0;
+                check(
+                    &store,
+                    &model,
+                    i,
+                    false,
+                    &format!("step {i}: crash mid-flush"),
+                );
+            }
+            Step::Compact => {
+                let before = store.digest();
+                store.compact().unwrap();
+                cov.compactions += 1;
+                assert!(store.segments().len() <= 1, "step {i}: compact");
+                assert_eq!(
+                    store.digest(),
+                    before,
+                    "step {i}: compaction changed the digest"
+                );
+                check(&store, &model, i, false, &format!("step {i}: compact"));
+            }
         }
     }
     check(&store, &model, steps.len(), true, "end of case");
@@ -1585,7 +1666,7 @@ fn engine_matches_the_naive_model() {
     let strategy = (
         readings(),
         any::<bool>(),
-        prop::collection::vec(step(), 1..60),
+        prop::collection::vec(step(), 1..80),
     );
     let result = runner.run(&strategy, |(first_readings, paranoid, steps)| {
         let c = run_case(first_readings, paranoid, steps);
@@ -1611,6 +1692,8 @@ fn engine_matches_the_naive_model() {
             ("closed rows", c.closes),
             ("retired rows", c.retires),
             ("reopens", c.reopens),
+            ("flushes", c.flushes),
+            ("compactions", c.compactions),
         ] {
             assert!(got >= n, "too few {what}: {got} in {n} cases");
         }

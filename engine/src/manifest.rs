@@ -1,0 +1,372 @@
+//! The manifest (`format-spec.md` §7): an append-only log of segment publications, framed
+//! like the WAL. Appending one record (O(change)) and syncing it publishes a flush;
+//! compaction publishes by renaming a freshly written manifest over the old one.
+
+use crate::error::{Error, Result};
+use crate::seg::ZoneMap;
+use crate::state::{Marks, Stats};
+use crate::wal::{frame, FRAME_LEN, MAX_PAYLOAD};
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+/// Name of the manifest inside a store directory.
+pub const MANIFEST_FILE: &str = "MANIFEST";
+/// Name of a manifest being written by compaction (renamed over [`MANIFEST_FILE`]).
+pub const MANIFEST_TMP: &str = "MANIFEST.tmp";
+/// Manifest magic.
+pub const MANIFEST_MAGIC: &[u8; 8] = b"TGMSMAN\0";
+/// Manifest major / minor version.
+pub const MANIFEST_MAJOR: u16 = 1;
+pub const MANIFEST_MINOR: u16 = 0;
+/// Record type: a segment was published.
+pub const REC_SEGMENT: u8 = 1;
+
+/// The file name of segment `seq`.
+pub fn seg_name(seq: u64) -> String {
+    format!("seg-{seq:08}.tgs")
+}
+
+/// The sequence number a segment file name encodes, if it is one.
+pub fn seg_seq(name: &str) -> Option<u64> {
+    let d = name.strip_prefix("seg-")?.strip_suffix(".tgs")?;
+    (d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()))
+        .then(|| d.parse().ok())
+        .flatten()
+}
+
+/// One published segment.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SegEntry {
+    pub seq: u64,
+    pub file_len: u64,
+    pub blake3: [u8; 32],
+    pub(crate) base: Marks,
+    pub(crate) end: Marks,
+    /// WAL byte offset and record number the published state covers: replay starts there.
+    pub wal_offset: u64,
+    pub wal_record: u64,
+    pub zone: ZoneMap,
+    /// Store statistics as of the covered log position.
+    pub stats: Stats,
+}
+
+fn opt(out: &mut Vec<u8>, v: Option<i64>) {
+    match v {
+        None => out.push(0),
+        Some(x) => {
+            out.push(1);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+    }
+}
+
+/// Encodes a segment record payload.
+pub fn encode_entry(e: &SegEntry) -> Vec<u8> {
+    let mut o = vec![REC_SEGMENT];
+    let p64 = |o: &mut Vec<u8>, v: u64| o.extend_from_slice(&v.to_le_bytes());
+    p64(&mut o, e.seq);
+    p64(&mut o, e.file_len);
+    o.extend_from_slice(&e.blake3);
+    for m in e.base.to_array().into_iter().chain(e.end.to_array()) {
+        p64(&mut o, m);
+    }
+    p64(&mut o, e.wal_offset);
+    p64(&mut o, e.wal_record);
+    let z = &e.zone;
+    p64(&mut o, z.node_rows);
+    p64(&mut o, z.edge_rows);
+    for v in [z.vt_min, z.vt_max, z.max_vt_e, z.tt_min, z.tt_max] {
+        o.extend_from_slice(&v.to_le_bytes());
+    }
+    o.extend_from_slice(&(z.rels.len() as u32).to_le_bytes());
+    for r in &z.rels {
+        o.extend_from_slice(&r.to_le_bytes());
+    }
+    let s = &e.stats;
+    p64(&mut o, s.n_entities);
+    p64(&mut o, s.n_node_versions);
+    p64(&mut o, s.n_edge_versions);
+    opt(&mut o, s.vt_min);
+    opt(&mut o, s.vt_max);
+    p64(&mut o, s.max_out_degree);
+    opt(&mut o, s.first_tt);
+    opt(&mut o, s.last_tt);
+    p64(&mut o, s.n_batches);
+    p64(&mut o, s.n_failed_batches);
+    p64(&mut o, s.ingest_ordinal);
+    o.extend_from_slice(&(s.rel_type_counts.len() as u32).to_le_bytes());
+    for (k, v) in &s.rel_type_counts {
+        o.extend_from_slice(&(k.len() as u32).to_le_bytes());
+        o.extend_from_slice(k.as_bytes());
+        p64(&mut o, *v);
+    }
+    o
+}
+
+struct Rd<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Rd<'a> {
+    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
+        if self.b.len() - self.pos < n {
+            return Err(format!(
+                "field at payload byte {} runs past the record",
+                self.pos
+            ));
+        }
+        self.pos += n;
+        Ok(&self.b[self.pos - n..self.pos])
+    }
+    fn u64(&mut self) -> std::result::Result<u64, String> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
+    }
+    fn i64(&mut self) -> std::result::Result<i64, String> {
+        Ok(self.u64()? as i64)
+    }
+    fn u32(&mut self) -> std::result::Result<u32, String> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or([0; 4]),
+        ))
+    }
+    fn opt(&mut self) -> std::result::Result<Option<i64>, String> {
+        match self.take(1)?[0] {
+            0 => Ok(None),
+            1 => Ok(Some(self.i64()?)),
+            t => Err(format!("bad option tag {t}")),
+        }
+    }
+}
+
+/// Decodes a segment record payload.
+pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, String> {
+    let mut r = Rd { b, pos: 0 };
+    let t = r.take(1)?[0];
+    if t != REC_SEGMENT {
+        return Err(format!("unknown manifest record type {t}"));
+    }
+    let seq = r.u64()?;
+    let file_len = r.u64()?;
+    let blake3: [u8; 32] = r.take(32)?.try_into().unwrap_or([0; 32]);
+    let mut marks = [0u64; 14];
+    for m in &mut marks {
+        *m = r.u64()?;
+    }
+    let base = Marks::from_array(marks[..7].try_into().unwrap_or([0; 7]));
+    let end = Marks::from_array(marks[7..].try_into().unwrap_or([0; 7]));
+    let wal_offset = r.u64()?;
+    let wal_record = r.u64()?;
+    let mut zone = ZoneMap {
+        node_rows: r.u64()?,
+        edge_rows: r.u64()?,
+        vt_min: r.i64()?,
+        vt_max: r.i64()?,
+        max_vt_e: r.i64()?,
+        tt_min: r.i64()?,
+        tt_max: r.i64()?,
+        rels: Vec::new(),
+    };
+    let n = r.u32()? as usize;
+    if n > b.len() / 4 {
+        return Err("rel list longer than the record".into());
+    }
+    for _ in 0..n {
+        zone.rels.push(r.u32()?);
+    }
+    let mut stats = Stats {
+        n_entities: r.u64()?,
+        n_node_versions: r.u64()?,
+        n_edge_versions: r.u64()?,
+        vt_min: r.opt()?,
+        vt_max: r.opt()?,
+        max_out_degree: r.u64()?,
+        first_tt: r.opt()?,
+        last_tt: r.opt()?,
+        n_batches: r.u64()?,
+        n_failed_batches: r.u64()?,
+        ingest_ordinal: r.u64()?,
+        rel_type_counts: BTreeMap::new(),
+    };
+    let n = r.u32()? as usize;
+    for _ in 0..n {
+        let l = r.u32()? as usize;
+        let k = std::str::from_utf8(r.take(l)?)
+            .map_err(|_| "rel type name is not UTF-8".to_string())?
+            .to_string();
+        let v = r.u64()?;
+        stats.rel_type_counts.insert(k, v);
+    }
+    if r.pos != b.len() {
+        return Err(format!(
+            "{} bytes left over after the record",
+            b.len() - r.pos
+        ));
+    }
+    Ok(SegEntry {
+        seq,
+        file_len,
+        blake3,
+        base,
+        end,
+        wal_offset,
+        wal_record,
+        zone,
+        stats,
+    })
+}
+
+fn header() -> [u8; 16] {
+    let mut h = [0u8; 16];
+    h[..8].copy_from_slice(MANIFEST_MAGIC);
+    h[8..10].copy_from_slice(&MANIFEST_MAJOR.to_le_bytes());
+    h[10..12].copy_from_slice(&MANIFEST_MINOR.to_le_bytes());
+    h
+}
+
+/// The published segments of a manifest file, and the length of its good prefix. A torn
+/// final record (cut short, or failing its checksum at the end of the file) is not part of
+/// the manifest: its publication never completed. Damage before the end is corruption.
+pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
+    let b = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let corrupt = |offset: u64, kind: String| Error::Corruption {
+        file: path.to_path_buf(),
+        offset,
+        kind,
+    };
+    if b.len() < 16 || &b[..8] != MANIFEST_MAGIC {
+        return Err(corrupt(0, "bad magic: not a tgms manifest".into()));
+    }
+    let major = u16::from_le_bytes([b[8], b[9]]);
+    if major != MANIFEST_MAJOR {
+        return Err(corrupt(
+            8,
+            format!("manifest major version {major} is not supported"),
+        ));
+    }
+    let mut out = Vec::new();
+    let mut pos = 16usize;
+    let frame_len = FRAME_LEN as usize;
+    while pos < b.len() {
+        if b.len() - pos < frame_len {
+            break;
+        }
+        let len_bytes: [u8; 4] = b[pos..pos + 4].try_into().unwrap_or([0; 4]);
+        let len = u32::from_le_bytes(len_bytes);
+        let len_crc = u32::from_le_bytes(b[pos + 4..pos + 8].try_into().unwrap_or([0; 4]));
+        let crc = u32::from_le_bytes(b[pos + 8..pos + 12].try_into().unwrap_or([0; 4]));
+        if crc32fast::hash(&len_bytes) != len_crc || len > MAX_PAYLOAD {
+            return Err(corrupt(
+                pos as u64,
+                "manifest record length check failed".into(),
+            ));
+        }
+        let end = pos + frame_len + len as usize;
+        if end > b.len() {
+            break;
+        }
+        let payload = &b[pos + frame_len..end];
+        if crc32fast::hash(payload) != crc {
+            if end == b.len() {
+                break;
+            }
+            return Err(corrupt(
+                pos as u64,
+                "manifest record checksum mismatch".into(),
+            ));
+        }
+        let e = decode_entry(payload).map_err(|k| corrupt(pos as u64, k))?;
+        out.push(e);
+        pos = end;
+    }
+    Ok((out, pos as u64))
+}
+
+/// The manifest opened for appending publication records.
+pub struct ManifestWriter {
+    path: PathBuf,
+    file: File,
+    pub no_sync: bool,
+}
+
+impl ManifestWriter {
+    /// Opens (creating with its header when missing) and positions at `len`, cutting a
+    /// torn tail away.
+    pub fn open(path: &Path, len: Option<u64>, no_sync: bool) -> Result<ManifestWriter> {
+        let io = |e| Error::io(path, e);
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(io)?;
+        match len {
+            None => {
+                file.set_len(0).map_err(io)?;
+                file.write_all(&header()).map_err(io)?;
+                if !no_sync {
+                    crate::fault::sync_point(path)
+                        .and_then(|_| file.sync_all())
+                        .map_err(io)?;
+                }
+            }
+            Some(l) => {
+                if file.metadata().map_err(io)?.len() != l {
+                    file.set_len(l).map_err(io)?;
+                    if !no_sync {
+                        crate::fault::sync_point(path)
+                            .and_then(|_| file.sync_all())
+                            .map_err(io)?;
+                    }
+                }
+                file.seek(SeekFrom::Start(l)).map_err(io)?;
+            }
+        }
+        Ok(ManifestWriter {
+            path: path.to_path_buf(),
+            file,
+            no_sync,
+        })
+    }
+
+    /// Appends one publication record and syncs it: the publication point of a flush.
+    pub fn append(&mut self, e: &SegEntry) -> Result<()> {
+        let mut buf = Vec::new();
+        frame(&encode_entry(e), &mut buf);
+        self.file
+            .write_all(&buf)
+            .map_err(|er| Error::io(&self.path, er))?;
+        if !self.no_sync {
+            crate::fault::sync_point(&self.path)
+                .and_then(|_| self.file.sync_data())
+                .map_err(|er| Error::io(&self.path, er))?;
+        }
+        Ok(())
+    }
+}
+
+/// Writes a new manifest holding `entries` to [`MANIFEST_TMP`], syncs it and renames it over
+/// [`MANIFEST_FILE`] (the publication point of a compaction); the caller syncs the directory.
+pub fn write_fresh(dir: &Path, entries: &[SegEntry], no_sync: bool) -> Result<()> {
+    let tmp = dir.join(MANIFEST_TMP);
+    let mut buf = header().to_vec();
+    for e in entries {
+        frame(&encode_entry(e), &mut buf);
+    }
+    let io = |e| Error::io(&tmp, e);
+    let mut f = File::create(&tmp).map_err(io)?;
+    f.write_all(&buf).map_err(io)?;
+    if !no_sync {
+        crate::fault::sync_point(&tmp)
+            .and_then(|_| f.sync_all())
+            .map_err(io)?;
+    }
+    drop(f);
+    std::fs::rename(&tmp, dir.join(MANIFEST_FILE)).map_err(io)?;
+    Ok(())
+}

@@ -1,0 +1,70 @@
+//! The one module that memory-maps files (`design.md` §4): sealed, read-only segment files
+//! only. A mapping is created read-only and private; the store decodes from it only after
+//! the whole mapped content has passed its BLAKE3 check against the manifest. The pread
+//! path ([`SegBytes::read`]) serves the same bytes through an ordinary read; the test suite
+//! runs against both (`TGMS_IO=pread` / `TGMS_IO=mmap`).
+#![allow(unsafe_code)]
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+/// How segment files are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IoMode {
+    /// Memory-map the file (read-only, private).
+    Mmap,
+    /// Read the file into memory.
+    Pread,
+}
+
+impl IoMode {
+    /// The mode the `TGMS_IO` environment variable names (`pread` or `mmap`), default mmap.
+    pub fn from_env() -> IoMode {
+        match std::env::var("TGMS_IO").as_deref() {
+            Ok("pread") => IoMode::Pread,
+            _ => IoMode::Mmap,
+        }
+    }
+}
+
+/// The bytes of one segment file, mapped or read.
+pub(crate) enum SegBytes {
+    Map(memmap2::Mmap),
+    Heap(Vec<u8>),
+}
+
+impl SegBytes {
+    /// Opens `path` and maps it (or reads it, for `Pread`, an empty file, or a platform
+    /// that refuses the mapping).
+    pub(crate) fn open(path: &Path, mode: IoMode) -> std::io::Result<SegBytes> {
+        let mut f = File::open(path)?;
+        let len = f.metadata()?.len();
+        if mode == IoMode::Pread || len == 0 || len > isize::MAX as u64 {
+            let mut v = Vec::with_capacity(len as usize);
+            f.read_to_end(&mut v)?;
+            return Ok(SegBytes::Heap(v));
+        }
+        // SAFETY: the mapping is read-only (memmap2's `Mmap`) and private to this handle.
+        // The file behind it is a sealed segment: tgms never writes to, truncates or renames
+        // an existing segment file, and deleting it (garbage collection) leaves existing
+        // mappings intact. A file truncated by a foreign process would fault on access;
+        // `format-spec.md` states that assumption about the medium. Callers decode only
+        // after the whole mapped content passed its BLAKE3 check against the manifest.
+        let map = unsafe { memmap2::Mmap::map(&f)? };
+        Ok(SegBytes::Map(map))
+    }
+
+    /// Reads `path` into memory (the pread path).
+    pub(crate) fn read(path: &Path) -> std::io::Result<SegBytes> {
+        SegBytes::open(path, IoMode::Pread)
+    }
+
+    /// The file's bytes.
+    pub(crate) fn bytes(&self) -> &[u8] {
+        match self {
+            SegBytes::Heap(v) => v,
+            SegBytes::Map(m) => m,
+        }
+    }
+}

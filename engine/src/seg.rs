@@ -1,0 +1,941 @@
+//! Immutable columnar segment files (`format-spec.md` §6): the byte layout, the column
+//! codecs (frame-of-reference bit-packing, runs, string heaps), per-chunk crc32, and the
+//! encoder / verifying decoder between a file and a [`SegData`].
+
+use crate::op::Origin;
+use crate::state::{Closure, Content, Disc, IdentRec, Marks, Row, SegData, NONE};
+use crate::time::OPEN_END;
+
+/// File magic of a segment.
+pub const SEG_MAGIC: &[u8; 8] = b"TGMSSEG\0";
+/// Magic closing the trailer of a segment.
+pub const SEG_TRAILER_MAGIC: &[u8; 4] = b"TGSE";
+/// Segment format major version.
+pub const SEG_MAJOR: u16 = 1;
+/// Segment format minor version. Minor 1 added codec 4 (DFOR) for integer columns.
+pub const SEG_MINOR: u16 = 1;
+/// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
+pub const SEG_HEADER_LEN: usize = 88;
+/// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
+pub const SEG_TRAILER_LEN: usize = 24;
+/// Bytes of one chunk-directory entry.
+pub const DIR_ENTRY_LEN: usize = 24;
+
+/// Chunk ids (`format-spec.md` §6.3). Row chunks are `ROWS_NODE + k` / `ROWS_EDGE + k`.
+pub mod chunk {
+    pub const UIDS: u16 = 1;
+    pub const STRINGS: u16 = 2;
+    pub const CONTENT_LABEL: u16 = 3;
+    pub const CONTENT_PROPS: u16 = 4;
+    pub const CONTENT_SOURCE: u16 = 5;
+    pub const CONTENT_PROV: u16 = 6;
+    pub const IDENT_SRC: u16 = 7;
+    pub const IDENT_DST: u16 = 8;
+    pub const IDENT_REL: u16 = 9;
+    pub const IDENT_DISC_TAG: u16 = 10;
+    pub const IDENT_DISC_VAL: u16 = 11;
+    pub const SLOTS: u16 = 12;
+    pub const ROWS_NODE: u16 = 16;
+    pub const ROWS_EDGE: u16 = 32;
+    // offsets inside a row group
+    pub const IDENT: u16 = 0;
+    pub const CONTENT: u16 = 1;
+    pub const VT_S: u16 = 2;
+    pub const VT_LEN: u16 = 3;
+    pub const TT_S: u16 = 4;
+    pub const REASON: u16 = 5;
+    pub const ORIGIN: u16 = 6;
+    pub const ALIVE: u16 = 7;
+    pub const CLOSE_ROW: u16 = 8;
+    pub const CLOSE_TT_E: u16 = 9;
+    pub const CLOSE_BY: u16 = 10;
+    pub const CLOSE_REASON: u16 = 11;
+}
+
+/// Codec tags of the chunk directory.
+pub mod codec {
+    /// Frame-of-reference bit-packed integers.
+    pub const FOR: u8 = 1;
+    /// Runs of equal i64 values.
+    pub const RUNS: u8 = 2;
+    /// A string heap.
+    pub const HEAP: u8 = 3;
+    /// Delta + frame-of-reference bit packing (segment minor ≥ 1).
+    pub const DFOR: u8 = 4;
+}
+
+/// Every chunk id a version-1.0 segment holds, in file order, with its codec.
+pub fn chunk_layout() -> Vec<(u16, u8)> {
+    use chunk::*;
+    let mut v = vec![(UIDS, codec::HEAP), (STRINGS, codec::HEAP)];
+    for id in CONTENT_LABEL..=SLOTS {
+        v.push((id, codec::FOR));
+    }
+    for g in [ROWS_NODE, ROWS_EDGE] {
+        for k in IDENT..=CLOSE_REASON {
+            v.push((g + k, if k == TT_S { codec::RUNS } else { codec::FOR }));
+        }
+    }
+    v
+}
+
+// ------------------------------------------------------------------ codecs
+
+/// FOR codec: `u32 count | i64 min | u8 width | ceil(count·width / 8) bytes`, each value
+/// stored as `value − min` (mod 2^64) in `width` bits, least significant bit first.
+pub fn put_for(out: &mut Vec<u8>, v: &[i64]) {
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    let min = v.iter().copied().min().unwrap_or(0);
+    let maxd = v
+        .iter()
+        .map(|&x| (x as u64).wrapping_sub(min as u64))
+        .max()
+        .unwrap_or(0);
+    let w = 64 - maxd.leading_zeros();
+    out.extend_from_slice(&min.to_le_bytes());
+    out.push(w as u8);
+    if w == 0 {
+        return;
+    }
+    let mut acc: u128 = 0;
+    let mut bits = 0u32;
+    for &x in v {
+        acc |= ((x as u64).wrapping_sub(min as u64) as u128) << bits;
+        bits += w;
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    if bits > 0 {
+        out.push(acc as u8);
+    }
+}
+
+/// DFOR codec, patched delta + frame of reference: `u32 count | i64 first | u32 n_exc |
+/// i64 min | u8 width | packed bits of the count − 1 deltas | n_exc × (u32 index, i64 delta)`.
+/// Delta `i` is `v[i+1] − v[i]` (mod 2^64). Deltas outside `[min, min + 2^width)` are
+/// **exceptions**: their packed slot holds 0 and their value is in the exception list
+/// (indexes strictly ascending). The encoder picks `min` and `width` to minimize the size.
+pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
+    let deltas: Vec<i64> = v.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+    let mut sorted = deltas.clone();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
+    if n > 0 {
+        // Candidate bases: the smallest delta and a few low quantiles.
+        let mut bases: Vec<i64> = [0, n / 10_000, n / 1_000, n / 100]
+            .iter()
+            .map(|&i| sorted[i.min(n - 1)])
+            .collect();
+        bases.dedup();
+        for &m in &bases {
+            let lo = sorted.partition_point(|&x| x < m);
+            for w in 0..=64u32 {
+                let hi = if w == 64 {
+                    n
+                } else {
+                    let top = (m as i128) + (1i128 << w);
+                    sorted.partition_point(|&x| (x as i128) < top)
+                };
+                let exc = (n - (hi - lo)) as u128;
+                let cost = (n as u128 * w as u128).div_ceil(8) + exc * 12;
+                if cost < best_cost {
+                    (best_min, best_w, best_cost) = (m, w, cost);
+                }
+                if hi == n {
+                    break;
+                }
+            }
+        }
+    }
+    let fits = |d: i64| {
+        best_w == 64
+            || (d as i128 >= best_min as i128 && (d as i128) < best_min as i128 + (1i128 << best_w))
+    };
+    let exc: Vec<(u32, i64)> = deltas
+        .iter()
+        .enumerate()
+        .filter(|(_, &d)| !fits(d))
+        .map(|(i, &d)| (i as u32, d))
+        .collect();
+    out.extend_from_slice(&(exc.len() as u32).to_le_bytes());
+    out.extend_from_slice(&best_min.to_le_bytes());
+    out.push(best_w as u8);
+    let mut acc: u128 = 0;
+    let mut bits = 0u32;
+    if best_w > 0 {
+        for &d in &deltas {
+            let x = if fits(d) {
+                (d as u64).wrapping_sub(best_min as u64)
+            } else {
+                0
+            };
+            acc |= (x as u128) << bits;
+            bits += best_w;
+            while bits >= 8 {
+                out.push(acc as u8);
+                acc >>= 8;
+                bits -= 8;
+            }
+        }
+        if bits > 0 {
+            out.push(acc as u8);
+        }
+    }
+    for (i, d) in exc {
+        out.extend_from_slice(&i.to_le_bytes());
+        out.extend_from_slice(&d.to_le_bytes());
+    }
+}
+
+/// Encodes an integer column with whichever of FOR and DFOR is smaller; returns the codec.
+pub fn put_int(out: &mut Vec<u8>, v: &[i64]) -> u8 {
+    let mut a = Vec::new();
+    put_for(&mut a, v);
+    let mut b = Vec::new();
+    put_dfor(&mut b, v);
+    if b.len() < a.len() {
+        out.extend_from_slice(&b);
+        codec::DFOR
+    } else {
+        out.extend_from_slice(&a);
+        codec::FOR
+    }
+}
+
+/// RUNS codec: `u32 run_count | run_count × (i64 value, u32 length)`; lengths ≥ 1.
+pub fn put_runs(out: &mut Vec<u8>, v: &[i64]) {
+    let mut runs: Vec<(i64, u32)> = Vec::new();
+    for &x in v {
+        match runs.last_mut() {
+            Some((val, n)) if *val == x => *n += 1,
+            _ => runs.push((x, 1)),
+        }
+    }
+    out.extend_from_slice(&(runs.len() as u32).to_le_bytes());
+    for (val, n) in runs {
+        out.extend_from_slice(&val.to_le_bytes());
+        out.extend_from_slice(&n.to_le_bytes());
+    }
+}
+
+/// HEAP codec: a FOR column of byte lengths, then the UTF-8 bytes of every string.
+pub fn put_heap(out: &mut Vec<u8>, v: &[String]) {
+    let lens: Vec<i64> = v.iter().map(|s| s.len() as i64).collect();
+    put_for(out, &lens);
+    for s in v {
+        out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// A bounds-checked reader over one chunk. Errors are `(offset within the chunk, kind)`.
+struct Rd<'a> {
+    b: &'a [u8],
+    pos: usize,
+}
+
+type DecErr = (usize, String);
+
+impl<'a> Rd<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecErr> {
+        if self.b.len() - self.pos < n {
+            return Err((
+                self.pos,
+                format!("needs {n} bytes, chunk has {}", self.b.len() - self.pos),
+            ));
+        }
+        let s = &self.b[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    fn u8(&mut self) -> Result<u8, DecErr> {
+        Ok(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Result<u32, DecErr> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or([0; 4]),
+        ))
+    }
+    fn i64(&mut self) -> Result<i64, DecErr> {
+        Ok(i64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or([0; 8]),
+        ))
+    }
+    fn done(&self) -> Result<(), DecErr> {
+        if self.pos != self.b.len() {
+            return Err((
+                self.pos,
+                format!("{} bytes left over", self.b.len() - self.pos),
+            ));
+        }
+        Ok(())
+    }
+
+    fn for_col(&mut self, want: usize) -> Result<Vec<i64>, DecErr> {
+        let at = self.pos;
+        let n = self.u32()? as usize;
+        if n != want {
+            return Err((at, format!("column holds {n} values, {want} expected")));
+        }
+        self.for_body(n)
+    }
+
+    /// A FOR body (`min | width | bits`) of `n` values.
+    fn for_body(&mut self, n: usize) -> Result<Vec<i64>, DecErr> {
+        let min = self.i64()?;
+        let w = self.u8()? as u32;
+        if w > 64 {
+            return Err((self.pos - 1, format!("bit width {w} exceeds 64")));
+        }
+        let nbytes = (n as u128 * w as u128).div_ceil(8) as usize;
+        let bytes = self.take(nbytes)?;
+        let mut out = Vec::with_capacity(n);
+        if w == 0 {
+            out.resize(n, min);
+            return Ok(out);
+        }
+        let mask: u128 = if w == 64 {
+            u64::MAX as u128
+        } else {
+            (1u128 << w) - 1
+        };
+        let mut acc: u128 = 0;
+        let mut bits = 0u32;
+        let mut it = bytes.iter();
+        for _ in 0..n {
+            while bits < w {
+                acc |= (*it.next().unwrap_or(&0) as u128) << bits;
+                bits += 8;
+            }
+            let d = (acc & mask) as u64;
+            acc >>= w;
+            bits -= w;
+            out.push((min as u64).wrapping_add(d) as i64);
+        }
+        Ok(out)
+    }
+
+    /// An integer column in codec `codec` (FOR or DFOR) holding `want` values.
+    fn int_col(&mut self, codec: u8, want: usize) -> Result<Vec<i64>, DecErr> {
+        if codec == codec::FOR {
+            return self.for_col(want);
+        }
+        let at = self.pos;
+        let n = self.u32()? as usize;
+        if n != want {
+            return Err((at, format!("column holds {n} values, {want} expected")));
+        }
+        let first = self.i64()?;
+        let n_exc = self.u32()? as usize;
+        let nd = n.saturating_sub(1);
+        if n_exc > nd {
+            return Err((self.pos - 4, format!("{n_exc} exceptions for {nd} deltas")));
+        }
+        let mut deltas = self.for_body(nd)?;
+        let mut prev: Option<usize> = None;
+        for _ in 0..n_exc {
+            let at = self.pos;
+            let i = self.u32()? as usize;
+            let d = self.i64()?;
+            if i >= nd || prev.is_some_and(|p| i <= p) {
+                return Err((at, format!("exception index {i} out of order or range")));
+            }
+            deltas[i] = d;
+            prev = Some(i);
+        }
+        let mut out = Vec::with_capacity(n);
+        if n > 0 {
+            out.push(first);
+            let mut cur = first;
+            for d in deltas {
+                cur = cur.wrapping_add(d);
+                out.push(cur);
+            }
+        }
+        Ok(out)
+    }
+
+    fn runs(&mut self, want: usize) -> Result<Vec<i64>, DecErr> {
+        let nruns = self.u32()? as usize;
+        if nruns > want {
+            return Err((0, format!("{nruns} runs for {want} values")));
+        }
+        let mut out = Vec::with_capacity(want);
+        for _ in 0..nruns {
+            let at = self.pos;
+            let v = self.i64()?;
+            let n = self.u32()? as usize;
+            if n == 0 || out.len() + n > want {
+                return Err((at, format!("run of length {n} does not fit {want} values")));
+            }
+            out.resize(out.len() + n, v);
+        }
+        if out.len() != want {
+            return Err((
+                self.pos,
+                format!("runs cover {} of {want} values", out.len()),
+            ));
+        }
+        Ok(out)
+    }
+
+    fn heap(&mut self, want: usize) -> Result<Vec<String>, DecErr> {
+        let lens = self.for_col(want)?;
+        let mut out = Vec::with_capacity(want);
+        for l in lens {
+            let at = self.pos;
+            if l < 0 {
+                return Err((at, "negative string length".into()));
+            }
+            let b = self.take(l as usize)?;
+            let s = std::str::from_utf8(b).map_err(|_| (at, "string is not UTF-8".to_string()))?;
+            out.push(s.to_string());
+        }
+        Ok(out)
+    }
+}
+
+// ------------------------------------------------------------------ file layout
+
+/// Summary of a segment for the manifest's zone map (`format-spec.md` §7.2).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ZoneMap {
+    pub node_rows: u64,
+    pub edge_rows: u64,
+    /// Smallest and largest `vt_s` of the segment's edge rows (0, 0 when none).
+    pub vt_min: i64,
+    pub vt_max: i64,
+    /// Largest `vt_e` of the segment's edge rows.
+    pub max_vt_e: i64,
+    /// Smallest and largest `tt_s` of all rows of the segment.
+    pub tt_min: i64,
+    pub tt_max: i64,
+    /// Distinct rel-type string ids of the segment's edge rows, ascending.
+    pub rels: Vec<u32>,
+}
+
+fn u32s(v: impl Iterator<Item = u32>) -> Vec<i64> {
+    v.map(|x| x as i64).collect()
+}
+
+fn opt_id(x: u32) -> i64 {
+    if x == NONE {
+        0
+    } else {
+        x as i64 + 1
+    }
+}
+
+/// Encodes a segment file. `rel_of` maps an edge identity id to its rel string id (for the
+/// zone map).
+pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec<u8>, ZoneMap) {
+    use chunk::*;
+    let mut out = Vec::with_capacity(SEG_HEADER_LEN + 64 * (d.nodes.len() + d.edges.len()));
+    out.extend_from_slice(SEG_MAGIC);
+    out.extend_from_slice(&SEG_MAJOR.to_le_bytes());
+    out.extend_from_slice(&SEG_MINOR.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    for m in d.base.to_array() {
+        out.extend_from_slice(&m.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    let mut dir: Vec<(u16, u8, u64, u64, u32)> = Vec::new();
+    let mut body = Vec::new();
+    for (id, codec) in chunk_layout() {
+        body.clear();
+        let mut used = codec;
+        match id {
+            UIDS => put_heap(&mut body, &d.uids),
+            STRINGS => put_heap(&mut body, &d.strings),
+            CONTENT_LABEL => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.label))),
+            CONTENT_PROPS => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.props))),
+            CONTENT_SOURCE => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.source))),
+            CONTENT_PROV => {
+                used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.provenance)))
+            }
+            IDENT_SRC => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.src))),
+            IDENT_DST => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.dst))),
+            IDENT_REL => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.rel))),
+            IDENT_DISC_TAG => {
+                let t: Vec<i64> = d
+                    .idents
+                    .iter()
+                    .map(|e| matches!(e.disc, Disc::Str(_)) as i64 | (e.mapped as i64) << 1)
+                    .collect();
+                used = put_int(&mut body, &t)
+            }
+            IDENT_DISC_VAL => {
+                let t: Vec<i64> = d
+                    .idents
+                    .iter()
+                    .map(|e| match e.disc {
+                        Disc::Ordinal(k) => k as i64,
+                        Disc::Str(s) => s as i64,
+                    })
+                    .collect();
+                used = put_int(&mut body, &t)
+            }
+            SLOTS => used = put_int(&mut body, &u32s(d.slots.iter().copied())),
+            _ => {
+                let (g, rows, closes) = if id < ROWS_EDGE {
+                    (ROWS_NODE, &d.nodes, &d.closes[0])
+                } else {
+                    (ROWS_EDGE, &d.edges, &d.closes[1])
+                };
+                match id - g {
+                    IDENT => used = put_int(&mut body, &u32s(rows.iter().map(|r| r.ident))),
+                    CONTENT => used = put_int(&mut body, &u32s(rows.iter().map(|r| r.content))),
+                    VT_S => {
+                        used = put_int(&mut body, &rows.iter().map(|r| r.vt_s).collect::<Vec<_>>())
+                    }
+                    VT_LEN => {
+                        // 0 = open end; an instantaneous row stores 1, so a segment of
+                        // instantaneous rows packs this column to width 0 (elided).
+                        let l: Vec<i64> = rows
+                            .iter()
+                            .map(|r| {
+                                if r.vt_e == OPEN_END {
+                                    0
+                                } else {
+                                    r.vt_e - r.vt_s
+                                }
+                            })
+                            .collect();
+                        used = put_int(&mut body, &l)
+                    }
+                    TT_S => put_runs(&mut body, &rows.iter().map(|r| r.tt_s).collect::<Vec<_>>()),
+                    REASON => put_for(
+                        &mut body,
+                        &rows.iter().map(|r| opt_id(r.reason)).collect::<Vec<_>>(),
+                    ),
+                    ORIGIN => put_for(
+                        &mut body,
+                        &rows
+                            .iter()
+                            .map(|r| r.origin as u8 as i64)
+                            .collect::<Vec<_>>(),
+                    ),
+                    ALIVE => put_for(
+                        &mut body,
+                        &rows.iter().map(|r| r.alive as i64).collect::<Vec<_>>(),
+                    ),
+                    CLOSE_ROW => used = put_int(&mut body, &u32s(closes.iter().map(|c| c.row))),
+                    CLOSE_TT_E => put_for(
+                        &mut body,
+                        &closes.iter().map(|c| c.tt_e).collect::<Vec<_>>(),
+                    ),
+                    CLOSE_BY => put_for(
+                        &mut body,
+                        &closes
+                            .iter()
+                            .map(|c| c.closed_by as u8 as i64)
+                            .collect::<Vec<_>>(),
+                    ),
+                    _ => put_for(
+                        &mut body,
+                        &closes
+                            .iter()
+                            .map(|c| opt_id(c.close_reason))
+                            .collect::<Vec<_>>(),
+                    ),
+                }
+            }
+        }
+        dir.push((
+            id,
+            used,
+            out.len() as u64,
+            body.len() as u64,
+            crc32fast::hash(&body),
+        ));
+        out.extend_from_slice(&body);
+    }
+    let footer_offset = out.len() as u64;
+    let mut footer = Vec::with_capacity(4 + DIR_ENTRY_LEN * dir.len());
+    footer.extend_from_slice(&(dir.len() as u32).to_le_bytes());
+    for (id, codec, off, len, crc) in &dir {
+        footer.extend_from_slice(&id.to_le_bytes());
+        footer.push(*codec);
+        footer.push(0);
+        footer.extend_from_slice(&off.to_le_bytes());
+        footer.extend_from_slice(&(*len as u32).to_le_bytes());
+        footer.extend_from_slice(&crc.to_le_bytes());
+        footer.extend_from_slice(&0u32.to_le_bytes());
+    }
+    out.extend_from_slice(&footer);
+    out.extend_from_slice(&footer_offset.to_le_bytes());
+    out.extend_from_slice(&(footer.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&footer).to_le_bytes());
+    out.extend_from_slice(SEG_TRAILER_MAGIC);
+
+    let mut z = ZoneMap {
+        node_rows: d.nodes.len() as u64,
+        edge_rows: d.edges.len() as u64,
+        ..ZoneMap::default()
+    };
+    if let Some(first) = d.edges.first() {
+        z.vt_min = first.vt_s;
+        z.vt_max = first.vt_s;
+        for r in &d.edges {
+            z.vt_min = z.vt_min.min(r.vt_s);
+            z.vt_max = z.vt_max.max(r.vt_s);
+            z.max_vt_e = z.max_vt_e.max(r.vt_e);
+            z.rels.push(rel_of(r.ident));
+        }
+    }
+    let tts = d.nodes.iter().chain(d.edges.iter()).map(|r| r.tt_s);
+    z.tt_min = tts.clone().min().unwrap_or(0);
+    z.tt_max = tts.max().unwrap_or(0);
+    z.rels.sort_unstable();
+    z.rels.dedup();
+    (out, z)
+}
+
+/// A problem found in a segment file: byte offset in the file and what is wrong.
+pub type SegErr = (u64, String);
+
+/// Verifies and decodes a segment file: header, trailer, footer crc, every chunk's crc,
+/// then every column. The first problem is returned with its file offset.
+pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
+    use chunk::*;
+    if b.len() < SEG_HEADER_LEN + SEG_TRAILER_LEN {
+        return Err((
+            0,
+            format!("file of {} bytes is too short for a segment", b.len()),
+        ));
+    }
+    if &b[..8] != SEG_MAGIC {
+        return Err((0, "bad magic: not a tgms segment".into()));
+    }
+    let le64 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
+    let le32 = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]));
+    let hcrc = le32(80);
+    if crc32fast::hash(&b[..80]) != hcrc {
+        return Err((80, "header checksum mismatch".into()));
+    }
+    if le32(84) != 0 {
+        return Err((84, "header padding is not zero".into()));
+    }
+    let major = u16::from_le_bytes([b[8], b[9]]);
+    if major != SEG_MAJOR {
+        return Err((8, format!("segment major version {major} is not supported")));
+    }
+    let seq = le64(16);
+    let mut base = [0u64; 7];
+    for (k, m) in base.iter_mut().enumerate() {
+        *m = le64(24 + 8 * k);
+    }
+    let t = b.len() - SEG_TRAILER_LEN;
+    if &b[t + 20..] != SEG_TRAILER_MAGIC {
+        return Err((t as u64 + 20, "bad trailer magic (file truncated?)".into()));
+    }
+    let (f_off, f_len, f_crc) = (le64(t), le64(t + 8), le32(t + 16));
+    if f_off.checked_add(f_len) != Some(t as u64) || f_off < SEG_HEADER_LEN as u64 {
+        return Err((
+            t as u64,
+            "footer position inconsistent with file length".into(),
+        ));
+    }
+    let footer = &b[f_off as usize..t];
+    if crc32fast::hash(footer) != f_crc {
+        return Err((f_off, "footer checksum mismatch".into()));
+    }
+    let layout = chunk_layout();
+    if footer.len() != 4 + DIR_ENTRY_LEN * layout.len()
+        || u32::from_le_bytes(footer[..4].try_into().unwrap_or([0; 4])) as usize != layout.len()
+    {
+        return Err((
+            f_off,
+            "chunk directory does not list the chunks of format 1.0".into(),
+        ));
+    }
+    let minor = u16::from_le_bytes([b[10], b[11]]);
+    let mut codecs: Vec<u8> = Vec::with_capacity(layout.len());
+    let mut chunks: Vec<&[u8]> = Vec::with_capacity(layout.len());
+    let mut offsets: Vec<u64> = Vec::with_capacity(layout.len());
+    let mut expect_off = SEG_HEADER_LEN as u64;
+    for (k, &(id, codec)) in layout.iter().enumerate() {
+        let e = &footer[4 + DIR_ENTRY_LEN * k..4 + DIR_ENTRY_LEN * (k + 1)];
+        let at = f_off + 4 + (DIR_ENTRY_LEN * k) as u64;
+        let eid = u16::from_le_bytes([e[0], e[1]]);
+        let off = u64::from_le_bytes(e[4..12].try_into().unwrap_or([0; 8]));
+        let len = u32::from_le_bytes(e[12..16].try_into().unwrap_or([0; 4])) as u64;
+        let crc = u32::from_le_bytes(e[16..20].try_into().unwrap_or([0; 4]));
+        let codec_ok = e[2] == codec || (codec == codec::FOR && e[2] == codec::DFOR && minor >= 1);
+        if eid != id || !codec_ok || off != expect_off || off + len > f_off {
+            return Err((
+                at,
+                format!("directory entry {k} (chunk {eid}) is inconsistent"),
+            ));
+        }
+        codecs.push(e[2]);
+        let body = &b[off as usize..(off + len) as usize];
+        if crc32fast::hash(body) != crc {
+            return Err((off, format!("chunk {id} checksum mismatch")));
+        }
+        chunks.push(body);
+        offsets.push(off);
+        expect_off = off + len;
+    }
+    if expect_off != f_off {
+        return Err((
+            expect_off,
+            "bytes between the last chunk and the footer".into(),
+        ));
+    }
+    // Decode. Counts come from the directory's chunks themselves; every column of a table
+    // must agree with the first.
+    let idx = |id: u16| layout.iter().position(|&(c, _)| c == id).unwrap_or(0);
+    let count_of = |id: u16| -> Result<usize, SegErr> {
+        let c = chunks[idx(id)];
+        if c.len() < 4 {
+            return Err((offsets[idx(id)], "chunk too short".into()));
+        }
+        let at = if layout[idx(id)].1 == codec::RUNS {
+            usize::MAX
+        } else {
+            0
+        };
+        if at == usize::MAX {
+            return Err((offsets[idx(id)], "count of a runs chunk".into()));
+        }
+        Ok(u32::from_le_bytes(c[..4].try_into().unwrap_or([0; 4])) as usize)
+    };
+    let col = |id: u16, want: usize| -> Result<Vec<i64>, SegErr> {
+        let mut r = Rd {
+            b: chunks[idx(id)],
+            pos: 0,
+        };
+        let v = r
+            .int_col(codecs[idx(id)], want)
+            .and_then(|v| r.done().map(|_| v));
+        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {k}")))
+    };
+    let heap = |id: u16| -> Result<Vec<String>, SegErr> {
+        let want = count_of(id)?;
+        let mut r = Rd {
+            b: chunks[idx(id)],
+            pos: 0,
+        };
+        let v = r.heap(want).and_then(|v| r.done().map(|_| v));
+        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {k}")))
+    };
+    let as_u32 = |id: u16, v: Vec<i64>| -> Result<Vec<u32>, SegErr> {
+        v.into_iter()
+            .map(|x| {
+                u32::try_from(x).map_err(|_| {
+                    (
+                        offsets[idx(id)],
+                        format!("chunk {id}: value {x} out of range"),
+                    )
+                })
+            })
+            .collect()
+    };
+    let opt_u32 = |id: u16, v: Vec<i64>| -> Result<Vec<u32>, SegErr> {
+        v.into_iter()
+            .map(|x| match x {
+                0 => Ok(NONE),
+                x if x > 0 && x <= u32::MAX as i64 => Ok((x - 1) as u32),
+                x => Err((
+                    offsets[idx(id)],
+                    format!("chunk {id}: value {x} out of range"),
+                )),
+            })
+            .collect()
+    };
+    let mut d = SegData {
+        base: Marks::from_array(base),
+        uids: heap(UIDS)?,
+        strings: heap(STRINGS)?,
+        ..SegData::default()
+    };
+    let nc = count_of(CONTENT_LABEL)?;
+    let cols: Vec<Vec<u32>> = [CONTENT_LABEL, CONTENT_PROPS, CONTENT_SOURCE, CONTENT_PROV]
+        .iter()
+        .map(|&id| col(id, nc).and_then(|v| as_u32(id, v)))
+        .collect::<Result<_, _>>()?;
+    d.contents = (0..nc)
+        .map(|i| Content {
+            label: cols[0][i],
+            props: cols[1][i],
+            source: cols[2][i],
+            provenance: cols[3][i],
+        })
+        .collect();
+    let ni = count_of(IDENT_SRC)?;
+    let src = as_u32(IDENT_SRC, col(IDENT_SRC, ni)?)?;
+    let dst = as_u32(IDENT_DST, col(IDENT_DST, ni)?)?;
+    let rel = as_u32(IDENT_REL, col(IDENT_REL, ni)?)?;
+    let tag = col(IDENT_DISC_TAG, ni)?;
+    let val = col(IDENT_DISC_VAL, ni)?;
+    for i in 0..ni {
+        let disc = match tag[i] & 1 {
+            0 => Disc::Ordinal(val[i] as u64),
+            _ => Disc::Str(u32::try_from(val[i]).map_err(|_| {
+                (
+                    offsets[idx(IDENT_DISC_VAL)],
+                    "disc string id out of range".to_string(),
+                )
+            })?),
+        };
+        if tag[i] & !3 != 0 {
+            return Err((
+                offsets[idx(IDENT_DISC_TAG)],
+                format!("unknown disc tag {}", tag[i]),
+            ));
+        }
+        d.idents.push(IdentRec {
+            src: src[i],
+            dst: dst[i],
+            rel: rel[i],
+            disc,
+            mapped: tag[i] & 2 != 0,
+        });
+    }
+    let ns = count_of(SLOTS)?;
+    d.slots = as_u32(SLOTS, col(SLOTS, ns)?)?;
+    for (k, g) in [ROWS_NODE, ROWS_EDGE].into_iter().enumerate() {
+        let n = count_of(g + IDENT)?;
+        let ident = as_u32(g + IDENT, col(g + IDENT, n)?)?;
+        let content = as_u32(g + CONTENT, col(g + CONTENT, n)?)?;
+        let vt_s = col(g + VT_S, n)?;
+        let vt_len = col(g + VT_LEN, n)?;
+        let tt_s = {
+            let id = g + TT_S;
+            let mut r = Rd {
+                b: chunks[idx(id)],
+                pos: 0,
+            };
+            r.runs(n)
+                .and_then(|v| r.done().map(|_| v))
+                .map_err(|(o, kd)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {kd}")))?
+        };
+        let reason = opt_u32(g + REASON, col(g + REASON, n)?)?;
+        let origin = col(g + ORIGIN, n)?;
+        let alive = col(g + ALIVE, n)?;
+        let mut rows = Vec::with_capacity(n);
+        for i in 0..n {
+            let bad = |id: u16, what: &str| (offsets[idx(g + id)], format!("row {i}: {what}"));
+            let vt_e = match vt_len[i] {
+                0 => OPEN_END,
+                l if l > 0 && vt_s[i].checked_add(l).is_some_and(|e| e < OPEN_END) => vt_s[i] + l,
+                _ => return Err(bad(VT_LEN, "illegal valid-time length")),
+            };
+            let origin = u8::try_from(origin[i])
+                .ok()
+                .and_then(Origin::from_u8)
+                .ok_or_else(|| bad(ORIGIN, "unknown origin"))?;
+            if !(0..=1).contains(&alive[i]) {
+                return Err(bad(ALIVE, "alive flag is not 0 or 1"));
+            }
+            rows.push(Row {
+                ident: ident[i],
+                content: content[i],
+                vt_s: vt_s[i],
+                vt_e,
+                tt_s: tt_s[i],
+                tt_e: OPEN_END,
+                reason: reason[i],
+                close_reason: NONE,
+                origin,
+                closed_by: None,
+                alive: alive[i] == 1,
+            });
+        }
+        let nclose = count_of(g + CLOSE_ROW)?;
+        let crow = as_u32(g + CLOSE_ROW, col(g + CLOSE_ROW, nclose)?)?;
+        let ctt = col(g + CLOSE_TT_E, nclose)?;
+        let cby = col(g + CLOSE_BY, nclose)?;
+        let creason = opt_u32(g + CLOSE_REASON, col(g + CLOSE_REASON, nclose)?)?;
+        let mut closes = Vec::with_capacity(nclose);
+        for i in 0..nclose {
+            let closed_by = u8::try_from(cby[i])
+                .ok()
+                .and_then(Origin::from_u8)
+                .ok_or_else(|| {
+                    (
+                        offsets[idx(g + CLOSE_BY)],
+                        format!("closure {i}: unknown kind"),
+                    )
+                })?;
+            if i > 0 && crow[i] <= crow[i - 1] {
+                return Err((
+                    offsets[idx(g + CLOSE_ROW)],
+                    "closure rows not strictly ascending".into(),
+                ));
+            }
+            closes.push(Closure {
+                row: crow[i],
+                tt_e: ctt[i],
+                closed_by,
+                close_reason: creason[i],
+            });
+        }
+        if k == 0 {
+            d.nodes = rows;
+        } else {
+            d.edges = rows;
+        }
+        d.closes[k] = closes;
+    }
+    Ok((seq, d))
+}
+
+/// Verifies a segment file's structure, checksums and columns (not its chaining with other
+/// segments): `Err((file offset, what))` on the first problem.
+pub fn verify(b: &[u8]) -> Result<(), SegErr> {
+    decode(b).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn roundtrip(v: &[i64]) {
+        for (enc, codec) in [
+            (put_for as fn(&mut Vec<u8>, &[i64]), codec::FOR),
+            (put_dfor, codec::DFOR),
+        ] {
+            let mut b = Vec::new();
+            enc(&mut b, v);
+            let mut r = Rd { b: &b, pos: 0 };
+            assert_eq!(r.int_col(codec, v.len()).unwrap(), v, "codec {codec}");
+            assert!(r.done().is_ok());
+        }
+        let mut b = Vec::new();
+        let c = put_int(&mut b, v);
+        let mut r = Rd { b: &b, pos: 0 };
+        assert_eq!(r.int_col(c, v.len()).unwrap(), v);
+    }
+
+    #[test]
+    fn dfor_packs_mostly_increasing_columns_with_outliers() {
+        let mut v: Vec<i64> = (0..10_000).collect();
+        v[5_000] = 3;
+        v[7_000] = i64::MIN;
+        roundtrip(&v);
+        let mut b = Vec::new();
+        assert_eq!(put_int(&mut b, &v), codec::DFOR);
+        assert!(b.len() < 10_000 / 4 + 100, "{} bytes", b.len());
+        roundtrip(&[]);
+        roundtrip(&[i64::MAX, i64::MIN, 0, -1, 1]);
+    }
+
+    proptest! {
+        #[test]
+        fn int_codecs_round_trip(v in prop::collection::vec(
+            prop_oneof![8 => 0..64i64, 1 => any::<i64>()], 0..300)) {
+            roundtrip(&v);
+        }
+    }
+}
