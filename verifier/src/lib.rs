@@ -12,6 +12,7 @@
 
 pub mod claims;
 pub mod exec;
+pub mod mutations;
 pub mod plan;
 pub mod refpath;
 pub mod validate;
