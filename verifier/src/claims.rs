@@ -872,7 +872,7 @@ pub fn prose_numbers(text: &str) -> Vec<f64> {
     out
 }
 
-fn token_occurs(text: &str, u: &str) -> bool {
+pub fn token_occurs(text: &str, u: &str) -> bool {
     if u.is_empty() {
         return false;
     }
