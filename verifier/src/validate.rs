@@ -453,27 +453,8 @@ fn check_step(
         }
     }
     // Bucket cap (operators.md §8): the minimum legal stride for a literal window.
-    if let (Some(w), Some(st)) = (args.get("window"), args.get("stride").and_then(int_of)) {
-        if let (Some(a), Some(b)) = (w.get("t_a").and_then(int_of), w.get("t_b").and_then(int_of)) {
-            if a < b && st >= 1 && b - a <= i64::MAX as i128 {
-                let span = (b - a) as i64;
-                let n = ceil_div(span, st as i64);
-                let cap = tgms_operators::ops::MAX_BUCKETS;
-                if n > cap {
-                    let min = ceil_div(span, cap);
-                    out.push(
-                        Violation::new(
-                            "E_LIMIT",
-                            format!(
-                                "bucket count {n} exceeds cap {cap}; use stride >= {min} for this window"
-                            ),
-                            sid,
-                        )
-                        .details(json!({"repair": {"stride": min}})),
-                    );
-                }
-            }
-        }
+    if spec.args.iter().any(|a| a.name == "stride") {
+        out.extend(bucket_violation(&s.args, sid));
     }
     let no_refs = refs.is_empty();
     // 6g: literal args against the schema (D-V7), then the semantic validators.
@@ -564,5 +545,84 @@ fn check_step(
                 .details(details),
             );
         }
+    }
+}
+
+/// The bucket-cap check of literal `window` + `stride` args (`operators.md` §8): more than
+/// `MAX_BUCKETS` buckets → `E_LIMIT` with the minimum legal stride as the repair.
+pub fn bucket_violation(args: &Value, step_id: Option<&str>) -> Option<Violation> {
+    let w = args.get("window")?;
+    let st = args.get("stride").and_then(int_of)?;
+    let (a, b) = (
+        w.get("t_a").and_then(int_of)?,
+        w.get("t_b").and_then(int_of)?,
+    );
+    if a >= b || st < 1 || b - a > i64::MAX as i128 || st > i64::MAX as i128 {
+        return None;
+    }
+    let span = (b - a) as i64;
+    let n = ceil_div(span, st as i64);
+    let cap = tgms_operators::ops::MAX_BUCKETS;
+    if n <= cap {
+        return None;
+    }
+    let min = ceil_div(span, cap);
+    Some(
+        Violation::new(
+            "E_LIMIT",
+            format!("bucket count {n} exceeds cap {cap}; use stride >= {min} for this window"),
+            step_id,
+        )
+        .details(json!({"repair": {"stride": min}})),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn minimum_legal_stride_repair() {
+        let v = bucket_violation(
+            &json!({"window": {"t_a": 0, "t_b": 100000}, "stride": 1}),
+            Some("s1"),
+        )
+        .unwrap();
+        assert_eq!(v.code, "E_LIMIT");
+        assert_eq!(
+            v.message,
+            "bucket count 100000 exceeds cap 2000; use stride >= 50 for this window"
+        );
+        assert_eq!(v.details.unwrap()["repair"]["stride"], 50);
+        assert!(bucket_violation(
+            &json!({"window": {"t_a": 0, "t_b": 100000}, "stride": 50}),
+            None
+        )
+        .is_none());
+        assert!(
+            bucket_violation(&json!({"window": {"$ref": "s1.x"}, "stride": 1}), None).is_none()
+        );
+    }
+
+    #[test]
+    fn literal_uids_from_registry_positions() {
+        assert_eq!(
+            literal_uids("entity_history", &json!({"uid": "x"})),
+            vec!["x"]
+        );
+        assert_eq!(
+            literal_uids(
+                "snapshot_subgraph",
+                &json!({"seeds": ["a", {"$ref": "s1.rows[0].uid"}, "b"]})
+            ),
+            vec!["a", "b"]
+        );
+        assert_eq!(
+            literal_uids(
+                "compute",
+                &json!({"input": [{"uid": "u", "n": "v"}], "field": "src", "value": "w"})
+            ),
+            vec!["u", "w"]
+        );
     }
 }

@@ -422,3 +422,34 @@ fn tv13_executor_when_its_operators_are_registered() {
     assert_eq!(t["answer_complete"], true);
     assert_eq!(t["ok"], false);
 }
+
+#[test]
+fn tv14_materialized_rows_limit_keeps_the_output() {
+    let (_d, mut s) = new_store();
+    let evs: Vec<serde_json::Value> = (0..50_500)
+        .map(|i| json!({"src": "s", "dst": format!("d_{i}"), "rel_type": "M", "vt_s": 10 + i}))
+        .collect();
+    s.write_at(1, ops(vec![json!({"op": "ingest_events", "events": evs})]))
+        .unwrap();
+    let p = plan(
+        &[
+            ("s1", "version_history", json!({}), &[]),
+            ("s2", "entity_history", json!({"uid": "s"}), &["s1"]),
+        ],
+        "count",
+        "s1.rows_total",
+    );
+    let t = run(&s, &p, &ResultStore::memory()).trace;
+    let r = record(&t, "s1").unwrap();
+    let n = r["rows_returned"].as_i64().unwrap();
+    assert!(n > 50_000);
+    assert_eq!(r["status"], "failed");
+    assert_eq!(r["truncated"], true);
+    assert_eq!(
+        r["error"]["message"],
+        format!("materialized rows {n} > 50000")
+    );
+    assert_eq!(record(&t, "s2").unwrap()["status"], "skipped");
+    assert_eq!(t["answer"], n);
+    assert_eq!(t["ok"], false);
+}
