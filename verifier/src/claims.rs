@@ -1030,7 +1030,9 @@ pub fn mechanical_answer(kind: &str, from: &str, trace: &Value) -> Value {
         m
     };
     let text = match (kind, &ans) {
-        ("count", _) | ("value", Value::Number(_)) if !ans.is_null() => {
+        // A count whose answer is not a number falls through to the text case (a claim
+        // value must be a scalar, §7.1).
+        ("count" | "value", Value::Number(_)) => {
             claims.push(with_from(base(kind, &ans)));
             format!("The answer is {}.", canon::to_string(&ans))
         }
@@ -1087,4 +1089,63 @@ pub fn mechanical_answer(kind: &str, from: &str, trace: &Value) -> Value {
             "complete": trace["answer_complete"] == Value::Bool(true)});
     }
     out
+}
+
+/// One task run for the campaign metrics (§10.2).
+#[derive(Clone, Debug)]
+pub struct RunRecord {
+    /// The answer object's verification before gating (§8.7), if the verifier ran.
+    pub verification: Option<Value>,
+    /// The gated answer object (§9), if any.
+    pub gated_answer: Option<Value>,
+    /// The verification of the gated object.
+    pub gated_verification: Option<Value>,
+    /// Exact match of the answer against the gold (`evaluation.md` §3.9).
+    pub exact_match: f64,
+}
+
+/// Campaign-level metrics (§10.2): emitted answers, answer coverage, conditional accuracy,
+/// the unsupported-claim rate ungated and gated, overall accuracy.
+pub fn campaign_metrics(runs: &[RunRecord]) -> Value {
+    let has_unsup = |v: &Option<Value>| {
+        v.as_ref().is_some_and(|v| {
+            v["claims"]
+                .as_array()
+                .is_some_and(|cs| cs.iter().any(|c| c["verdict"] == UNSUPPORTED))
+        })
+    };
+    let emitted: Vec<&RunRecord> = runs
+        .iter()
+        .filter(|r| {
+            r.gated_answer
+                .as_ref()
+                .and_then(|a| a["claims"].as_array())
+                .is_some_and(|c| !c.is_empty())
+        })
+        .collect();
+    let with_data: Vec<&&RunRecord> = emitted
+        .iter()
+        .filter(|r| r.verification.is_some())
+        .collect();
+    let ratio = |n: usize, d: usize| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+    let f = tgms_operators::json::float;
+    let cond = if emitted.is_empty() {
+        0.0
+    } else {
+        emitted.iter().map(|r| r.exact_match).sum::<f64>() / emitted.len() as f64
+    };
+    let overall = if runs.is_empty() {
+        0.0
+    } else {
+        emitted.iter().map(|r| r.exact_match).sum::<f64>() / runs.len() as f64
+    };
+    json!({
+        "runs": runs.len(),
+        "emitted": emitted.len(),
+        "answer_coverage": f(ratio(emitted.len(), runs.len())),
+        "conditional_accuracy": f(cond),
+        "overall_accuracy": f(overall),
+        "unsupported_claim_rate": f(ratio(with_data.iter().filter(|r| has_unsup(&r.verification)).count(), with_data.len())),
+        "unsupported_claim_rate_gated": f(ratio(with_data.iter().filter(|r| has_unsup(&r.gated_verification)).count(), with_data.len())),
+    })
 }

@@ -778,3 +778,47 @@ fn tv13_claims_when_its_operators_are_registered() {
         r#"{"answer":{"complete":true,"evidence":["s5"],"from":"s5.count","kind":"count","value":2},"claims":[{"evidence":["s5"],"from":"s5.count","id":"c1","type":"count","value":2}],"text":"The answer is 2."}"#
     );
 }
+
+#[test]
+fn campaign_metrics_over_runs() {
+    use tgms_verifier::claims::{campaign_metrics, RunRecord};
+    let (_d, s, rs, t) = fixture();
+    let ctx = Ctx {
+        trace: &t,
+        results: &rs,
+        snap: Some(s.snapshot()),
+        honor_truncation: true,
+    };
+    let good = json!({"text": "3", "claims": [{"id": "c1", "type": "count", "value": 3, "evidence": ["s3"]}]});
+    let mixed = json!({"text": "3", "claims": [{"id": "c1", "type": "count", "value": 3, "evidence": ["s3"]},
+        {"id": "c2", "type": "count", "value": 5, "evidence": ["s3"]}]});
+    let bad = json!({"text": "5", "claims": [{"id": "c1", "type": "count", "value": 5, "evidence": ["s3"]}]});
+    let rec = |a: &Value, em: f64| {
+        let v = claims::verify(&ctx, a);
+        let (g, gv) = gate(&ctx, a);
+        RunRecord {
+            verification: Some(v),
+            gated_answer: Some(g),
+            gated_verification: Some(gv),
+            exact_match: em,
+        }
+    };
+    let runs = vec![
+        rec(&good, 1.0),
+        rec(&mixed, 1.0),
+        rec(&bad, 0.0),
+        RunRecord {
+            verification: None,
+            gated_answer: None,
+            gated_verification: None,
+            exact_match: 0.0,
+        },
+    ];
+    let m = campaign_metrics(&runs);
+    assert_eq!(m["emitted"], 2, "{m}");
+    assert_eq!(m["answer_coverage"], 0.5);
+    assert_eq!(m["conditional_accuracy"], 1.0);
+    assert_eq!(m["unsupported_claim_rate"], 0.5);
+    assert_eq!(m["unsupported_claim_rate_gated"], 0.0);
+    assert_eq!(m["overall_accuracy"], 0.5);
+}
