@@ -101,6 +101,16 @@ fn plan_validate_run_verify_round_trip() {
         assert_eq!(v["claims"][0]["verdict"], "unsupported");
         assert_eq!(v["gated_answer_object"]["claims"], json!([]));
     }
+    // The result stores inside the directory do not disturb the store: it still takes writes.
+    let b2 = d.path().join("b2.json");
+    std::fs::write(
+        &b2,
+        json!([{"op": "assert_node", "uid": "z", "label": "N", "props": {}}]).to_string(),
+    )
+    .unwrap();
+    let o = tgms(&["write", p(&s), p(&b2)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(tgms(&["stats", p(&s), "--json"]).status.success());
     let o = tgms(&["verify", p(&s), p(&af), "--trace", "0000"]);
     assert_eq!(o.status.code(), Some(1));
     assert_eq!(json_out(&o)["error"], "E_NOT_FOUND");
