@@ -781,3 +781,50 @@ fn tv12_equivalent_on_registered_operators() {
     );
     assert_eq!(r.repair_payload()["error"], "E_PLAN_INVALID");
 }
+
+#[test]
+fn tv12_d_v3_cost_refusal_on_400k_versions() {
+    // 399,998 events between two nodes: 2 node versions + 399,998 edge versions.
+    let (_d, mut s) = new_store();
+    let evs: Vec<Value> = (0..399_998)
+        .map(|i| json!({"src": "a", "dst": "b", "rel_type": "M", "vt_s": i}))
+        .collect();
+    s.ingest_events(
+        evs.iter()
+            .map(|e| {
+                tgms_engine::Event::instant(
+                    e["src"].as_str().unwrap().into(),
+                    e["dst"].as_str().unwrap().into(),
+                    "M".into(),
+                    e["vt_s"].as_i64().unwrap(),
+                )
+            })
+            .collect(),
+        "Node",
+        &mut |_| {},
+    )
+    .unwrap();
+    let st = s.stats();
+    assert_eq!(st.n_node_versions + st.n_edge_versions, 400_000);
+    let p = plan(
+        &[("s1", "version_history", json!({}), &[])],
+        "count",
+        "s1.rows_total",
+    );
+    let r = check(Some(&s), &p, None);
+    let v = one(&r);
+    assert_eq!(v.code, "E_COST");
+    assert_eq!(
+        v.message,
+        r#"estimated cost for version_history exceeds ceilings: {"time_est_ms":12320}"#
+    );
+    // The router refuses the same call at run time.
+    let e = tgms_operators::call_operator(
+        s.snapshot(),
+        "version_history",
+        &json!({}),
+        &Default::default(),
+    )
+    .unwrap_err();
+    assert_eq!(e.code.as_str(), "E_COST");
+}
