@@ -128,6 +128,37 @@ proptest! {
     }
 
     #[test]
+    fn random_answer_objects_never_panic_the_claim_verifier(
+        claims in prop::collection::vec((0usize..5, arg_value(), prop::option::of(0usize..REFS.len()),
+            prop::collection::vec(0usize..6, 0..3), arg_value(), arg_value(), any::<bool>()), 0..6),
+        text in "[a-z0-9 ,.]{0,40}",
+    ) {
+        let (_d, s) = tv8();
+        let p = plan(&[("s1", "snapshot_subgraph", json!({"seeds": ["a"], "hops": 1, "t_valid": 30, "limit": 1}), &[]),
+            ("s2", "entity_history", json!({"uid": "a"}), &[])], "count", "s1.rows_total");
+        let rs = ResultStore::memory();
+        let t = run(&s, &p, &rs).trace;
+        let types = ["count", "value", "entity", "ordering", "temporal_pattern"];
+        let cs: Vec<Value> = claims.into_iter().enumerate().map(|(i, (ty, v, from, ev, a, b, complete))| {
+            let mut c = json!({"id": format!("c{i}"), "type": types[ty], "value": if v.is_array() { json!(null) } else { v.clone() },
+                "evidence": ev.iter().map(|e| format!("s{e}")).collect::<Vec<_>>(),
+                "a": a, "b": b, "relation": "before", "interval": {"t_a": 1, "t_b": 5}, "assertion": "trend",
+                "uids": ["a", "b"], "complete": complete});
+            if let Some(f) = from {
+                c["from"] = json!(format!("s1.{}", REFS[f]));
+            }
+            if !c["a"].is_object() { c["a"] = json!({"t": 1}); }
+            if !c["b"].is_object() { c["b"] = json!({"t": 2}); }
+            c
+        }).collect();
+        let ans = json!({"text": text, "claims": cs});
+        let ctx = Ctx { trace: &t, results: &rs, snap: Some(s.snapshot()), honor_truncation: true };
+        let out = tgms_verifier::claims::verify(&ctx, &ans);
+        let _ = tgms_verifier::claims::gate(&ctx, &ans);
+        prop_assert!(out.get("metrics").is_some());
+    }
+
+    #[test]
     fn random_ref_strings_parse_or_fail_cleanly(s in "[s0-9a-z_.\\[\\]*]{0,16}") {
         if let Ok(p) = tgms_verifier::refpath::RefPath::parse(&s) {
             prop_assert!(!p.segments.is_empty());
