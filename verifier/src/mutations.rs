@@ -343,11 +343,48 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         }
     }
     let uid_pool: Vec<String> = uid_pool.into_iter().collect();
-    let per_class = if extended { 100 } else { 50 };
+    // Extended: 100 mutants per class (or as many as there are applicable cases). Classic:
+    // 500 mutants round-robin over the classes applicable to at least one answer.
+    let budgets: Vec<usize> = if extended {
+        vec![100; CLASSES.len()]
+    } else {
+        let applicable_classes: Vec<bool> = CLASSES
+            .iter()
+            .map(|c| match *c {
+                "truncated_count" | "wrong_belief_state" => {
+                    run_class(
+                        c,
+                        &pool,
+                        &uid_pool,
+                        snap,
+                        &rs,
+                        usize::MAX,
+                        &mut Rng::new(0),
+                        false,
+                    )
+                    .0 > 0
+                }
+                other => !applicable(other, &pool).is_empty(),
+            })
+            .collect();
+        let n = applicable_classes.iter().filter(|a| **a).count();
+        let mut b = vec![0; CLASSES.len()];
+        let mut k = 0;
+        for _ in 0..if n == 0 { 0 } else { 500 } {
+            while !applicable_classes[k % CLASSES.len()] {
+                k += 1;
+            }
+            b[k % CLASSES.len()] += 1;
+            k += 1;
+        }
+        b
+    };
     let mut classes = Vec::new();
     let mut rng = Rng::new(0);
-    for class in CLASSES {
-        let (cases, detected) = run_class(class, &pool, &uid_pool, snap, &rs, per_class, &mut rng);
+    for (class, budget) in CLASSES.iter().zip(budgets) {
+        let (cases, detected) = run_class(
+            class, &pool, &uid_pool, snap, &rs, budget, &mut rng, !extended,
+        );
         classes.push((class.to_string(), cases, detected));
     }
     Report {
@@ -446,6 +483,7 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
     out
 }
 
+#[allow(clippy::too_many_arguments)]
 fn run_class(
     class: &str,
     pool: &[Entry],
@@ -454,6 +492,7 @@ fn run_class(
     rs: &ResultStore,
     max: usize,
     rng: &mut Rng,
+    with_replacement: bool,
 ) -> (usize, usize) {
     match class {
         "truncated_count" => return truncated_count(pool, snap, rs, max),
@@ -461,10 +500,14 @@ fn run_class(
         _ => {}
     }
     let cands = applicable(class, pool);
-    let chosen = if cands.len() <= max {
-        cands
-    } else {
+    let chosen = if cands.len() > max {
         rng.sample(&cands, max)
+    } else if with_replacement && !cands.is_empty() {
+        // Classic pool: the class's share of the 500 mutants, cycling over its cases (each
+        // mutant draws its own variation).
+        (0..max).map(|i| cands[i % cands.len()]).collect()
+    } else {
+        cands
     };
     let mut cases = 0;
     let mut detected = 0;

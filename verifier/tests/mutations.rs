@@ -68,3 +68,17 @@ fn suite_oracle_plans_are_read_from_dev_and_test() {
     assert_eq!(r.clean, 2);
     assert_eq!(r.pool, "classic");
 }
+
+#[test]
+fn classic_pool_spreads_500_mutants_over_applicable_classes() {
+    let (_d, s) = store();
+    let r = run(s.snapshot(), &builtin_plans(s.snapshot()), false);
+    let total: usize = r.classes.iter().map(|c| c.1).sum();
+    assert!(total > 0 && total <= 500, "{}", r.table());
+    assert_eq!(r.false_positives, 0);
+    for (c, n, d) in &r.classes {
+        if c != "wrong_step_citation" {
+            assert_eq!(n, d, "class {c}: {d}/{n}");
+        }
+    }
+}
