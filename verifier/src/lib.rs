@@ -7,7 +7,13 @@
 //! - [`validate`]: `validate_static` with every check, error code and a concrete repair.
 //! - [`exec`]: the executor, taint (D-E2), reducer refusal, result / args / trace stores.
 //! - [`claims`]: answer objects, the claim verifier (D-V4, D-V5), gating (D-V6), metrics,
-//!   the mechanical reporter (D-A1).
+//!   the mechanical reporter (D-A1), campaign metrics.
+//! - [`mutations`]: the verifier mutation experiment of `evaluation.md` §4.
+//!
+//! Results, resolved args and traces are content-addressed under `results/`, `args/` and
+//! `traces/` inside the store directory ([`exec::ResultStore`]). Tests written against
+//! operators that are not registered yet (TV12 in full, TV13, TV22's compute cases) check the
+//! registry and skip until those operators land.
 #![forbid(unsafe_code)]
 
 pub mod claims;

@@ -822,3 +822,69 @@ fn campaign_metrics_over_runs() {
     assert_eq!(m["unsupported_claim_rate_gated"], 0.0);
     assert_eq!(m["overall_accuracy"], 0.5);
 }
+
+#[test]
+fn tv22_when_its_operators_are_registered() {
+    if [
+        "graph_metric_timeseries",
+        "compute",
+        "temporal_reachability",
+    ]
+    .iter()
+    .any(|o| lookup(o).is_none())
+    {
+        eprintln!("TV22: operators not registered yet; vector skipped");
+        return;
+    }
+    let (_d, s) = tv9();
+    let rs = ResultStore::memory();
+    let p = plan(
+        &[
+            (
+                "s1",
+                "graph_metric_timeseries",
+                json!({"metric": "edge_event_count", "window": {"t_a": 0, "t_b": 50}, "stride": 20, "limit": 2000}),
+                &[],
+            ),
+            (
+                "s2",
+                "compute",
+                json!({"fn": "topk", "input": {"$ref": "s1.rows"}, "field": "value", "k": 1}),
+                &["s1"],
+            ),
+        ],
+        "interval",
+        "s2.rows[0]",
+    );
+    let t = run(&s, &p, &rs).trace;
+    assert_eq!(
+        record(&t, "s2").unwrap()["result_digest"],
+        "30acccebf0dc7ca23e01de01a0f640647aa8c1d0d026303b393be149a21bcd1e"
+    );
+    let a = mechanical_answer("interval", "s2.rows[0]", &t);
+    assert_eq!(a["text"], "The interval is [40, 50).");
+    assert_eq!(
+        verdicts(&verify(&s, &t, &rs, &a)),
+        vec![
+            ("c1".into(), "supported".into()),
+            ("c2".into(), "supported".into())
+        ]
+    );
+    let p = plan(
+        &[(
+            "s1",
+            "temporal_reachability",
+            json!({"src": "a", "window": {"t_a": 0, "t_b": 100}, "limit": 10000}),
+            &[],
+        )],
+        "value",
+        "s1.rows[0].uid",
+    );
+    let t = run(&s, &p, &rs).trace;
+    let a = mechanical_answer("value", "s1.rows[0].uid", &t);
+    assert_eq!(a["text"], "The answer is b.");
+    assert_eq!(
+        verdicts(&verify(&s, &t, &rs, &a)),
+        vec![("c1".into(), "supported".into())]
+    );
+}
