@@ -1,6 +1,7 @@
 //! The `tgms` command-line interface (`spec/agent-surface.md` §11): store creation, ingest,
 //! writes, statistics, digests, history, replay, event-log interop, the generator, operator
-//! calls (`call`) and the generated tool definitions (`tools`).
+//! calls (`call`), the generated tool definitions (`tools`), plans (`plan validate`, `plan
+//! run`), claim verification (`verify`) and the mutation experiment (`eval mutations`).
 //! Results go to stdout as canonical JSON; progress and messages go to stderr; every error is
 //! printed on stdout as the spec's error payload with exit code 1 (3 for `E_STATE`).
 
@@ -199,6 +200,106 @@ enum Cmd {
     /// Benchmark tools: the synthetic generator and the CollegeMsg replay log.
     #[command(subcommand)]
     Bench(BenchCmd),
+    /// Plans: static verification and deterministic execution with evidence.
+    #[command(subcommand)]
+    Plan(PlanCmd),
+    /// Verify an answer object's claims against a trace (with gating).
+    ///
+    /// TRACE is a trace_id of the store's trace store or the path of a trace file written by
+    /// `tgms plan run --trace-out`. Prints each claim's verdict, the metrics and the gated
+    /// answer object; exit 0 whenever verification ran.
+    ///
+    /// Example: tgms plan run /tmp/store plan.json --report --trace-out trace.json
+    ///          tgms verify /tmp/store answer.json --trace trace.json
+    Verify {
+        /// Existing store directory (cited envelopes come from its result store).
+        store: PathBuf,
+        /// The answer object (JSON file).
+        answer: PathBuf,
+        /// A trace_id or a trace file.
+        #[arg(long)]
+        trace: String,
+    },
+    /// Evaluation: the verifier mutation experiment.
+    #[command(subcommand)]
+    Eval(EvalCmd),
+}
+
+#[derive(Subcommand)]
+enum PlanCmd {
+    /// Statically verify a plan: prints {"valid", "violations"} (each violation with a repair).
+    ///
+    /// Exit 0 when valid, else 1. Task input uids: --uids, --no-grounding, or by default the
+    /// registered uids the plan's question names at token boundaries.
+    ///
+    /// Example: tgms plan validate /tmp/store plan.json --uids a,b
+    Validate {
+        /// Existing store directory (statistics for extent and cost checks).
+        store: PathBuf,
+        /// The plan (JSON file, or `-` for stdin).
+        plan: String,
+        /// Task input uids, comma-separated (`--uids ""` is the empty set).
+        #[arg(long, conflicts_with = "no_grounding")]
+        uids: Option<String>,
+        /// Disable the grounding check.
+        #[arg(long)]
+        no_grounding: bool,
+    },
+    /// Validate, then execute a plan; prints the answer, the trace_id and per-step status.
+    ///
+    /// Envelopes, resolved args and the trace are stored in the store directory
+    /// (results/, args/, traces/). Exit 0 iff the trace is ok.
+    ///
+    /// Example: tgms plan run /tmp/store plan.json --report --trace-out trace.json
+    Run {
+        /// Existing store directory.
+        store: PathBuf,
+        /// The plan (JSON file, or `-` for stdin).
+        plan: String,
+        /// Task input uids, comma-separated (`--uids ""` is the empty set).
+        #[arg(long, conflicts_with = "no_grounding")]
+        uids: Option<String>,
+        /// Disable the grounding check.
+        #[arg(long)]
+        no_grounding: bool,
+        /// Also print the mechanical answer object and its verification.
+        #[arg(long)]
+        report: bool,
+        /// Write the full trace to FILE.
+        #[arg(long, value_name = "FILE")]
+        trace_out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum PoolArg {
+    /// The classic pool plus factory ordering / burst claims, 100 mutants per class.
+    Extended,
+    /// Mechanical answers of the oracle plans only.
+    Classic,
+}
+
+#[derive(Subcommand)]
+enum EvalCmd {
+    /// The verifier mutation experiment: mutation class x cases x detected, false positives.
+    ///
+    /// Without --suite the pool comes from built-in oracle plans over STORE. STORE is never
+    /// written. Exit 0 whenever the experiment ran.
+    ///
+    /// Example: tgms eval mutations /tmp/store --json
+    Mutations {
+        /// Existing store directory (opened read-only).
+        store: PathBuf,
+        /// A suite file whose oracle plans make the pool.
+        #[arg(long)]
+        suite: Option<PathBuf>,
+        /// Pool construction.
+        #[arg(long, value_enum, default_value = "extended")]
+        pool: PoolArg,
+        /// Print {"pool", "clean", "false_positives", "classes": [...]} instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -789,6 +890,210 @@ fn cmd_tools(format: ToolsFormat) -> CmdResult {
     Ok(())
 }
 
+fn plan_text(arg: &str) -> anyhow::Result<String> {
+    if arg == "-" {
+        use std::io::Read;
+        let mut s = String::new();
+        std::io::stdin().read_to_string(&mut s)?;
+        Ok(s)
+    } else {
+        read_text(Path::new(arg))
+    }
+}
+
+/// The task input uids: `--uids`, none with `--no-grounding`, else the registered uids the
+/// plan's question names at token boundaries (agent-surface §11.3).
+fn input_uids(
+    st: &Store,
+    plan: &Value,
+    uids: Option<&str>,
+    no_grounding: bool,
+) -> Option<std::collections::BTreeSet<String>> {
+    if no_grounding {
+        return None;
+    }
+    if let Some(u) = uids {
+        return Some(
+            u.split(',')
+                .map(str::trim)
+                .filter(|x| !x.is_empty())
+                .map(String::from)
+                .collect(),
+        );
+    }
+    let q = plan.get("question").and_then(Value::as_str)?;
+    let snap = st.snapshot();
+    let mut set = std::collections::BTreeSet::new();
+    for n in snap.all_nodes() {
+        set.insert(n.uid().to_string());
+    }
+    for e in snap.all_edges() {
+        set.insert(e.src().to_string());
+        set.insert(e.dst().to_string());
+    }
+    Some(
+        set.into_iter()
+            .filter(|u| snap.has_uid(u) && tgms_verifier::claims::token_occurs(q, u))
+            .collect(),
+    )
+}
+
+/// Parses and validates a plan: Ok((plan JSON, report)).
+fn validated(
+    st: &Store,
+    plan_arg: &str,
+    uids: Option<&str>,
+    no_grounding: bool,
+) -> Result<(Value, tgms_verifier::validate::Report), Failure> {
+    use tgms_verifier::validate::{validate_static, Options};
+    let text = plan_text(plan_arg)?;
+    let v = match tgms_verifier::plan::parse_plan_text(&text) {
+        Ok(v) => v,
+        Err(m) => {
+            out(&json!({"valid": false, "violations": [{"code": "E_SCHEMA", "message": m}]}));
+            return Err(Failure::Printed(json!({"error": "E_SCHEMA"})));
+        }
+    };
+    let set = input_uids(st, &v, uids, no_grounding);
+    let report = validate_static(
+        &v,
+        &Options {
+            stats: Some(st.stats()),
+            task_input_uids: set.as_ref(),
+            ..Options::default()
+        },
+    );
+    Ok((v, report))
+}
+
+fn cmd_plan_validate(
+    store: &Path,
+    plan: &str,
+    uids: Option<&str>,
+    no_grounding: bool,
+) -> CmdResult {
+    let st = Store::open_read_only(store)?;
+    let (_, report) = validated(&st, plan, uids, no_grounding)?;
+    out(&report.to_json());
+    if report.valid() {
+        Ok(())
+    } else {
+        Err(Failure::Printed(json!({"error": "E_PLAN_INVALID"})))
+    }
+}
+
+fn cmd_plan_run(
+    store: &Path,
+    plan: &str,
+    uids: Option<&str>,
+    no_grounding: bool,
+    report: bool,
+    trace_out: Option<&Path>,
+) -> CmdResult {
+    use tgms_verifier::{claims, exec};
+    let st = Store::open_read_only(store)?;
+    let (_, rep) = validated(&st, plan, uids, no_grounding)?;
+    if !rep.valid() {
+        out(&rep.to_json());
+        return Err(Failure::Printed(json!({"error": "E_PLAN_INVALID"})));
+    }
+    let Some(p) = rep.plan else {
+        return Err(Failure::Usage("plan IR missing after validation".into()));
+    };
+    let rs = exec::ResultStore::in_dir(store);
+    let ex = exec::execute(&p, st.snapshot(), &rs, &exec::ExecOptions::default())
+        .map_err(|e| Failure::Payload(e.payload()))?;
+    let t = &ex.trace;
+    let steps: Vec<Value> = t["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            let mut m = serde_json::Map::new();
+            for k in ["step_id", "op", "status", "result_digest", "error"] {
+                if let Some(v) = r.get(k) {
+                    m.insert(k.into(), v.clone());
+                }
+            }
+            Value::Object(m)
+        })
+        .collect();
+    let mut o = json!({"valid": true, "plan_id": t["plan_id"], "trace_id": t["trace_id"], "ok": t["ok"],
+        "answer": t["answer"], "answer_error": t["answer_error"], "answer_complete": t["answer_complete"],
+        "steps": steps});
+    if report {
+        let a = claims::mechanical_answer(&p.answer_kind, &p.answer_from, t);
+        let ctx = claims::Ctx {
+            trace: t,
+            results: &rs,
+            snap: Some(st.snapshot()),
+            honor_truncation: true,
+        };
+        o["verification"] = claims::verify(&ctx, &a);
+        o["answer_object"] = a;
+    }
+    if let Some(f) = trace_out {
+        std::fs::write(f, canon::to_string(t))
+            .with_context(|| format!("cannot write {}", f.display()))?;
+    }
+    out(&o);
+    if t["ok"] == Value::Bool(true) {
+        Ok(())
+    } else {
+        Err(Failure::Printed(json!({"error": "E_TRACE_NOT_OK"})))
+    }
+}
+
+fn cmd_verify(store: &Path, answer: &Path, trace: &str) -> CmdResult {
+    use tgms_verifier::{claims, exec};
+    let st = Store::open_read_only(store)?;
+    let rs = exec::ResultStore::in_dir(store);
+    let tpath = Path::new(trace);
+    let t = if tpath.is_file() {
+        canon::parse(&read_text(tpath)?).context("TRACE is not valid JSON")?
+    } else {
+        match rs.trace(trace) {
+            Some(t) => t,
+            None => {
+                return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
+                    "message": format!("unknown trace '{trace}'"), "details": {"trace": trace}})))
+            }
+        }
+    };
+    let a = canon::parse(&read_text(answer)?).context("ANSWER is not valid JSON")?;
+    let ctx = claims::Ctx {
+        trace: &t,
+        results: &rs,
+        snap: Some(st.snapshot()),
+        honor_truncation: true,
+    };
+    let mut first = claims::verify(&ctx, &a);
+    let (gated, second) = claims::gate(&ctx, &a);
+    first["gated_answer_object"] = gated;
+    first["gated_metrics"] = second["metrics"].clone();
+    out(&first);
+    Ok(())
+}
+
+fn cmd_mutations(store: &Path, suite: Option<&Path>, pool: PoolArg, as_json: bool) -> CmdResult {
+    use tgms_verifier::mutations;
+    let st = Store::open_read_only(store)?;
+    let plans = match suite {
+        Some(f) => {
+            let v = canon::parse(&read_text(f)?).context("SUITE is not valid JSON")?;
+            mutations::suite_plans(&v)
+        }
+        None => mutations::builtin_plans(st.snapshot()),
+    };
+    let r = mutations::run(st.snapshot(), &plans, matches!(pool, PoolArg::Extended));
+    if as_json {
+        out(&r.to_json());
+    } else {
+        print_line(&r.table());
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> CmdResult {
     match cli.cmd {
         Cmd::Init { store } => {
@@ -824,6 +1129,38 @@ fn run(cli: Cli) -> CmdResult {
             clock,
         }) => cmd_generate(scale, &store, clock)?,
         Cmd::Bench(BenchCmd::CollegemsgLog { out }) => cmd_collegemsg_log(&out)?,
+        Cmd::Plan(PlanCmd::Validate {
+            store,
+            plan,
+            uids,
+            no_grounding,
+        }) => cmd_plan_validate(&store, &plan, uids.as_deref(), no_grounding)?,
+        Cmd::Plan(PlanCmd::Run {
+            store,
+            plan,
+            uids,
+            no_grounding,
+            report,
+            trace_out,
+        }) => cmd_plan_run(
+            &store,
+            &plan,
+            uids.as_deref(),
+            no_grounding,
+            report,
+            trace_out.as_deref(),
+        )?,
+        Cmd::Verify {
+            store,
+            answer,
+            trace,
+        } => cmd_verify(&store, &answer, &trace)?,
+        Cmd::Eval(EvalCmd::Mutations {
+            store,
+            suite,
+            pool,
+            json,
+        }) => cmd_mutations(&store, suite.as_deref(), pool, json)?,
     }
     Ok(())
 }

@@ -1,0 +1,181 @@
+//! End-to-end tests of `tgms plan validate`, `tgms plan run`, `tgms verify` and
+//! `tgms eval mutations`: outputs, exit codes, stored results and traces.
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn tgms(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tgms"))
+        .args(args)
+        .output()
+        .expect("run tgms")
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn json_out(o: &Output) -> Value {
+    let s = String::from_utf8_lossy(&o.stdout);
+    serde_json::from_str(s.trim()).unwrap_or_else(|e| panic!("not JSON ({e}): {s}"))
+}
+
+fn store(d: &Path) -> std::path::PathBuf {
+    let s = d.join("s");
+    assert!(tgms(&["init", p(&s)]).status.success());
+    let t0 = 1_700_000_000_000_000i64;
+    let ev = |a: &str, b: &str, k: i64| json!({"src": a, "dst": b, "rel_type": "M", "vt_s": t0 + k * 1_000_000});
+    let batch = json!([{"op": "ingest_events", "events": [ev("a","b",1), ev("b","c",2), ev("c","a",3), ev("a","d",4)]}]);
+    let f = d.join("b.json");
+    std::fs::write(&f, batch.to_string()).unwrap();
+    let o = tgms(&["write", p(&s), p(&f)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    s
+}
+
+#[test]
+fn plan_validate_run_verify_round_trip() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store(d.path());
+    let plan = json!({"plan_id": "p1", "question": "Who is near a?", "steps": [
+        {"id": "s1", "op": "snapshot_subgraph", "args": {"seeds": ["a"], "hops": 1, "t_valid": 1_700_000_004_000_000i64, "limit": 10000}}],
+        "answer_spec": {"kind": "entity_set", "from": "s1.nodes"}});
+    let pf = d.path().join("plan.json");
+    std::fs::write(&pf, plan.to_string()).unwrap();
+    // validate: grounded by the question's uids.
+    let o = tgms(&["plan", "validate", p(&s), p(&pf)]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(json_out(&o), json!({"valid": true, "violations": []}));
+    // --uids "" rejects the literal uid with a repair.
+    let o = tgms(&["plan", "validate", p(&s), p(&pf), "--uids", ""]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json_out(&o);
+    assert_eq!(v["violations"][0]["code"], "E_GROUNDING");
+    assert_eq!(
+        v["violations"][0]["details"]["repair"]["add_step"]["op"],
+        "resolve_entities"
+    );
+    // run with report and trace-out.
+    let tf = d.path().join("trace.json");
+    let o = tgms(&[
+        "plan",
+        "run",
+        p(&s),
+        p(&pf),
+        "--report",
+        "--trace-out",
+        p(&tf),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let r = json_out(&o);
+    assert_eq!(r["valid"], true);
+    assert_eq!(r["ok"], true);
+    assert_eq!(r["answer_complete"], true);
+    assert_eq!(r["steps"][0]["status"], "ok");
+    assert_eq!(r["answer_object"]["text"], "The entities are: a, d.");
+    assert_eq!(r["verification"]["claims"][0]["verdict"], "supported");
+    let dig = r["steps"][0]["result_digest"].as_str().unwrap();
+    assert!(s.join("results").join(dig).exists());
+    let tid = r["trace_id"].as_str().unwrap();
+    assert!(s.join("traces").join(tid).exists());
+    // Same plan again: same trace_id.
+    assert_eq!(
+        json_out(&tgms(&["plan", "run", p(&s), p(&pf)]))["trace_id"],
+        tid
+    );
+    // verify by trace file and by trace_id; a dropped member is unsupported and gated out.
+    let mut ans = r["answer_object"].clone();
+    ans["claims"][0]["uids"] = json!(["a"]);
+    let af = d.path().join("answer.json");
+    std::fs::write(&af, ans.to_string()).unwrap();
+    for t in [p(&tf), tid] {
+        let o = tgms(&["verify", p(&s), p(&af), "--trace", t]);
+        assert_eq!(o.status.code(), Some(0));
+        let v = json_out(&o);
+        assert_eq!(v["claims"][0]["verdict"], "unsupported");
+        assert_eq!(v["gated_answer_object"]["claims"], json!([]));
+    }
+    // The result stores inside the directory do not disturb the store: it still takes writes.
+    let b2 = d.path().join("b2.json");
+    std::fs::write(
+        &b2,
+        json!([{"op": "assert_node", "uid": "z", "label": "N", "props": {}}]).to_string(),
+    )
+    .unwrap();
+    let o = tgms(&["write", p(&s), p(&b2)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert!(tgms(&["stats", p(&s), "--json"]).status.success());
+    let o = tgms(&["verify", p(&s), p(&af), "--trace", "0000"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_out(&o)["error"], "E_NOT_FOUND");
+}
+
+#[test]
+fn plan_rejections_and_failing_traces_exit_1() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store(d.path());
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, "{not json").unwrap();
+    let o = tgms(&["plan", "validate", p(&s), p(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(json_out(&o)["violations"][0]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("plan is not valid JSON"));
+    let plan = json!({"plan_id": "p", "steps": [{"id": "s1", "op": "entity_history", "args": {"uid": {"$ref": "s2.rows[0].uidd"}}, "depends_on": ["s2"]},
+        {"id": "s2", "op": "entity_history", "args": {"uid": "a"}}], "answer_spec": {"kind": "count", "from": "s1.rows_total"}});
+    let pf = d.path().join("p.json");
+    std::fs::write(&pf, plan.to_string()).unwrap();
+    let o = tgms(&["plan", "run", p(&s), p(&pf), "--no-grounding"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json_out(&o);
+    assert_eq!(v["valid"], false);
+    assert!(v["violations"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("has no field 'uidd'"));
+    // A valid plan whose step fails: printed, exit 1.
+    let plan = json!({"plan_id": "p", "steps": [{"id": "s1", "op": "entity_history", "args": {"uid": "nope"}}],
+        "answer_spec": {"kind": "count", "from": "s1.rows_total"}});
+    std::fs::write(&pf, plan.to_string()).unwrap();
+    let o = tgms(&["plan", "run", p(&s), p(&pf), "--no-grounding"]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json_out(&o);
+    assert_eq!(v["ok"], false);
+    assert_eq!(v["steps"][0]["error"]["error"], "E_NOT_FOUND");
+}
+
+#[test]
+fn eval_mutations_json_and_table() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store(d.path());
+    let o = tgms(&["eval", "mutations", p(&s), "--json"]);
+    assert_eq!(o.status.code(), Some(0));
+    let v = json_out(&o);
+    assert_eq!(v["false_positives"], 0);
+    assert_eq!(v["classes"].as_array().unwrap().len(), 11);
+    for c in v["classes"].as_array().unwrap() {
+        if [
+            "count_pm1",
+            "ordering_swap",
+            "interval_units",
+            "entity_dropped",
+            "fabricated_entity",
+        ]
+        .contains(&c["class"].as_str().unwrap())
+        {
+            assert!(c["cases"].as_u64().unwrap() > 0, "{c}");
+            assert_eq!(c["cases"], c["detected"], "{c}");
+        }
+    }
+    let o = tgms(&["eval", "mutations", p(&s)]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("count_pm1"));
+    let h = tgms(&["plan", "run", "--help"]);
+    assert!(String::from_utf8_lossy(&h.stdout).contains("Example:"));
+}

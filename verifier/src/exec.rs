@@ -1,0 +1,475 @@
+//! The executor of `plans-and-claims.md` §6: deterministic Kahn-wave order (D-E1), limits,
+//! `$ref` substitution with truncation taint (D-E2), the reducer refusal, `E_UPSTREAM`,
+//! evidence descriptors, the content-addressed result / args / trace stores and the trace.
+
+use crate::plan::{Plan, MAX_STEPS};
+use crate::refpath::{parse_ref_value, ref_of, RefPath};
+use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Instant;
+use tgms_engine::{canon, Snapshot};
+use tgms_operators::pipeline::{call_operator, CallOptions};
+use tgms_operators::registry::lookup;
+use tgms_operators::{Code, OpError};
+
+/// `MAX_WALL_S`.
+pub const MAX_WALL_S: f64 = 60.0;
+/// `MAX_TOTAL_ROWS`.
+pub const MAX_TOTAL_ROWS: i64 = 50_000;
+/// `MAX_REF_ITEMS`.
+pub const MAX_REF_ITEMS: usize = 10_000;
+/// The reducers refused over tainted input.
+pub const REDUCERS: [&str; 10] = [
+    "count", "sum", "min", "max", "mean", "median", "ratio", "diff", "percent", "topk",
+];
+
+/// Content-addressed stores of envelopes (`results/<digest>`), resolved args
+/// (`args/<digest>`) and traces (`traces/<trace_id>`), on disk inside a directory (the
+/// store directory) or in memory. First writer wins; stored values are immutable.
+#[derive(Default)]
+pub struct ResultStore {
+    dir: Option<PathBuf>,
+    mem: Mutex<BTreeMap<String, Value>>,
+}
+
+impl ResultStore {
+    /// An in-memory store.
+    pub fn memory() -> Self {
+        ResultStore::default()
+    }
+    /// A store inside `dir`.
+    pub fn in_dir(dir: &Path) -> Self {
+        ResultStore {
+            dir: Some(dir.to_path_buf()),
+            mem: Mutex::default(),
+        }
+    }
+    fn key(kind: &str, id: &str) -> String {
+        format!("{kind}/{id}")
+    }
+    fn valid_id(id: &str) -> bool {
+        id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
+    }
+    fn put(&self, kind: &str, id: &str, v: &Value) -> std::io::Result<()> {
+        if !Self::valid_id(id) {
+            return Ok(());
+        }
+        let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
+        mem.entry(Self::key(kind, id)).or_insert_with(|| v.clone());
+        if let Some(d) = &self.dir {
+            let sub = d.join(kind);
+            let path = sub.join(id);
+            if !path.exists() {
+                std::fs::create_dir_all(&sub)?;
+                let tmp = sub.join(format!(".{id}.tmp"));
+                std::fs::write(&tmp, canon::to_string(v))?;
+                std::fs::rename(&tmp, &path)?;
+            }
+        }
+        Ok(())
+    }
+    fn get(&self, kind: &str, id: &str) -> Option<Value> {
+        if !Self::valid_id(id) {
+            return None;
+        }
+        let mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = mem.get(&Self::key(kind, id)) {
+            return Some(v.clone());
+        }
+        let text = std::fs::read_to_string(self.dir.as_ref()?.join(kind).join(id)).ok()?;
+        canon::parse(&text).ok()
+    }
+    /// Stores an envelope under its `result_digest` (first writer wins).
+    pub fn put_envelope(&self, env: &Value) -> std::io::Result<()> {
+        let d = env["result_digest"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        self.put("results", &d, env)
+    }
+    /// The envelope stored under `digest`.
+    pub fn envelope(&self, digest: &str) -> Option<Value> {
+        self.get("results", digest)
+    }
+    /// Stores resolved args under their digest.
+    pub fn put_args(&self, digest: &str, args: &Value) -> std::io::Result<()> {
+        self.put("args", digest, args)
+    }
+    /// The resolved args stored under `digest`.
+    pub fn args(&self, digest: &str) -> Option<Value> {
+        self.get("args", digest)
+    }
+    /// Stores a trace under its `trace_id`.
+    pub fn put_trace(&self, trace: &Value) -> std::io::Result<()> {
+        let id = trace["trace_id"].as_str().unwrap_or_default().to_string();
+        self.put("traces", &id, trace)
+    }
+    /// The trace of `trace_id`.
+    pub fn trace(&self, trace_id: &str) -> Option<Value> {
+        self.get("traces", trace_id)
+    }
+}
+
+/// Executor options.
+#[derive(Clone, Debug)]
+pub struct ExecOptions {
+    pub call: CallOptions,
+    /// The reducer refusal of §6.2 step 5; only the mutation harness switches it off.
+    pub refuse_tainted_reducers: bool,
+}
+
+impl Default for ExecOptions {
+    fn default() -> Self {
+        ExecOptions {
+            call: CallOptions::default(),
+            refuse_tainted_reducers: true,
+        }
+    }
+}
+
+/// What the executor keeps of one step for refs and completeness.
+#[derive(Clone, Debug)]
+struct Done {
+    envelope: Value,
+    descriptor: Value,
+    ref_truncations: bool,
+}
+
+/// The evidence descriptor of an envelope (§3.2).
+pub fn descriptor(
+    env: &Value,
+    resolved_args_digest: &str,
+    upstream: bool,
+    ref_trunc: bool,
+) -> Value {
+    let op = env["op"].as_str().unwrap_or_default();
+    let mut lists = Map::new();
+    if let Some(spec) = lookup(op) {
+        for o in &spec.outputs {
+            let (Some(l), Some(Value::Array(a))) = (&o.list, env.get(&o.name)) else {
+                continue;
+            };
+            lists.insert(
+                o.name.clone(),
+                json!({"returned": a.len(), "total": env.get(&l.total_field).cloned().unwrap_or(Value::Null),
+                    "set_digest": env.get(&l.digest_field).cloned().unwrap_or(Value::Null)}),
+            );
+        }
+    }
+    let truncated = env["truncated"].as_bool().unwrap_or(false);
+    let approximate = env["approximate"] == Value::Bool(true);
+    let lists_full = lists
+        .values()
+        .all(|l| l["total"].as_i64() == Some(l["returned"].as_i64().unwrap_or(-1)));
+    let complete = !truncated && !upstream && !approximate && !ref_trunc && lists_full;
+    json!({"op": op, "result_digest": env["result_digest"], "resolved_args_digest": resolved_args_digest,
+        "as_of_tt": env["args_echo"].get("as_of_tt").cloned().unwrap_or(Value::Null),
+        "truncated": truncated, "upstream_truncated": upstream, "approximate": approximate,
+        "lists": lists, "complete": complete})
+}
+
+/// complete(s, p) of §3.3 from a descriptor (with `ref_truncations` presence) and a path.
+/// `path` is `None` for a bare step id.
+pub fn path_complete(desc: &Value, has_ref_truncations: bool, path: Option<&RefPath>) -> bool {
+    if desc["upstream_truncated"] == Value::Bool(true)
+        || desc["approximate"] == Value::Bool(true)
+        || has_ref_truncations
+    {
+        return false;
+    }
+    match path {
+        None => desc["complete"] == Value::Bool(true),
+        Some(p) => match desc["lists"].get(p.first_field()) {
+            None => true,
+            Some(l) => l["total"].as_i64() == l["returned"].as_i64(),
+        },
+    }
+}
+
+struct Subst<'a> {
+    done: &'a BTreeMap<String, Done>,
+    truncs: Vec<Value>,
+}
+
+impl Subst<'_> {
+    fn walk(&mut self, v: &Value) -> Result<Value, OpError> {
+        if let Some(r) = ref_of(v) {
+            let rp = parse_ref_value(r)?;
+            let d = self.done.get(&rp.step).ok_or_else(|| {
+                OpError::invalid(format!("$ref '{}': step output unavailable", rp.raw))
+            })?;
+            let mut val = rp.eval(&d.envelope)?;
+            if !path_complete(&d.descriptor, d.ref_truncations, Some(&rp)) {
+                let l = d.descriptor["lists"].get(rp.first_field());
+                let pick = |k: &str| l.map(|l| l[k].clone()).unwrap_or(Value::Null);
+                self.truncs.push(
+                    json!({"ref": rp.raw, "from": pick("total"), "to": pick("returned"),
+                    "reason": "incomplete_source"}),
+                );
+            }
+            if let Value::Array(a) = &mut val {
+                if a.len() > MAX_REF_ITEMS {
+                    self.truncs
+                        .push(json!({"ref": rp.raw, "from": a.len(), "to": MAX_REF_ITEMS,
+                        "reason": "max_ref_items"}));
+                    a.truncate(MAX_REF_ITEMS);
+                }
+            }
+            return Ok(val);
+        }
+        Ok(match v {
+            Value::Array(a) => {
+                Value::Array(a.iter().map(|x| self.walk(x)).collect::<Result<_, _>>()?)
+            }
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .map(|(k, x)| Ok((k.clone(), self.walk(x)?)))
+                    .collect::<Result<_, OpError>>()?,
+            ),
+            other => other.clone(),
+        })
+    }
+}
+
+/// The result of an execution: the trace and the kept envelopes by step id.
+pub struct Execution {
+    pub trace: Value,
+    pub envelopes: BTreeMap<String, Value>,
+}
+
+fn wall_ms(t: Instant) -> Value {
+    let ms = t.elapsed().as_secs_f64() * 1000.0;
+    tgms_operators::json::float((ms * 1000.0).round() / 1000.0)
+}
+
+fn err_payload(code: &str, msg: &str) -> Value {
+    json!({"error": code, "message": msg, "details": {}})
+}
+
+/// `trace_id` = digest(trace without `trace_id` and every `wall_ms`).
+pub fn trace_id(trace: &Value) -> String {
+    fn strip(v: &Value) -> Value {
+        match v {
+            Value::Object(m) => Value::Object(
+                m.iter()
+                    .filter(|(k, _)| *k != "wall_ms" && *k != "trace_id")
+                    .map(|(k, x)| (k.clone(), strip(x)))
+                    .collect(),
+            ),
+            Value::Array(a) => Value::Array(a.iter().map(strip).collect()),
+            other => other.clone(),
+        }
+    }
+    canon::digest(&strip(trace))
+}
+
+/// Executes `plan` on one snapshot. `E_LIMIT` without a trace for plans over 12 steps.
+pub fn execute(
+    plan: &Plan,
+    snap: Snapshot<'_>,
+    results: &ResultStore,
+    opts: &ExecOptions,
+) -> Result<Execution, OpError> {
+    if plan.steps.len() > MAX_STEPS {
+        return Err(OpError::new(Code::Limit, "plan exceeds 12 steps"));
+    }
+    let start = Instant::now();
+    let (order, stuck) = plan.run_order();
+    let mut done: BTreeMap<String, Done> = BTreeMap::new();
+    let mut status: BTreeMap<String, &'static str> = BTreeMap::new();
+    let mut records = Vec::new();
+    let mut rows_total: i64 = 0;
+    for &i in order.iter().chain(stuck.iter()) {
+        let step = &plan.steps[i];
+        let mut rec = Map::new();
+        rec.insert("step_id".into(), json!(step.id));
+        rec.insert("op".into(), json!(step.op));
+        let elapsed = start.elapsed().as_secs_f64();
+        if elapsed > MAX_WALL_S {
+            rec.insert(
+                "error".into(),
+                err_payload("E_LIMIT", &format!("plan wall clock {elapsed:.1}s > 60s")),
+            );
+            finish_rec(&mut status, &mut records, &step.id, rec, "skipped");
+            continue;
+        }
+        if stuck.contains(&i)
+            || step
+                .depends_on
+                .iter()
+                .any(|d| status.get(d).is_none_or(|s| *s != "ok"))
+        {
+            rec.insert(
+                "error".into(),
+                json!({"error": "E_UPSTREAM", "message": "a dependency failed", "details": {}}),
+            );
+            finish_rec(&mut status, &mut records, &step.id, rec, "skipped");
+            continue;
+        }
+        let t0 = Instant::now();
+        let mut sub = Subst {
+            done: &done,
+            truncs: Vec::new(),
+        };
+        let resolved = match sub.walk(&step.args) {
+            Ok(v) => v,
+            Err(e) => {
+                rec.insert("error".into(), e.payload());
+                finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+                continue;
+            }
+        };
+        let truncs = sub.truncs;
+        let tainted = !truncs.is_empty();
+        let rad = canon::digest(&resolved);
+        rec.insert("resolved_args_sha".into(), json!(rad[..16]));
+        rec.insert("resolved_args_digest".into(), json!(rad));
+        if tainted {
+            rec.insert("ref_truncations".into(), Value::Array(truncs.clone()));
+        }
+        let fname = resolved
+            .get("fn")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if tainted
+            && opts.refuse_tainted_reducers
+            && step.op == "compute"
+            && REDUCERS.contains(&fname)
+        {
+            rec.insert("upstream_truncated".into(), json!(true));
+            rec.insert("error".into(), json!({"error": "E_LIMIT", "message": format!(
+                "compute {fname} would reduce a truncated result to one number; page through the input with cursor, raise the producing step's limit, or narrow the window/grouping so the input is complete"),
+                "details": {}}));
+            rec.insert("wall_ms".into(), wall_ms(t0));
+            finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+            continue;
+        }
+        let _ = results.put_args(&rad, &resolved);
+        let called = call_operator(snap, &step.op, &resolved, &opts.call);
+        rec.insert("wall_ms".into(), wall_ms(t0));
+        let env = match called {
+            Err(e) => {
+                rec.insert("error".into(), e.payload());
+                finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+                continue;
+            }
+            Ok(env) => env,
+        };
+        let desc = descriptor(&env, &rad, tainted, tainted);
+        let rows_returned = env
+            .get("rows_total")
+            .and_then(Value::as_i64)
+            .or_else(|| {
+                env.get("rows")
+                    .and_then(Value::as_array)
+                    .map(|a| a.len() as i64)
+            })
+            .unwrap_or(0);
+        rec.insert("result_digest".into(), env["result_digest"].clone());
+        rec.insert("rows_returned".into(), json!(rows_returned));
+        rec.insert("truncated".into(), env["truncated"].clone());
+        rec.insert("upstream_truncated".into(), json!(tainted));
+        rec.insert("evidence".into(), desc.clone());
+        if let Err(e) = results.put_envelope(&env) {
+            rec.insert(
+                "error".into(),
+                err_payload("E_INTERNAL", &format!("cannot store the result: {e}")),
+            );
+        }
+        done.insert(
+            step.id.clone(),
+            Done {
+                envelope: env,
+                descriptor: desc,
+                ref_truncations: tainted,
+            },
+        );
+        rows_total = rows_total.saturating_add(rows_returned);
+        if rows_total > MAX_TOTAL_ROWS {
+            rec.insert(
+                "error".into(),
+                err_payload(
+                    "E_LIMIT",
+                    &format!("materialized rows {rows_total} > 50000"),
+                ),
+            );
+            finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+        } else if rec.contains_key("error") {
+            finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+        } else {
+            finish_rec(&mut status, &mut records, &step.id, rec, "ok");
+        }
+    }
+    // Answer (§4.5).
+    let (answer, answer_error, answer_complete) = resolve_answer(plan, &done);
+    let stats = snap.stats();
+    let ok = answer_error.is_none() && records.iter().all(|r| r["status"] == "ok");
+    let mut trace = json!({
+        "plan_id": plan.plan_id, "plan_digest": canon::digest(&plan.raw),
+        "store": {"last_tt": stats.last_tt, "n_batches": stats.n_batches,
+            "extent": {"vt_min": stats.vt_min, "vt_max": stats.vt_max}},
+        "steps": records, "answer": answer, "answer_error": answer_error,
+        "answer_complete": answer_complete, "ok": ok,
+    });
+    trace["wall_ms"] = wall_ms(start);
+    trace["trace_id"] = json!(trace_id(&trace));
+    let _ = results.put_trace(&trace);
+    let envelopes = done.into_iter().map(|(k, d)| (k, d.envelope)).collect();
+    Ok(Execution { trace, envelopes })
+}
+
+fn finish_rec(
+    status: &mut BTreeMap<String, &'static str>,
+    records: &mut Vec<Value>,
+    id: &str,
+    mut rec: Map<String, Value>,
+    st: &'static str,
+) {
+    status.insert(id.to_string(), st);
+    rec.insert("status".into(), json!(st));
+    records.push(Value::Object(rec));
+}
+
+fn resolve_answer(plan: &Plan, done: &BTreeMap<String, Done>) -> (Value, Option<String>, bool) {
+    let Some(src) = plan.answer_source() else {
+        return (
+            Value::Null,
+            Some(format!(
+                "answer_spec.from '{}' references no step",
+                plan.answer_from
+            )),
+            false,
+        );
+    };
+    let Some(d) = done.get(&src.id) else {
+        return (
+            Value::Null,
+            Some(format!("answer source step {} did not complete", src.id)),
+            false,
+        );
+    };
+    if plan.answer_from == src.id {
+        let p = tgms_operators::pipeline::payload_of(&d.envelope);
+        let mut m = p.as_object().cloned().unwrap_or_default();
+        m.insert("result_digest".into(), d.envelope["result_digest"].clone());
+        let c = path_complete(&d.descriptor, d.ref_truncations, None);
+        return (Value::Object(m), None, c);
+    }
+    match RefPath::parse(&plan.answer_from).and_then(|rp| Ok((rp.eval(&d.envelope)?, rp))) {
+        Ok((v, rp)) => {
+            let c = path_complete(&d.descriptor, d.ref_truncations, Some(&rp));
+            (v, None, c)
+        }
+        Err(e) => (Value::Null, Some(e.message), false),
+    }
+}
+
+/// The step record of `step_id` in a trace.
+pub fn record<'t>(trace: &'t Value, step_id: &str) -> Option<&'t Value> {
+    trace["steps"]
+        .as_array()?
+        .iter()
+        .find(|r| r["step_id"] == step_id)
+}

@@ -1,0 +1,753 @@
+//! The verifier mutation experiment of `evaluation.md` §4: clean pools of mechanical answers
+//! to oracle plans (classic, extended with factory ordering / burst claims), the mutation
+//! classes of §4.2 and the detection table.
+
+use crate::claims::{allen, mechanical_answer, uid_strings, verify, Ctx};
+use crate::exec::{execute, record, ExecOptions, ResultStore};
+use crate::plan::Plan;
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use tgms_engine::{canon, Snapshot};
+use tgms_operators::registry::lookup;
+
+/// The classes in table order.
+pub const CLASSES: [&str; 11] = [
+    "count_pm1",
+    "fabricated_entity",
+    "interval_shift",
+    "ordering_invert",
+    "uncited_entity",
+    "entity_dropped",
+    "ordering_swap",
+    "interval_units",
+    "wrong_step_citation",
+    "truncated_count",
+    "wrong_belief_state",
+];
+
+/// The SplitMix64 stream of `evaluation.md` §3.1.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed)
+    }
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    pub fn randrange(&mut self, n: usize) -> usize {
+        ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+    pub fn sample<T: Clone>(&mut self, list: &[T], k: usize) -> Vec<T> {
+        let mut v = list.to_vec();
+        let k = k.min(v.len());
+        for j in 0..k {
+            let r = j + self.randrange(v.len() - j);
+            v.swap(j, r);
+        }
+        v.truncate(k);
+        v
+    }
+}
+
+/// One pool answer with its trace and plan.
+#[derive(Clone)]
+struct Entry {
+    plan: Value,
+    trace: Value,
+    answer: Value,
+}
+
+/// The result of the experiment.
+pub struct Report {
+    pub pool: String,
+    pub clean: usize,
+    pub false_positives: usize,
+    /// Candidate answers not admitted to the clean pool (trace not ok, no claim, or a claim
+    /// not supported).
+    pub excluded: usize,
+    pub classes: Vec<(String, usize, usize)>,
+}
+
+impl Report {
+    /// `{"pool", "clean", "false_positives", "classes": [{"class", "cases", "detected"}]}`.
+    pub fn to_json(&self) -> Value {
+        json!({"pool": self.pool, "clean": self.clean, "false_positives": self.false_positives,
+            "excluded": self.excluded,
+            "classes": self.classes.iter().map(|(c, n, d)| json!({"class": c, "cases": n, "detected": d})).collect::<Vec<_>>()})
+    }
+    /// The human table.
+    pub fn table(&self) -> String {
+        let mut s = format!("{:<22} {:>6} {:>9}\n", "class", "cases", "detected");
+        for (c, n, d) in &self.classes {
+            s.push_str(&format!("{c:<22} {n:>6} {d:>9}\n"));
+        }
+        s.push_str(&format!(
+            "pool {}: clean {}, false positives {}, excluded {}",
+            self.pool, self.clean, self.false_positives, self.excluded
+        ));
+        s
+    }
+}
+
+/// The built-in oracle plans over a store (deterministic): entity histories, values,
+/// neighbourhood entity sets, a version count, and belief-pinned probes.
+pub fn builtin_plans(snap: Snapshot<'_>) -> Vec<Value> {
+    let st = snap.stats();
+    let (Some(lo), Some(hi)) = (st.vt_min, st.vt_max) else {
+        return vec![];
+    };
+    let mid = lo + (hi - lo) / 2;
+    let mut uids: Vec<String> = snap
+        .all_nodes()
+        .iter()
+        .map(|n| n.uid().to_string())
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    if uids.len() > 8 {
+        let step = uids.len() / 8;
+        uids = uids.into_iter().step_by(step).take(8).collect();
+    }
+    let one = |id: &str, op: &str, args: Value, kind: &str, from: &str| {
+        json!({"plan_id": id, "steps": [{"id": "s1", "op": op, "args": args}],
+            "answer_spec": {"kind": kind, "from": from}})
+    };
+    let mut out = Vec::new();
+    for (i, u) in uids.iter().enumerate() {
+        out.push(one(
+            &format!("history-count-{i}"),
+            "entity_history",
+            json!({"uid": u, "include_edges": true, "limit": 10000}),
+            "count",
+            "s1.rows_total",
+        ));
+        out.push(one(
+            &format!("history-value-{i}"),
+            "entity_history",
+            json!({"uid": u}),
+            "value",
+            "s1.rows[0].uid",
+        ));
+        for (j, t) in [lo, mid].iter().enumerate() {
+            out.push(one(
+                &format!("neighbours-{i}-{j}"),
+                "snapshot_subgraph",
+                json!({"seeds": [u], "hops": 2, "t_valid": t, "limit": 10000}),
+                "entity_set",
+                "s1.nodes",
+            ));
+        }
+        if let Some(t0) = st.first_tt {
+            out.push(one(
+                &format!("probe-history-{i}"),
+                "entity_history",
+                json!({"uid": u, "as_of_tt": t0}),
+                "count",
+                "s1.rows_total",
+            ));
+        }
+    }
+    out.push(one(
+        "versions",
+        "version_history",
+        json!({"limit": 10000}),
+        "count",
+        "s1.rows_total",
+    ));
+    out.push(one(
+        "diff",
+        "diff_snapshots",
+        json!({"t1": lo, "t2": mid, "limit": 10000}),
+        "entity_set",
+        "s1.nodes_added",
+    ));
+    if let Some(t0) = st.first_tt {
+        out.push(one(
+            "probe-versions",
+            "version_history",
+            json!({"as_of_tt": t0, "limit": 10000}),
+            "count",
+            "s1.rows_total",
+        ));
+    }
+    if lookup("compute").is_some() {
+        out.push(json!({"plan_id": "reduce-count", "steps": [
+            {"id": "s1", "op": "version_history", "args": {"limit": 10000}},
+            {"id": "s2", "op": "compute", "args": {"fn": "count", "input": {"$ref": "s1.rows"}}, "depends_on": ["s1"]}],
+            "answer_spec": {"kind": "count", "from": "s2.value"}}));
+    }
+    out
+}
+
+/// The oracle plans of a suite file (`dev` and `test` tasks).
+pub fn suite_plans(suite: &Value) -> Vec<Value> {
+    ["dev", "test", "tasks"]
+        .iter()
+        .flat_map(|k| {
+            suite
+                .get(*k)
+                .and_then(Value::as_array)
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|t| t.get("oracle_plan").cloned())
+        .collect()
+}
+
+fn exec_plan(
+    p: &Value,
+    snap: Snapshot<'_>,
+    rs: &ResultStore,
+    refuse: bool,
+) -> Option<(Plan, Value)> {
+    let plan = Plan::from_json(p).ok()?;
+    let opts = ExecOptions {
+        refuse_tainted_reducers: refuse,
+        ..ExecOptions::default()
+    };
+    let ex = execute(&plan, snap, rs, &opts).ok()?;
+    Some((plan, ex.trace))
+}
+
+fn verdicts(ctx: &Ctx<'_>, ans: &Value) -> Vec<String> {
+    verify(ctx, ans)["claims"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|c| c["verdict"].as_str().unwrap_or_default().to_string())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn rejected(vs: &[String]) -> bool {
+    vs.iter().any(|v| v == "unsupported" || v == "unverifiable")
+}
+
+fn leaves_ge(v: &Value, min: f64, out: &mut Vec<i64>) {
+    match v {
+        Value::Number(n) if !canon::number_is_float(n) => {
+            if let Some(x) = n.as_i64() {
+                if x as f64 >= min {
+                    out.push(x);
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|x| leaves_ge(x, min, out)),
+        Value::Object(m) => m.values().for_each(|x| leaves_ge(x, min, out)),
+        _ => {}
+    }
+}
+
+fn inverse(r: &str) -> &'static str {
+    match r {
+        "before" => "after",
+        "after" => "before",
+        "meets" => "met_by",
+        "met_by" => "meets",
+        "during" => "contains",
+        "contains" => "during",
+        "overlaps" => "overlapped_by",
+        "overlapped_by" => "overlaps",
+        "starts" => "started_by",
+        "started_by" => "starts",
+        "finishes" => "finished_by",
+        "finished_by" => "finishes",
+        _ => "before",
+    }
+}
+
+fn shift_interval(iv: &Value, k: f64, div: Option<i64>) -> Value {
+    let mut out = iv.clone();
+    let keys: Vec<&str> = ["t", "start", "end", "t_a", "t_b"]
+        .into_iter()
+        .filter(|k| iv.get(*k).is_some())
+        .collect();
+    let get = |k: &str| iv.get(k).and_then(Value::as_i64).unwrap_or(0);
+    let span = if iv.get("t").is_some() {
+        1
+    } else if iv.get("start").is_some() {
+        (get("end") - get("start")).max(1)
+    } else {
+        (get("t_b") - get("t_a")).max(1)
+    };
+    for key in keys {
+        let x = get(key);
+        out[key] = json!(match div {
+            Some(d) => x / d,
+            None => x.saturating_add((k * span as f64) as i64),
+        });
+    }
+    out
+}
+
+/// Runs the experiment on `plans` over one snapshot. `extended` adds the factory claims and
+/// makes up to 100 mutants per class.
+pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
+    let rs = ResultStore::memory();
+    let mut pool: Vec<Entry> = Vec::new();
+    let mut excluded = 0;
+    for p in plans {
+        let Some((plan, trace)) = exec_plan(p, snap, &rs, true) else {
+            excluded += 1;
+            continue;
+        };
+        let mut answer = mechanical_answer(&plan.answer_kind, &plan.answer_from, &trace);
+        let ctx = Ctx {
+            trace: &trace,
+            results: &rs,
+            snap: Some(snap),
+            honor_truncation: true,
+        };
+        if extended {
+            add_factory_claims(&ctx, &trace, &rs, &mut answer);
+        }
+        let vs = verdicts(&ctx, &answer);
+        if trace["ok"] != Value::Bool(true) || vs.is_empty() || rejected(&vs) {
+            excluded += 1;
+            continue;
+        }
+        pool.push(Entry {
+            plan: p.clone(),
+            trace,
+            answer,
+        });
+    }
+    // False positives: clean answers rejected when verified again, unmutated, against a
+    // fresh copy of the stored evidence.
+    let false_positives = pool
+        .iter()
+        .filter(|e| {
+            let ctx = Ctx {
+                trace: &e.trace,
+                results: &rs,
+                snap: Some(snap),
+                honor_truncation: true,
+            };
+            rejected(&verdicts(&ctx, &e.answer))
+        })
+        .count();
+    let mut uid_pool = BTreeSet::new();
+    for e in &pool {
+        for r in e.trace["steps"].as_array().into_iter().flatten() {
+            if let Some(env) = r["result_digest"].as_str().and_then(|d| rs.envelope(d)) {
+                let mut v = Vec::new();
+                uid_strings(&env, false, &mut v);
+                uid_pool.extend(v);
+            }
+        }
+    }
+    let uid_pool: Vec<String> = uid_pool.into_iter().collect();
+    // Extended: 100 mutants per class (or as many as there are applicable cases). Classic:
+    // 500 mutants round-robin over the classes applicable to at least one answer.
+    let budgets: Vec<usize> = if extended {
+        vec![100; CLASSES.len()]
+    } else {
+        let applicable_classes: Vec<bool> = CLASSES
+            .iter()
+            .map(|c| match *c {
+                "truncated_count" | "wrong_belief_state" => {
+                    run_class(
+                        c,
+                        &pool,
+                        &uid_pool,
+                        snap,
+                        &rs,
+                        usize::MAX,
+                        &mut Rng::new(0),
+                        false,
+                    )
+                    .0 > 0
+                }
+                other => !applicable(other, &pool).is_empty(),
+            })
+            .collect();
+        let n = applicable_classes.iter().filter(|a| **a).count();
+        let mut b = vec![0; CLASSES.len()];
+        let mut k = 0;
+        for _ in 0..if n == 0 { 0 } else { 500 } {
+            while !applicable_classes[k % CLASSES.len()] {
+                k += 1;
+            }
+            b[k % CLASSES.len()] += 1;
+            k += 1;
+        }
+        b
+    };
+    let mut classes = Vec::new();
+    let mut rng = Rng::new(0);
+    for (class, budget) in CLASSES.iter().zip(budgets) {
+        let (cases, detected) = run_class(
+            class, &pool, &uid_pool, snap, &rs, budget, &mut rng, !extended,
+        );
+        classes.push((class.to_string(), cases, detected));
+    }
+    Report {
+        pool: if extended { "extended" } else { "classic" }.into(),
+        clean: pool.len(),
+        false_positives,
+        excluded,
+        classes,
+    }
+}
+
+fn add_factory_claims(ctx: &Ctx<'_>, trace: &Value, rs: &ResultStore, answer: &mut Value) {
+    let mut extra = Vec::new();
+    let mut n = answer["claims"].as_array().map_or(0, Vec::len);
+    for r in trace["steps"].as_array().into_iter().flatten() {
+        if r["status"] != "ok" {
+            continue;
+        }
+        let Some(env) = r["result_digest"].as_str().and_then(|d| rs.envelope(d)) else {
+            continue;
+        };
+        let sid = r["step_id"].clone();
+        let mut leaves = Vec::new();
+        leaves_ge(&env, 1e14, &mut leaves);
+        if let (Some(&t1), Some(&t2)) = (leaves.iter().min(), leaves.iter().max()) {
+            if t1 != t2 {
+                n += 1;
+                let rel = allen((t1, t1 + 1), (t2, t2.saturating_add(1)));
+                extra.push(json!({"id": format!("c{n}"), "type": "ordering", "a": {"t": t1}, "b": {"t": t2},
+                    "relation": rel, "evidence": [sid]}));
+            }
+        }
+        if r["op"] == "burst_detection" {
+            let flagged: Vec<Value> = env["rows"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|x| x.get("flagged") == Some(&Value::Bool(true)))
+                .take(2)
+                .cloned()
+                .collect();
+            for f in flagged {
+                n += 1;
+                extra.push(
+                    json!({"id": format!("c{n}"), "type": "temporal_pattern", "assertion": "burst",
+                    "interval": {"t_a": f["t_a"], "t_b": f["t_b"]}, "evidence": [sid]}),
+                );
+            }
+        }
+    }
+    for c in extra {
+        let probe = json!({"text": "", "claims": [c.clone()]});
+        if verdicts(ctx, &probe).first().map(String::as_str) == Some("supported") {
+            if let Some(a) = answer["claims"].as_array_mut() {
+                a.push(c);
+            }
+        }
+    }
+}
+
+/// Applicable (pool index, claim index) pairs of a class.
+fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (i, e) in pool.iter().enumerate() {
+        for (j, c) in e.answer["claims"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .enumerate()
+        {
+            let ty = c["type"].as_str().unwrap_or_default();
+            let ok = match class {
+                "count_pm1" => (ty == "count" || ty == "value") && c["value"].is_number(),
+                "fabricated_entity" | "uncited_entity" => {
+                    ty == "entity" && c["uids"].as_array().is_some_and(|u| !u.is_empty())
+                }
+                "entity_dropped" => {
+                    ty == "entity" && c["uids"].as_array().is_some_and(|u| u.len() >= 2)
+                }
+                "interval_shift" | "interval_units" => ty == "ordering" || ty == "temporal_pattern",
+                "ordering_invert" => ty == "ordering" && c["relation"].is_string(),
+                "ordering_swap" => ty == "ordering" && c["relation"] != "equals",
+                "wrong_step_citation" => {
+                    (ty == "count" || ty == "value")
+                        && e.trace["steps"]
+                            .as_array()
+                            .is_some_and(|s| s.iter().filter(|r| r["status"] == "ok").count() >= 2)
+                }
+                _ => false,
+            };
+            if ok {
+                out.push((i, j));
+            }
+        }
+    }
+    out
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_class(
+    class: &str,
+    pool: &[Entry],
+    uid_pool: &[String],
+    snap: Snapshot<'_>,
+    rs: &ResultStore,
+    max: usize,
+    rng: &mut Rng,
+    with_replacement: bool,
+) -> (usize, usize) {
+    match class {
+        "truncated_count" => return truncated_count(pool, snap, rs, max),
+        "wrong_belief_state" => return wrong_belief(pool, snap, rs, max),
+        _ => {}
+    }
+    let cands = applicable(class, pool);
+    let chosen = if cands.len() > max {
+        rng.sample(&cands, max)
+    } else if with_replacement && !cands.is_empty() {
+        // Classic pool: the class's share of the 500 mutants, cycling over its cases (each
+        // mutant draws its own variation).
+        (0..max).map(|i| cands[i % cands.len()]).collect()
+    } else {
+        cands
+    };
+    let mut cases = 0;
+    let mut detected = 0;
+    for (i, j) in chosen {
+        let e = &pool[i];
+        let mut m = e.answer.clone();
+        let c = &mut m["claims"][j];
+        let made = match class {
+            "count_pm1" => {
+                let old = c["value"].clone();
+                let d = if rng.randrange(2) == 0 { -1 } else { 1 };
+                let new = match old.as_i64() {
+                    Some(x) if !canon::number_is_float(old.as_number().expect("number")) => {
+                        json!(x + d)
+                    }
+                    _ => tgms_operators::json::float(old.as_f64().unwrap_or(0.0) + d as f64),
+                };
+                c["value"] = new.clone();
+                let (o, n) = (canon::to_string(&old), canon::to_string(&new));
+                if let Some(t) = m["text"].as_str() {
+                    m["text"] = json!(t.replacen(&o, &n, 1));
+                }
+                true
+            }
+            "fabricated_entity" => {
+                let k = rng.randrange(c["uids"].as_array().map_or(1, Vec::len));
+                c["uids"][k] = json!(format!("fabricated-{}", rng.randrange(10000)));
+                true
+            }
+            "uncited_entity" => {
+                let ctx = Ctx {
+                    trace: &e.trace,
+                    results: rs,
+                    snap: Some(snap),
+                    honor_truncation: true,
+                };
+                let cited = c["evidence"].clone();
+                // A real uid the cited evidence does not contain.
+                let pick = uid_pool.iter().find(|u| {
+                    let probe = json!({"text": "", "claims": [{"id": "p", "type": "entity", "uids": [u], "evidence": cited}]});
+                    verdicts(&ctx, &probe).first().map(String::as_str) == Some("unsupported")
+                });
+                match pick {
+                    Some(u) => {
+                        if let Some(a) = c["uids"].as_array_mut() {
+                            a.push(json!(u));
+                        }
+                        true
+                    }
+                    None => false,
+                }
+            }
+            "entity_dropped" => {
+                let n = c["uids"].as_array().map_or(0, Vec::len);
+                let k = rng.randrange(n);
+                if let Some(a) = c["uids"].as_array_mut() {
+                    a.remove(k);
+                }
+                true
+            }
+            "interval_shift" | "interval_units" => {
+                let div = (class == "interval_units").then_some(1000);
+                let k = if rng.randrange(2) == 0 { 3.0 } else { -3.0 };
+                for key in ["a", "b", "interval"] {
+                    if let Some(iv) = c.get(key).cloned() {
+                        if class == "interval_units" || key != "b" {
+                            c[key] = shift_interval(&iv, k, div);
+                        }
+                    }
+                }
+                true
+            }
+            "ordering_invert" => {
+                let r = c["relation"].as_str().unwrap_or_default().to_string();
+                c["relation"] = json!(inverse(&r));
+                true
+            }
+            "ordering_swap" => {
+                let (a, b) = (c["a"].clone(), c["b"].clone());
+                c["a"] = b;
+                c["b"] = a;
+                true
+            }
+            "wrong_step_citation" => {
+                let cur = c["evidence"][0].clone();
+                let other = e.trace["steps"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|r| r["status"] == "ok" && r["step_id"] != cur)
+                    .map(|r| r["step_id"].clone());
+                match other {
+                    Some(o) => {
+                        c["evidence"] = json!([o]);
+                        true
+                    }
+                    None => false,
+                }
+            }
+            _ => false,
+        };
+        if !made {
+            continue;
+        }
+        cases += 1;
+        let ctx = Ctx {
+            trace: &e.trace,
+            results: rs,
+            snap: Some(snap),
+            honor_truncation: true,
+        };
+        let vs = verdicts(&ctx, &m);
+        let weak_counts = class == "entity_dropped";
+        if rejected(&vs) || (weak_counts && vs.get(j).is_some_and(|v| v == "weakly_supported")) {
+            detected += 1;
+        }
+    }
+    (cases, detected)
+}
+
+/// `truncated_count`: gold = a compute reducer over the rows of an earlier paged step; the
+/// paged step's limit becomes 3 and the plan re-runs with the reducer refusal off.
+fn truncated_count(
+    pool: &[Entry],
+    snap: Snapshot<'_>,
+    rs: &ResultStore,
+    max: usize,
+) -> (usize, usize) {
+    let (mut cases, mut detected) = (0, 0);
+    for e in pool {
+        if cases >= max {
+            break;
+        }
+        let Ok(plan) = Plan::from_json(&e.plan) else {
+            continue;
+        };
+        if plan.answer_kind != "count" {
+            continue;
+        }
+        let Some(src) = plan.answer_source() else {
+            continue;
+        };
+        if src.op != "compute" {
+            continue;
+        }
+        let Some(paged) = crate::refpath::find_refs(&src.args).iter().find_map(|r| {
+            r.parsed
+                .as_ref()
+                .ok()
+                .filter(|p| p.first_field() == "rows")
+                .map(|p| p.step.clone())
+        }) else {
+            continue;
+        };
+        let mut mp = e.plan.clone();
+        for st in mp["steps"].as_array_mut().into_iter().flatten() {
+            if st["id"] == paged.as_str() {
+                st["args"]["limit"] = json!(3);
+            }
+        }
+        let Some((mplan, trace)) = exec_plan(&mp, snap, rs, false) else {
+            continue;
+        };
+        let total = record(&trace, &paged)
+            .and_then(|r| r["rows_returned"].as_i64())
+            .unwrap_or(0);
+        if trace["ok"] != Value::Bool(true) || total <= 3 {
+            continue;
+        }
+        let ans = mechanical_answer(&mplan.answer_kind, &mplan.answer_from, &trace);
+        cases += 1;
+        let ctx = Ctx {
+            trace: &trace,
+            results: rs,
+            snap: Some(snap),
+            honor_truncation: true,
+        };
+        let vs = verdicts(&ctx, &ans);
+        if rejected(&vs) || vs.iter().any(|v| v == "weakly_supported") {
+            detected += 1;
+        }
+    }
+    (cases, detected)
+}
+
+fn strip_as_of(p: &Value) -> Value {
+    let mut q = p.clone();
+    for st in q["steps"].as_array_mut().into_iter().flatten() {
+        if let Some(m) = st["args"].as_object_mut() {
+            m.remove("as_of_tt");
+        }
+    }
+    q
+}
+
+/// `wrong_belief_state`: probes with `as_of_tt` run pinned and unpinned; where the answers
+/// differ, the current value is claimed against the pinned trace.
+fn wrong_belief(
+    pool: &[Entry],
+    snap: Snapshot<'_>,
+    rs: &ResultStore,
+    max: usize,
+) -> (usize, usize) {
+    let (mut cases, mut detected) = (0, 0);
+    for e in pool {
+        if cases >= max {
+            break;
+        }
+        let pinned = e.plan["steps"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|s| s["args"].get("as_of_tt").is_some());
+        if !pinned {
+            continue;
+        }
+        let Some((_, cur)) = exec_plan(&strip_as_of(&e.plan), snap, rs, true) else {
+            continue;
+        };
+        if cur["answer"].is_null() || cur["answer"] == e.trace["answer"] {
+            continue;
+        }
+        let mut m = e.answer.clone();
+        let Some(j) = m["claims"].as_array().and_then(|a| {
+            a.iter()
+                .position(|c| c["type"] == "count" || c["type"] == "value")
+        }) else {
+            continue;
+        };
+        m["claims"][j]["value"] = cur["answer"].clone();
+        cases += 1;
+        let ctx = Ctx {
+            trace: &e.trace,
+            results: rs,
+            snap: Some(snap),
+            honor_truncation: true,
+        };
+        if rejected(&verdicts(&ctx, &m)) {
+            detected += 1;
+        }
+    }
+    (cases, detected)
+}

@@ -1,0 +1,202 @@
+//! The plan IR of `plans-and-claims.md` §4.1: a JSON DAG of at most 12 steps with an answer
+//! spec. [`Plan::from_json`] checks the plan JSON Schema (the §5.3 message of the first
+//! violation) and the step-id pattern.
+
+use serde_json::{json, Value};
+use tgms_operators::schema;
+
+/// `MAX_STEPS`.
+pub const MAX_STEPS: usize = 12;
+
+/// One step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    pub id: String,
+    pub op: String,
+    pub args: Value,
+    pub depends_on: Vec<String>,
+}
+
+/// A plan that passed the schema.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Plan {
+    pub plan_id: String,
+    pub question: Option<String>,
+    pub steps: Vec<Step>,
+    pub answer_kind: String,
+    pub answer_from: String,
+    /// The plan as given (for `plan_digest`).
+    pub raw: Value,
+}
+
+/// The answer kinds.
+pub const ANSWER_KINDS: [&str; 7] = [
+    "count",
+    "value",
+    "entity_set",
+    "interval",
+    "series",
+    "paths",
+    "text",
+];
+
+/// The plan JSON Schema of §4.1 (the id pattern is checked separately).
+pub fn plan_schema() -> Value {
+    json!({
+        "type": "object", "additionalProperties": false,
+        "required": ["plan_id", "steps", "answer_spec"],
+        "properties": {
+            "plan_id": {"type": "string", "minLength": 1},
+            "question": {"type": "string"},
+            "steps": {"type": "array", "minItems": 1, "maxItems": MAX_STEPS, "items": {
+                "type": "object", "additionalProperties": false,
+                "required": ["id", "op", "args"],
+                "properties": {
+                    "id": {"type": "string"},
+                    "op": {"type": "string", "minLength": 1},
+                    "args": {"type": "object"},
+                    "depends_on": {"type": "array", "items": {"type": "string"}}
+                }
+            }},
+            "answer_spec": {"type": "object", "additionalProperties": false,
+                "required": ["kind", "from"],
+                "properties": {
+                    "kind": {"type": "string", "enum": ANSWER_KINDS},
+                    "from": {"type": "string"}
+                }}
+        }
+    })
+}
+
+/// A schema failure: the message (without the `plan schema: ` prefix) and the instance path.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SchemaError {
+    pub message: String,
+    pub path: Vec<Value>,
+}
+
+fn is_step_id(s: &str) -> bool {
+    s.len() >= 2 && s.starts_with('s') && s[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+impl Plan {
+    /// Checks the schema and builds the IR.
+    pub fn from_json(v: &Value) -> Result<Plan, SchemaError> {
+        let mut vs = Vec::new();
+        let order = ["plan_id", "question", "steps", "answer_spec"];
+        schema::validate(&plan_schema(), v, &mut Vec::new(), Some(&order), &mut vs);
+        if let Some(e) = schema::first_violation(vs) {
+            return Err(SchemaError {
+                message: e.message,
+                path: e.path,
+            });
+        }
+        let s = |x: &Value| x.as_str().unwrap_or_default().to_string();
+        let mut steps = Vec::new();
+        for (i, st) in v["steps"].as_array().into_iter().flatten().enumerate() {
+            let id = s(&st["id"]);
+            if !is_step_id(&id) {
+                return Err(SchemaError {
+                    message: format!(
+                        "{} does not match '^s[0-9]+$'",
+                        tgms_operators::json::render_str(&id)
+                    ),
+                    path: vec![json!("steps"), json!(i), json!("id")],
+                });
+            }
+            steps.push(Step {
+                id,
+                op: s(&st["op"]),
+                args: st["args"].clone(),
+                depends_on: st
+                    .get("depends_on")
+                    .and_then(Value::as_array)
+                    .map(|a| a.iter().map(s).collect())
+                    .unwrap_or_default(),
+            });
+        }
+        Ok(Plan {
+            plan_id: s(&v["plan_id"]),
+            question: v.get("question").and_then(Value::as_str).map(String::from),
+            steps,
+            answer_kind: s(&v["answer_spec"]["kind"]),
+            answer_from: s(&v["answer_spec"]["from"]),
+            raw: v.clone(),
+        })
+    }
+
+    /// The step of `id`.
+    pub fn step(&self, id: &str) -> Option<&Step> {
+        self.steps.iter().find(|s| s.id == id)
+    }
+
+    /// The source step of `answer_spec.from` (§5 check 7): the first step whose id equals
+    /// `from` or is followed in `from` by `.`.
+    pub fn answer_source(&self) -> Option<&Step> {
+        let f = &self.answer_from;
+        self.steps.iter().find(|s| {
+            f == &s.id || (f.starts_with(s.id.as_str()) && f[s.id.len()..].starts_with('.'))
+        })
+    }
+
+    /// Kahn waves in plan order (D-E1): the execution order, and the steps that can never
+    /// run (cycle members and steps depending on unknown ids or on them).
+    pub fn run_order(&self) -> (Vec<usize>, Vec<usize>) {
+        let n = self.steps.len();
+        let mut done = vec![false; n];
+        let mut order = Vec::new();
+        loop {
+            let wave: Vec<usize> = (0..n)
+                .filter(|&i| {
+                    !done[i]
+                        && self.steps[i].depends_on.iter().all(|d| {
+                            self.steps
+                                .iter()
+                                .position(|s| &s.id == d)
+                                .is_some_and(|j| done[j])
+                        })
+                })
+                .collect();
+            if wave.is_empty() {
+                break;
+            }
+            for &i in &wave {
+                done[i] = true;
+            }
+            order.extend(wave);
+        }
+        let stuck = (0..n).filter(|&i| !done[i]).collect();
+        (order, stuck)
+    }
+
+    /// Whether the dependency graph (restricted to known ids) has a cycle.
+    pub fn has_cycle(&self) -> bool {
+        let n = self.steps.len();
+        let mut done = vec![false; n];
+        let mut progress = true;
+        while progress {
+            progress = false;
+            for i in 0..n {
+                if done[i] {
+                    continue;
+                }
+                let ready = self.steps[i].depends_on.iter().all(|d| {
+                    match self.steps.iter().position(|s| &s.id == d) {
+                        None => true,
+                        Some(j) => done[j],
+                    }
+                });
+                if ready {
+                    done[i] = true;
+                    progress = true;
+                }
+            }
+        }
+        done.iter().any(|d| !d)
+    }
+}
+
+/// Parses plan text: JSON errors become the `E_SCHEMA` payload of the CLI.
+pub fn parse_plan_text(text: &str) -> Result<Value, String> {
+    tgms_engine::canon::parse(text).map_err(|e| format!("plan is not valid JSON: {e}"))
+}

@@ -1,0 +1,146 @@
+//! Shared fixtures of the verifier tests: the reference stores and run helpers.
+#![allow(dead_code)]
+
+use serde_json::{json, Value};
+use std::collections::BTreeSet;
+use tgms_engine::{Op, Options, Store};
+use tgms_verifier::claims::{self, Ctx};
+use tgms_verifier::exec::{execute, ExecOptions, Execution, ResultStore};
+use tgms_verifier::plan::Plan;
+use tgms_verifier::validate::{validate_static, Options as VOptions, Report};
+
+pub fn new_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Store::create_with(
+        &dir.path().join("s"),
+        Options {
+            no_sync: true,
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    (dir, s)
+}
+
+pub fn ops(v: Vec<Value>) -> Vec<Op> {
+    v.iter().map(Op::from_json).collect()
+}
+
+/// TV8: interval edges a→b R [0,100) (tt1), b→c R [5,50) (tt2), a→c S [30,31) (tt3).
+pub fn tv8() -> (tempfile::TempDir, Store) {
+    let (d, mut s) = new_store();
+    s.write_at(
+        1,
+        ops(vec![
+            json!({"op":"assert_edge","src":"a","dst":"b","rel_type":"R","vt_s":0,"vt_e":100}),
+        ]),
+    )
+    .unwrap();
+    s.write_at(
+        2,
+        ops(vec![
+            json!({"op":"assert_edge","src":"b","dst":"c","rel_type":"R","vt_s":5,"vt_e":50}),
+        ]),
+    )
+    .unwrap();
+    s.write_at(
+        3,
+        ops(vec![
+            json!({"op":"assert_edge","src":"a","dst":"c","rel_type":"S","vt_s":30,"vt_e":31}),
+        ]),
+    )
+    .unwrap();
+    (d, s)
+}
+
+/// TV9: one ingest at tt 1 of six events, rel M.
+pub fn tv9() -> (tempfile::TempDir, Store) {
+    let (d, mut s) = new_store();
+    let ev = |a: &str, b: &str, t: i64| json!({"src": a, "dst": b, "rel_type": "M", "vt_s": t});
+    s.write_at(1, ops(vec![json!({"op":"ingest_events","events":[ev("a","b",10),ev("b","c",20),ev("c","a",30),ev("a","b",40),ev("b","a",41),ev("a","b",42)]})])).unwrap();
+    (d, s)
+}
+
+/// TV2: tt1 assert node a [0,100) p=1 (a correction can follow).
+pub fn tv2() -> (tempfile::TempDir, Store) {
+    let (d, mut s) = new_store();
+    s.write_at(
+        1,
+        ops(vec![
+            json!({"op":"assert_node","uid":"a","label":"N","props":{"p":1},"vt_s":0,"vt_e":100}),
+        ]),
+    )
+    .unwrap();
+    (d, s)
+}
+
+pub fn correct_tv2(s: &mut Store) {
+    s.write_at(2, ops(vec![json!({"op":"correct","ref":{"kind":"node","uid":"a"},"props":{"p":2},"vt_s":40,"vt_e":60,"reason":"fix p over [40,60)"})])).unwrap();
+}
+
+/// A plan from (id, op, args, deps) tuples.
+pub fn plan(steps: &[(&str, &str, Value, &[&str])], kind: &str, from: &str) -> Value {
+    let steps: Vec<Value> = steps
+        .iter()
+        .map(|(id, op, args, deps)| json!({"id": id, "op": op, "args": args, "depends_on": deps}))
+        .collect();
+    json!({"plan_id": "p", "steps": steps, "answer_spec": {"kind": kind, "from": from}})
+}
+
+pub fn check(s: Option<&Store>, p: &Value, uids: Option<&[&str]>) -> Report {
+    let set: Option<BTreeSet<String>> = uids.map(|u| u.iter().map(|x| x.to_string()).collect());
+    validate_static(
+        p,
+        &VOptions {
+            stats: s.map(|s| s.stats()),
+            task_input_uids: set.as_ref(),
+            ..VOptions::default()
+        },
+    )
+}
+
+/// (code, step_id, message) of each violation.
+pub fn triples(r: &Report) -> Vec<(String, Option<String>, String)> {
+    r.violations
+        .iter()
+        .map(|v| (v.code.to_string(), v.step_id.clone(), v.message.clone()))
+        .collect()
+}
+
+pub fn run(s: &Store, p: &Value, rs: &ResultStore) -> Execution {
+    run_with(s, p, rs, &ExecOptions::default())
+}
+
+pub fn run_with(s: &Store, p: &Value, rs: &ResultStore, o: &ExecOptions) -> Execution {
+    let plan = Plan::from_json(p).expect("plan schema");
+    execute(&plan, s.snapshot(), rs, o).expect("executes")
+}
+
+pub fn verify(s: &Store, trace: &Value, rs: &ResultStore, ans: &Value) -> Value {
+    let ctx = Ctx {
+        trace,
+        results: rs,
+        snap: Some(s.snapshot()),
+        honor_truncation: true,
+    };
+    claims::verify(&ctx, ans)
+}
+
+/// The verdicts of an answer's claims by id.
+pub fn verdicts(out: &Value) -> Vec<(String, String)> {
+    out["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["id"].as_str().unwrap().to_string(),
+                c["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+pub fn answer(claims: Vec<Value>) -> Value {
+    json!({"text": "x", "claims": claims})
+}
