@@ -1,3 +1,5 @@
-//! tgms: facade library re-exporting the engine.
+//! tgms: facade library re-exporting the engine, plus the CLI's loaders, evaluation
+//! harnesses, demo and benchmark runner.
 pub use tgms_engine as engine;
+pub mod eval;
 pub mod load;

@@ -183,6 +183,40 @@ enum Cmd {
     /// Benchmark tools: the synthetic generator and the CollegeMsg replay log.
     #[command(subcommand)]
     Bench(BenchCmd),
+    // ---- evaluation harnesses (issue #7) ----
+    /// Evaluation harnesses with shipped datasets (spec/evaluation.md §5, §6).
+    #[command(subcommand)]
+    Eval(EvalCmd),
+}
+
+#[derive(Subcommand)]
+enum EvalCmd {
+    /// Incident reconstruction (§6): the instance type at outage time, the preceding change,
+    /// the audit trail with invalidation reasons, the belief-time variant and the naive
+    /// baseline. Exit 0 only if every check passes.
+    ///
+    /// Example: tgms eval incident
+    Incident {
+        /// Keep the built store in DIR/incident (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the evaluation record as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// State-at-T regression (§5): 117 questions over 36 transitions, `state_at` vs the naive
+    /// "latest valid_from" and the valid-time-only lookups. Exit 0 only if state_at is
+    /// 117/117 and the store digest is TV20's.
+    ///
+    /// Example: tgms eval state-regression --json
+    StateRegression {
+        /// Keep the built store in DIR/state-regression (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the evaluation record as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -742,6 +776,26 @@ fn cmd_tools(format: ToolsFormat) -> CmdResult {
     Ok(())
 }
 
+// ---- evaluation harnesses, demo and benchmark runner (issue #7) ----
+
+fn cmd_eval(e: EvalCmd) -> CmdResult {
+    let (which, dir, json) = match e {
+        EvalCmd::Incident { dir, json } => ("incident", dir, json),
+        EvalCmd::StateRegression { dir, json } => ("state-regression", dir, json),
+    };
+    let (record, ok) = tgms::eval::run_eval(which, dir, json)?;
+    if json {
+        out(&record);
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::Printed(
+            json!({"error": "E_CHECK", "message": "an evaluation check failed"}),
+        ))
+    }
+}
+
 fn run(cli: Cli) -> CmdResult {
     match cli.cmd {
         Cmd::Init { store } => {
@@ -775,6 +829,7 @@ fn run(cli: Cli) -> CmdResult {
             clock,
         }) => cmd_generate(scale, &store, clock)?,
         Cmd::Bench(BenchCmd::CollegemsgLog { out }) => cmd_collegemsg_log(&out)?,
+        Cmd::Eval(e) => cmd_eval(e)?,
     }
     Ok(())
 }
