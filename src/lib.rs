@@ -1,5 +1,6 @@
 //! tgms: facade library re-exporting the engine, plus the CLI's loaders, evaluation
 //! harnesses, demo and benchmark runner.
 pub use tgms_engine as engine;
+pub mod benchrun;
 pub mod eval;
 pub mod load;

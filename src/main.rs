@@ -259,6 +259,41 @@ enum BenchCmd {
         /// Output file.
         out: PathBuf,
     },
+    /// Time the benchmark registry (13 queries + state.at, wtrav.seed, motif.all36) on the
+    /// generated log at --scale N (with its corrections), or on an existing STORE; p50/p95 per
+    /// query with its answer hash, ingest rate, bytes per edge version, open time, first-query
+    /// time, peak RSS. Exit 1 if a registered operator fails.
+    ///
+    /// Example: tgms bench run --scale 100000 --json bench-100k.json
+    Run {
+        /// Number of events of the generated log (100000, 1000000, 10000000).
+        #[arg(long, required_unless_present = "store", conflicts_with = "store")]
+        scale: Option<u64>,
+        /// Run on this existing store instead (replayed-log parameters, spec §2.1).
+        #[arg(long)]
+        store: Option<PathBuf>,
+        /// Keep the generated store under DIR (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Write the run record (one JSON object) to FILE.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Untimed warm-ups per query.
+        #[arg(long, default_value_t = 5)]
+        warmups: u32,
+        /// Timed runs when the first timed run takes under a second (10 otherwise).
+        #[arg(long, default_value_t = 30)]
+        reps: u32,
+        /// Only these query ids (comma separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+    },
+    /// Internal: open STORE and run one query, printing the times (used by `bench run`).
+    #[command(hide = true)]
+    OpenProbe {
+        /// Existing store directory.
+        store: PathBuf,
+    },
 }
 
 /// A failure with its spec payload; `usage` failures exit 2. `Printed` carries the error
@@ -830,6 +865,34 @@ fn run(cli: Cli) -> CmdResult {
         }) => cmd_generate(scale, &store, clock)?,
         Cmd::Bench(BenchCmd::CollegemsgLog { out }) => cmd_collegemsg_log(&out)?,
         Cmd::Eval(e) => cmd_eval(e)?,
+        Cmd::Bench(BenchCmd::Run {
+            scale,
+            store,
+            dir,
+            json,
+            warmups,
+            reps,
+            only,
+        }) => {
+            let protocol = tgms_bench::registry::Protocol {
+                warmups,
+                reps_fast: reps,
+                reps_slow: reps.min(10),
+            };
+            let opts = tgms::benchrun::RunOpts {
+                scale,
+                store,
+                dir,
+                json,
+                protocol,
+                only,
+            };
+            let (_, ok) = tgms::benchrun::run(opts)?;
+            if !ok {
+                return Err(Failure::Printed(json!({"error": "E_CHECK"})));
+            }
+        }
+        Cmd::Bench(BenchCmd::OpenProbe { store }) => out(&tgms::benchrun::open_probe(&store)?),
     }
     Ok(())
 }

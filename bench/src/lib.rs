@@ -3,4 +3,5 @@
 //! benchmark registry runner (§2).
 pub mod collegemsg_log;
 pub mod generate;
+pub mod registry;
 pub mod scenarios;
