@@ -2,5 +2,6 @@
 //! harnesses, demo and benchmark runner.
 pub use tgms_engine as engine;
 pub mod benchrun;
+pub mod demo;
 pub mod eval;
 pub mod load;

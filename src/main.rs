@@ -184,6 +184,20 @@ enum Cmd {
     #[command(subcommand)]
     Bench(BenchCmd),
     // ---- evaluation harnesses (issue #7) ----
+    /// The demo: CollegeMsg with corrections, the incident reconstruction, the state-at-T
+    /// regression and an operator latency table, offline. Exit 0 only if every check passed.
+    ///
+    /// Example: cargo run --release -- demo
+    ///          tgms demo --dir /tmp/demo --html /tmp/demo-trace.html
+    Demo {
+        /// Build the stores here (must not exist or be empty; default: a new temporary
+        /// directory, kept and named at the end).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Write the HTML trace page here (default: DIR/demo-trace.html).
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
     /// Evaluation harnesses with shipped datasets (spec/evaluation.md §5, §6).
     #[command(subcommand)]
     Eval(EvalCmd),
@@ -831,6 +845,20 @@ fn cmd_eval(e: EvalCmd) -> CmdResult {
     }
 }
 
+fn cmd_demo(dir: Option<PathBuf>, html: Option<PathBuf>) -> CmdResult {
+    if let Some(d) = &dir {
+        if d.exists() && std::fs::read_dir(d).map_or(true, |mut r| r.next().is_some()) {
+            return Err(Error::state(format!("{} exists and is not empty", d.display())).into());
+        }
+    }
+    let report = tgms::demo::run(dir, html, &collegemsg_text()?)?;
+    if report.ok() {
+        Ok(())
+    } else {
+        Err(Failure::Printed(json!({"error": "E_CHECK"})))
+    }
+}
+
 fn run(cli: Cli) -> CmdResult {
     match cli.cmd {
         Cmd::Init { store } => {
@@ -865,6 +893,7 @@ fn run(cli: Cli) -> CmdResult {
         }) => cmd_generate(scale, &store, clock)?,
         Cmd::Bench(BenchCmd::CollegemsgLog { out }) => cmd_collegemsg_log(&out)?,
         Cmd::Eval(e) => cmd_eval(e)?,
+        Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
         Cmd::Bench(BenchCmd::Run {
             scale,
             store,
