@@ -15,9 +15,10 @@ use tgms_engine::Store;
 /// Options of one run.
 pub struct RunOpts {
     pub scale: Option<u64>,
-    /// An existing store (a replayed real log, §2.1 parameters) instead of `scale`.
+    /// A TGMS event log to import instead of `scale` (replayed-log parameters, §2.1).
+    pub log: Option<PathBuf>,
+    /// Where the store goes; used as it is when it already holds one.
     pub store: Option<PathBuf>,
-    pub dir: Option<PathBuf>,
     pub json: Option<PathBuf>,
     pub protocol: Protocol,
     /// Only these query ids (all when empty).
@@ -181,40 +182,74 @@ pub fn run_registry(
 /// `tgms bench run`: prints the table; returns the run record and whether it passed (every
 /// registered query answered).
 pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
-    let work = WorkDir::new(opts.dir.clone(), "bench")?;
-    let (store_path, dataset, scale, ingest_rate, params) = match (&opts.store, opts.scale) {
-        (Some(p), _) => {
-            let st = Store::open_read_only(p)?;
+    let work = WorkDir::new(None, "bench")?;
+    let target = |name: &str| -> anyhow::Result<PathBuf> {
+        match &opts.store {
+            Some(p) => Ok(p.clone()),
+            None => work.fresh(name),
+        }
+    };
+    let holds_store = |p: &Path| p.join(tgms_engine::store::WAL_FILE).exists();
+    let (store_path, dataset, scale, ingest_rate, params) = match (&opts.log, opts.scale) {
+        (Some(log), _) => {
+            let p = target("log")?;
+            let mut rate = None;
+            if !holds_store(&p) {
+                let mut st = Store::create(&p)?;
+                let pb = bar(0, "import");
+                let start = Instant::now();
+                let r = tgms_engine::eventlog::import(&mut st, log, &mut |n| pb.set_position(n));
+                pb.finish_and_clear();
+                let r = r?;
+                eprintln!(
+                    "imported {}: {} batches, {} events in {:.2} s",
+                    log.display(),
+                    r.batches,
+                    r.events,
+                    start.elapsed().as_secs_f64()
+                );
+                rate = Some(r.events as f64 / start.elapsed().as_secs_f64().max(1e-9));
+            }
+            let st = Store::open_read_only(&p)?;
             let params = Params::from_store(&st);
-            (p.clone(), p.display().to_string(), None, None, params)
+            (p, log.display().to_string(), None, rate, params)
         }
         (None, Some(n)) => {
-            let p = work.fresh(&format!("synthetic-{n}"))?;
-            let mut st = Store::create(&p)?;
-            let pb = bar(0, "generate");
-            let start = Instant::now();
-            let r = generate(&mut st, n, ClockMode::Fixed, &mut |done, total| {
-                pb.set_length(total);
-                pb.set_position(done)
-            });
-            let secs = start.elapsed().as_secs_f64();
-            pb.finish_and_clear();
-            let r = r?;
-            let rate = n as f64 / secs.max(1e-9);
-            eprintln!(
-                "generated scale {n}: {} batches in {secs:.2} s ({rate:.0} events/s), digest {}",
-                r.batches,
-                st.digest()
-            );
-            (
-                p,
-                format!("synthetic N={n} (fixed clock, with corrections)"),
-                Some(n),
-                Some(rate),
-                Params::synthetic(n, r.tt_epoch1),
-            )
+            let p = target(&format!("synthetic-{n}"))?;
+            let dataset = format!("synthetic N={n} (fixed clock, with corrections)");
+            if holds_store(&p) {
+                // Used as it is: it must come from `bench generate --scale N`.
+                let tt_epoch1 = tgms_bench::generate::FIXED_TT_BASE
+                    + (n.div_ceil(tgms_engine::op::INGEST_CHUNK as u64)) as i64
+                    + 1;
+                (p, dataset, Some(n), None, Params::synthetic(n, tt_epoch1))
+            } else {
+                let mut st = Store::create(&p)?;
+                let pb = bar(0, "generate");
+                let start = Instant::now();
+                let r = generate(&mut st, n, ClockMode::Fixed, &mut |done, total| {
+                    pb.set_length(total);
+                    pb.set_position(done)
+                });
+                let secs = start.elapsed().as_secs_f64();
+                pb.finish_and_clear();
+                let r = r?;
+                let rate = n as f64 / secs.max(1e-9);
+                eprintln!(
+                    "generated scale {n}: {} batches in {secs:.2} s ({rate:.0} events/s), digest {}",
+                    r.batches,
+                    st.digest()
+                );
+                (
+                    p,
+                    dataset,
+                    Some(n),
+                    Some(rate),
+                    Params::synthetic(n, r.tt_epoch1),
+                )
+            }
         }
-        (None, None) => anyhow::bail!("give --scale N or --store STORE"),
+        (None, None) => anyhow::bail!("give --scale N or --log LOG.jsonl"),
     };
     // Open time and first query of a fresh process.
     let probe = std::env::current_exe()

@@ -279,16 +279,20 @@ enum BenchCmd {
     /// time, peak RSS. Exit 1 if a registered operator fails.
     ///
     /// Example: tgms bench run --scale 100000 --json bench-100k.json
+    ///          tgms bench collegemsg-log /tmp/cm.jsonl && tgms bench run --log /tmp/cm.jsonl
     Run {
         /// Number of events of the generated log (100000, 1000000, 10000000).
-        #[arg(long, required_unless_present = "store", conflicts_with = "store")]
+        #[arg(long, required_unless_present = "log", conflicts_with = "log")]
         scale: Option<u64>,
-        /// Run on this existing store instead (replayed-log parameters, spec §2.1).
-        #[arg(long)]
+        /// Import this TGMS event log instead (replayed-log parameters, spec §2.1), e.g. the
+        /// output of `tgms bench collegemsg-log`.
+        #[arg(long, value_name = "LOG.jsonl")]
+        log: Option<PathBuf>,
+        /// The store to use: taken as it is when DIR already holds a store (it must then
+        /// come from `bench generate --scale N`, or from LOG), built there otherwise
+        /// (default: a temporary directory).
+        #[arg(long, value_name = "DIR")]
         store: Option<PathBuf>,
-        /// Keep the generated store under DIR (default: a temporary directory).
-        #[arg(long)]
-        dir: Option<PathBuf>,
         /// Write the run record (one JSON object) to FILE.
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
@@ -896,8 +900,8 @@ fn run(cli: Cli) -> CmdResult {
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
         Cmd::Bench(BenchCmd::Run {
             scale,
+            log,
             store,
-            dir,
             json,
             warmups,
             reps,
@@ -910,8 +914,8 @@ fn run(cli: Cli) -> CmdResult {
             };
             let opts = tgms::benchrun::RunOpts {
                 scale,
+                log,
                 store,
-                dir,
                 json,
                 protocol,
                 only,

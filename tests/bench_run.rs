@@ -10,8 +10,8 @@ fn bench_run_scale_100k_has_every_query_with_a_digest() {
     let json = dir.path().join("run.json");
     let start = std::time::Instant::now();
     let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
-        .args(["bench", "run", "--scale", "100000", "--dir"])
-        .arg(dir.path().join("work"))
+        .args(["bench", "run", "--scale", "100000", "--store"])
+        .arg(dir.path().join("store"))
         .arg("--json")
         .arg(&json)
         .output()
