@@ -4,4 +4,5 @@ pub use tgms_engine as engine;
 pub mod benchrun;
 pub mod demo;
 pub mod eval;
+pub mod export_rows;
 pub mod load;

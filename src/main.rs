@@ -184,6 +184,16 @@ enum Cmd {
     #[command(subcommand)]
     Bench(BenchCmd),
     // ---- evaluation harnesses (issue #7) ----
+    /// Write every stored row (believed and closed) in store-digest order as CSV, one line
+    /// per version (spec agent-surface §11.2). Parquet is not in this build.
+    ///
+    /// Example: tgms export-rows /tmp/store rows.csv
+    ExportRows {
+        /// Existing store directory (only read).
+        store: PathBuf,
+        /// Output file (.csv).
+        out: PathBuf,
+    },
     /// The demo: CollegeMsg with corrections, the incident reconstruction, the state-at-T
     /// regression and an operator latency table, offline. Exit 0 only if every check passed.
     ///
@@ -849,6 +859,33 @@ fn cmd_eval(e: EvalCmd) -> CmdResult {
     }
 }
 
+fn cmd_export_rows(store: &Path, path: &Path) -> CmdResult {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("csv") => {}
+        Some("parquet") => {
+            return Err(Failure::Usage(
+                "parquet output is not in this build; write OUT.csv".into(),
+            ))
+        }
+        _ => return Err(Failure::Usage("OUT must end in .csv".into())),
+    }
+    if !store.join(tgms_engine::store::WAL_FILE).exists() {
+        return Err(Error::state(format!("no tgms store at {}", store.display())).into());
+    }
+    let st = Store::open_read_only(store)?;
+    let f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    let (n, e) = tgms::export_rows::write_csv(&st, &mut w)
+        .and_then(|r| std::io::Write::flush(&mut w).map(|_| r))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "exported {n} node rows and {e} edge rows to {}",
+        path.display()
+    );
+    Ok(())
+}
+
 fn cmd_demo(dir: Option<PathBuf>, html: Option<PathBuf>) -> CmdResult {
     if let Some(d) = &dir {
         if d.exists() && std::fs::read_dir(d).map_or(true, |mut r| r.next().is_some()) {
@@ -898,6 +935,7 @@ fn run(cli: Cli) -> CmdResult {
         Cmd::Bench(BenchCmd::CollegemsgLog { out }) => cmd_collegemsg_log(&out)?,
         Cmd::Eval(e) => cmd_eval(e)?,
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
+        Cmd::ExportRows { store, out } => cmd_export_rows(&store, &out)?,
         Cmd::Bench(BenchCmd::Run {
             scale,
             log,
