@@ -75,6 +75,15 @@ pub fn machine() -> (String, usize, String) {
     (os, cpus, format!("{host}: {model}, {cpus} CPUs{mem}"))
 }
 
+/// The git commit of the working directory and whether it is dirty (`unknown` / `None`
+/// outside a checkout).
+pub fn commit() -> (String, Option<bool>) {
+    (
+        cmd_out("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into()),
+        cmd_out("git", &["status", "--porcelain"]).map(|s| !s.is_empty()),
+    )
+}
+
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss() -> Option<u64> {
     let t = std::fs::read_to_string("/proc/self/status").ok()?;
@@ -273,8 +282,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
     let failed: Vec<&QueryRecord> = recs.iter().filter(|r| r.available && !r.ok).collect();
     let unavailable = recs.iter().filter(|r| !r.available).count();
     let (os, cpus, machine) = machine();
-    let commit = cmd_out("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into());
-    let dirty = cmd_out("git", &["status", "--porcelain"]).map(|s| !s.is_empty());
+    let (commit, dirty) = commit();
     let record = json!({
         "commit": commit,
         "dirty": dirty,

@@ -246,8 +246,32 @@ pub fn regression_ok(r: &RegressionReport) -> bool {
     r.ok() && r.naive_errors().0 > 0
 }
 
-/// `tgms eval incident|state-regression`: prints and returns whether every check passed.
+/// `tgms eval incident|state-regression`: prints and returns the evaluation record (with its
+/// configuration, the commit and the machine) and whether every check passed.
 pub fn run_eval(which: &str, dir: Option<PathBuf>, json: bool) -> anyhow::Result<(Value, bool)> {
+    let (mut record, ok) = run_eval_inner(which, dir, json)?;
+    let (os, cpus, machine) = crate::benchrun::machine();
+    let (commit, dirty) = crate::benchrun::commit();
+    if let Value::Object(m) = &mut record {
+        m.insert("harness".into(), Value::from(which));
+        m.insert(
+            "config".into(),
+            serde_json::json!({"dataset": if which == "incident" {
+                "datasets/incident-checkout.eventlog.jsonl (evaluation.md §6.1)"
+            } else {
+                "state-at-T regression (evaluation.md §5.1, generated)"
+            }}),
+        );
+        m.insert("commit".into(), Value::from(commit));
+        m.insert("dirty".into(), serde_json::json!(dirty));
+        m.insert("os".into(), Value::from(os));
+        m.insert("cpus".into(), Value::from(cpus));
+        m.insert("machine".into(), Value::from(machine));
+    }
+    Ok((record, ok))
+}
+
+fn run_eval_inner(which: &str, dir: Option<PathBuf>, json: bool) -> anyhow::Result<(Value, bool)> {
     let work = WorkDir::new(dir, "eval")?;
     match which {
         "incident" => {

@@ -64,3 +64,32 @@ fn demo_refuses_a_non_empty_dir() {
     assert_eq!(o.status.code(), Some(3));
     assert!(String::from_utf8_lossy(&o.stdout).contains("E_STATE"));
 }
+
+#[test]
+fn eval_commands_pass_and_print_their_records() {
+    for which in ["incident", "state-regression"] {
+        let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
+            .args(["eval", which, "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{which}: {}",
+            String::from_utf8_lossy(&o.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["ok"], true, "{v}");
+        assert_eq!(v["harness"], which);
+        assert!(v["machine"].is_string() && v["commit"].is_string());
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
+        .args(["eval", "state-regression", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["systems"]["state_at"]["total"]["correct"], 117);
+    assert_eq!(
+        v["systems"]["naive_latest_valid_from"]["total"]["correct"],
+        72
+    );
+}
