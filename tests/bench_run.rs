@@ -98,3 +98,43 @@ fn bench_run_scale_100k_has_every_query_with_a_digest() {
     // The hist.single answer is stable across processes.
     assert!(rec["open_ms"].as_f64().is_some());
 }
+
+#[test]
+fn replayed_log_parameters_and_bench_run_on_a_log() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("cm.jsonl");
+    let tgms = env!("CARGO_BIN_EXE_tgms");
+    let ok = |args: &[&std::ffi::OsStr]| {
+        let o = Command::new(tgms).args(args).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+        o
+    };
+    ok(&["bench".as_ref(), "collegemsg-log".as_ref(), log.as_os_str()]);
+    let store = dir.path().join("store");
+    let json = dir.path().join("run.json");
+    let o = ok(&[
+        "bench".as_ref(),
+        "run".as_ref(),
+        "--log".as_ref(),
+        log.as_os_str(),
+        "--store".as_ref(),
+        store.as_os_str(),
+        "--warmups".as_ref(),
+        "1".as_ref(),
+        "--reps".as_ref(),
+        "3".as_ref(),
+        "--json".as_ref(),
+        json.as_os_str(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("hist.single"));
+    // §2.1 parameters of a replayed real log, on the CollegeMsg store.
+    let st = tgms_engine::Store::open_read_only(&store).unwrap();
+    let p = tgms_bench::registry::Params::from_store(&st);
+    assert_eq!((p.t0, p.t1), (1_082_040_961_000_000, 1_098_777_142_000_001));
+    assert_eq!(p.tt_epoch1, 1_783_612_865_737_377);
+    assert_eq!(p.filter_uids.len(), 200);
+    assert_eq!(&p.filter_uids[..5], ["n1", "n10", "n100", "n1000", "n1001"]);
+    assert_eq!(p.filter_uids[199], "n1244");
+    let rec: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(rec["queries"].as_array().unwrap().len(), 16);
+}
