@@ -16,6 +16,19 @@ fn shipped_incident_log_is_the_generated_one() {
 }
 
 #[test]
+fn shipped_state_regression_log_is_the_generated_one() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../datasets/state-regression.eventlog.jsonl"
+    );
+    if std::env::var_os("TGMS_UPDATE_DATASETS").is_some() {
+        std::fs::write(path, state_regression_log()).unwrap();
+    }
+    let shipped = std::fs::read_to_string(path).expect("datasets/state-regression.eventlog.jsonl");
+    assert_eq!(shipped, state_regression_log());
+}
+
+#[test]
 fn incident_store_digest_and_evaluation() {
     let dir = tempfile::tempdir().unwrap();
     let st = build_store(&dir.path().join("s"), &incident_log()).unwrap();
