@@ -218,6 +218,17 @@ pub fn incident_log() -> String {
     render_log(&incident_batches())
 }
 
+/// The incident's oracle plan (`evaluation.md` §6.2), for the verifier's `tgms plan run`.
+pub fn incident_plan() -> Value {
+    json!({"plan_id": "incident-config-at-outage",
+        "question": "What was the checkout-api service's configuration when the outage began at 2026-03-15 08:00 UTC (1773561600000000), and which configuration change came last before it?",
+        "steps": [
+            {"id": "s1", "op": "state_at", "args": {"uid": "checkout-api", "at": T_OUT}, "depends_on": []},
+            {"id": "s2", "op": "compute", "args": {"fn": "topk", "input": {"$ref": "s1.rows"}, "field": "vt_s", "k": 1}, "depends_on": ["s1"]},
+            {"id": "s3", "op": "version_history", "args": {"kind": "edge", "window": {"t_a": V0, "t_b": 1_775_001_600_000_000i64}, "belief": "all", "rel_types": ["HAS_INSTANCE_TYPE"]}, "depends_on": []}],
+        "answer_spec": {"kind": "value", "from": "s2.rows[0].dst"}})
+}
+
 /// State regression constants (§5.1).
 pub const B: i64 = 1_767_225_600_000_000;
 /// One day in µs.

@@ -71,3 +71,17 @@ fn state_regression_digest_and_scores() {
     );
     assert!(r.ok());
 }
+
+#[test]
+fn incident_plan_steps_of_registered_operators_validate() {
+    let plan = incident_plan();
+    let steps = plan["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 3);
+    assert_eq!(plan["answer_spec"]["from"], "s2.rows[0].dst");
+    for s in steps {
+        let op = s["op"].as_str().unwrap();
+        if tgms_operators::lookup(op).is_some() {
+            tgms_operators::pipeline::prepare(op, &s["args"]).unwrap();
+        }
+    }
+}
