@@ -1,3 +1,8 @@
-//! tgms: facade library re-exporting the engine.
+//! tgms: facade library re-exporting the engine, plus the CLI's loaders, evaluation
+//! harnesses, demo and benchmark runner.
 pub use tgms_engine as engine;
+pub mod benchrun;
+pub mod demo;
+pub mod eval;
+pub mod export_rows;
 pub mod load;

@@ -220,7 +220,33 @@ enum Cmd {
         #[arg(long)]
         trace: String,
     },
-    /// Evaluation: the verifier mutation experiment.
+    // ---- evaluation harnesses (issue #7) ----
+    /// Write every stored row (believed and closed) in store-digest order as CSV, one line
+    /// per version (spec agent-surface §11.2). Parquet is not in this build.
+    ///
+    /// Example: tgms export-rows /tmp/store rows.csv
+    ExportRows {
+        /// Existing store directory (only read).
+        store: PathBuf,
+        /// Output file (.csv).
+        out: PathBuf,
+    },
+    /// The demo: CollegeMsg with corrections, the incident reconstruction, the state-at-T
+    /// regression and an operator latency table, offline. Exit 0 only if every check passed.
+    ///
+    /// Example: cargo run --release -- demo
+    ///          tgms demo --dir /tmp/demo --html /tmp/demo-trace.html
+    Demo {
+        /// Build the stores here (must not exist or be empty; default: a new temporary
+        /// directory, kept and named at the end).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Write the HTML trace page here (default: DIR/demo-trace.html).
+        #[arg(long)]
+        html: Option<PathBuf>,
+    },
+    /// Evaluation harnesses: the verifier mutation experiment (spec/evaluation.md §4), the
+    /// state-at-T regression (§5) and the incident reconstruction (§6).
     #[command(subcommand)]
     Eval(EvalCmd),
 }
@@ -300,6 +326,32 @@ enum EvalCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Incident reconstruction (§6): the instance type at outage time, the preceding change,
+    /// the audit trail with invalidation reasons, the belief-time variant and the naive
+    /// baseline. Exit 0 only if every check passes.
+    ///
+    /// Example: tgms eval incident
+    Incident {
+        /// Keep the built store in DIR/incident (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the evaluation record as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// State-at-T regression (§5): 117 questions over 36 transitions, `state_at` vs the naive
+    /// "latest valid_from" and the valid-time-only lookups. Exit 0 only if state_at is
+    /// 117/117 and the store digest is TV20's.
+    ///
+    /// Example: tgms eval state-regression --json
+    StateRegression {
+        /// Keep the built store in DIR/state-regression (default: a temporary directory).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+        /// Print the evaluation record as JSON instead of the table.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -341,6 +393,45 @@ enum BenchCmd {
     CollegemsgLog {
         /// Output file.
         out: PathBuf,
+    },
+    /// Time the benchmark registry (13 queries + state.at, wtrav.seed, motif.all36) on the
+    /// generated log at --scale N (with its corrections), or on an existing STORE; p50/p95 per
+    /// query with its answer hash, ingest rate, bytes per edge version, open time, first-query
+    /// time, peak RSS. Exit 1 if a registered operator fails.
+    ///
+    /// Example: tgms bench run --scale 100000 --json bench-100k.json
+    ///          tgms bench collegemsg-log /tmp/cm.jsonl && tgms bench run --log /tmp/cm.jsonl
+    Run {
+        /// Number of events of the generated log (100000, 1000000, 10000000).
+        #[arg(long, required_unless_present = "log", conflicts_with = "log")]
+        scale: Option<u64>,
+        /// Import this TGMS event log instead (replayed-log parameters, spec §2.1), e.g. the
+        /// output of `tgms bench collegemsg-log`.
+        #[arg(long, value_name = "LOG.jsonl")]
+        log: Option<PathBuf>,
+        /// The store to use: taken as it is when DIR already holds a store (it must then
+        /// come from `bench generate --scale N`, or from LOG), built there otherwise
+        /// (default: a temporary directory).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+        /// Write the run record (one JSON object) to FILE.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+        /// Untimed warm-ups per query.
+        #[arg(long, default_value_t = 5)]
+        warmups: u32,
+        /// Timed runs when the first timed run takes under a second (10 otherwise).
+        #[arg(long, default_value_t = 30)]
+        reps: u32,
+        /// Only these query ids (comma separated).
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+    },
+    /// Internal: open STORE and run one query, printing the times (used by `bench run`).
+    #[command(hide = true)]
+    OpenProbe {
+        /// Existing store directory.
+        store: PathBuf,
     },
 }
 
@@ -1094,6 +1185,73 @@ fn cmd_mutations(store: &Path, suite: Option<&Path>, pool: PoolArg, as_json: boo
     Ok(())
 }
 
+// ---- evaluation harnesses, demo and benchmark runner (issue #7) ----
+
+fn cmd_eval(e: EvalCmd) -> CmdResult {
+    let (which, dir, json) = match e {
+        EvalCmd::Mutations {
+            store,
+            suite,
+            pool,
+            json,
+        } => return cmd_mutations(&store, suite.as_deref(), pool, json),
+        EvalCmd::Incident { dir, json } => ("incident", dir, json),
+        EvalCmd::StateRegression { dir, json } => ("state-regression", dir, json),
+    };
+    let (record, ok) = tgms::eval::run_eval(which, dir, json)?;
+    if json {
+        out(&record);
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(Failure::Printed(
+            json!({"error": "E_CHECK", "message": "an evaluation check failed"}),
+        ))
+    }
+}
+
+fn cmd_export_rows(store: &Path, path: &Path) -> CmdResult {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("csv") => {}
+        Some("parquet") => {
+            return Err(Failure::Usage(
+                "parquet output is not in this build; write OUT.csv".into(),
+            ))
+        }
+        _ => return Err(Failure::Usage("OUT must end in .csv".into())),
+    }
+    if !store.join(tgms_engine::store::WAL_FILE).exists() {
+        return Err(Error::state(format!("no tgms store at {}", store.display())).into());
+    }
+    let st = Store::open_read_only(store)?;
+    let f =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut w = std::io::BufWriter::new(f);
+    let (n, e) = tgms::export_rows::write_csv(&st, &mut w)
+        .and_then(|r| std::io::Write::flush(&mut w).map(|_| r))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    eprintln!(
+        "exported {n} node rows and {e} edge rows to {}",
+        path.display()
+    );
+    Ok(())
+}
+
+fn cmd_demo(dir: Option<PathBuf>, html: Option<PathBuf>) -> CmdResult {
+    if let Some(d) = &dir {
+        if d.exists() && std::fs::read_dir(d).map_or(true, |mut r| r.next().is_some()) {
+            return Err(Error::state(format!("{} exists and is not empty", d.display())).into());
+        }
+    }
+    let report = tgms::demo::run(dir, html, &collegemsg_text()?)?;
+    if report.ok() {
+        Ok(())
+    } else {
+        Err(Failure::Printed(json!({"error": "E_CHECK"})))
+    }
+}
+
 fn run(cli: Cli) -> CmdResult {
     match cli.cmd {
         Cmd::Init { store } => {
@@ -1155,12 +1313,37 @@ fn run(cli: Cli) -> CmdResult {
             answer,
             trace,
         } => cmd_verify(&store, &answer, &trace)?,
-        Cmd::Eval(EvalCmd::Mutations {
+        Cmd::Eval(e) => cmd_eval(e)?,
+        Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
+        Cmd::ExportRows { store, out } => cmd_export_rows(&store, &out)?,
+        Cmd::Bench(BenchCmd::Run {
+            scale,
+            log,
             store,
-            suite,
-            pool,
             json,
-        }) => cmd_mutations(&store, suite.as_deref(), pool, json)?,
+            warmups,
+            reps,
+            only,
+        }) => {
+            let protocol = tgms_bench::registry::Protocol {
+                warmups,
+                reps_fast: reps,
+                reps_slow: reps.min(10),
+            };
+            let opts = tgms::benchrun::RunOpts {
+                scale,
+                log,
+                store,
+                json,
+                protocol,
+                only,
+            };
+            let (_, ok) = tgms::benchrun::run(opts)?;
+            if !ok {
+                return Err(Failure::Printed(json!({"error": "E_CHECK"})));
+            }
+        }
+        Cmd::Bench(BenchCmd::OpenProbe { store }) => out(&tgms::benchrun::open_probe(&store)?),
     }
     Ok(())
 }

@@ -1,0 +1,345 @@
+//! `tgms bench run` (`spec/evaluation.md` §2): generate the synthetic log at a scale (with its
+//! corrections), then time the registry queries with the §2.3 protocol, and measure bulk
+//! ingest rate, bytes per edge version, open time of a fresh process, first-query time and
+//! peak RSS. A human table on stdout (progress bar on stderr) and the run record as JSON.
+
+use crate::eval::WorkDir;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+use tgms_bench::generate::{generate, ClockMode};
+use tgms_bench::registry::{self, Params, Protocol, QueryRecord};
+use tgms_engine::Store;
+
+/// Options of one run.
+pub struct RunOpts {
+    pub scale: Option<u64>,
+    /// A TGMS event log to import instead of `scale` (replayed-log parameters, §2.1).
+    pub log: Option<PathBuf>,
+    /// Where the store goes; used as it is when it already holds one.
+    pub store: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+    pub protocol: Protocol,
+    /// Only these query ids (all when empty).
+    pub only: Vec<String>,
+}
+
+fn cmd_out(prog: &str, args: &[&str]) -> Option<String> {
+    let o = std::process::Command::new(prog).args(args).output().ok()?;
+    o.status
+        .success()
+        .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
+}
+
+/// The machine description: `(os, cpus, machine)`.
+pub fn machine() -> (String, usize, String) {
+    let os_release = std::fs::read_to_string("/etc/os-release")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("PRETTY_NAME=")
+                    .map(|v| v.trim_matches('"').to_string())
+            })
+        })
+        .unwrap_or_default();
+    let os = format!(
+        "{} {} {}",
+        std::env::consts::OS,
+        std::env::consts::ARCH,
+        os_release
+    )
+    .trim()
+    .to_string();
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("model name")
+                    .map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())
+            })
+        })
+        .unwrap_or_else(|| "unknown CPU".into());
+    let mem = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|t| {
+            t.lines().find_map(|l| {
+                l.strip_prefix("MemTotal:")
+                    .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+            })
+        })
+        .map(|kb| format!(", {:.1} GiB RAM", kb as f64 / 1048576.0))
+        .unwrap_or_default();
+    let host = cmd_out("uname", &["-n"]).unwrap_or_else(|| "unknown".into());
+    (os, cpus, format!("{host}: {model}, {cpus} CPUs{mem}"))
+}
+
+/// The git commit of the working directory and whether it is dirty (`unknown` / `None`
+/// outside a checkout).
+pub fn commit() -> (String, Option<bool>) {
+    (
+        cmd_out("git", &["rev-parse", "HEAD"]).unwrap_or_else(|| "unknown".into()),
+        cmd_out("git", &["status", "--porcelain"]).map(|s| !s.is_empty()),
+    )
+}
+
+/// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
+pub fn peak_rss() -> Option<u64> {
+    let t = std::fs::read_to_string("/proc/self/status").ok()?;
+    t.lines().find_map(|l| {
+        l.strip_prefix("VmHWM:")
+            .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+    })
+}
+
+/// `tgms bench open-probe STORE`: opens STORE read-only and runs `hist.single` once, timing
+/// both (run in a fresh process by `bench run`).
+pub fn open_probe(store: &Path) -> anyhow::Result<Value> {
+    let start = Instant::now();
+    let st = Store::open_read_only(store)?;
+    let open_ms = start.elapsed().as_secs_f64() * 1000.0;
+    let q = json!({"uid": "n1"});
+    let start = Instant::now();
+    let r = tgms_operators::call_operator(
+        st.snapshot(),
+        "entity_history",
+        &q,
+        &tgms_operators::CallOptions::default(),
+    );
+    let first_ms = start.elapsed().as_secs_f64() * 1000.0;
+    Ok(json!({"open_ms": open_ms, "first_query_ms": first_ms,
+        "first_query_hash": r.ok().map(|e| registry::registry_hash(&e))}))
+}
+
+fn bar(len: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(len);
+    pb.set_style(
+        ProgressStyle::with_template(&format!(
+            "{what} [{{elapsed_precise}}] {{bar:40}} {{pos}}/{{len}} {{msg}}"
+        ))
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    pb
+}
+
+fn ms(x: Option<f64>) -> String {
+    x.map_or("—".into(), |v| {
+        if v < 10.0 {
+            format!("{v:.3}")
+        } else {
+            format!("{v:.1}")
+        }
+    })
+}
+
+/// The human table of the per-query records.
+pub fn render_table(recs: &[QueryRecord]) -> String {
+    let mut s = format!(
+        "{:<16} {:<24} {:>10} {:>10} {:>9}  {:<32}  {}\n",
+        "query", "operator", "p50 ms", "p95 ms", "rows", "answer hash (registry_hash)", "status"
+    );
+    for r in recs {
+        let status = match (&r.error, r.ok) {
+            (_, true) => format!("ok ({} runs)", r.timings_ms.len()),
+            (Some(e), _) if e == "not_available" => "not available in this build".into(),
+            (Some(e), _) => format!("FAILED: {e}"),
+            (None, false) => "FAILED".into(),
+        };
+        s.push_str(&format!(
+            "{:<16} {:<24} {:>10} {:>10} {:>9}  {:<32}  {}\n",
+            r.id,
+            r.op,
+            ms(r.p50_ms),
+            ms(r.p95_ms),
+            r.rows.map_or("—".into(), |n| n.to_string()),
+            r.hash.clone().unwrap_or_else(|| "—".into()),
+            status
+        ));
+    }
+    s
+}
+
+/// Runs the registry on `store` with progress; returns the per-query records.
+pub fn run_registry(
+    st: &Store,
+    params: &Params,
+    proto: Protocol,
+    only: &[String],
+    progress: bool,
+) -> Vec<QueryRecord> {
+    let qs: Vec<_> = registry::queries(params)
+        .into_iter()
+        .filter(|q| only.is_empty() || only.iter().any(|o| o == q.id))
+        .collect();
+    let pb = if progress {
+        bar(qs.len() as u64, "queries")
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut recs = Vec::new();
+    for q in &qs {
+        pb.set_message(q.id);
+        recs.push(registry::run_query(st.snapshot(), q, proto));
+        pb.inc(1);
+    }
+    pb.finish_and_clear();
+    recs
+}
+
+/// `tgms bench run`: prints the table; returns the run record and whether it passed (every
+/// registered query answered).
+pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
+    let work = WorkDir::new(None, "bench")?;
+    let target = |name: &str| -> anyhow::Result<PathBuf> {
+        match &opts.store {
+            Some(p) => Ok(p.clone()),
+            None => work.fresh(name),
+        }
+    };
+    let holds_store = |p: &Path| p.join(tgms_engine::store::WAL_FILE).exists();
+    let (store_path, dataset, scale, ingest_rate, params) = match (&opts.log, opts.scale) {
+        (Some(log), _) => {
+            let p = target("log")?;
+            let mut rate = None;
+            if !holds_store(&p) {
+                let mut st = Store::create(&p)?;
+                let pb = bar(0, "import");
+                let start = Instant::now();
+                let r = tgms_engine::eventlog::import(&mut st, log, &mut |n| pb.set_position(n));
+                pb.finish_and_clear();
+                let r = r?;
+                eprintln!(
+                    "imported {}: {} batches, {} events in {:.2} s",
+                    log.display(),
+                    r.batches,
+                    r.events,
+                    start.elapsed().as_secs_f64()
+                );
+                rate = Some(r.events as f64 / start.elapsed().as_secs_f64().max(1e-9));
+            }
+            let st = Store::open_read_only(&p)?;
+            let params = Params::from_store(&st);
+            (p, log.display().to_string(), None, rate, params)
+        }
+        (None, Some(n)) => {
+            let p = target(&format!("synthetic-{n}"))?;
+            let dataset = format!("synthetic N={n} (fixed clock, with corrections)");
+            if holds_store(&p) {
+                // Used as it is: it must come from `bench generate --scale N`.
+                let tt_epoch1 = tgms_bench::generate::FIXED_TT_BASE
+                    + (n.div_ceil(tgms_engine::op::INGEST_CHUNK as u64)) as i64
+                    + 1;
+                (p, dataset, Some(n), None, Params::synthetic(n, tt_epoch1))
+            } else {
+                let mut st = Store::create(&p)?;
+                let pb = bar(0, "generate");
+                let start = Instant::now();
+                let r = generate(&mut st, n, ClockMode::Fixed, &mut |done, total| {
+                    pb.set_length(total);
+                    pb.set_position(done)
+                });
+                let secs = start.elapsed().as_secs_f64();
+                pb.finish_and_clear();
+                let r = r?;
+                let rate = n as f64 / secs.max(1e-9);
+                eprintln!(
+                    "generated scale {n}: {} batches in {secs:.2} s ({rate:.0} events/s), digest {}",
+                    r.batches,
+                    st.digest()
+                );
+                (
+                    p,
+                    dataset,
+                    Some(n),
+                    Some(rate),
+                    Params::synthetic(n, r.tt_epoch1),
+                )
+            }
+        }
+        (None, None) => anyhow::bail!("give --scale N or --log LOG.jsonl"),
+    };
+    // Open time and first query of a fresh process.
+    let probe = std::env::current_exe()
+        .ok()
+        .and_then(|exe| {
+            std::process::Command::new(exe)
+                .args(["bench", "open-probe"])
+                .arg(&store_path)
+                .output()
+                .ok()
+        })
+        .and_then(|o| tgms_engine::canon::parse(String::from_utf8_lossy(&o.stdout).trim()).ok())
+        .unwrap_or(Value::Null);
+    let st = Store::open_read_only(&store_path)?;
+    let stats = st.stats().clone();
+    let (total, log) = st.disk_bytes()?;
+    let nev = stats.n_edge_versions.max(1) as f64;
+    let recs = run_registry(&st, &params, opts.protocol, &opts.only, true);
+    print!("{}", render_table(&recs));
+    let all_registered = recs.iter().all(|r| r.available);
+    let failed: Vec<&QueryRecord> = recs.iter().filter(|r| r.available && !r.ok).collect();
+    let unavailable = recs.iter().filter(|r| !r.available).count();
+    let (os, cpus, machine) = machine();
+    let (commit, dirty) = commit();
+    let record = json!({
+        "commit": commit,
+        "dirty": dirty,
+        "rustc": cmd_out("rustc", &["--version"]).unwrap_or_else(|| "unknown".into()),
+        "os": os, "cpus": cpus, "machine": machine,
+        "dataset": dataset, "scale": scale,
+        "systems": ["tgms"],
+        "protocol": opts.protocol.to_json(),
+        "query_order": recs.iter().map(|r| r.id.clone()).collect::<Vec<_>>(),
+        "queries": recs.iter().map(QueryRecord::to_json).collect::<Vec<_>>(),
+        "ingest_events_per_s": ingest_rate.map(|r| r.round()),
+        "bytes_per_edge_version": ((total - log) as f64 / nev * 100.0).round() / 100.0,
+        "log_bytes_per_edge_version": (log as f64 / nev * 100.0).round() / 100.0,
+        "open_ms": probe["open_ms"],
+        "first_query_ms": probe["first_query_ms"],
+        "peak_rss_bytes": peak_rss(),
+        "n_edge_versions": stats.n_edge_versions,
+        "store_digest": st.digest(),
+        "params": {"t0": params.t0, "t1": params.t1, "tt_epoch1": params.tt_epoch1},
+    });
+    println!();
+    let f = |k: &str| match &record[k] {
+        Value::Null => "—".to_string(),
+        Value::Number(n) => n.as_f64().map_or(n.to_string(), |x| {
+            format!("{:.3}", x)
+                .trim_end_matches('0')
+                .trim_end_matches('.')
+                .to_string()
+        }),
+        v => v.to_string(),
+    };
+    println!("dataset                     {dataset}");
+    println!("bulk ingest (events/s)      {}", f("ingest_events_per_s"));
+    println!(
+        "store bytes / edge version  {} (excluding the write-ahead log)",
+        f("bytes_per_edge_version")
+    );
+    println!(
+        "log bytes / edge version    {}",
+        f("log_bytes_per_edge_version")
+    );
+    println!("open, fresh process (ms)    {}", f("open_ms"));
+    println!("first query (ms)            {}", f("first_query_ms"));
+    println!("peak RSS (bytes)            {}", f("peak_rss_bytes"));
+    println!("machine                     {machine}");
+    println!(
+        "queries: {} answered, {} not available in this build, {} failed",
+        recs.iter().filter(|r| r.ok).count(),
+        unavailable,
+        failed.len()
+    );
+    if let Some(path) = &opts.json {
+        std::fs::write(path, tgms_engine::canon::to_string(&record) + "\n")?;
+        eprintln!("wrote {}", path.display());
+    }
+    // Failures count once every operator exists; until then only registered ones count.
+    let _ = all_registered;
+    let ok = failed.is_empty();
+    Ok((record, ok))
+}

@@ -1,0 +1,293 @@
+//! `tgms eval incident` and `tgms eval state-regression` (`spec/evaluation.md` §5, §6): build
+//! the dataset's store from its event log (explicit tt), run the evaluation, render it.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use tgms_bench::scenarios::{self, IncidentReport, RegressionReport};
+use tgms_engine::{Store, OPEN_END};
+
+/// A scratch directory: the given one, or a fresh one under the system temp dir that is
+/// removed on drop.
+pub struct WorkDir {
+    pub path: PathBuf,
+    remove: bool,
+}
+
+impl WorkDir {
+    /// `dir` if given (created if missing), else `$TMPDIR/tgms-<what>-<pid>-<nanos>`.
+    pub fn new(dir: Option<PathBuf>, what: &str) -> anyhow::Result<WorkDir> {
+        let (path, remove) = match dir {
+            Some(d) => (d, false),
+            None => {
+                let nanos = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.subsec_nanos());
+                (
+                    std::env::temp_dir()
+                        .join(format!("tgms-{what}-{}-{nanos}", std::process::id())),
+                    true,
+                )
+            }
+        };
+        std::fs::create_dir_all(&path)?;
+        Ok(WorkDir { path, remove })
+    }
+
+    /// A store directory inside; an existing one is replaced.
+    pub fn fresh(&self, name: &str) -> anyhow::Result<PathBuf> {
+        let p = self.path.join(name);
+        if p.exists() {
+            std::fs::remove_dir_all(&p)?;
+        }
+        Ok(p)
+    }
+}
+
+impl Drop for WorkDir {
+    fn drop(&mut self) {
+        if self.remove {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Formats µs since the epoch as `YYYY-MM-DD HH:MM` UTC (`open` for OPEN_END).
+pub fn utc(us: i64) -> String {
+    if us >= OPEN_END {
+        return "open".into();
+    }
+    let secs = us.div_euclid(1_000_000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil-from-days (Howard Hinnant).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    format!(
+        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
+        rem / 3600,
+        (rem % 3600) / 60
+    )
+}
+
+/// Builds the incident store in `dir/incident` and evaluates it.
+pub fn incident(work: &WorkDir) -> anyhow::Result<(Store, IncidentReport)> {
+    let p = work.fresh("incident")?;
+    let st = scenarios::build_store(&p, &scenarios::incident_log())?;
+    let r = scenarios::eval_incident(&st).map_err(anyhow::Error::msg)?;
+    Ok((st, r))
+}
+
+/// Builds the state-regression store in `dir/state-regression` and evaluates it.
+pub fn state_regression(work: &WorkDir) -> anyhow::Result<(Store, RegressionReport)> {
+    let p = work.fresh("state-regression")?;
+    let st = scenarios::build_store(&p, &scenarios::state_regression_log())?;
+    let r = scenarios::eval_state_regression(&st).map_err(anyhow::Error::msg)?;
+    Ok((st, r))
+}
+
+/// `PASS` / `FAIL`.
+pub fn mark(ok: bool) -> &'static str {
+    if ok {
+        "PASS"
+    } else {
+        "FAIL"
+    }
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(n.saturating_sub(1)).collect();
+        format!("{t}…")
+    }
+}
+
+/// The human rendering of the incident evaluation.
+pub fn render_incident(r: &IncidentReport) -> String {
+    let mut s = String::new();
+    s.push_str(&format!(
+        "Question: what was checkout-api's instance type when the outage began ({} UTC), and which change preceded it?\n",
+        utc(scenarios::T_OUT)
+    ));
+    s.push_str(&format!("  answer (current beliefs)      {}\n", r.answer));
+    s.push_str(&format!(
+        "  preceding change              {} {} from {} UTC — {}\n",
+        r.preceding_change.1,
+        r.preceding_change.0,
+        utc(r.preceding_change.2),
+        short(&r.preceding_change.3, 70)
+    ));
+    s.push_str(&format!(
+        "  believed during the incident  {} from {} UTC (before the postmortem correction)\n",
+        r.believed_during_incident.0,
+        utc(r.believed_during_incident.1)
+    ));
+    s.push_str(&format!(
+        "  naive latest-valid_from       {}   (wrong: that is the rollback, after the outage)\n",
+        r.naive_answer
+    ));
+    s.push_str(
+        "\n  Audit trail of HAS_INSTANCE_TYPE (every stored version, with invalidation reasons):\n",
+    );
+    s.push_str(&format!(
+        "  {:<19} {:<37} {:<37} {:<40} {}\n",
+        "dst", "valid time", "transaction time", "origin / reason", "closed_by / close_reason"
+    ));
+    for a in &r.audit {
+        s.push_str(&format!(
+            "  {:<19} {:<37} {:<37} {:<40} {}\n",
+            a.dst,
+            format!("[{}, {})", utc(a.vt_s), utc(a.vt_e)),
+            format!("[{}, {})", utc(a.tt_s), utc(a.tt_e)),
+            short(&format!("{} / {}", a.origin, a.reason), 40),
+            if a.tt_e == OPEN_END {
+                "— (current)".to_string()
+            } else {
+                short(&format!("{} / {}", a.closed_by, a.close_reason), 48)
+            }
+        ));
+    }
+    s.push('\n');
+    s.push_str(&render_checks(
+        r.checks
+            .iter()
+            .map(|c| (c.name.as_str(), c.ok, c.got.as_str())),
+    ));
+    s
+}
+
+/// Check lines `[PASS] name — got`.
+pub fn render_checks<N: AsRef<str>, G: AsRef<str>>(
+    checks: impl Iterator<Item = (N, bool, G)>,
+) -> String {
+    let mut s = String::new();
+    for (name, ok, got) in checks {
+        s.push_str(&format!(
+            "  [{}] {} — {}\n",
+            mark(ok),
+            name.as_ref(),
+            short(got.as_ref(), 90)
+        ));
+    }
+    s
+}
+
+/// The human rendering of the state-at-T regression.
+pub fn render_regression(r: &RegressionReport) -> String {
+    let mut s = String::new();
+    s.push_str(
+        "36 state transitions (\"a later fact contradicts an earlier one\"), 117 questions:\n",
+    );
+    s.push_str(&format!(
+        "  {:<34} {:>8} {:>9} {:>8} {:>8} {:>9} {:>11}\n",
+        "system", "before", "boundary", "after", "pinned", "total", "error rate"
+    ));
+    let row = |name: &str, v: &[(u32, u32)], errs: (u32, u32)| {
+        let cells: Vec<String> = v.iter().map(|(c, n)| format!("{c}/{n}")).collect();
+        format!(
+            "  {:<34} {:>8} {:>9} {:>8} {:>8} {:>9} {:>10.1}%\n",
+            name,
+            cells[0],
+            cells[1],
+            cells[2],
+            cells[3],
+            format!("{}/{}", errs.1 - errs.0, errs.1),
+            100.0 * errs.0 as f64 / errs.1.max(1) as f64
+        )
+    };
+    s.push_str(&row("tgms state_at", &r.state_at, r.state_at_errors()));
+    s.push_str(&row(
+        "naive \"latest valid_from\"",
+        &r.naive,
+        r.naive_errors(),
+    ));
+    s.push_str(&row(
+        "valid-time only (ignores as_of_tt)",
+        &r.valid_time_only,
+        r.valid_time_errors(),
+    ));
+    s.push('\n');
+    let dg = r.store_digest == scenarios::STATE_REGRESSION_DIGEST;
+    let sa = r.state_at_errors();
+    let nv = r.naive_errors();
+    s.push_str(&render_checks(
+        [
+            ("store digest (TV20)", dg, r.store_digest.clone()),
+            (
+                "state_at: 0 errors of 117",
+                sa.0 == 0 && sa.1 == 117,
+                format!("{} errors", sa.0),
+            ),
+            (
+                "naive lookup: > 0 errors",
+                nv.0 > 0,
+                format!("{} errors", nv.0),
+            ),
+        ]
+        .into_iter(),
+    ));
+    for f in &r.failures {
+        s.push_str(&format!("  state_at failure: {f}\n"));
+    }
+    s
+}
+
+/// True when the regression passes the demo's checks (digest, 0 errors, naive > 0).
+pub fn regression_ok(r: &RegressionReport) -> bool {
+    r.ok() && r.naive_errors().0 > 0
+}
+
+/// `tgms eval incident|state-regression`: prints and returns the evaluation record (with its
+/// configuration, the commit and the machine) and whether every check passed.
+pub fn run_eval(which: &str, dir: Option<PathBuf>, json: bool) -> anyhow::Result<(Value, bool)> {
+    let (mut record, ok) = run_eval_inner(which, dir, json)?;
+    let (os, cpus, machine) = crate::benchrun::machine();
+    let (commit, dirty) = crate::benchrun::commit();
+    if let Value::Object(m) = &mut record {
+        m.insert("harness".into(), Value::from(which));
+        m.insert(
+            "config".into(),
+            serde_json::json!({"dataset": if which == "incident" {
+                "datasets/incident-checkout.eventlog.jsonl (evaluation.md §6.1)"
+            } else {
+                "state-at-T regression (evaluation.md §5.1, generated)"
+            }}),
+        );
+        m.insert("commit".into(), Value::from(commit));
+        m.insert("dirty".into(), serde_json::json!(dirty));
+        m.insert("os".into(), Value::from(os));
+        m.insert("cpus".into(), Value::from(cpus));
+        m.insert("machine".into(), Value::from(machine));
+    }
+    Ok((record, ok))
+}
+
+fn run_eval_inner(which: &str, dir: Option<PathBuf>, json: bool) -> anyhow::Result<(Value, bool)> {
+    let work = WorkDir::new(dir, "eval")?;
+    match which {
+        "incident" => {
+            let (_, r) = incident(&work)?;
+            if !json {
+                print!("{}", render_incident(&r));
+            }
+            Ok((r.to_json(), r.ok()))
+        }
+        _ => {
+            let (_, r) = state_regression(&work)?;
+            if !json {
+                print!("{}", render_regression(&r));
+            }
+            let ok = regression_ok(&r);
+            Ok((r.to_json(), ok))
+        }
+    }
+}
