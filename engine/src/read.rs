@@ -371,6 +371,25 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Addition for `aggregate_events`: the edge versions whose validity *starts* inside a
+// window. A segment store answers it from its `vt_s`-sorted permutation in O(result); this
+// in-memory implementation scans rows on integers only (no id derivation, no sort).
+
+impl<'a> Snapshot<'a> {
+    /// Edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b`, in storage order.
+    pub fn edge_starts(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        (0..st.edges.len() as u32)
+            .filter(|&i| {
+                let r = &st.edges[i as usize];
+                t_a <= r.vt_s && r.vt_s < t_b && believed_at(r, as_of_tt)
+            })
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect()
+    }
+}
+
 /// A node or an edge version.
 #[derive(Clone, Copy)]
 pub enum Version<'a> {

@@ -84,7 +84,7 @@ fn tool_shapes_agree_and_are_sorted() {
         assert_eq!(s["additionalProperties"], false);
     }
     let manual = tools::operator_manual();
-    assert!(manual.starts_with("### diff_snapshots\n"));
+    assert!(manual.starts_with(&format!("### {}\n", names[0])));
     assert_eq!(manual.matches("\n### ").count() + 1, names.len());
 }
 
@@ -142,6 +142,8 @@ fn output_field_lists_of_the_spec() {
         ("diff_snapshots", "nodes_added, nodes_added_total, nodes_added_set_digest, nodes_removed, nodes_removed_total, nodes_removed_set_digest, edges_added, edges_added_total, edges_added_set_digest, edges_removed, edges_removed_total, edges_removed_set_digest, props_changed, props_changed_total, props_changed_set_digest, truncated"),
         ("version_history", "rows, rows_total, truncated, cursor, set_digest"),
         ("state_at", "rows, rows_total, truncated, cursor, set_digest, at, node, later_facts, later_facts_total, later_facts_set_digest"),
+        ("compute", "value, rows, rows_total, truncated, cursor, set_digest"),
+        ("aggregate_events", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
     ];
     for (op, fields) in want {
         let spec = tgms_operators::lookup(op).unwrap();
@@ -158,6 +160,10 @@ fn output_field_lists_of_the_spec() {
     );
     assert_eq!(paths("state_at"), serde_json::json!(["uid"]));
     assert_eq!(paths("version_history"), serde_json::json!(["uid"]));
+    assert_eq!(
+        paths("aggregate_events"),
+        serde_json::json!(["endpoint_filter.uids[*]"])
+    );
     // §6.3 uid-keyed lists.
     let keyed = |op: &str, l: &str| c["operators"][op]["lists"][l]["uid_keyed"].clone();
     assert_eq!(keyed("snapshot_subgraph", "nodes"), true);
@@ -195,6 +201,20 @@ fn payloads_conform_to_their_declared_contracts() {
             serde_json::json!({"seeds": ["a"], "t_valid": 15}),
         ),
         ("diff_snapshots", serde_json::json!({"t1": 5, "t2": 15})),
+        (
+            "compute",
+            serde_json::json!({"fn": "mean", "input": [1, 2]}),
+        ),
+        (
+            "compute",
+            serde_json::json!({"fn": "union", "input": [1], "other": ["a"]}),
+        ),
+        (
+            "aggregate_events",
+            serde_json::json!({"group_by": [{"dim": "time_bucket"}, {"dim": "label", "role": "src"}],
+                "aggregates": [{"agg": "count"}, {"agg": "max", "of": "prop", "prop": "w"}],
+                "window": {"t_a": 0, "t_b": 100}, "stride": 10}),
+        ),
     ];
     for (name, args) in calls {
         let env =

@@ -6,6 +6,8 @@ use crate::registry::OpSpec;
 use serde_json::{json, Value};
 use tgms_engine::{EdgeVersion, NodeVersion, OPEN_END};
 
+pub mod aggregate_events;
+pub mod compute;
 pub mod diff_snapshots;
 pub mod entity_history;
 pub mod snapshot_subgraph;
@@ -20,6 +22,8 @@ pub fn all() -> Vec<OpSpec> {
         diff_snapshots::spec(),
         version_history::spec(),
         state_at::spec(),
+        compute::spec(),
+        aggregate_events::spec(),
     ]
 }
 
