@@ -887,10 +887,16 @@ fn join(args: &Args) -> Result<Res, OpError> {
             }
             keys.push(key.clone());
         }
-        let groups = group_keys(&keys)?;
-        if let Some((k, _)) = groups.iter().find(|g| g.1.len() > 1) {
-            let side = if side == "input" { "input" } else { "other" };
-            return Err(inv(format!("join: duplicate key {} in {side}", render(k))));
+        // The first row (in order) whose key equals an earlier row's key.
+        let dup = group_keys(&keys)?
+            .iter()
+            .filter_map(|g| g.1.get(1).copied())
+            .min();
+        if let Some(i) = dup {
+            return Err(inv(format!(
+                "join: duplicate key {} in {side}",
+                render(&keys[i])
+            )));
         }
         Ok(keys)
     };
