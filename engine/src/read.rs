@@ -377,16 +377,20 @@ impl<'a> Snapshot<'a> {
 // in-memory implementation scans rows on integers only (no id derivation, no sort).
 
 impl<'a> Snapshot<'a> {
-    /// Edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b`, in storage order.
-    pub fn edge_starts(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+    /// Edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b`, in storage order,
+    /// streamed (no intermediate list).
+    pub fn edge_starts(
+        &self,
+        t_a: i64,
+        t_b: i64,
+        as_of_tt: i64,
+    ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
         let st = self.st;
-        (0..st.edges.len() as u32)
-            .filter(|&i| {
-                let r = &st.edges[i as usize];
-                t_a <= r.vt_s && r.vt_s < t_b && believed_at(r, as_of_tt)
-            })
-            .map(|i| EdgeVersion { st, idx: i })
-            .collect()
+        let a = clamp_tt(as_of_tt);
+        st.edges.iter().enumerate().filter_map(move |(i, r)| {
+            (t_a <= r.vt_s && r.vt_s < t_b && r.alive && r.tt_s <= a && a < r.tt_e)
+                .then_some(EdgeVersion { st, idx: i as u32 })
+        })
     }
 }
 
@@ -566,6 +570,21 @@ impl<'a> NodeVersion<'a> {
 impl<'a> EdgeVersion<'a> {
     fn ident(&self) -> &'a crate::state::EdgeIdent {
         &self.st.idents[self.row().ident as usize]
+    }
+    /// Snapshot-local interned ids of the source uid, destination uid and rel_type: within
+    /// one snapshot, equal ids ⇔ equal strings (uids and rel_types are separate id spaces).
+    /// For grouping and set membership without hashing strings; never persisted or compared
+    /// across snapshots.
+    pub fn src_id(&self) -> u32 {
+        self.ident().src
+    }
+    /// See [`EdgeVersion::src_id`].
+    pub fn dst_id(&self) -> u32 {
+        self.ident().dst
+    }
+    /// See [`EdgeVersion::src_id`].
+    pub fn rel_id(&self) -> u32 {
+        self.ident().rel
     }
     /// Source uid.
     pub fn src(&self) -> &'a str {

@@ -418,20 +418,6 @@ fn float_mean(sum: i128, n: i128) -> Value {
     crate::json::float(q as f64 + ratio_f64(r, n))
 }
 
-fn int_stats(vals: &[i64], which: u8) -> Value {
-    if vals.is_empty() {
-        return Value::Null;
-    }
-    match which {
-        0 => json!(vals.iter().min()),
-        1 => json!(vals.iter().max()),
-        _ => float_mean(
-            vals.iter().map(|&v| i128::from(v)).sum(),
-            vals.len() as i128,
-        ),
-    }
-}
-
 fn max_gap(t: &[i64]) -> Value {
     if t.len() < 2 {
         return Value::Null;
@@ -471,21 +457,137 @@ fn max_session(t: &[i64], g: i64) -> Value {
 // ---------------------------------------------------------------------------------------
 // The kernel.
 
-/// One part of a group key: ints (bucket index, calendar index), strings borrowed from the
-/// store, or an optional label. Derived order = the spec's row order for each dimension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-enum K<'a> {
+/// A group key: one `u64` per dimension slot — a bucket or calendar index, the
+/// snapshot-local interned id of a uid or rel_type, or a label index (0 = no label) — so an
+/// event costs one hash of two integers, never a string hash.
+type Key = [u64; 2];
+
+/// The sortable value of a key part: the spec's row order for each dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum SK<'a> {
     I(i64),
     S(&'a str),
     L(Option<&'a str>),
 }
 
-type Key<'a> = [K<'a>; 2];
-
+/// One event of the population: the version and, when the call reads a property, the index
+/// of its parsed props.
+#[derive(Clone, Copy)]
 struct Ev<'a> {
     e: EdgeVersion<'a>,
-    /// Parsed props, when the call reads a property.
-    props: Option<Value>,
+    pi: u32,
+}
+
+/// What the aggregates of the call need, accumulated in the single pass over the events.
+#[derive(Clone, Copy, Default)]
+struct Needs {
+    src_ids: bool,
+    dst_ids: bool,
+    times: bool,
+    members: bool,
+}
+
+/// Running integer statistics (min, max, exact sum, count).
+#[derive(Clone, Copy)]
+struct IntStat {
+    min: i64,
+    max: i64,
+    sum: i128,
+    n: i128,
+}
+
+impl Default for IntStat {
+    fn default() -> Self {
+        IntStat {
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+            n: 0,
+        }
+    }
+}
+
+impl IntStat {
+    fn add(&mut self, v: i64) {
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += i128::from(v);
+        self.n += 1;
+    }
+    /// 0 = min, 1 = max, 2 = mean (always a float); null when empty.
+    fn get(&self, which: u8) -> Value {
+        if self.n == 0 {
+            return Value::Null;
+        }
+        match which {
+            0 => json!(self.min),
+            1 => json!(self.max),
+            _ => float_mean(self.sum, self.n),
+        }
+    }
+}
+
+/// One group: its key, a representative event (for names) and its accumulators.
+#[derive(Default)]
+struct Group {
+    key: Key,
+    rep: u32,
+    count: u64,
+    src_ids: Vec<u32>,
+    dst_ids: Vec<u32>,
+    vt: IntStat,
+    dur: IntStat,
+    times: Vec<i64>,
+    members: Vec<u32>,
+}
+
+impl Group {
+    fn add(&mut self, ev: &Ev<'_>, i: u32, needs: Needs) {
+        let e = &ev.e;
+        self.count += 1;
+        let vt_s = e.vt_s();
+        self.vt.add(vt_s);
+        let vt_e = e.vt_e();
+        if vt_e != OPEN_END {
+            self.dur.add(vt_e - vt_s);
+        }
+        if needs.src_ids {
+            self.src_ids.push(e.src_id());
+        }
+        if needs.dst_ids {
+            self.dst_ids.push(e.dst_id());
+        }
+        if needs.times {
+            self.times.push(vt_s);
+        }
+        if needs.members {
+            self.members.push(i);
+        }
+    }
+}
+
+/// Distinct-id counter: a stamp per id, reused across groups (O(n) per group, no sort).
+struct Distinct {
+    stamp: Vec<u32>,
+    round: u32,
+}
+
+impl Distinct {
+    fn count(&mut self, ids: &[u32]) -> usize {
+        self.round += 1;
+        let mut n = 0;
+        for &id in ids {
+            let i = id as usize;
+            if i >= self.stamp.len() {
+                self.stamp.resize(i + 1, 0);
+            }
+            if self.stamp[i] != self.round {
+                self.stamp[i] = self.round;
+                n += 1;
+            }
+        }
+        n
+    }
 }
 
 fn class(v: &Value) -> u8 {
@@ -566,25 +668,34 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     }
     let reads_props = coercion.is_some();
 
-    // 0. Events starting in the window, with the rel_type restriction.
+    // 0. Events starting in the window, with the rel_type restriction (rel ids resolved
+    // once per call).
     let rel_set: Option<FxHashSet<&str>> = rels
         .as_ref()
         .map(|rs| rs.iter().map(String::as_str).collect());
+    let mut rel_ok: FxHashMap<u32, bool> = FxHashMap::default();
+    let mut props: Vec<Value> = Vec::new();
     let mut evs: Vec<Ev<'_>> = Vec::new();
     for e in snap.edge_starts(t_a, t_b, a) {
-        if rel_set
-            .as_ref()
-            .is_some_and(|rs| !rs.contains(e.rel_type()))
-        {
-            continue;
+        if let Some(rs) = &rel_set {
+            let ok = *rel_ok
+                .entry(e.rel_id())
+                .or_insert_with(|| rs.contains(e.rel_type()));
+            if !ok {
+                continue;
+            }
         }
-        let props = if reads_props {
-            Some(stored_json(e.props())?)
+        let pi = if reads_props {
+            props.push(stored_json(e.props())?);
+            (props.len() - 1) as u32
         } else {
-            None
+            0
         };
-        evs.push(Ev { e, props });
+        evs.push(Ev { e, pi });
     }
+    let prop_of = |ev: &Ev<'_>, p: &str| -> Option<&Value> {
+        props.get(ev.pi as usize).and_then(|x| x.get(p))
+    };
     // 1. prop_filter, exclusions counted over the window.
     if let Some(pf) = pf {
         let prop = s(pf, "prop").unwrap_or("");
@@ -593,8 +704,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         let mut excluded = 0u64;
         let mut kept = Vec::with_capacity(evs.len());
         for ev in evs {
-            let v = ev.props.as_ref().and_then(|p| p.get(prop));
-            match v {
+            match prop_of(&ev, prop) {
                 Some(v) if class(v) == class(lit) && class(v) < 3 => {
                     let o = cmp_literal(v, lit)?;
                     let keep = match cmp {
@@ -623,69 +733,115 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             .and_then(Value::as_array)
             .map(|u| u.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        let mut member: FxHashMap<u32, bool> = FxHashMap::default();
+        let mut is_member = |id: u32, name: &str| -> bool {
+            *member.entry(id).or_insert_with(|| uids.contains(name))
+        };
         evs.retain(|ev| {
-            let (x, y) = (uids.contains(ev.e.src()), uids.contains(ev.e.dst()));
+            let e = &ev.e;
             match role {
-                "src" => x,
-                "dst" => y,
-                _ => x || y,
+                "src" => is_member(e.src_id(), e.src()),
+                "dst" => is_member(e.dst_id(), e.dst()),
+                _ => is_member(e.src_id(), e.src()) || is_member(e.dst_id(), e.dst()),
             }
         });
     }
     // 3. pair_mode.
     if pair_mode == Some("reciprocal") {
-        let pairs: FxHashSet<(&str, &str)> =
-            evs.iter().map(|ev| (ev.e.src(), ev.e.dst())).collect();
-        evs.retain(|ev| pairs.contains(&(ev.e.dst(), ev.e.src())));
+        let pairs: FxHashSet<(u32, u32)> = evs
+            .iter()
+            .map(|ev| (ev.e.src_id(), ev.e.dst_id()))
+            .collect();
+        evs.retain(|ev| pairs.contains(&(ev.e.dst_id(), ev.e.src_id())));
     }
     let fold = pair_mode.is_some();
+    // The (possibly folded) endpoints of an event: ids and names.
+    let ends = |e: &EdgeVersion<'_>| -> (u32, u32) {
+        if fold && e.dst() < e.src() {
+            (e.dst_id(), e.src_id())
+        } else {
+            (e.src_id(), e.dst_id())
+        }
+    };
 
-    // Labels: per endpoint uid, its believed node versions (hoisted, cached).
-    let mut labels: FxHashMap<&str, Vec<(i64, i64, &str)>> = FxHashMap::default();
+    let mut needs = Needs::default();
+    for (_, g) in &aggs {
+        match g {
+            Agg::Distinct(true) => needs.src_ids = true,
+            Agg::Distinct(false) => needs.dst_ids = true,
+            Agg::Prop(..) => needs.members = true,
+            Agg::MaxGap | Agg::MaxInWindow(_) | Agg::MaxSession(_) => needs.times = true,
+            _ => {}
+        }
+    }
 
-    // Grouping.
-    let mut index: FxHashMap<Key<'_>, usize> = FxHashMap::default();
-    let mut groups: Vec<(Key<'_>, Vec<u32>)> = Vec::new();
+    // Labels: per endpoint uid id, its believed node versions with per-call label indices
+    // (hoisted, cached once per uid).
+    let mut label_cache: FxHashMap<u32, Vec<(i64, i64, u64)>> = FxHashMap::default();
+    let mut label_ids: FxHashMap<&str, u64> = FxHashMap::default();
+    let mut label_names: Vec<&str> = Vec::new();
+
+    let endpoint_dims = dims.iter().any(|d| matches!(d, Dim::Endpoint(_)));
+    // Grouping: one pass over the events, one hash of two integers per event.
+    let mut index: FxHashMap<Key, u32> = FxHashMap::default();
+    let mut groups: Vec<Group> = Vec::new();
     if dims.is_empty() {
-        groups.push(([K::I(0), K::I(0)], (0..evs.len() as u32).collect()));
-    } else {
-        for (i, ev) in evs.iter().enumerate() {
+        groups.push(Group::default());
+    }
+    for (i, ev) in evs.iter().enumerate() {
+        let g = if dims.is_empty() {
+            0
+        } else {
             let e = &ev.e;
-            let (src, dst) = if fold && e.dst() < e.src() {
-                (e.dst(), e.src())
-            } else {
-                (e.src(), e.dst())
-            };
-            let mut key: Key<'_> = [K::I(0), K::I(0)];
+            let (src, dst) = if endpoint_dims { ends(e) } else { (0, 0) };
+            let mut key: Key = [0, 0];
             for (slot, d) in dims.iter().enumerate() {
                 key[slot] = match *d {
-                    Dim::Bucket => K::I((e.vt_s() - t_a) / stride),
-                    Dim::Calendar(u, tz) => K::I(calendar(u, tz, e.vt_s())),
-                    Dim::Rel => K::S(e.rel_type()),
-                    Dim::Endpoint(true) => K::S(src),
-                    Dim::Endpoint(false) => K::S(dst),
+                    Dim::Bucket => ((e.vt_s() - t_a) / stride) as u64,
+                    Dim::Calendar(u, tz) => calendar(u, tz, e.vt_s()) as u64,
+                    Dim::Rel => u64::from(e.rel_id()),
+                    Dim::Endpoint(true) => u64::from(src),
+                    Dim::Endpoint(false) => u64::from(dst),
                     Dim::Label(is_src) => {
-                        let uid = if is_src { e.src() } else { e.dst() };
-                        let vs = labels.entry(uid).or_insert_with(|| {
+                        let (id, uid) = if is_src {
+                            (e.src_id(), e.src())
+                        } else {
+                            (e.dst_id(), e.dst())
+                        };
+                        let vs = label_cache.entry(id).or_insert_with(|| {
                             snap.versions_of(&Identity::Node(uid.to_string()), a)
                                 .into_iter()
                                 .filter_map(|v| match v {
-                                    Version::Node(n) => Some((n.vt_s(), n.vt_e(), n.label())),
+                                    Version::Node(n) => Some(n),
                                     Version::Edge(_) => None,
+                                })
+                                .map(|n| {
+                                    let l = n.label();
+                                    let li = *label_ids.entry(l).or_insert_with(|| {
+                                        label_names.push(l);
+                                        label_names.len() as u64
+                                    });
+                                    (n.vt_s(), n.vt_e(), li)
                                 })
                                 .collect()
                         });
                         let t = e.vt_s();
-                        K::L(vs.iter().find(|(s, x, _)| *s <= t && t < *x).map(|v| v.2))
+                        vs.iter()
+                            .find(|(s, x, _)| *s <= t && t < *x)
+                            .map_or(0, |v| v.2)
                     }
                 };
             }
-            let g = *index.entry(key).or_insert_with(|| {
-                groups.push((key, Vec::new()));
-                groups.len() - 1
-            });
-            groups[g].1.push(i as u32);
-        }
+            *index.entry(key).or_insert_with(|| {
+                groups.push(Group {
+                    key,
+                    rep: i as u32,
+                    ..Group::default()
+                });
+                (groups.len() - 1) as u32
+            })
+        };
+        groups[g as usize].add(ev, i as u32, needs);
     }
     if groups.len() > MAX_GROUPS {
         return Err(OpError::new(
@@ -696,35 +852,60 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             ),
         ));
     }
-    groups.sort_by(|x, y| x.0.cmp(&y.0));
+    // Names of the key parts (from each group's representative) and the row order.
+    let name = |g: &Group, slot: usize| -> SK<'_> {
+        let k = g.key[slot];
+        match dims.get(slot) {
+            Some(Dim::Bucket | Dim::Calendar(..)) | None => SK::I(k as i64),
+            Some(Dim::Label(_)) => SK::L(k.checked_sub(1).map(|x| label_names[x as usize])),
+            Some(Dim::Rel) => SK::S(evs[g.rep as usize].e.rel_type()),
+            Some(Dim::Endpoint(_)) => {
+                let e = &evs[g.rep as usize].e;
+                SK::S(if k == u64::from(e.src_id()) {
+                    e.src()
+                } else {
+                    e.dst()
+                })
+            }
+        }
+    };
+    let mut sorted: Vec<([SK<'_>; 2], &Group)> = groups
+        .iter()
+        .map(|g| ([name(g, 0), name(g, 1)], g))
+        .collect();
+    sorted.sort_by(|x, y| x.0.cmp(&y.0));
 
     // Rows.
-    let mut rows = Vec::with_capacity(groups.len());
-    let mut keys = Vec::with_capacity(groups.len());
-    for (key, members) in &groups {
+    let mut seen = Distinct {
+        stamp: Vec::new(),
+        round: 0,
+    };
+    let mut rows = Vec::with_capacity(sorted.len());
+    let mut keys = Vec::with_capacity(sorted.len());
+    for (sk, g) in &sorted {
         let mut row = Map::new();
         let mut kv = Vec::new();
         for (slot, d) in dims.iter().enumerate() {
-            let k = key[slot];
+            let k = sk[slot];
             let mut put = |name: &str, v: Value| {
                 kv.push(v.clone());
                 row.insert(name.to_string(), v);
             };
             match (*d, k) {
-                (Dim::Bucket, K::I(i)) => {
+                (Dim::Bucket, SK::I(i)) => {
                     let lo = i128::from(t_a) + i128::from(i) * i128::from(stride);
                     let hi = (lo + i128::from(stride)).min(i128::from(t_b));
                     put("t_a", json!(lo as i64));
                     put("t_b", json!(hi as i64));
                 }
-                (Dim::Calendar(u, _), K::I(i)) => match u {
+                (Dim::Calendar(u, _), SK::I(i)) => match u {
                     Unit::Hour => put("hour_of_day", json!(i)),
                     Unit::Day => put("day_of_week", json!(DAYS[i as usize])),
                     Unit::Month => put("month_of_year", json!(MONTHS[i as usize])),
                 },
-                (Dim::Rel, K::S(x)) => put("rel_type", json!(x)),
-                (Dim::Endpoint(src), K::S(x)) => put(if src { "src" } else { "dst" }, json!(x)),
-                (Dim::Label(src), K::L(x)) => {
+                (Dim::Rel, SK::S(x)) => put("rel_type", json!(x)),
+                (Dim::Endpoint(src), SK::S(x)) => put(if src { "src" } else { "dst" }, json!(x)),
+                (Dim::Label(src), SK::L(x)) => {
                     put(if src { "src_label" } else { "dst_label" }, json!(x))
                 }
                 _ => {
@@ -734,32 +915,20 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 }
             }
         }
-        let evs_of = || members.iter().map(|&i| &evs[i as usize]);
-        for (col, g) in &aggs {
-            let v = match g {
-                Agg::Count => json!(members.len()),
-                Agg::Distinct(src) => {
-                    let set: FxHashSet<&str> = evs_of()
-                        .map(|ev| if *src { ev.e.src() } else { ev.e.dst() })
-                        .collect();
-                    json!(set.len())
-                }
-                Agg::Vt(w) => {
-                    let v: Vec<i64> = evs_of().map(|ev| ev.e.vt_s()).collect();
-                    int_stats(&v, *w)
-                }
-                Agg::Dur(w) => {
-                    let v: Vec<i64> = evs_of()
-                        .filter(|ev| ev.e.vt_e() != OPEN_END)
-                        .map(|ev| ev.e.vt_e() - ev.e.vt_s())
-                        .collect();
-                    int_stats(&v, *w)
-                }
+        let mut times = g.times.clone();
+        times.sort_unstable();
+        for (col, agg) in &aggs {
+            let v = match agg {
+                Agg::Count => json!(g.count),
+                Agg::Distinct(true) => json!(seen.count(&g.src_ids)),
+                Agg::Distinct(false) => json!(seen.count(&g.dst_ids)),
+                Agg::Vt(w) => g.vt.get(*w),
+                Agg::Dur(w) => g.dur.get(*w),
                 Agg::Prop(w, p) => {
                     let mut vals: Vec<(Num, &Value, &Ev<'_>)> = Vec::new();
                     let mut excluded = 0u64;
-                    for ev in evs_of() {
-                        match ev.props.as_ref().and_then(|x| x.get(p.as_str())) {
+                    for ev in g.members.iter().map(|&i| &evs[i as usize]) {
+                        match prop_of(ev, p) {
                             Some(x @ Value::Number(_)) => match num(x)? {
                                 Some(n) => vals.push((n, x, ev)),
                                 None => excluded += 1,
@@ -770,16 +939,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                     bump(&mut coercion, p, excluded);
                     prop_stat(&vals, *w)?
                 }
-                Agg::MaxGap | Agg::MaxInWindow(_) | Agg::MaxSession(_) => {
-                    let mut t: Vec<i64> = evs_of().map(|ev| ev.e.vt_s()).collect();
-                    t.sort_unstable();
-                    match g {
-                        Agg::MaxGap => max_gap(&t),
-                        Agg::MaxInWindow(s) => max_in_window(&t, *s),
-                        Agg::MaxSession(gp) => max_session(&t, *gp),
-                        _ => Value::Null,
-                    }
-                }
+                Agg::MaxGap => max_gap(&times),
+                Agg::MaxInWindow(s) => max_in_window(&times, *s),
+                Agg::MaxSession(gp) => max_session(&times, *gp),
             };
             row.insert(col.clone(), v);
         }
