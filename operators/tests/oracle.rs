@@ -2713,3 +2713,77 @@ fn compute_matches_its_oracle() {
         assert!(*ok >= 40, "{f}: only {ok} successful cases of {n}");
     }
 }
+
+/// aggregate_events groups fixed-size chunks of events in parallel and merges them in chunk
+/// order: the envelope must not depend on the rayon thread count (several chunks here).
+#[test]
+fn aggregate_events_is_independent_of_the_thread_count() {
+    let (_d, mut s) = new_store();
+    let mut r = Rng(0x0061_6767);
+    let nodes: Vec<Value> = (0..40)
+        .map(|i| json!({"op": "assert_node", "uid": format!("n{i}"), "label": if i % 3 == 0 { "L" } else { "M" },
+            "vt_s": 0, "vt_e": if i % 4 == 0 { json!(400_000) } else { json!(OPEN_END) }}))
+        .collect();
+    s.write_at(1, ops(nodes)).unwrap();
+    for b in 0..3 {
+        let events: Vec<Value> = (0..40_000)
+            .map(|_| {
+                let t = r.int(0, 1_000_000);
+                let mut ev = json!({"src": format!("n{}", r.below(50)), "dst": format!("n{}", r.below(50)),
+                    "rel_type": r.pick(&["R", "S", "T"]), "vt_s": t});
+                if r.chance(30) {
+                    ev["vt_e"] = json!(t + r.int(1, 5000));
+                }
+                if r.chance(50) {
+                    ev["props"] = if r.chance(50) { json!({"w": r.int(0, 9)}) } else { json!({"w": 0.25 * r.int(0, 9) as f64}) };
+                }
+                ev
+            })
+            .collect();
+        s.write_at(
+            2 + b,
+            ops(vec![json!({"op": "ingest_events", "events": events})]),
+        )
+        .unwrap();
+    }
+    let w = json!({"t_a": 1000, "t_b": 990_000});
+    let pair = json!([{"dim": "endpoint", "role": "src"}, {"dim": "endpoint", "role": "dst"}]);
+    let calls = [
+        json!({"group_by": [{"dim": "rel_type"}, {"dim": "time_bucket"}], "stride": 9890, "limit": 1000, "window": w,
+            "aggregates": [{"agg": "count"}, {"agg": "count_distinct", "of": "dst"}]}),
+        json!({"group_by": pair, "pair_mode": "undirected", "window": w, "limit": 10000,
+            "aggregates": [{"agg": "count_distinct", "of": "src"}, {"agg": "mean", "of": "vt_s"}, {"agg": "max_gap"}, {"agg": "max", "of": "prop", "prop": "w"}]}),
+        json!({"group_by": pair, "pair_mode": "reciprocal", "window": w, "rel_types": ["R", "S"],
+            "aggregates": [{"agg": "count"}, {"agg": "max_in_window", "span": 20_000}, {"agg": "max_session_span", "gap": 300}]}),
+        json!({"group_by": [{"dim": "label", "role": "src"}, {"dim": "calendar_unit", "unit": "hour_of_day", "tz_offset_minutes": -90}],
+            "window": w, "aggregates": [{"agg": "mean", "of": "duration"}, {"agg": "min", "of": "prop", "prop": "w"}, {"agg": "mean", "of": "prop", "prop": "w"}]}),
+        json!({"group_by": [], "window": w, "prop_filter": {"prop": "w", "cmp": "ge", "value": 1},
+            "endpoint_filter": {"role": "either", "uids": ["n1", "n2", "n3", "zz"]},
+            "aggregates": [{"agg": "count"}, {"agg": "mean", "of": "prop", "prop": "w"}, {"agg": "max", "of": "duration"}, {"agg": "max_gap"}]}),
+    ];
+    for args in calls {
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let snap = s.snapshot();
+            pool.install(|| {
+                let env = tgms_operators::call_operator(
+                    snap,
+                    "aggregate_events",
+                    &args,
+                    &tgms_operators::CallOptions::default(),
+                )
+                .unwrap_or_else(|e| e.payload());
+                canon(&env)
+            })
+        };
+        let one = run(1);
+        assert!(!one.contains("\"error\""), "{args} → {one}");
+        assert!(one.contains("\"rows_total\""));
+        for n in [2, 4] {
+            assert_eq!(run(n), one, "{args}: {n} threads differ from 1");
+        }
+    }
+}

@@ -19,6 +19,7 @@ use crate::cost::{ceil_div, scan_estimate};
 use crate::error::{Code, OpError};
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
+use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Map, Value};
 use std::cmp::Ordering;
@@ -481,6 +482,8 @@ struct Ev<'a> {
 /// What the aggregates of the call need, accumulated in the single pass over the events.
 #[derive(Clone, Copy, Default)]
 struct Needs {
+    vt: bool,
+    dur: bool,
     src_ids: bool,
     dst_ids: bool,
     times: bool,
@@ -508,6 +511,12 @@ impl Default for IntStat {
 }
 
 impl IntStat {
+    fn merge(&mut self, o: IntStat) {
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.sum += o.sum;
+        self.n += o.n;
+    }
     fn add(&mut self, v: i64) {
         self.min = self.min.min(v);
         self.max = self.max.max(v);
@@ -542,14 +551,28 @@ struct Group {
 }
 
 impl Group {
+    /// Appends a later chunk's group of the same key.
+    fn merge(&mut self, o: Group) {
+        self.count += o.count;
+        self.src_ids.extend(o.src_ids);
+        self.dst_ids.extend(o.dst_ids);
+        self.vt.merge(o.vt);
+        self.dur.merge(o.dur);
+        self.times.extend(o.times);
+        self.members.extend(o.members);
+    }
     fn add(&mut self, ev: &Ev<'_>, i: u32, needs: Needs) {
         let e = &ev.e;
         self.count += 1;
         let vt_s = e.vt_s();
-        self.vt.add(vt_s);
-        let vt_e = e.vt_e();
-        if vt_e != OPEN_END {
-            self.dur.add(vt_e - vt_s);
+        if needs.vt {
+            self.vt.add(vt_s);
+        }
+        if needs.dur {
+            let vt_e = e.vt_e();
+            if vt_e != OPEN_END {
+                self.dur.add(vt_e - vt_s);
+            }
         }
         if needs.src_ids {
             self.src_ids.push(e.src_id());
@@ -587,6 +610,111 @@ impl Distinct {
             }
         }
         n
+    }
+}
+
+/// Events per grouping chunk (fixed: results never depend on the thread count).
+const CHUNK: usize = 32_768;
+
+/// The per-call label lookup: per endpoint uid id, its believed node versions with per-call
+/// label indices (1-based; 0 = no label), cached once per uid.
+struct LabelCtx<'a> {
+    snap: tgms_engine::Snapshot<'a>,
+    a: i64,
+    cache: FxHashMap<u32, Vec<(i64, i64, u64)>>,
+    ids: FxHashMap<&'a str, u64>,
+    names: Vec<&'a str>,
+}
+
+impl<'a> LabelCtx<'a> {
+    fn label(&mut self, id: u32, uid: &str, t: i64) -> u64 {
+        let (snap, a) = (self.snap, self.a);
+        let (ids, names) = (&mut self.ids, &mut self.names);
+        let vs = self.cache.entry(id).or_insert_with(|| {
+            snap.versions_of(&Identity::Node(uid.to_string()), a)
+                .into_iter()
+                .filter_map(|v| match v {
+                    Version::Node(n) => Some(n),
+                    Version::Edge(_) => None,
+                })
+                .map(|n| {
+                    let l = n.label();
+                    let li = *ids.entry(l).or_insert_with(|| {
+                        names.push(l);
+                        names.len() as u64
+                    });
+                    (n.vt_s(), n.vt_e(), li)
+                })
+                .collect()
+        });
+        vs.iter()
+            .find(|(s, x, _)| *s <= t && t < *x)
+            .map_or(0, |v| v.2)
+    }
+}
+
+/// The per-call grouping plan.
+struct Grouper<'d> {
+    dims: &'d [Dim],
+    t_a: i64,
+    stride: i64,
+    fold: bool,
+    endpoint_dims: bool,
+    needs: Needs,
+}
+
+impl Grouper<'_> {
+    /// Groups one chunk of events (`offset` = index of its first event): groups in order of
+    /// first occurrence, one hash of two integers per event.
+    fn chunk<'a>(
+        &self,
+        evs: &[Ev<'a>],
+        offset: u32,
+        mut labels: Option<&mut LabelCtx<'a>>,
+    ) -> Vec<Group> {
+        let mut index: FxHashMap<Key, u32> = FxHashMap::default();
+        let mut groups: Vec<Group> = Vec::new();
+        for (j, ev) in evs.iter().enumerate() {
+            let i = offset + j as u32;
+            let e = &ev.e;
+            let (src, dst) = if !self.endpoint_dims {
+                (0, 0)
+            } else if self.fold && e.dst() < e.src() {
+                (e.dst_id(), e.src_id())
+            } else {
+                (e.src_id(), e.dst_id())
+            };
+            let mut key: Key = [0, 0];
+            for (slot, d) in self.dims.iter().enumerate() {
+                key[slot] = match *d {
+                    Dim::Bucket => ((e.vt_s() - self.t_a) / self.stride) as u64,
+                    Dim::Calendar(u, tz) => calendar(u, tz, e.vt_s()) as u64,
+                    Dim::Rel => u64::from(e.rel_id()),
+                    Dim::Endpoint(true) => u64::from(src),
+                    Dim::Endpoint(false) => u64::from(dst),
+                    Dim::Label(is_src) => {
+                        let (id, uid) = if is_src {
+                            (e.src_id(), e.src())
+                        } else {
+                            (e.dst_id(), e.dst())
+                        };
+                        labels
+                            .as_deref_mut()
+                            .map_or(0, |l| l.label(id, uid, e.vt_s()))
+                    }
+                };
+            }
+            let g = *index.entry(key).or_insert_with(|| {
+                groups.push(Group {
+                    key,
+                    rep: i,
+                    ..Group::default()
+                });
+                (groups.len() - 1) as u32
+            });
+            groups[g as usize].add(ev, i, self.needs);
+        }
+        groups
     }
 }
 
@@ -755,18 +883,11 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         evs.retain(|ev| pairs.contains(&(ev.e.dst_id(), ev.e.src_id())));
     }
     let fold = pair_mode.is_some();
-    // The (possibly folded) endpoints of an event: ids and names.
-    let ends = |e: &EdgeVersion<'_>| -> (u32, u32) {
-        if fold && e.dst() < e.src() {
-            (e.dst_id(), e.src_id())
-        } else {
-            (e.src_id(), e.dst_id())
-        }
-    };
-
     let mut needs = Needs::default();
     for (_, g) in &aggs {
         match g {
+            Agg::Vt(_) => needs.vt = true,
+            Agg::Dur(_) => needs.dur = true,
             Agg::Distinct(true) => needs.src_ids = true,
             Agg::Distinct(false) => needs.dst_ids = true,
             Agg::Prop(..) => needs.members = true,
@@ -775,73 +896,53 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         }
     }
 
-    // Labels: per endpoint uid id, its believed node versions with per-call label indices
-    // (hoisted, cached once per uid).
-    let mut label_cache: FxHashMap<u32, Vec<(i64, i64, u64)>> = FxHashMap::default();
-    let mut label_ids: FxHashMap<&str, u64> = FxHashMap::default();
-    let mut label_names: Vec<&str> = Vec::new();
-
-    let endpoint_dims = dims.iter().any(|d| matches!(d, Dim::Endpoint(_)));
-    // Grouping: one pass over the events, one hash of two integers per event.
+    let grouper = Grouper {
+        dims: &dims,
+        t_a,
+        stride,
+        fold,
+        endpoint_dims: dims.iter().any(|d| matches!(d, Dim::Endpoint(_))),
+        needs,
+    };
+    // Grouping: fixed-size chunks of the event list (independent of the thread count), each
+    // grouped on its own — in parallel unless a label dimension needs the shared label cache
+    // — then merged in chunk order, so groups, representatives and member order equal a
+    // sequential pass exactly.
+    let mut labels = LabelCtx {
+        snap,
+        a,
+        cache: FxHashMap::default(),
+        ids: FxHashMap::default(),
+        names: Vec::new(),
+    };
+    let has_label = dims.iter().any(|d| matches!(d, Dim::Label(_)));
+    let parts: Vec<Vec<Group>> = if has_label {
+        evs.chunks(CHUNK)
+            .enumerate()
+            .map(|(c, ch)| grouper.chunk(ch, (c * CHUNK) as u32, Some(&mut labels)))
+            .collect()
+    } else {
+        evs.par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, ch)| grouper.chunk(ch, (c * CHUNK) as u32, None))
+            .collect()
+    };
+    let label_names = labels.names;
     let mut index: FxHashMap<Key, u32> = FxHashMap::default();
     let mut groups: Vec<Group> = Vec::new();
-    if dims.is_empty() {
-        groups.push(Group::default());
-    }
-    for (i, ev) in evs.iter().enumerate() {
-        let g = if dims.is_empty() {
-            0
-        } else {
-            let e = &ev.e;
-            let (src, dst) = if endpoint_dims { ends(e) } else { (0, 0) };
-            let mut key: Key = [0, 0];
-            for (slot, d) in dims.iter().enumerate() {
-                key[slot] = match *d {
-                    Dim::Bucket => ((e.vt_s() - t_a) / stride) as u64,
-                    Dim::Calendar(u, tz) => calendar(u, tz, e.vt_s()) as u64,
-                    Dim::Rel => u64::from(e.rel_id()),
-                    Dim::Endpoint(true) => u64::from(src),
-                    Dim::Endpoint(false) => u64::from(dst),
-                    Dim::Label(is_src) => {
-                        let (id, uid) = if is_src {
-                            (e.src_id(), e.src())
-                        } else {
-                            (e.dst_id(), e.dst())
-                        };
-                        let vs = label_cache.entry(id).or_insert_with(|| {
-                            snap.versions_of(&Identity::Node(uid.to_string()), a)
-                                .into_iter()
-                                .filter_map(|v| match v {
-                                    Version::Node(n) => Some(n),
-                                    Version::Edge(_) => None,
-                                })
-                                .map(|n| {
-                                    let l = n.label();
-                                    let li = *label_ids.entry(l).or_insert_with(|| {
-                                        label_names.push(l);
-                                        label_names.len() as u64
-                                    });
-                                    (n.vt_s(), n.vt_e(), li)
-                                })
-                                .collect()
-                        });
-                        let t = e.vt_s();
-                        vs.iter()
-                            .find(|(s, x, _)| *s <= t && t < *x)
-                            .map_or(0, |v| v.2)
-                    }
-                };
+    for part in parts {
+        for g in part {
+            match index.get(&g.key) {
+                Some(&i) => groups[i as usize].merge(g),
+                None => {
+                    index.insert(g.key, groups.len() as u32);
+                    groups.push(g);
+                }
             }
-            *index.entry(key).or_insert_with(|| {
-                groups.push(Group {
-                    key,
-                    rep: i as u32,
-                    ..Group::default()
-                });
-                (groups.len() - 1) as u32
-            })
-        };
-        groups[g as usize].add(ev, i as u32, needs);
+        }
+    }
+    if dims.is_empty() && groups.is_empty() {
+        groups.push(Group::default());
     }
     if groups.len() > MAX_GROUPS {
         return Err(OpError::new(
