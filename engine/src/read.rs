@@ -385,12 +385,40 @@ impl<'a> Snapshot<'a> {
         t_b: i64,
         as_of_tt: i64,
     ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
+        self.edge_starts_in(t_a, t_b, as_of_tt, 0..self.edge_positions())
+    }
+
+    /// The number of storage positions of edge rows: the index space of
+    /// [`Snapshot::edge_starts_in`].
+    pub fn edge_positions(&self) -> usize {
+        self.st.edges.len()
+    }
+
+    /// [`Snapshot::edge_starts`] restricted to the storage positions `pos`, for partitioned
+    /// (parallel) scans: the concatenation over consecutive ranges covering
+    /// `0..edge_positions()` is exactly `edge_starts`.
+    pub fn edge_starts_in(
+        &self,
+        t_a: i64,
+        t_b: i64,
+        as_of_tt: i64,
+        pos: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
         let st = self.st;
         let a = clamp_tt(as_of_tt);
-        st.edges.iter().enumerate().filter_map(move |(i, r)| {
-            (t_a <= r.vt_s && r.vt_s < t_b && r.alive && r.tt_s <= a && a < r.tt_e)
-                .then_some(EdgeVersion { st, idx: i as u32 })
-        })
+        let start = pos.start.min(st.edges.len());
+        let end = pos.end.clamp(start, st.edges.len());
+        st.edges[start..end]
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, r)| {
+                (t_a <= r.vt_s && r.vt_s < t_b && r.alive && r.tt_s <= a && a < r.tt_e).then_some(
+                    EdgeVersion {
+                        st,
+                        idx: (start + i) as u32,
+                    },
+                )
+            })
     }
 }
 

@@ -615,6 +615,8 @@ impl Distinct {
 
 /// Events per grouping chunk (fixed: results never depend on the thread count).
 const CHUNK: usize = 32_768;
+/// Storage positions per scan part (fixed, as `CHUNK`).
+const SCAN_POSITIONS: usize = 65_536;
 
 /// The per-call label lookup: per endpoint uid id, its believed node versions with per-call
 /// label indices (1-based; 0 = no label), cached once per uid.
@@ -801,25 +803,47 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let rel_set: Option<FxHashSet<&str>> = rels
         .as_ref()
         .map(|rs| rs.iter().map(String::as_str).collect());
-    let mut rel_ok: FxHashMap<u32, bool> = FxHashMap::default();
+    // The scan runs over fixed ranges of storage positions in parallel; the parts are
+    // concatenated in order, so the event list equals a sequential scan.
+    let n_pos = snap.edge_positions();
+    let ranges: Vec<std::ops::Range<usize>> = (0..n_pos)
+        .step_by(SCAN_POSITIONS)
+        .map(|s| s..(s + SCAN_POSITIONS).min(n_pos))
+        .collect();
+    type Part<'s> = Result<(Vec<EdgeVersion<'s>>, Vec<Value>), OpError>;
+    let parts: Vec<Part<'_>> = ranges
+        .into_par_iter()
+        .map(|r| {
+            let mut rel_ok: FxHashMap<u32, bool> = FxHashMap::default();
+            let mut es = Vec::new();
+            let mut ps = Vec::new();
+            for e in snap.edge_starts_in(t_a, t_b, a, r) {
+                if let Some(rs) = &rel_set {
+                    let ok = *rel_ok
+                        .entry(e.rel_id())
+                        .or_insert_with(|| rs.contains(e.rel_type()));
+                    if !ok {
+                        continue;
+                    }
+                }
+                if reads_props {
+                    ps.push(stored_json(e.props())?);
+                }
+                es.push(e);
+            }
+            Ok((es, ps))
+        })
+        .collect();
     let mut props: Vec<Value> = Vec::new();
     let mut evs: Vec<Ev<'_>> = Vec::new();
-    for e in snap.edge_starts(t_a, t_b, a) {
-        if let Some(rs) = &rel_set {
-            let ok = *rel_ok
-                .entry(e.rel_id())
-                .or_insert_with(|| rs.contains(e.rel_type()));
-            if !ok {
-                continue;
-            }
+    for part in parts {
+        let (es, ps) = part?;
+        let base = props.len();
+        for (k, e) in es.into_iter().enumerate() {
+            let pi = if reads_props { (base + k) as u32 } else { 0 };
+            evs.push(Ev { e, pi });
         }
-        let pi = if reads_props {
-            props.push(stored_json(e.props())?);
-            (props.len() - 1) as u32
-        } else {
-            0
-        };
-        evs.push(Ev { e, pi });
+        props.extend(ps);
     }
     let prop_of = |ev: &Ev<'_>, p: &str| -> Option<&Value> {
         props.get(ev.pi as usize).and_then(|x| x.get(p))
