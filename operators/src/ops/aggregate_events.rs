@@ -1000,78 +1000,95 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         .collect();
     sorted.sort_by(|x, y| x.0.cmp(&y.0));
 
-    // Rows.
-    let mut seen = Distinct {
-        stamp: Vec::new(),
-        round: 0,
-    };
-    let mut rows = Vec::with_capacity(sorted.len());
-    let mut keys = Vec::with_capacity(sorted.len());
-    for (sk, g) in &sorted {
-        let mut row = Map::new();
-        let mut kv = Vec::new();
-        for (slot, d) in dims.iter().enumerate() {
-            let k = sk[slot];
-            let mut put = |name: &str, v: Value| {
-                kv.push(v.clone());
-                row.insert(name.to_string(), v);
-            };
-            match (*d, k) {
-                (Dim::Bucket, SK::I(i)) => {
-                    let lo = i128::from(t_a) + i128::from(i) * i128::from(stride);
-                    let hi = (lo + i128::from(stride)).min(i128::from(t_b));
-                    put("t_a", json!(lo as i64));
-                    put("t_b", json!(hi as i64));
-                }
-                (Dim::Calendar(u, _), SK::I(i)) => match u {
-                    Unit::Hour => put("hour_of_day", json!(i)),
-                    Unit::Day => put("day_of_week", json!(DAYS[i as usize])),
-                    Unit::Month => put("month_of_year", json!(MONTHS[i as usize])),
-                },
-                (Dim::Rel, SK::S(x)) => put("rel_type", json!(x)),
-                (Dim::Endpoint(src), SK::S(x)) => put(if src { "src" } else { "dst" }, json!(x)),
-                (Dim::Label(src), SK::L(x)) => {
-                    put(if src { "src_label" } else { "dst_label" }, json!(x))
-                }
-                _ => {
-                    return Err(OpError::internal(
-                        "aggregate_events: key/dimension mismatch",
-                    ))
-                }
-            }
-        }
-        let mut times = g.times.clone();
-        times.sort_unstable();
-        for (col, agg) in &aggs {
-            let v = match agg {
-                Agg::Count => json!(g.count),
-                Agg::Distinct(true) => json!(seen.count(&g.src_ids)),
-                Agg::Distinct(false) => json!(seen.count(&g.dst_ids)),
-                Agg::Vt(w) => g.vt.get(*w),
-                Agg::Dur(w) => g.dur.get(*w),
-                Agg::Prop(w, p) => {
-                    let mut vals: Vec<(Num, &Value, &Ev<'_>)> = Vec::new();
-                    let mut excluded = 0u64;
-                    for ev in g.members.iter().map(|&i| &evs[i as usize]) {
-                        match prop_of(ev, p) {
-                            Some(x @ Value::Number(_)) => match num(x)? {
-                                Some(n) => vals.push((n, x, ev)),
-                                None => excluded += 1,
-                            },
-                            _ => excluded += 1,
+    // Rows, per group in parallel (each worker with its own distinct-counter), collected in
+    // row order; property exclusions are summed afterwards in that order.
+    type Built = Result<(Value, Value, Vec<(String, u64)>), OpError>;
+    let built: Vec<Built> = sorted
+        .par_iter()
+        .map_init(
+            || Distinct {
+                stamp: Vec::new(),
+                round: 0,
+            },
+            |seen, (sk, g)| -> Built {
+                let mut row = Map::new();
+                let mut kv = Vec::new();
+                let mut excl: Vec<(String, u64)> = Vec::new();
+                for (slot, d) in dims.iter().enumerate() {
+                    let k = sk[slot];
+                    let mut put = |name: &str, v: Value| {
+                        kv.push(v.clone());
+                        row.insert(name.to_string(), v);
+                    };
+                    match (*d, k) {
+                        (Dim::Bucket, SK::I(i)) => {
+                            let lo = i128::from(t_a) + i128::from(i) * i128::from(stride);
+                            let hi = (lo + i128::from(stride)).min(i128::from(t_b));
+                            put("t_a", json!(lo as i64));
+                            put("t_b", json!(hi as i64));
+                        }
+                        (Dim::Calendar(u, _), SK::I(i)) => match u {
+                            Unit::Hour => put("hour_of_day", json!(i)),
+                            Unit::Day => put("day_of_week", json!(DAYS[i as usize])),
+                            Unit::Month => put("month_of_year", json!(MONTHS[i as usize])),
+                        },
+                        (Dim::Rel, SK::S(x)) => put("rel_type", json!(x)),
+                        (Dim::Endpoint(src), SK::S(x)) => {
+                            put(if src { "src" } else { "dst" }, json!(x))
+                        }
+                        (Dim::Label(src), SK::L(x)) => {
+                            put(if src { "src_label" } else { "dst_label" }, json!(x))
+                        }
+                        _ => {
+                            return Err(OpError::internal(
+                                "aggregate_events: key/dimension mismatch",
+                            ))
                         }
                     }
-                    bump(&mut coercion, p, excluded);
-                    prop_stat(&vals, *w)?
                 }
-                Agg::MaxGap => max_gap(&times),
-                Agg::MaxInWindow(s) => max_in_window(&times, *s),
-                Agg::MaxSession(gp) => max_session(&times, *gp),
-            };
-            row.insert(col.clone(), v);
+                let mut times = g.times.clone();
+                times.sort_unstable();
+                for (col, agg) in &aggs {
+                    let v = match agg {
+                        Agg::Count => json!(g.count),
+                        Agg::Distinct(true) => json!(seen.count(&g.src_ids)),
+                        Agg::Distinct(false) => json!(seen.count(&g.dst_ids)),
+                        Agg::Vt(w) => g.vt.get(*w),
+                        Agg::Dur(w) => g.dur.get(*w),
+                        Agg::Prop(w, p) => {
+                            let mut vals: Vec<(Num, &Value, &Ev<'_>)> = Vec::new();
+                            let mut excluded = 0u64;
+                            for ev in g.members.iter().map(|&i| &evs[i as usize]) {
+                                match prop_of(ev, p) {
+                                    Some(x @ Value::Number(_)) => match num(x)? {
+                                        Some(n) => vals.push((n, x, ev)),
+                                        None => excluded += 1,
+                                    },
+                                    _ => excluded += 1,
+                                }
+                            }
+                            excl.push((p.clone(), excluded));
+                            prop_stat(&vals, *w)?
+                        }
+                        Agg::MaxGap => max_gap(&times),
+                        Agg::MaxInWindow(s) => max_in_window(&times, *s),
+                        Agg::MaxSession(gp) => max_session(&times, *gp),
+                    };
+                    row.insert(col.clone(), v);
+                }
+                Ok((Value::Object(row), Value::Array(kv), excl))
+            },
+        )
+        .collect();
+    let mut rows = Vec::with_capacity(built.len());
+    let mut keys = Vec::with_capacity(built.len());
+    for b in built {
+        let (row, kv, excl) = b?;
+        for (p, n) in excl {
+            bump(&mut coercion, &p, n);
         }
-        rows.push(Value::Object(row));
-        keys.push(Value::Array(kv));
+        rows.push(row);
+        keys.push(kv);
     }
     out.paged_keyed("rows", rows, keys)?;
     if let Some(c) = coercion {
