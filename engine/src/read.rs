@@ -371,6 +371,57 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Addition for `aggregate_events`: the edge versions whose validity *starts* inside a
+// window. A segment store answers it from its `vt_s`-sorted permutation in O(result); this
+// in-memory implementation scans rows on integers only (no id derivation, no sort).
+
+impl<'a> Snapshot<'a> {
+    /// Edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b`, in storage order,
+    /// streamed (no intermediate list).
+    pub fn edge_starts(
+        &self,
+        t_a: i64,
+        t_b: i64,
+        as_of_tt: i64,
+    ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
+        self.edge_starts_in(t_a, t_b, as_of_tt, 0..self.edge_positions())
+    }
+
+    /// The number of storage positions of edge rows: the index space of
+    /// [`Snapshot::edge_starts_in`].
+    pub fn edge_positions(&self) -> usize {
+        self.st.edges.len()
+    }
+
+    /// [`Snapshot::edge_starts`] restricted to the storage positions `pos`, for partitioned
+    /// (parallel) scans: the concatenation over consecutive ranges covering
+    /// `0..edge_positions()` is exactly `edge_starts`.
+    pub fn edge_starts_in(
+        &self,
+        t_a: i64,
+        t_b: i64,
+        as_of_tt: i64,
+        pos: std::ops::Range<usize>,
+    ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
+        let st = self.st;
+        let a = clamp_tt(as_of_tt);
+        let start = pos.start.min(st.edges.len());
+        let end = pos.end.clamp(start, st.edges.len());
+        st.edges[start..end]
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, r)| {
+                (t_a <= r.vt_s && r.vt_s < t_b && r.alive && r.tt_s <= a && a < r.tt_e).then_some(
+                    EdgeVersion {
+                        st,
+                        idx: (start + i) as u32,
+                    },
+                )
+            })
+    }
+}
+
 /// A node or an edge version.
 #[derive(Clone, Copy)]
 pub enum Version<'a> {
@@ -547,6 +598,21 @@ impl<'a> NodeVersion<'a> {
 impl<'a> EdgeVersion<'a> {
     fn ident(&self) -> &'a crate::state::EdgeIdent {
         &self.st.idents[self.row().ident as usize]
+    }
+    /// Snapshot-local interned ids of the source uid, destination uid and rel_type: within
+    /// one snapshot, equal ids ⇔ equal strings (uids and rel_types are separate id spaces).
+    /// For grouping and set membership without hashing strings; never persisted or compared
+    /// across snapshots.
+    pub fn src_id(&self) -> u32 {
+        self.ident().src
+    }
+    /// See [`EdgeVersion::src_id`].
+    pub fn dst_id(&self) -> u32 {
+        self.ident().dst
+    }
+    /// See [`EdgeVersion::src_id`].
+    pub fn rel_id(&self) -> u32 {
+        self.ident().rel
     }
     /// Source uid.
     pub fn src(&self) -> &'a str {

@@ -50,9 +50,27 @@ impl Output {
     /// `truncated`, `cursor` and `set_digest`. Returns whether the page is truncated.
     pub fn paged(&mut self, name: &str, rows: Vec<Value>) -> Result<bool, OpError> {
         let decl = self.decl(name, Cut::Paged)?;
+        let keys: Vec<Value> = rows.iter().map(|r| decl.key.of(r)).collect();
+        self.paged_keyed(name, rows, keys)
+    }
+
+    /// [`Output::paged`] with the row keys given by the kernel (one per row, in row order),
+    /// for lists whose key depends on the call ([`crate::registry::RowKey::Computed`]).
+    pub fn paged_keyed(
+        &mut self,
+        name: &str,
+        rows: Vec<Value>,
+        keys: Vec<Value>,
+    ) -> Result<bool, OpError> {
+        let decl = self.decl(name, Cut::Paged)?;
+        if keys.len() != rows.len() {
+            return Err(OpError::internal(format!(
+                "{name}: one key per row expected"
+            )));
+        }
         let offset = self.offset.clone()?;
         let total = rows.len();
-        let digest = set_digest(&rows.iter().map(|r| decl.key.of(r)).collect::<Vec<_>>());
+        let digest = set_digest(&keys);
         let page: Vec<Value> = rows.into_iter().skip(offset).take(self.limit).collect();
         let end = offset.saturating_add(page.len());
         let truncated = end < total;

@@ -93,6 +93,10 @@ pub enum RowKey {
     Fields(&'static [&'static str]),
     /// The whole element.
     Row,
+    /// Computed by the kernel per row (e.g. `aggregate_events`: the array of the dimension
+    /// column values of the call); the text names it for the verifier contract. Lists with
+    /// this key are filled with [`crate::output::Output::paged_keyed`].
+    Computed(&'static str),
 }
 
 impl RowKey {
@@ -106,6 +110,7 @@ impl RowKey {
                     .collect(),
             ),
             RowKey::Row => row.clone(),
+            RowKey::Computed(_) => Value::Null,
         }
     }
 }

@@ -540,6 +540,8 @@ fn random_arguments_never_panic() {
         "burst_detection",
         "neighborhood_evolution",
         "resolve_entities",
+        "compute",
+        "aggregate_events",
     ];
     let mut seed = 99u64;
     let codes = [
@@ -832,4 +834,390 @@ fn huge_strides_are_one_bucket() {
         );
         assert_eq!(n["degree_series"], json!([{"t": 10, "degree": 1}]), "{n}");
     }
+}
+
+#[test]
+fn compute_errors() {
+    let (_d, s) = new_store();
+    let ia = "E_INVALID_ARG";
+    let c = |args: Value, msg: &str| expect(&s, "compute", args, ia, msg, None);
+    expect(
+        &s,
+        "compute",
+        json!({"fn": "count", "input": [1], "cursor": "1"}),
+        "E_SCHEMA",
+        "invalid args for compute: Additional properties are not allowed ('cursor' was unexpected)",
+        Some(json!([])),
+    );
+    expect(
+        &s,
+        "compute",
+        json!({"fn": "ratio", "x": true, "y": 1}),
+        "E_SCHEMA",
+        "invalid args for compute: true is not of type 'number', 'null'",
+        Some(json!(["x"])),
+    );
+    expect(
+        &s,
+        "compute",
+        json!({"fn": "topk", "input": [], "field": "v", "pct": 0}),
+        "E_SCHEMA",
+        "invalid args for compute: 0 is less than or equal to the minimum of 0",
+        Some(json!(["pct"])),
+    );
+    c(
+        json!({"fn": "mean", "input": [1, "1361129467683753853853498429727072845824"]}),
+        "compute mean needs numeric values, got '1361129467683753853853498429727072845824'",
+    );
+    let big: Value = serde_json::from_str(
+        r#"{"fn": "mean", "input": [1, 1361129467683753853853498429727072845824]}"#,
+    )
+    .unwrap();
+    c(big, "integer out of supported range");
+    let ovf: Value = serde_json::from_str(
+        r#"{"fn": "sum", "input": [170141183460469231731687303715884105727, 1]}"#,
+    )
+    .unwrap();
+    c(ovf, "integer out of supported range");
+    c(
+        json!({"fn": "filter", "input": [1], "cmp": "eq", "value": 1, "group_by": "g"}),
+        "group_by is only supported for count, sum, min, max, mean, median, topk",
+    );
+    c(
+        json!({"fn": "interval_relation", "a": {"start": 2, "end": 2}, "b": {"start": 0, "end": 1}}),
+        "interval_relation requires a and b with start < end",
+    );
+    c(
+        json!({"fn": "derive", "input": [], "field": "a", "op": "add", "into": "b", "value": 1, "field2": "c"}),
+        "derive requires input, field, op, into and exactly one of field2 or value",
+    );
+    c(
+        json!({"fn": "derive", "input": [1], "field": "a", "op": "add", "into": "b", "value": 1}),
+        "derive rows must be objects",
+    );
+    c(
+        json!({"fn": "derive", "input": [{"a": 1, "b": 2}], "field": "a", "op": "add", "into": "b", "value": 1}),
+        "derive: column 'b' already exists",
+    );
+    c(
+        json!({"fn": "derive", "input": [{"x": 1}], "field": "a", "op": "add", "into": "b", "value": 1}),
+        "derive: row has no field 'a'",
+    );
+    c(
+        json!({"fn": "derive", "input": [{"a": "1"}], "field": "a", "op": "mul", "into": "b", "value": 1}),
+        "derive mul needs numbers",
+    );
+    c(
+        json!({"fn": "derive", "input": [{"a": 1}], "field": "a", "op": "floordiv", "into": "b", "value": 0.0}),
+        "division by zero",
+    );
+    c(
+        json!({"fn": "join", "input": []}),
+        "join requires input, other and on",
+    );
+    c(
+        json!({"fn": "join", "input": [{"k": 1}], "other": [{"j": 1}], "on": "k"}),
+        "join: other row without key 'k'",
+    );
+    c(
+        json!({"fn": "join", "input": [{"k": 1}], "other": [{"k": "a"}, {"k": 2}, {"k": "a"}], "on": "k"}),
+        "join: duplicate key 'a' in other",
+    );
+    c(
+        json!({"fn": "join", "input": [{"k": 1}, {"k": 1.0}], "other": [], "on": "k"}),
+        "join: duplicate key 1.0 in input",
+    );
+    c(
+        json!({"fn": "join", "input": [{"k": [1]}], "other": [], "on": "k"}),
+        "join keys must be scalars",
+    );
+    c(
+        json!({"fn": "join", "input": [{"k": 1, "r_k": 0}], "other": [{"k": 1}], "on": "k"}),
+        "join: column 'r_k' already exists in input",
+    );
+    c(
+        json!({"fn": "union", "input": [1]}),
+        "union requires input and other",
+    );
+    c(
+        json!({"fn": "intersect", "input": [{"a": 1}], "other": [], "field": "b"}),
+        "intersect: row has no field 'b'",
+    );
+    c(
+        json!({"fn": "difference", "input": [[1]], "other": []}),
+        "set members must be scalars",
+    );
+    c(json!({"fn": "percent", "x": 1}), "percent requires x and y");
+    c(
+        json!({"fn": "percent", "x": 1, "y": 0.0}),
+        "division by zero",
+    );
+    c(json!({"fn": "median"}), "compute fn=median requires input");
+    c(
+        json!({"fn": "sum", "input": [{"v": 1}], "group_by": "g"}),
+        "group_by: row without column 'g'",
+    );
+    c(
+        json!({"fn": "sum", "input": [{"g": {}}], "group_by": "g"}),
+        "group_by keys must be scalars",
+    );
+    c(
+        json!({"fn": "sum", "input": [{"g": 1}], "group_by": "g"}),
+        "compute fn=sum with group_by requires field",
+    );
+    c(
+        json!({"fn": "max", "input": [{"v": 1}, {"w": 2}], "field": "v"}),
+        "compute max: row has no field 'v'",
+    );
+    c(
+        json!({"fn": "min", "input": [1, true]}),
+        "compute min needs numeric values, got true",
+    );
+    c(json!({"fn": "mean", "input": []}), "empty input");
+    c(
+        json!({"fn": "topk", "input": [], "field": "v"}),
+        "topk takes exactly one of k or pct",
+    );
+    c(
+        json!({"fn": "topk", "input": [], "k": 1}),
+        "topk requires field",
+    );
+    c(json!({"fn": "filter", "input": []}), "filter requires cmp");
+    c(
+        json!({"fn": "filter", "input": [], "cmp": "eq", "value": 1, "field2": "w"}),
+        "filter takes field2 or value, not both",
+    );
+    c(
+        json!({"fn": "filter", "input": ["a"], "cmp": "lt", "value": 1}),
+        "cannot order string and int",
+    );
+    c(
+        json!({"fn": "ratio", "x": 1e308, "y": 0.001}),
+        "non-finite float in operator output",
+    );
+    // empty sum is the int 0; booleans stay apart from numbers in sets, not in filter
+    let e = call(&s, "compute", json!({"fn": "sum", "input": []}));
+    assert_eq!(canon(&e["value"]), "0");
+    let e = call(
+        &s,
+        "compute",
+        json!({"fn": "filter", "input": [true, 1, 1.0, "1"], "cmp": "eq", "value": 1}),
+    );
+    assert_eq!(canon(&e["rows"]), "[true,1,1.0]");
+}
+
+#[test]
+fn aggregate_events_errors() {
+    let (_d, s) = tv9();
+    let w = json!({"t_a": 0, "t_b": 100});
+    let cnt = json!([{"agg": "count"}]);
+    let ia = "E_INVALID_ARG";
+    let a = |g: Value, aggs: Value, extra: Value, msg: &str| {
+        let mut args = json!({"group_by": g, "aggregates": aggs, "window": w});
+        for (k, v) in extra.as_object().unwrap() {
+            args[k] = v.clone();
+        }
+        expect(&s, "aggregate_events", args, ia, msg, None);
+    };
+    a(
+        json!([]),
+        cnt.clone(),
+        json!({"window": {"t_a": 5, "t_b": 5}}),
+        "window requires t_a < t_b, got [5, 5)",
+    );
+    a(
+        json!([{"dim": "rel_type", "unit": "hour_of_day"}]),
+        cnt.clone(),
+        json!({}),
+        "unit is only valid for calendar_unit",
+    );
+    a(
+        json!([{"dim": "rel_type", "tz_offset_minutes": 60}]),
+        cnt.clone(),
+        json!({}),
+        "tz_offset_minutes is only valid for calendar_unit",
+    );
+    a(
+        json!([{"dim": "calendar_unit"}]),
+        cnt.clone(),
+        json!({}),
+        "calendar_unit requires unit",
+    );
+    a(
+        json!([{"dim": "label"}]),
+        cnt.clone(),
+        json!({}),
+        "label requires role src or dst",
+    );
+    a(
+        json!([{"dim": "rel_type", "role": "src"}]),
+        cnt.clone(),
+        json!({}),
+        "role is only valid for endpoint and label",
+    );
+    a(
+        json!([{"dim": "rel_type"}, {"dim": "rel_type"}]),
+        cnt.clone(),
+        json!({}),
+        "duplicate dimension rel_type",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "count", "prop": "w"}]),
+        json!({}),
+        "prop is only valid with of='prop'",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "count", "span": 2}]),
+        json!({}),
+        "span is only valid for max_in_window",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "max_gap", "gap": 2}]),
+        json!({}),
+        "gap is only valid for max_session_span",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "max_gap", "of": "vt_s"}]),
+        json!({}),
+        "max_gap takes no 'of'",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "max_in_window"}]),
+        json!({}),
+        "max_in_window requires span",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "max_session_span"}]),
+        json!({}),
+        "max_session_span requires gap",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "count", "of": "src"}]),
+        json!({}),
+        "count takes no 'of'",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "count_distinct", "of": "vt_s"}]),
+        json!({}),
+        "count_distinct requires of 'src' or 'dst'",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "mean", "of": "src"}]),
+        json!({}),
+        "mean requires of 'vt_s', 'duration' or 'prop'",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "min", "of": "prop"}]),
+        json!({}),
+        "of='prop' requires prop",
+    );
+    a(
+        json!([]),
+        json!([{"agg": "count"}, {"agg": "count"}]),
+        json!({}),
+        "duplicate aggregate output 'count'",
+    );
+    a(
+        json!([]),
+        cnt.clone(),
+        json!({"prop_filter": {"prop": "w", "cmp": "eq", "value": [1]}}),
+        "prop_filter.value must be a number, string or boolean",
+    );
+    a(
+        json!([{"dim": "endpoint", "role": "dst"}, {"dim": "endpoint", "role": "src"}]),
+        cnt.clone(),
+        json!({"pair_mode": "undirected"}),
+        "pair_mode requires group_by [endpoint src, endpoint dst]",
+    );
+    a(
+        json!([{"dim": "time_bucket"}]),
+        cnt.clone(),
+        json!({}),
+        "time_bucket requires stride",
+    );
+    a(
+        json!([]),
+        cnt.clone(),
+        json!({"stride": 5}),
+        "stride requires a time_bucket dimension",
+    );
+    expect(
+        &s,
+        "aggregate_events",
+        json!({"group_by": [{"dim": "time_bucket"}], "aggregates": cnt, "window": {"t_a": 0, "t_b": 100000}, "stride": 1}),
+        "E_LIMIT",
+        "bucket count 100000 exceeds cap 2000; use stride >= 50 for this window",
+        None,
+    );
+    // The bucket cap is checked before the cost guardrail.
+    let e = call_operator(
+        s.snapshot(),
+        "aggregate_events",
+        &json!({"group_by": [{"dim": "time_bucket"}], "aggregates": cnt, "window": {"t_a": 0, "t_b": 100000}, "stride": 1}),
+        &CallOptions {
+            ceilings: Ceilings {
+                rows_scanned_est: Some(0),
+                ..Ceilings::default()
+            },
+            skip_cost: false,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(e.code.as_str(), "E_LIMIT");
+    // Cost: scan_estimate with the window fraction (TV9: extent [10, 43), 6 edge and 3 node
+    // versions): int(6 · 16/33) + 3 = 5; coeff 170.
+    let e = call_operator(
+        s.snapshot(),
+        "aggregate_events",
+        &json!({"group_by": [], "aggregates": cnt, "window": {"t_a": 10, "t_b": 26}}),
+        &CallOptions {
+            ceilings: Ceilings {
+                rows_scanned_est: Some(0),
+                ..Ceilings::default()
+            },
+            skip_cost: false,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        e.details["estimate"],
+        json!({"rows_scanned_est": 5, "expansions_est": 0, "time_est_ms": 0})
+    );
+    expect(
+        &s,
+        "aggregate_events",
+        json!({"group_by": [{"dim": "x"}], "aggregates": cnt, "window": w}),
+        "E_SCHEMA",
+        "invalid args for aggregate_events: 'x' is not one of ['time_bucket', 'calendar_unit', 'rel_type', 'endpoint', 'label']",
+        Some(json!(["group_by", 0, "dim"])),
+    );
+    expect(
+        &s,
+        "aggregate_events",
+        json!({"group_by": [], "aggregates": [], "window": w}),
+        "E_SCHEMA",
+        "invalid args for aggregate_events: [] is too short",
+        Some(json!(["aggregates"])),
+    );
+    // An empty cohort is an empty population; group_by [] still gives one row.
+    let e = call(
+        &s,
+        "aggregate_events",
+        json!({"group_by": [], "window": w, "endpoint_filter": {"role": "either", "uids": []},
+            "aggregates": [{"agg": "count"}, {"agg": "max_gap"}, {"agg": "max_in_window", "span": 5}, {"agg": "mean", "of": "vt_s"}]}),
+    );
+    assert_eq!(
+        canon(&payload(&e)),
+        r#"{"cursor":null,"rows":[{"count":0,"max_gap":null,"max_in_window":0,"mean_vt_s":null}],"rows_total":1,"set_digest":"37517e5f3dc66819f61f5a7bb8ace1921282415f10551d2defa5c3eb0985b570","truncated":false}"#
+    );
 }

@@ -444,6 +444,7 @@ fn args_for(op: &str, r: &mut Rng, s: &Store) -> Value {
             };
             v
         }
+        "aggregate_events" => agg_args(r),
         "state_at" => json!({"uid": uid_arg(r), "at": r.int(0, 70),
             "rel_type": if r.chance(60) { Value::Null } else { json!(r.pick(&RELS)) },
             "direction": r.pick(&["out", "in", "both"])}),
@@ -478,7 +479,7 @@ fn args_for(op: &str, r: &mut Rng, s: &Store) -> Value {
 
 type Oracle = fn(&[Row], &Value) -> Result<Value, Value>;
 
-const OPS: [(&str, Oracle); 9] = [
+const OPS: [(&str, Oracle); 10] = [
     ("entity_history", o_entity_history),
     ("version_history", o_version_history),
     ("state_at", o_state_at),
@@ -488,6 +489,7 @@ const OPS: [(&str, Oracle); 9] = [
     ("burst_detection", o_burst),
     ("neighborhood_evolution", o_nbr),
     ("resolve_entities", o_resolve),
+    ("aggregate_events", o_aggregate),
 ];
 
 #[test]
@@ -711,12 +713,6 @@ fn pages_concatenate_to_the_complete_list_and_certificates_hold() {
 // ---------------------------------------------------------------------------------------
 // Oracles of graph_metric_timeseries (§16), burst_detection (§17), neighborhood_evolution
 // (§18) and resolve_entities (§20), written from the spec over the plain rows.
-
-/// `round9` of plans-and-claims §1.3 (Python's `round(x, 9)`), written here independently.
-fn o_round9(x: f64) -> f64 {
-    let t = format!("{x:.9}");
-    t.parse::<f64>().unwrap()
-}
 
 fn o_ceil_div(a: i64, b: i64) -> i64 {
     (a + b - 1) / b
@@ -1098,6 +1094,1878 @@ fn args_for_series(op: &str, r: &mut Rng) -> Value {
                 json!(r.pick(&["L", "M", "Node"]))
             };
             json!({"query": query, "label": label})
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// aggregate_events (§22), brute force over the plain rows.
+
+/// An exact decimal rendering of `n / d` (d > 0, |n|, d < 2^120) parsed as binary64: the
+/// correctly rounded quotient, computed independently of the operator's binary division.
+fn dec_ratio(n: i128, d: i128) -> f64 {
+    assert!(d > 0);
+    let neg = n < 0;
+    let n = n.unsigned_abs();
+    let d = d as u128;
+    let mut s = format!("{}.", n / d);
+    let mut r = n % d;
+    let mut digits = 0;
+    while r != 0 && digits < 400 {
+        r *= 10;
+        s.push(char::from(b'0' + (r / d) as u8));
+        r %= d;
+        digits += 1;
+    }
+    if r != 0 {
+        s.push('1'); // sticky digit: never a tie
+    }
+    let x: f64 = s.parse().unwrap();
+    if neg {
+        -x
+    } else {
+        x
+    }
+}
+
+/// `fl(fl(q) + fl(r/n))` with `(q, r) = floor_divmod(s, n)`.
+fn o_float_mean(s: i128, n: i128) -> f64 {
+    let q = (s as f64 / n as f64).floor() as i128;
+    // fix q exactly
+    let mut q = q;
+    while q * n > s {
+        q -= 1;
+    }
+    while (q + 1) * n <= s {
+        q += 1;
+    }
+    let r = s - q * n;
+    q as f64 + dec_ratio(r, n)
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum OKey {
+    Int(i64),
+    Str(String),
+    Label(Option<String>),
+}
+
+fn o_agg_err(m: &str) -> Value {
+    err("E_INVALID_ARG", m.to_string(), json!({}))
+}
+
+fn ostr<'a>(v: &'a Value, k: &str) -> Option<&'a str> {
+    v.get(k).and_then(Value::as_str)
+}
+
+fn onn(v: &Value, k: &str) -> bool {
+    v.get(k).is_some_and(|x| !x.is_null())
+}
+
+fn o_agg_col(a: &Value) -> String {
+    let agg = ostr(a, "agg").unwrap();
+    match (agg, ostr(a, "of")) {
+        ("count_distinct", Some(of)) => format!("distinct_{of}"),
+        ("min" | "max" | "mean", Some("prop")) => {
+            format!("{agg}_prop_{}", ostr(a, "prop").unwrap())
+        }
+        ("min" | "max" | "mean", Some(of)) => format!("{agg}_{of}"),
+        _ => agg.to_string(),
+    }
+}
+
+/// Exact order of two JSON numbers of the oracle's domain (ints, and floats that are
+/// multiples of 1/8).
+fn o_num_cmp(a: &Value, b: &Value) -> std::cmp::Ordering {
+    let eighths = |v: &Value| -> Option<i128> {
+        let t = v.as_number()?.as_str();
+        if let Ok(i) = t.parse::<i128>() {
+            return i.checked_mul(8);
+        }
+        let f: f64 = t.parse().ok()?;
+        let e = f * 8.0;
+        (e.fract() == 0.0 && e.abs() < 1e30).then_some(e as i128)
+    };
+    match (eighths(a), eighths(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        _ => {
+            let f = |v: &Value| v.as_number().unwrap().as_str().parse::<f64>().unwrap();
+            f(a).partial_cmp(&f(b)).unwrap()
+        }
+    }
+}
+
+fn o_aggregate(rows: &[Row], args: &Value) -> Result<Value, Value> {
+    let q = Q { args };
+    let w = &args["window"];
+    let (t_a, t_b) = (w["t_a"].as_i64().unwrap(), w["t_b"].as_i64().unwrap());
+    if t_a >= t_b {
+        return Err(o_agg_err(&format!(
+            "window requires t_a < t_b, got [{t_a}, {t_b})"
+        )));
+    }
+    let dims = args["group_by"].as_array().unwrap();
+    for d in dims {
+        let dim = ostr(d, "dim").unwrap();
+        if onn(d, "unit") && dim != "calendar_unit" {
+            return Err(o_agg_err("unit is only valid for calendar_unit"));
+        }
+        if onn(d, "tz_offset_minutes") && dim != "calendar_unit" {
+            return Err(o_agg_err(
+                "tz_offset_minutes is only valid for calendar_unit",
+            ));
+        }
+        if dim == "calendar_unit" && !onn(d, "unit") {
+            return Err(o_agg_err("calendar_unit requires unit"));
+        }
+        if (dim == "endpoint" || dim == "label") && !onn(d, "role") {
+            return Err(o_agg_err(&format!("{dim} requires role src or dst")));
+        }
+        if !(dim == "endpoint" || dim == "label") && onn(d, "role") {
+            return Err(o_agg_err("role is only valid for endpoint and label"));
+        }
+    }
+    if dims.len() == 2
+        && (
+            ostr(&dims[0], "dim"),
+            ostr(&dims[0], "role"),
+            ostr(&dims[0], "unit"),
+        ) == (
+            ostr(&dims[1], "dim"),
+            ostr(&dims[1], "role"),
+            ostr(&dims[1], "unit"),
+        )
+    {
+        return Err(o_agg_err(&format!(
+            "duplicate dimension {}",
+            ostr(&dims[1], "dim").unwrap()
+        )));
+    }
+    let aggs = args["aggregates"].as_array().unwrap();
+    for a in aggs {
+        let agg = ostr(a, "agg").unwrap();
+        let of = ostr(a, "of");
+        let checks: [(bool, String); 9] = [
+            (
+                onn(a, "prop") && of != Some("prop"),
+                "prop is only valid with of='prop'".into(),
+            ),
+            (
+                onn(a, "span") && agg != "max_in_window",
+                "span is only valid for max_in_window".into(),
+            ),
+            (
+                onn(a, "gap") && agg != "max_session_span",
+                "gap is only valid for max_session_span".into(),
+            ),
+            (
+                agg.starts_with("max_") && of.is_some(),
+                format!("{agg} takes no 'of'"),
+            ),
+            (
+                (agg == "max_in_window" && !onn(a, "span"))
+                    || (agg == "max_session_span" && !onn(a, "gap")),
+                format!(
+                    "{agg} requires {}",
+                    if agg == "max_in_window" {
+                        "span"
+                    } else {
+                        "gap"
+                    }
+                ),
+            ),
+            (agg == "count" && of.is_some(), "count takes no 'of'".into()),
+            (
+                agg == "count_distinct" && of != Some("src") && of != Some("dst"),
+                "count_distinct requires of 'src' or 'dst'".into(),
+            ),
+            (
+                (agg == "min" || agg == "max" || agg == "mean")
+                    && !matches!(of, Some("vt_s") | Some("duration") | Some("prop")),
+                format!("{agg} requires of 'vt_s', 'duration' or 'prop'"),
+            ),
+            (
+                of == Some("prop") && !onn(a, "prop"),
+                "of='prop' requires prop".into(),
+            ),
+        ];
+        if let Some((_, m)) = checks.iter().find(|c| c.0) {
+            return Err(o_agg_err(m));
+        }
+    }
+    let cols: Vec<String> = aggs.iter().map(o_agg_col).collect();
+    for (i, c) in cols.iter().enumerate() {
+        if cols[..i].contains(c) {
+            return Err(o_agg_err(&format!("duplicate aggregate output '{c}'")));
+        }
+    }
+    let pf = &args["prop_filter"];
+    if pf.is_object()
+        && !(pf["value"].is_number() || pf["value"].is_string() || pf["value"].is_boolean())
+    {
+        return Err(o_agg_err(
+            "prop_filter.value must be a number, string or boolean",
+        ));
+    }
+    let pm = args["pair_mode"].as_str();
+    if pm.is_some() {
+        let want = json!([{"dim": "endpoint", "role": "src"}, {"dim": "endpoint", "role": "dst"}]);
+        let got: Vec<Value> = dims
+            .iter()
+            .map(|d| json!({"dim": d["dim"], "role": d["role"]}))
+            .collect();
+        if Value::Array(got) != want {
+            return Err(o_agg_err(
+                "pair_mode requires group_by [endpoint src, endpoint dst]",
+            ));
+        }
+    }
+    let has_bucket = dims.iter().any(|d| d["dim"] == "time_bucket");
+    let stride = args["stride"].as_i64();
+    if has_bucket {
+        let Some(st) = stride else {
+            return Err(o_agg_err("time_bucket requires stride"));
+        };
+        let n = (t_b - t_a + st - 1) / st;
+        if n > 2000 {
+            return Err(err(
+                "E_LIMIT",
+                format!(
+                    "bucket count {n} exceeds cap 2000; use stride >= {} for this window",
+                    (t_b - t_a + 1999) / 2000
+                ),
+                json!({}),
+            ));
+        }
+    } else if stride.is_some() {
+        return Err(o_agg_err("stride requires a time_bucket dimension"));
+    }
+    let a = q.a();
+    let rels = args["rel_types"].as_array();
+    let mut coercion: BTreeMap<String, u64> = BTreeMap::new();
+    if pf.is_object() {
+        coercion.insert(pf["prop"].as_str().unwrap().to_string(), 0);
+    }
+    for g in aggs {
+        if g["of"] == "prop" {
+            coercion.insert(g["prop"].as_str().unwrap().to_string(), 0);
+        }
+    }
+    // 0.
+    let mut evs: Vec<&Row> = rows
+        .iter()
+        .filter(|r| !r.node && believed(r, a) && t_a <= r.vt_s && r.vt_s < t_b)
+        .filter(|r| rels.is_none_or(|rs| rs.iter().any(|x| x == r.rel.as_str())))
+        .collect();
+    evs.sort_by(|x, y| (x.vt_s, &x.eid).cmp(&(y.vt_s, &y.eid)));
+    // 1.
+    if pf.is_object() {
+        let prop = pf["prop"].as_str().unwrap();
+        let lit = &pf["value"];
+        let cls = |v: &Value| -> u8 {
+            if v.is_number() {
+                1
+            } else if v.is_string() {
+                2
+            } else if v.is_boolean() {
+                3
+            } else {
+                0
+            }
+        };
+        let mut kept = Vec::new();
+        for e in evs {
+            let v = e.props.get(prop).cloned().unwrap_or(Value::Null);
+            if cls(&v) == 0 || cls(&v) != cls(lit) {
+                *coercion.get_mut(prop).unwrap() += 1;
+                continue;
+            }
+            let o = match (&v, lit) {
+                (Value::String(x), Value::String(y)) => x.cmp(y),
+                (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+                _ => o_num_cmp(&v, lit),
+            };
+            use std::cmp::Ordering::*;
+            let keep = match pf["cmp"].as_str().unwrap() {
+                "eq" => o == Equal,
+                "ne" => o != Equal,
+                "lt" => o == Less,
+                "le" => o != Greater,
+                "gt" => o == Greater,
+                _ => o != Less,
+            };
+            if keep {
+                kept.push(e);
+            }
+        }
+        evs = kept;
+    }
+    // 2.
+    if let Some(ef) = args["endpoint_filter"].as_object() {
+        let uids: Vec<&str> = ef["uids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|u| u.as_str().unwrap())
+            .collect();
+        let role = ef["role"].as_str().unwrap();
+        evs.retain(|e| {
+            let (x, y) = (
+                uids.contains(&e.src.as_str()),
+                uids.contains(&e.dst.as_str()),
+            );
+            (role == "src" && x) || (role == "dst" && y) || (role == "either" && (x || y))
+        });
+    }
+    // 3.
+    if pm == Some("reciprocal") {
+        let all = evs.clone();
+        evs.retain(|e| e.src == e.dst || all.iter().any(|f| f.src == e.dst && f.dst == e.src));
+    }
+    let label_of = |uid: &str, t: i64| -> Option<String> {
+        rows.iter()
+            .find(|r| r.node && r.uid == uid && believed(r, a) && r.vt_s <= t && t < r.vt_e)
+            .map(|r| r.label.clone())
+    };
+    let mut groups: BTreeMap<Vec<OKey>, Vec<&Row>> = BTreeMap::new();
+    if dims.is_empty() {
+        groups.insert(vec![], evs.clone());
+    }
+    for e in &evs {
+        if dims.is_empty() {
+            break;
+        }
+        let (mut s, mut d) = (e.src.clone(), e.dst.clone());
+        if pm.is_some() && d < s {
+            std::mem::swap(&mut s, &mut d);
+        }
+        let key: Vec<OKey> = dims
+            .iter()
+            .map(|dm| {
+                let role_src = dm["role"] == "src";
+                match dm["dim"].as_str().unwrap() {
+                    "time_bucket" => OKey::Int((e.vt_s - t_a) / stride.unwrap()),
+                    "calendar_unit" => {
+                        let local =
+                            e.vt_s + dm["tz_offset_minutes"].as_i64().unwrap_or(0) * 60_000_000;
+                        let day = local.div_euclid(86_400_000_000);
+                        OKey::Int(match dm["unit"].as_str().unwrap() {
+                            "hour_of_day" => local.div_euclid(3_600_000_000).rem_euclid(24),
+                            "day_of_week" => (day + 3).rem_euclid(7),
+                            _ => {
+                                // walk the civil calendar from 1970 (small test ranges)
+                                let (mut y, mut dd) = (1970i64, day);
+                                let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+                                loop {
+                                    let n = if leap(y) { 366 } else { 365 };
+                                    if dd < 0 {
+                                        y -= 1;
+                                        dd += if leap(y) { 366 } else { 365 };
+                                    } else if dd >= n {
+                                        dd -= n;
+                                        y += 1;
+                                    } else {
+                                        break;
+                                    }
+                                }
+                                let ml = [
+                                    31,
+                                    if leap(y) { 29 } else { 28 },
+                                    31,
+                                    30,
+                                    31,
+                                    30,
+                                    31,
+                                    31,
+                                    30,
+                                    31,
+                                    30,
+                                    31,
+                                ];
+                                let mut m = 0;
+                                while dd >= ml[m] {
+                                    dd -= ml[m];
+                                    m += 1;
+                                }
+                                m as i64
+                            }
+                        })
+                    }
+                    "rel_type" => OKey::Str(e.rel.clone()),
+                    "endpoint" => OKey::Str(if role_src { s.clone() } else { d.clone() }),
+                    _ => OKey::Label(label_of(if role_src { &e.src } else { &e.dst }, e.vt_s)),
+                }
+            })
+            .collect();
+        groups.entry(key).or_default().push(e);
+    }
+    const DAYS: [&str; 7] = [
+        "Monday",
+        "Tuesday",
+        "Wednesday",
+        "Thursday",
+        "Friday",
+        "Saturday",
+        "Sunday",
+    ];
+    const MONTHS: [&str; 12] = [
+        "January",
+        "February",
+        "March",
+        "April",
+        "May",
+        "June",
+        "July",
+        "August",
+        "September",
+        "October",
+        "November",
+        "December",
+    ];
+    let mut out = Vec::new();
+    let mut keys = Vec::new();
+    for (key, members) in &groups {
+        let mut row = Map::new();
+        let mut kv = Vec::new();
+        for (dm, k) in dims.iter().zip(key) {
+            let role = dm["role"].as_str().unwrap_or("");
+            let cols: Vec<(String, Value)> = match (dm["dim"].as_str().unwrap(), k) {
+                ("time_bucket", OKey::Int(i)) => {
+                    let lo = t_a + i * stride.unwrap();
+                    vec![
+                        ("t_a".into(), json!(lo)),
+                        ("t_b".into(), json!((lo + stride.unwrap()).min(t_b))),
+                    ]
+                }
+                ("calendar_unit", OKey::Int(i)) => {
+                    let u = dm["unit"].as_str().unwrap();
+                    let v = match u {
+                        "hour_of_day" => json!(i),
+                        "day_of_week" => json!(DAYS[*i as usize]),
+                        _ => json!(MONTHS[*i as usize]),
+                    };
+                    vec![(u.to_string(), v)]
+                }
+                ("rel_type", OKey::Str(x)) => vec![("rel_type".into(), json!(x))],
+                ("endpoint", OKey::Str(x)) => vec![(role.to_string(), json!(x))],
+                (_, OKey::Label(x)) => vec![(format!("{role}_label"), json!(x))],
+                _ => unreachable!(),
+            };
+            for (c, v) in cols {
+                kv.push(v.clone());
+                row.insert(c, v);
+            }
+        }
+        let mut times: Vec<i64> = members.iter().map(|e| e.vt_s).collect();
+        times.sort();
+        for (g, col) in aggs.iter().zip(&cols) {
+            let agg = g["agg"].as_str().unwrap();
+            let of = g["of"].as_str().unwrap_or("");
+            let v = match agg {
+                "count" => json!(members.len()),
+                "count_distinct" => {
+                    let set: BTreeSet<&String> = members
+                        .iter()
+                        .map(|e| if of == "src" { &e.src } else { &e.dst })
+                        .collect();
+                    json!(set.len())
+                }
+                "max_gap" => {
+                    if times.len() < 2 {
+                        Value::Null
+                    } else {
+                        json!((1..times.len())
+                            .map(|i| times[i] - times[i - 1])
+                            .max()
+                            .unwrap())
+                    }
+                }
+                "max_in_window" => {
+                    let s = g["span"].as_i64().unwrap().min(t_b - t_a);
+                    json!(times
+                        .iter()
+                        .map(|&t| times.iter().filter(|&&u| t <= u && u < t + s).count())
+                        .max()
+                        .unwrap_or(0))
+                }
+                "max_session_span" => {
+                    let gp = g["gap"].as_i64().unwrap().min(t_b - t_a);
+                    if times.is_empty() {
+                        Value::Null
+                    } else {
+                        let mut best = 0;
+                        let mut start = 0;
+                        for i in 0..times.len() {
+                            if i > 0 && times[i] - times[i - 1] > gp {
+                                start = i;
+                            }
+                            best = best.max(times[i] - times[start]);
+                        }
+                        json!(best)
+                    }
+                }
+                _ if of == "prop" => {
+                    let p = g["prop"].as_str().unwrap();
+                    let mut vals: Vec<Value> = Vec::new();
+                    for e in members {
+                        match e.props.get(p) {
+                            Some(v) if v.is_number() => vals.push(v.clone()),
+                            _ => *coercion.get_mut(p).unwrap() += 1,
+                        }
+                    }
+                    if vals.is_empty() {
+                        Value::Null
+                    } else if agg == "mean" {
+                        let ints: Option<Vec<i128>> = vals
+                            .iter()
+                            .map(|v| v.as_number().unwrap().as_str().parse::<i128>().ok())
+                            .collect();
+                        let n = vals.len() as i128;
+                        match ints {
+                            Some(is) => {
+                                let s: i128 = is.iter().sum();
+                                if s.rem_euclid(n) == 0 {
+                                    serde_json::from_str(&(s.div_euclid(n)).to_string()).unwrap()
+                                } else {
+                                    json!(o_float_mean(s, n))
+                                }
+                            }
+                            None => {
+                                // every value is a multiple of 1/8 here: the naive sum is exact
+                                let s: f64 = vals.iter().map(|v| v.as_f64().unwrap()).sum();
+                                json!(s / vals.len() as f64)
+                            }
+                        }
+                    } else {
+                        let mut best = vals[0].clone();
+                        for v in &vals[1..] {
+                            let o = o_num_cmp(v, &best);
+                            if (agg == "min" && o.is_lt()) || (agg == "max" && o.is_gt()) {
+                                best = v.clone();
+                            }
+                        }
+                        best
+                    }
+                }
+                _ => {
+                    let vals: Vec<i64> = if of == "vt_s" {
+                        members.iter().map(|e| e.vt_s).collect()
+                    } else {
+                        members
+                            .iter()
+                            .filter(|e| e.vt_e != OPEN_END)
+                            .map(|e| e.vt_e - e.vt_s)
+                            .collect()
+                    };
+                    if vals.is_empty() {
+                        Value::Null
+                    } else {
+                        match agg {
+                            "min" => json!(vals.iter().min().unwrap()),
+                            "max" => json!(vals.iter().max().unwrap()),
+                            _ => json!(o_float_mean(
+                                vals.iter().map(|&v| v as i128).sum(),
+                                vals.len() as i128
+                            )),
+                        }
+                    }
+                }
+            };
+            row.insert(col.clone(), v);
+        }
+        out.push(Value::Object(row));
+        keys.push(Value::Array(kv));
+    }
+    let mut p = Map::new();
+    let off = q.offset()?;
+    let total = out.len();
+    let pg: Vec<Value> = out.into_iter().skip(off).take(q.limit()).collect();
+    let end = off + pg.len();
+    p.insert("rows".into(), Value::Array(pg));
+    p.insert("rows_total".into(), json!(total));
+    p.insert("truncated".into(), json!(end < total));
+    p.insert(
+        "cursor".into(),
+        if end < total {
+            json!(end.to_string())
+        } else {
+            Value::Null
+        },
+    );
+    p.insert("set_digest".into(), json!(oracle_set_digest(&keys)));
+    if !coercion.is_empty() {
+        p.insert("prop_coercion".into(), json!(coercion));
+    }
+    let mut v = Value::Object(p);
+    o_round9_all(&mut v);
+    Ok(v)
+}
+
+/// `round9` of §1.3 from the exact binary value: `m · 2^e · 10^9` rounded half-even.
+fn o_round9(x: f64) -> f64 {
+    if x.abs() >= 9007199254740992.0 || x == 0.0 {
+        return x;
+    }
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let frac = bits & ((1u64 << 52) - 1);
+    let (m, e) = if exp == 0 {
+        (frac, -1074)
+    } else {
+        (frac | (1u64 << 52), exp - 1075)
+    };
+    if e >= 0 {
+        return x;
+    }
+    let k = (-e) as u32;
+    let p = m as u128 * 1_000_000_000u128;
+    let qv = if k >= 128 {
+        0
+    } else {
+        let mut qv = p >> k;
+        let rem = p & ((1u128 << k) - 1);
+        let half = 1u128 << (k - 1);
+        if rem > half || (rem == half && qv % 2 == 1) {
+            qv += 1;
+        }
+        qv
+    };
+    let r: f64 = format!("{qv}e-9").parse().unwrap();
+    if x < 0.0 {
+        -r
+    } else {
+        r
+    }
+}
+
+fn o_round9_all(v: &mut Value) {
+    match v {
+        Value::Number(n) if n.as_str().contains(['.', 'e', 'E']) => {
+            let x: f64 = n.as_str().parse().unwrap();
+            *v = json!(o_round9(x));
+        }
+        Value::Array(a) => a.iter_mut().for_each(o_round9_all),
+        Value::Object(m) => m.values_mut().for_each(o_round9_all),
+        _ => {}
+    }
+}
+
+fn agg_args(r: &mut Rng) -> Value {
+    let mut dims: Vec<Value> = Vec::new();
+    let nd = r.below(3);
+    for _ in 0..nd {
+        let n = 5 + u64::from(r.chance(15));
+        let mut d = match r.below(n) {
+            0 => json!({"dim": "time_bucket"}),
+            1 => {
+                json!({"dim": "calendar_unit", "unit": r.pick(&["hour_of_day", "day_of_week", "month_of_year"]),
+                "tz_offset_minutes": if r.chance(50) { Value::Null } else { json!(r.int(-1440, 1441)) }})
+            }
+            2 => json!({"dim": "rel_type"}),
+            3 => json!({"dim": "endpoint", "role": r.pick(&["src", "dst"])}),
+            4 => json!({"dim": "label", "role": r.pick(&["src", "dst"])}),
+            _ => json!({"dim": r.pick(&["endpoint", "rel_type", "calendar_unit", "label"])}),
+        };
+        if r.chance(4) {
+            d["unit"] = json!("hour_of_day");
+        }
+        if r.chance(4) {
+            d["role"] = json!("src");
+        }
+        dims.push(d);
+    }
+    let pair = r.chance(15);
+    if pair {
+        dims = vec![
+            json!({"dim": "endpoint", "role": "src"}),
+            json!({"dim": "endpoint", "role": "dst"}),
+        ];
+    }
+    let na = r.int(1, 5);
+    let mut aggs: Vec<Value> = (0..na)
+        .map(|_| {
+            let n = if r.chance(80) { 10 } else { 12 };
+            r.below(n)
+        })
+        .collect::<Vec<u64>>()
+        .into_iter()
+        .map(|c| match c {
+            0 | 1 => json!({"agg": "count"}),
+            2 => json!({"agg": "count_distinct", "of": r.pick(&["src", "dst"])}),
+            3 | 4 => json!({"agg": r.pick(&["min", "max", "mean"]), "of": r.pick(&["vt_s", "duration"])}),
+            5 | 6 => json!({"agg": r.pick(&["min", "max", "mean"]), "of": "prop", "prop": r.pick(&["p", "q"])}),
+            7 => json!({"agg": "max_gap"}),
+            8 => json!({"agg": "max_in_window", "span": r.int(1, 30)}),
+            9 => json!({"agg": "max_session_span", "gap": r.int(1, 15)}),
+            10 => json!({"agg": r.pick(&["count", "max_gap", "min", "count_distinct"]), "of": r.pick(&["src", "prop", "vt_s"])}),
+            _ => json!({"agg": r.pick(&["max_in_window", "max_session_span", "mean"]), "span": 3}),
+        })
+        .collect();
+    if r.chance(85) {
+        let mut seen = Vec::new();
+        aggs.retain(|a| {
+            let k = (a["agg"].clone(), a["of"].clone(), a["prop"].clone());
+            let new = !seen.contains(&k);
+            seen.push(k);
+            new
+        });
+    }
+    let t_a = r.int(0, 40);
+    let t_b = if r.chance(3) {
+        t_a
+    } else if r.chance(3) {
+        100_000
+    } else {
+        t_a + r.int(1, 50)
+    };
+    let has_bucket = dims.iter().any(|d| d["dim"] == "time_bucket");
+    let stride = if has_bucket != r.chance(5) {
+        json!(r.int(1, 20))
+    } else {
+        Value::Null
+    };
+    let mut o = json!({"group_by": dims, "aggregates": aggs, "window": {"t_a": t_a, "t_b": t_b}, "stride": stride});
+    o["rel_types"] = if r.chance(70) {
+        Value::Null
+    } else {
+        json!([r.pick(&RELS)])
+    };
+    o["prop_filter"] = if r.chance(70) {
+        Value::Null
+    } else {
+        let v = match r.below(6) {
+            0 => json!(r.below(3)),
+            1 => json!(0.125 * r.below(9) as f64),
+            2 => json!("x"),
+            3 => json!(r.chance(50)),
+            4 => json!(1.0),
+            _ => json!(null),
+        };
+        json!({"prop": r.pick(&["p", "q"]), "cmp": r.pick(&["eq", "ne", "lt", "le", "gt", "ge"]), "value": v})
+    };
+    o["endpoint_filter"] = if r.chance(75) {
+        Value::Null
+    } else {
+        let n = r.int(0, 4);
+        let uids: Vec<&str> = (0..n).map(|_| uid_arg(r)).collect();
+        json!({"role": r.pick(&["src", "dst", "either"]), "uids": uids})
+    };
+    o["pair_mode"] = if pair || r.chance(5) {
+        json!(r.pick(&["undirected", "reciprocal"]))
+    } else {
+        Value::Null
+    };
+    o
+}
+
+// ---------------------------------------------------------------------------------------
+// compute (§21): an independent reference evaluator over plain serde_json values. Its
+// numeric domain is the generator's: ints below 2^72 and floats that are multiples of 1/8
+// (so exact comparisons and exact sums can be done on eighths in i128, and correctly
+// rounded quotients through an exact decimal expansion parsed by the standard library).
+
+fn ce(m: impl Into<String>) -> Value {
+    err("E_INVALID_ARG", m.into(), json!({}))
+}
+
+fn c_int(i: i128) -> Value {
+    serde_json::from_str(&i.to_string()).unwrap()
+}
+
+fn c_is_float(v: &Value) -> bool {
+    v.as_number()
+        .is_some_and(|n| n.as_str().contains(['.', 'e', 'E']))
+}
+
+fn c_i(v: &Value) -> Option<i128> {
+    if c_is_float(v) {
+        None
+    } else {
+        v.as_number().map(|n| n.as_str().parse().unwrap())
+    }
+}
+
+fn c_f(v: &Value) -> f64 {
+    v.as_number().unwrap().as_str().parse().unwrap()
+}
+
+/// A numeric-or-boolean as a JSON number (booleans 1/0), for filter comparisons.
+fn c_numlike(v: &Value) -> Option<Value> {
+    match v {
+        Value::Bool(b) => Some(json!(i32::from(*b))),
+        Value::Number(_) => Some(v.clone()),
+        _ => None,
+    }
+}
+
+fn c_render(v: &Value) -> String {
+    match v {
+        Value::String(s) => format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'")),
+        other => canon(other),
+    }
+}
+
+/// Mixed-order rank: null < boolean < float < int < string.
+fn c_rank(v: &Value) -> u8 {
+    match v {
+        Value::Null => 0,
+        Value::Bool(_) => 1,
+        Value::Number(_) if c_is_float(v) => 2,
+        Value::Number(_) => 3,
+        _ => 4,
+    }
+}
+
+fn c_key_order(a: &Value, b: &Value) -> std::cmp::Ordering {
+    c_rank(a).cmp(&c_rank(b)).then_with(|| match (a, b) {
+        (Value::Bool(x), Value::Bool(y)) => x.cmp(y),
+        (Value::String(x), Value::String(y)) => x.as_bytes().cmp(y.as_bytes()),
+        (Value::Number(_), Value::Number(_)) => o_num_cmp(a, b),
+        _ => std::cmp::Ordering::Equal,
+    })
+}
+
+fn c_key_eq(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(_), Value::Number(_)) => o_num_cmp(a, b).is_eq(),
+        (Value::Null, Value::Null) => true,
+        (Value::Bool(x), Value::Bool(y)) => x == y,
+        (Value::String(x), Value::String(y)) => x == y,
+        _ => false,
+    }
+}
+
+fn c_scalar(v: &Value) -> bool {
+    !(v.is_array() || v.is_object())
+}
+
+fn c_quot(n: &Value, d: &Value) -> Result<Value, Value> {
+    if c_f(d) == 0.0 {
+        return Err(ce("division by zero"));
+    }
+    match (c_i(n), c_i(d)) {
+        (Some(a), Some(b)) => {
+            let mut q = a / b;
+            if a % b != 0 && ((a < 0) != (b < 0)) {
+                q -= 1;
+            }
+            let r = a - q * b;
+            if r == 0 {
+                Ok(c_int(q))
+            } else {
+                let frac = if b < 0 {
+                    dec_ratio(-r, -b)
+                } else {
+                    dec_ratio(r, b)
+                };
+                Ok(json!(q as f64 + frac))
+            }
+        }
+        _ => Ok(json!(c_f(n) / c_f(d))),
+    }
+}
+
+fn c_mean(vals: &[Value]) -> Result<Value, Value> {
+    let n = vals.len() as i128;
+    if vals.iter().all(|v| c_i(v).is_some()) {
+        let s: i128 = vals.iter().map(|v| c_i(v).unwrap()).sum();
+        return c_quot(&c_int(s), &c_int(n));
+    }
+    let s8: i128 = vals
+        .iter()
+        .map(|v| match c_i(v) {
+            // each value converted to binary64 first (exact for these magnitudes)
+            Some(i) => (i as f64) as i128 * 8,
+            None => {
+                let e = c_f(v) * 8.0;
+                assert!(
+                    e.fract() == 0.0,
+                    "oracle domain: floats are multiples of 1/8"
+                );
+                e as i128
+            }
+        })
+        .sum();
+    let fsum = if s8 < 0 {
+        -dec_ratio(-s8, 8)
+    } else {
+        dec_ratio(s8, 8)
+    };
+    Ok(json!(fsum / vals.len() as f64))
+}
+
+fn c_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) if c_is_float(v) => "float",
+        Value::Number(_) => "int",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn c_feq(a: &Value, b: &Value) -> bool {
+    if let (Some(x), Some(y)) = (c_numlike(a), c_numlike(b)) {
+        return o_num_cmp(&x, &y).is_eq();
+    }
+    match (a, b) {
+        (Value::Null, Value::Null) => true,
+        (Value::String(x), Value::String(y)) => x == y,
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(p, q)| c_feq(p, q))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len() && x.iter().all(|(k, p)| y.get(k).is_some_and(|q| c_feq(p, q)))
+        }
+        _ => false,
+    }
+}
+
+fn c_ford(a: &Value, b: &Value) -> Result<std::cmp::Ordering, Value> {
+    if let (Some(x), Some(y)) = (c_numlike(a), c_numlike(b)) {
+        return Ok(o_num_cmp(&x, &y));
+    }
+    match (a, b) {
+        (Value::String(x), Value::String(y)) => Ok(x.cmp(y)),
+        (Value::Array(x), Value::Array(y)) => {
+            let n = x.len().min(y.len());
+            for i in 0..n {
+                if !c_feq(&x[i], &y[i]) {
+                    return c_ford(&x[i], &y[i]);
+                }
+            }
+            Ok(x.len().cmp(&y.len()))
+        }
+        _ => Err(ce(format!("cannot order {} and {}", c_type(a), c_type(b)))),
+    }
+}
+
+fn c_rows_payload(rows: Vec<Value>, limit: usize) -> Value {
+    let total = rows.len();
+    let mut p = Map::new();
+    p.insert("set_digest".into(), json!(oracle_set_digest(&rows)));
+    let pg: Vec<Value> = rows.into_iter().take(limit).collect();
+    let tr = pg.len() < total;
+    p.insert(
+        "cursor".into(),
+        if tr {
+            json!(pg.len().to_string())
+        } else {
+            Value::Null
+        },
+    );
+    p.insert("rows".into(), Value::Array(pg));
+    p.insert("rows_total".into(), json!(total));
+    p.insert("truncated".into(), json!(tr));
+    Value::Object(p)
+}
+
+/// Distinct members by key equality, first occurrence kept, in canonical mixed order.
+fn c_distinct(vals: &[Value]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for v in vals {
+        if !out.iter().any(|o| c_key_eq(o, v)) {
+            out.push(v.clone());
+        }
+    }
+    out.sort_by(c_key_order);
+    out
+}
+
+/// Groups rows by column `g`: (key, members) in canonical key order.
+fn c_groups(input: &[Value], g: &str) -> Result<Vec<(Value, Vec<Value>)>, Value> {
+    let mut groups: Vec<(Value, Vec<Value>)> = Vec::new();
+    for r in input {
+        let Some(k) = r.get(g).filter(|_| r.is_object()) else {
+            return Err(ce(format!("group_by: row without column '{g}'")));
+        };
+        if !c_scalar(k) {
+            return Err(ce("group_by keys must be scalars"));
+        }
+        match groups.iter_mut().find(|x| c_key_eq(&x.0, k)) {
+            Some(x) => x.1.push(r.clone()),
+            None => groups.push((k.clone(), vec![r.clone()])),
+        }
+    }
+    groups.sort_by(|a, b| c_key_order(&a.0, &b.0));
+    Ok(groups)
+}
+
+fn c_reduce(f: &str, rows: &[Value], field: Option<&str>) -> Result<Value, Value> {
+    let mut vals = Vec::new();
+    for r in rows {
+        let v = match field {
+            Some(k) => match r.as_object().and_then(|m| m.get(k)) {
+                Some(v) => v,
+                None => return Err(ce(format!("compute {f}: row has no field '{k}'"))),
+            },
+            None => r,
+        };
+        if !v.is_number() {
+            return Err(ce(format!(
+                "compute {f} needs numeric values, got {}",
+                c_render(v)
+            )));
+        }
+        vals.push(v.clone());
+    }
+    if vals.is_empty() {
+        return if f == "sum" {
+            Ok(json!(0))
+        } else {
+            Err(ce("empty input"))
+        };
+    }
+    match f {
+        "sum" => {
+            let mut acc = json!(0);
+            for v in &vals {
+                acc = match (c_i(&acc), c_i(v)) {
+                    (Some(a), Some(b)) => c_int(a + b),
+                    _ => json!(c_f(&acc) + c_f(v)),
+                };
+            }
+            Ok(acc)
+        }
+        "min" | "max" => {
+            let mut best = vals[0].clone();
+            for v in &vals[1..] {
+                let o = o_num_cmp(v, &best);
+                if (f == "min" && o.is_lt()) || (f == "max" && o.is_gt()) {
+                    best = v.clone();
+                }
+            }
+            Ok(best)
+        }
+        "mean" => c_mean(&vals),
+        _ => {
+            let mut s = vals.clone();
+            s.sort_by(o_num_cmp);
+            let n = s.len();
+            if n % 2 == 1 {
+                Ok(s[n / 2].clone())
+            } else {
+                c_mean(&s[n / 2 - 1..n / 2 + 1])
+            }
+        }
+    }
+}
+
+/// `floor(n · P / 100)` and whether it was exact, from pct's canonical decimal text, by
+/// decimal string arithmetic.
+fn c_pct_floor(n: usize, pct: &Value) -> (u128, bool) {
+    let t = canon(pct);
+    let (mant, e) = match t.find('e') {
+        Some(i) => (&t[..i], t[i + 1..].parse::<i64>().unwrap()),
+        None => (t.as_str(), 0),
+    };
+    let (ip, fp) = mant.split_once('.').unwrap_or((mant, ""));
+    let d: u128 = format!("{ip}{fp}").parse().unwrap();
+    // P = d · 10^(e − len(fp)); n·P/100 = n·d · 10^(e − len(fp) − 2)
+    let shift = e - fp.len() as i64 - 2;
+    let prod = (n as u128 * d).to_string();
+    if shift >= 0 {
+        return ((prod + &"0".repeat(shift as usize)).parse().unwrap(), true);
+    }
+    let cut = (-shift) as usize;
+    let padded = format!("{}{}", "0".repeat(cut), prod);
+    let (int, frac) = padded.split_at(padded.len() - cut);
+    (int.parse().unwrap_or(0), frac.bytes().all(|b| b == b'0'))
+}
+
+fn o_compute(args: &Value) -> Result<Value, Value> {
+    let a = |k: &str| args.get(k).filter(|v| !v.is_null());
+    let s = |k: &str| a(k).and_then(Value::as_str);
+    let f = args["fn"].as_str().unwrap();
+    let limit = args["limit"].as_u64().unwrap_or(100) as usize;
+    let gb = s("group_by");
+    if gb.is_some() && !["count", "sum", "min", "max", "mean", "median", "topk"].contains(&f) {
+        return Err(ce(
+            "group_by is only supported for count, sum, min, max, mean, median, topk",
+        ));
+    }
+    let scalar = |v: Value| json!({"value": v, "truncated": false});
+    let res: Value = match f {
+        "interval_relation" => {
+            let iv = |k: &str| {
+                a(k).map(|o| (c_i(&o["start"]).unwrap(), c_i(&o["end"]).unwrap()))
+                    .filter(|(x, y)| x < y)
+            };
+            let (Some((as_, ae)), Some((bs, be))) = (iv("a"), iv("b")) else {
+                return Err(ce("interval_relation requires a and b with start < end"));
+            };
+            let rel = if ae < bs {
+                "before"
+            } else if ae == bs {
+                "meets"
+            } else if be < as_ {
+                "after"
+            } else if be == as_ {
+                "met_by"
+            } else if (as_, ae) == (bs, be) {
+                "equals"
+            } else if as_ == bs {
+                ["started_by", "starts"][usize::from(ae < be)]
+            } else if ae == be {
+                ["finished_by", "finishes"][usize::from(as_ > bs)]
+            } else if bs < as_ && ae < be {
+                "during"
+            } else if as_ < bs && be < ae {
+                "contains"
+            } else {
+                ["overlapped_by", "overlaps"][usize::from(as_ < bs)]
+            };
+            scalar(json!(rel))
+        }
+        "derive" => {
+            let ok = a("input").is_some()
+                && s("field").is_some()
+                && s("op").is_some()
+                && s("into").is_some()
+                && (a("field2").is_some() ^ a("value").is_some());
+            if !ok {
+                return Err(ce(
+                    "derive requires input, field, op, into and exactly one of field2 or value",
+                ));
+            }
+            let (field, op, into) = (s("field").unwrap(), s("op").unwrap(), s("into").unwrap());
+            let mut out = Vec::new();
+            for row in a("input").unwrap().as_array().unwrap() {
+                let Some(m) = row.as_object() else {
+                    return Err(ce("derive rows must be objects"));
+                };
+                if m.contains_key(into) {
+                    return Err(ce(format!("derive: column '{into}' already exists")));
+                }
+                let Some(l) = m.get(field) else {
+                    return Err(ce(format!("derive: row has no field '{field}'")));
+                };
+                let r = match s("field2") {
+                    Some(f2) => match m.get(f2) {
+                        Some(r) => r.clone(),
+                        None => return Err(ce(format!("derive: row has no field '{f2}'"))),
+                    },
+                    None => a("value").unwrap().clone(),
+                };
+                let v = if op == "concat" {
+                    let rd = |v: &Value| match v {
+                        Value::String(x) => x.clone(),
+                        Value::Null => "None".into(),
+                        Value::Bool(true) => "True".into(),
+                        Value::Bool(false) => "False".into(),
+                        other => canon(other),
+                    };
+                    json!(format!("{}|{}", rd(l), rd(&r)))
+                } else {
+                    if !(l.is_number() && r.is_number()) {
+                        return Err(ce(format!("derive {op} needs numbers")));
+                    }
+                    match op {
+                        "div" => c_quot(l, &r)?,
+                        "floordiv" => match (c_i(l), c_i(&r)) {
+                            (Some(x), Some(y)) => {
+                                if y == 0 {
+                                    return Err(ce("division by zero"));
+                                }
+                                // floor(x / y): the largest q with q·y <= x (y > 0) / >= x (y < 0)
+                                let mut q = x / y;
+                                while (y > 0 && q * y > x) || (y < 0 && q * y < x) {
+                                    q -= 1;
+                                }
+                                c_int(q)
+                            }
+                            _ => {
+                                let (x, w) = (c_f(l), c_f(&r));
+                                if w == 0.0 {
+                                    return Err(ce("division by zero"));
+                                }
+                                let m = x % w;
+                                let mut d = (x - m) / w;
+                                if m != 0.0 && ((w < 0.0) != (m < 0.0)) {
+                                    d -= 1.0;
+                                }
+                                let fl = if d != 0.0 {
+                                    let mut fl = d.floor();
+                                    if d - fl > 0.5 {
+                                        fl += 1.0;
+                                    }
+                                    fl
+                                } else {
+                                    0.0f64.copysign(x / w)
+                                };
+                                json!(fl)
+                            }
+                        },
+                        _ => match (c_i(l), c_i(&r)) {
+                            (Some(x), Some(y)) => {
+                                let v = match op {
+                                    "add" => x.checked_add(y),
+                                    "sub" => x.checked_sub(y),
+                                    _ => x.checked_mul(y),
+                                };
+                                match v {
+                                    Some(v) => c_int(v),
+                                    None => return Err(ce("integer out of supported range")),
+                                }
+                            }
+                            _ => {
+                                let (x, y) = (c_f(l), c_f(&r));
+                                json!(match op {
+                                    "add" => x + y,
+                                    "sub" => x - y,
+                                    _ => x * y,
+                                })
+                            }
+                        },
+                    }
+                };
+                let mut m = m.clone();
+                m.insert(into.to_string(), v);
+                out.push(Value::Object(m));
+            }
+            c_rows_payload(out, limit)
+        }
+        "join" => {
+            let (Some(input), Some(other), Some(on)) = (a("input"), a("other"), s("on")) else {
+                return Err(ce("join requires input, other and on"));
+            };
+            let (input, other) = (input.as_array().unwrap(), other.as_array().unwrap());
+            let oon = s("other_on").unwrap_or(on);
+            let check = |rows: &Vec<Value>, k: &str, side: &str| -> Result<(), Value> {
+                for r in rows {
+                    match r.as_object().and_then(|m| m.get(k)) {
+                        None => return Err(ce(format!("join: {side} row without key '{k}'"))),
+                        Some(x) if !c_scalar(x) => return Err(ce("join keys must be scalars")),
+                        _ => {}
+                    }
+                }
+                for (i, r) in rows.iter().enumerate() {
+                    if rows[..i].iter().any(|p| c_key_eq(&p[k], &r[k])) {
+                        return Err(ce(format!(
+                            "join: duplicate key {} in {side}",
+                            c_render(&r[k])
+                        )));
+                    }
+                }
+                Ok(())
+            };
+            check(other, oon, "other")?;
+            check(input, on, "input")?;
+            let prefix = args["other_prefix"].as_str().unwrap_or("r_");
+            let mut cols: BTreeSet<String> = other
+                .iter()
+                .flat_map(|r| r.as_object().unwrap().keys().cloned())
+                .collect();
+            cols.insert(oon.to_string());
+            let mut left: Vec<&Value> = input.iter().collect();
+            left.sort_by(|x, y| c_key_order(&x[on], &y[on]));
+            let mut out = Vec::new();
+            for l in left {
+                let mut m = l.as_object().unwrap().clone();
+                let add: Vec<(String, Value)> =
+                    match other.iter().find(|o| c_key_eq(&o[oon], &l[on])) {
+                        Some(o) => o
+                            .as_object()
+                            .unwrap()
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect(),
+                        None if args["how"] == "left" => cols
+                            .iter()
+                            .map(|c| (c.clone(), args["fill"].clone()))
+                            .collect(),
+                        None => continue,
+                    };
+                for (c, v) in add {
+                    let name = format!("{prefix}{c}");
+                    if m.contains_key(&name) {
+                        return Err(ce(format!("join: column '{name}' already exists in input")));
+                    }
+                    m.insert(name, v);
+                }
+                out.push(Value::Object(m));
+            }
+            c_rows_payload(out, limit)
+        }
+        "intersect" | "difference" | "union" => {
+            let (Some(input), Some(other)) = (a("input"), a("other")) else {
+                return Err(ce(format!("{f} requires input and other")));
+            };
+            let proj = |rows: &Value, fld: Option<&str>| -> Result<Vec<Value>, Value> {
+                let mut out = Vec::new();
+                for r in rows.as_array().unwrap() {
+                    let m = match fld {
+                        None => r.clone(),
+                        Some(k) => match r.as_object().and_then(|o| o.get(k)) {
+                            Some(x) => x.clone(),
+                            None => return Err(ce(format!("{f}: row has no field '{k}'"))),
+                        },
+                    };
+                    if !c_scalar(&m) {
+                        return Err(ce("set members must be scalars"));
+                    }
+                    out.push(m);
+                }
+                Ok(out)
+            };
+            let xs = proj(input, s("field"))?;
+            let ys = proj(other, s("other_field").or(s("field")))?;
+            let members: Vec<Value> = match f {
+                "union" => xs.iter().chain(&ys).cloned().collect(),
+                "intersect" => xs
+                    .iter()
+                    .filter(|x| ys.iter().any(|y| c_key_eq(x, y)))
+                    .cloned()
+                    .collect(),
+                _ => xs
+                    .iter()
+                    .filter(|x| !ys.iter().any(|y| c_key_eq(x, y)))
+                    .cloned()
+                    .collect(),
+            };
+            c_rows_payload(c_distinct(&members), limit)
+        }
+        "ratio" | "diff" | "percent" => {
+            let (Some(x), Some(y)) = (a("x"), a("y")) else {
+                return Err(ce(format!("{f} requires x and y")));
+            };
+            scalar(match f {
+                "ratio" => c_quot(x, y)?,
+                "diff" => match (c_i(x), c_i(y)) {
+                    (Some(p), Some(q)) => c_int(p - q),
+                    _ => json!(c_f(x) - c_f(y)),
+                },
+                _ => {
+                    let hx = match c_i(x) {
+                        Some(p) => c_int(p * 100),
+                        None => json!(100.0 * c_f(x)),
+                    };
+                    c_quot(&hx, y)?
+                }
+            })
+        }
+        _ => {
+            let Some(input) = a("input") else {
+                return Err(ce(format!("compute fn={f} requires input")));
+            };
+            let input = input.as_array().unwrap();
+            let field = s("field");
+            match (f, gb) {
+                ("topk", _) => {
+                    if a("k").is_some() == a("pct").is_some() {
+                        return Err(ce("topk takes exactly one of k or pct"));
+                    }
+                    let Some(field) = field else {
+                        return Err(ce("topk requires field"));
+                    };
+                    let groups: Vec<Vec<Value>> = match gb {
+                        Some(g) => c_groups(input, g)?.into_iter().map(|x| x.1).collect(),
+                        None => vec![input.clone()],
+                    };
+                    let mut out = Vec::new();
+                    for mut g in groups {
+                        let num = |r: &Value| -> Value {
+                            match r.as_object().and_then(|m| m.get(field)) {
+                                Some(Value::Bool(b)) => json!(i32::from(*b)),
+                                Some(v @ Value::Number(_)) => v.clone(),
+                                _ => json!(0),
+                            }
+                        };
+                        g.sort_by(|x, y| {
+                            o_num_cmp(&num(y), &num(x)).then_with(|| canon(x).cmp(&canon(y)))
+                        });
+                        let n = g.len();
+                        let top = args["side"].as_str().unwrap_or("top") == "top";
+                        let (lo, hi) = match a("k") {
+                            Some(k) => {
+                                let k = k.as_u64().unwrap() as usize;
+                                if top {
+                                    (0, k.min(n))
+                                } else {
+                                    (n.saturating_sub(k), n)
+                                }
+                            }
+                            None => {
+                                let (fl, exact) = c_pct_floor(n, a("pct").unwrap());
+                                if top {
+                                    let c = fl as usize + usize::from(!exact);
+                                    (0, c.min(n))
+                                } else {
+                                    (n - fl as usize, n)
+                                }
+                            }
+                        };
+                        out.extend(g[lo..hi].iter().cloned());
+                    }
+                    c_rows_payload(out, limit)
+                }
+                (_, Some(g)) => {
+                    let groups = c_groups(input, g)?;
+                    if f != "count" && field.is_none() {
+                        return Err(ce(format!("compute fn={f} with group_by requires field")));
+                    }
+                    let mut out = Vec::new();
+                    for (k, members) in groups {
+                        let v = if f == "count" {
+                            json!(members.len())
+                        } else {
+                            c_reduce(f, &members, field)?
+                        };
+                        let mut m = Map::new();
+                        m.insert(g.to_string(), k);
+                        m.insert(f.to_string(), v);
+                        out.push(Value::Object(m));
+                    }
+                    c_rows_payload(out, limit)
+                }
+                ("count", None) => scalar(json!(input.len())),
+                ("filter", None) => {
+                    let Some(cmp) = s("cmp") else {
+                        return Err(ce("filter requires cmp"));
+                    };
+                    if a("field2").is_some() && a("value").is_some() {
+                        return Err(ce("filter takes field2 or value, not both"));
+                    }
+                    let col = |r: &Value, k: &str| {
+                        r.as_object()
+                            .and_then(|m| m.get(k))
+                            .cloned()
+                            .unwrap_or(Value::Null)
+                    };
+                    let mut out = Vec::new();
+                    for r in input {
+                        let x = field.map_or_else(|| r.clone(), |k| col(r, k));
+                        let v = match s("field2") {
+                            Some(k) => col(r, k),
+                            None => args["value"].clone(),
+                        };
+                        let keep = match cmp {
+                            "is_null" => x.is_null(),
+                            "not_null" => !x.is_null(),
+                            "contains" => match (&x, &v) {
+                                (Value::String(p), Value::String(q)) => p.contains(q.as_str()),
+                                (Value::Array(p), _) => p.iter().any(|e| c_feq(e, &v)),
+                                _ => false,
+                            },
+                            _ => {
+                                if x.is_null() || v.is_null() {
+                                    return Err(ce("cannot compare a null; use is_null/not_null"));
+                                }
+                                match cmp {
+                                    "eq" => c_feq(&x, &v),
+                                    "ne" => !c_feq(&x, &v),
+                                    "lt" => c_ford(&x, &v)?.is_lt(),
+                                    "le" => c_ford(&x, &v)?.is_le(),
+                                    "gt" => c_ford(&x, &v)?.is_gt(),
+                                    _ => c_ford(&x, &v)?.is_ge(),
+                                }
+                            }
+                        };
+                        if keep {
+                            out.push(r.clone());
+                        }
+                    }
+                    c_rows_payload(out, limit)
+                }
+                _ => scalar(c_reduce(f, input, field)?),
+            }
+        }
+    };
+    let mut res = res;
+    o_round9_all(&mut res);
+    Ok(res)
+}
+
+fn c_num(r: &mut Rng) -> Value {
+    match r.below(20) {
+        0..=11 => json!(r.int(-6, 7)),
+        12..=16 => json!(r.int(-40, 41) as f64 / 8.0),
+        17 | 18 => c_int((1i128 << 62) * if r.chance(50) { 1 } else { -1 } + r.int(-3, 4) as i128),
+        _ => c_int((1i128 << 69) + r.int(0, 5) as i128),
+    }
+}
+
+fn c_scalar_v(r: &mut Rng) -> Value {
+    match r.below(10) {
+        0..=4 => c_num(r),
+        5 => json!(r.chance(50)),
+        6 => Value::Null,
+        _ => json!(r.pick(&["a", "b", "u0", "é", "", "it's"])),
+    }
+}
+
+fn c_value(r: &mut Rng) -> Value {
+    match r.below(12) {
+        0 => {
+            let n = r.int(0, 3);
+            Value::Array((0..n).map(|_| c_scalar_v(r)).collect())
+        }
+        1 => json!({"x": c_scalar_v(r)}),
+        _ => c_scalar_v(r),
+    }
+}
+
+fn c_row(r: &mut Rng, numeric: bool) -> Value {
+    if r.chance(3) {
+        return c_value(r);
+    }
+    let mut m = Map::new();
+    for k in ["v", "w", "g", "s"] {
+        if r.chance(if k == "s" { 40 } else { 90 }) {
+            let v = match k {
+                "v" | "w" if numeric && r.chance(93) => c_num(r),
+                "g" => [
+                    json!(1),
+                    json!(1.0),
+                    json!("a"),
+                    json!("b"),
+                    json!(true),
+                    Value::Null,
+                    json!(2),
+                    json!(0.5),
+                ][r.below(8) as usize]
+                    .clone(),
+                _ => c_value(r),
+            };
+            m.insert(k.to_string(), v);
+        }
+    }
+    Value::Object(m)
+}
+
+fn compute_args(r: &mut Rng) -> Value {
+    let fns = [
+        "count",
+        "sum",
+        "min",
+        "max",
+        "mean",
+        "median",
+        "topk",
+        "filter",
+        "ratio",
+        "diff",
+        "percent",
+        "intersect",
+        "difference",
+        "union",
+        "derive",
+        "join",
+        "interval_relation",
+    ];
+    let f = fns[r.below(fns.len() as u64) as usize];
+    let mut o = json!({"fn": f});
+    let n = r.int(0, 9);
+    let numeric = r.chance(85);
+    let rows: Vec<Value> = (0..n).map(|_| c_row(r, numeric)).collect();
+    match f {
+        "count" | "sum" | "min" | "max" | "mean" | "median" => {
+            if r.chance(40) {
+                o["input"] = Value::Array(
+                    (0..n)
+                        .map(|_| if r.chance(95) { c_num(r) } else { c_value(r) })
+                        .collect(),
+                );
+            } else {
+                o["input"] = json!(rows);
+                o["field"] = json!(if r.chance(90) { "v" } else { "zz" });
+                if r.chance(30) {
+                    o["group_by"] = json!("g");
+                }
+                if r.chance(5) {
+                    o["field"] = Value::Null;
+                }
+            }
+            if r.chance(4) {
+                o["input"] = Value::Null;
+            }
+        }
+        "topk" => {
+            o["input"] = json!(rows);
+            o["field"] = json!(r.pick(&["v", "v", "v", "s", "g"]));
+            if r.chance(50) {
+                o["k"] = json!(r.int(1, 8));
+            } else {
+                let pcts = [
+                    json!(28),
+                    json!(50),
+                    json!(40),
+                    json!(60),
+                    json!(12.5),
+                    json!(33.3),
+                    json!(100),
+                    json!(0.5),
+                    json!(99.9),
+                    json!(1e-20),
+                    json!(28.0),
+                    json!(1.0),
+                    json!(0.1),
+                    json!(66.66666666666667),
+                ];
+                o["pct"] = pcts[r.below(pcts.len() as u64) as usize].clone();
+            }
+            if r.chance(5) {
+                o["k"] = json!(2);
+            }
+            if r.chance(3) {
+                o["field"] = Value::Null;
+            }
+            o["side"] = json!(r.pick(&["top", "bottom"]));
+            if r.chance(25) {
+                o["group_by"] = json!("g");
+            }
+        }
+        "filter" => {
+            if r.chance(30) {
+                o["input"] = Value::Array((0..n).map(|_| c_value(r)).collect());
+            } else {
+                o["input"] = json!(rows);
+                o["field"] = json!(r.pick(&["v", "s", "w", "zz"]));
+            }
+            o["cmp"] =
+                json!(r.pick(&[
+                    "eq", "ne", "lt", "le", "gt", "ge", "contains", "is_null", "not_null"
+                ]));
+            if r.chance(3) {
+                o["cmp"] = Value::Null;
+            }
+            if r.chance(25) {
+                o["field2"] = json!("w");
+            } else {
+                o["value"] = c_value(r);
+            }
+            if r.chance(3) {
+                o["value"] = json!(1);
+                o["field2"] = json!("w");
+            }
+        }
+        "ratio" | "diff" | "percent" => {
+            o["x"] = c_num(r);
+            o["y"] = if r.chance(10) { json!(0) } else { c_num(r) };
+            if r.chance(5) {
+                o["y"] = Value::Null;
+            }
+        }
+        "intersect" | "difference" | "union" => {
+            let m = r.int(0, 8);
+            if r.chance(50) {
+                o["input"] = Value::Array((0..n).map(|_| c_scalar_v(r)).collect());
+                o["other"] = Value::Array((0..m).map(|_| c_scalar_v(r)).collect());
+            } else {
+                o["input"] = json!(rows);
+                o["other"] = Value::Array((0..m).map(|_| c_row(r, true)).collect());
+                o["field"] = json!("g");
+                if r.chance(30) {
+                    o["other_field"] = json!("v");
+                }
+            }
+            if r.chance(5) {
+                o["input"] = Value::Array(vec![json!([1])]);
+            }
+            if r.chance(4) {
+                o["other"] = Value::Null;
+            }
+        }
+        "derive" => {
+            o["input"] = json!(rows);
+            o["field"] = json!("v");
+            o["op"] = json!(r.pick(&["add", "sub", "mul", "div", "floordiv", "concat"]));
+            o["into"] = json!(if r.chance(95) { "z" } else { "w" });
+            if r.chance(40) {
+                o["field2"] = json!("w");
+            } else {
+                o["value"] = if r.chance(80) { c_num(r) } else { c_value(r) };
+            }
+            if r.chance(4) {
+                o["op"] = Value::Null;
+            }
+        }
+        "join" => {
+            let keys = [
+                json!(1),
+                json!(1.0),
+                json!("a"),
+                json!("b"),
+                json!(true),
+                Value::Null,
+                json!(2),
+                json!(0.5),
+                json!("c"),
+            ];
+            let pick_rows = |r: &mut Rng, k: &str, n: i64| -> Vec<Value> {
+                let mut used: Vec<Value> = Vec::new();
+                let mut out = Vec::new();
+                for _ in 0..n {
+                    let key = keys[r.below(keys.len() as u64) as usize].clone();
+                    if r.chance(90) && used.iter().any(|u| c_key_eq(u, &key)) {
+                        continue;
+                    }
+                    used.push(key.clone());
+                    let mut row = json!({k: key, "v": c_num(r)});
+                    if r.chance(30) {
+                        row["r_v"] = json!(1);
+                    }
+                    if r.chance(30) {
+                        row["w"] = c_value(r);
+                    }
+                    out.push(row);
+                }
+                out
+            };
+            let on_other = if r.chance(50) { "k2" } else { "k" };
+            let m = r.int(0, 7);
+            o["input"] = json!(pick_rows(r, "k", n));
+            o["other"] = json!(pick_rows(r, on_other, m));
+            o["on"] = json!("k");
+            o["other_on"] = if on_other == "k2" {
+                json!("k2")
+            } else if r.chance(50) {
+                json!("k")
+            } else {
+                Value::Null
+            };
+            o["how"] = json!(r.pick(&["inner", "left"]));
+            o["fill"] = c_value(r);
+            if r.chance(40) {
+                o["other_prefix"] = json!(r.pick(&["r_", "x_", "é"]));
+            }
+            if r.chance(5) {
+                o["on"] = Value::Null;
+            }
+        }
+        _ => {
+            let iv = |r: &mut Rng| {
+                if r.chance(8) {
+                    Value::Null
+                } else {
+                    let s = r.int(0, 10);
+                    json!({"start": s, "end": if r.chance(8) { s } else { s + r.int(1, 8) }})
+                }
+            };
+            o["a"] = iv(r);
+            o["b"] = iv(r);
+        }
+    }
+    if r.chance(8) && f != "topk" {
+        o["group_by"] = json!("g");
+    }
+    o["limit"] = json!(if r.chance(40) { r.int(1, 6) } else { 100 });
+    o
+}
+
+#[test]
+fn compute_matches_its_oracle() {
+    let mut r = Rng(0x636f_6d70);
+    let (_d, s) = new_store();
+    let mut per_fn: BTreeMap<String, (usize, usize)> = BTreeMap::new();
+    for case in 0..4000 {
+        let args = compute_args(&mut r);
+        let got = call(&s, "compute", args.clone());
+        let got = if got.get("error").is_some() {
+            got
+        } else {
+            payload(&got)
+        };
+        let want = o_compute(&args).unwrap_or_else(|e| e);
+        assert_eq!(canon(&got), canon(&want), "case {case}: compute {args}");
+        let c = per_fn
+            .entry(args["fn"].as_str().unwrap().to_string())
+            .or_default();
+        c.0 += 1;
+        if got.get("error").is_none() {
+            c.1 += 1;
+        }
+    }
+    let (n, ok): (usize, usize) = per_fn.values().fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+    assert!(
+        n >= 500 && ok >= n / 2,
+        "{n} cases, {ok} successful: {per_fn:?}"
+    );
+    for (f, (n, ok)) in &per_fn {
+        assert!(*ok >= 40, "{f}: only {ok} successful cases of {n}");
+    }
+}
+
+/// aggregate_events groups fixed-size chunks of events in parallel and merges them in chunk
+/// order: the envelope must not depend on the rayon thread count (several chunks here).
+#[test]
+fn aggregate_events_is_independent_of_the_thread_count() {
+    let (_d, mut s) = new_store();
+    let mut r = Rng(0x0061_6767);
+    let nodes: Vec<Value> = (0..40)
+        .map(|i| json!({"op": "assert_node", "uid": format!("n{i}"), "label": if i % 3 == 0 { "L" } else { "M" },
+            "vt_s": 0, "vt_e": if i % 4 == 0 { json!(400_000) } else { json!(OPEN_END) }}))
+        .collect();
+    s.write_at(1, ops(nodes)).unwrap();
+    for b in 0..3 {
+        let events: Vec<Value> = (0..40_000)
+            .map(|_| {
+                let t = r.int(0, 1_000_000);
+                let mut ev = json!({"src": format!("n{}", r.below(50)), "dst": format!("n{}", r.below(50)),
+                    "rel_type": r.pick(&["R", "S", "T"]), "vt_s": t});
+                if r.chance(30) {
+                    ev["vt_e"] = json!(t + r.int(1, 5000));
+                }
+                if r.chance(50) {
+                    ev["props"] = if r.chance(50) { json!({"w": r.int(0, 9)}) } else { json!({"w": 0.25 * r.int(0, 9) as f64}) };
+                }
+                ev
+            })
+            .collect();
+        s.write_at(
+            2 + b,
+            ops(vec![json!({"op": "ingest_events", "events": events})]),
+        )
+        .unwrap();
+    }
+    let w = json!({"t_a": 1000, "t_b": 990_000});
+    let pair = json!([{"dim": "endpoint", "role": "src"}, {"dim": "endpoint", "role": "dst"}]);
+    let calls = [
+        json!({"group_by": [{"dim": "rel_type"}, {"dim": "time_bucket"}], "stride": 9890, "limit": 1000, "window": w,
+            "aggregates": [{"agg": "count"}, {"agg": "count_distinct", "of": "dst"}]}),
+        json!({"group_by": pair, "pair_mode": "undirected", "window": w, "limit": 10000,
+            "aggregates": [{"agg": "count_distinct", "of": "src"}, {"agg": "mean", "of": "vt_s"}, {"agg": "max_gap"}, {"agg": "max", "of": "prop", "prop": "w"}]}),
+        json!({"group_by": pair, "pair_mode": "reciprocal", "window": w, "rel_types": ["R", "S"],
+            "aggregates": [{"agg": "count"}, {"agg": "max_in_window", "span": 20_000}, {"agg": "max_session_span", "gap": 300}]}),
+        json!({"group_by": [{"dim": "label", "role": "src"}, {"dim": "calendar_unit", "unit": "hour_of_day", "tz_offset_minutes": -90}],
+            "window": w, "aggregates": [{"agg": "mean", "of": "duration"}, {"agg": "min", "of": "prop", "prop": "w"}, {"agg": "mean", "of": "prop", "prop": "w"}]}),
+        json!({"group_by": [], "window": w, "prop_filter": {"prop": "w", "cmp": "ge", "value": 1},
+            "endpoint_filter": {"role": "either", "uids": ["n1", "n2", "n3", "zz"]},
+            "aggregates": [{"agg": "count"}, {"agg": "mean", "of": "prop", "prop": "w"}, {"agg": "max", "of": "duration"}, {"agg": "max_gap"}]}),
+    ];
+    // The chunked, merged grouping equals the brute-force oracle at this size too (calls
+    // whose oracle stays sub-quadratic: no reciprocal pairs, labels or max_in_window).
+    let rows = plain_rows(&s);
+    for i in [0, 1, 4] {
+        let got = payload(&call(&s, "aggregate_events", calls[i].clone()));
+        let want = o_aggregate(&rows, &calls[i]).unwrap_or_else(|e| e);
+        assert_eq!(canon(&got), canon(&want), "{}", calls[i]);
+    }
+    for args in calls {
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let snap = s.snapshot();
+            pool.install(|| {
+                let env = tgms_operators::call_operator(
+                    snap,
+                    "aggregate_events",
+                    &args,
+                    &tgms_operators::CallOptions::default(),
+                )
+                .unwrap_or_else(|e| e.payload());
+                canon(&env)
+            })
+        };
+        let one = run(1);
+        assert!(!one.contains("\"error\""), "{args} → {one}");
+        assert!(one.contains("\"rows_total\""));
+        for n in [2, 4] {
+            assert_eq!(run(n), one, "{args}: {n} threads differ from 1");
         }
     }
 }

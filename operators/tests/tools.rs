@@ -146,6 +146,8 @@ fn output_field_lists_of_the_spec() {
         ("burst_detection", "rows, rows_total, truncated, cursor, set_digest, n_buckets"),
         ("neighborhood_evolution", "neighbors_gained, neighbors_gained_total, neighbors_gained_set_digest, neighbors_lost, neighbors_lost_total, neighbors_lost_set_digest, degree_series, stride, truncated"),
         ("resolve_entities", "rows, rows_total, truncated, cursor, set_digest"),
+        ("compute", "value, rows, rows_total, truncated, cursor, set_digest"),
+        ("aggregate_events", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
     ];
     for (op, fields) in want {
         let spec = tgms_operators::lookup(op).unwrap();
@@ -166,6 +168,10 @@ fn output_field_lists_of_the_spec() {
     assert_eq!(paths("neighborhood_evolution"), serde_json::json!(["uid"]));
     assert_eq!(paths("graph_metric_timeseries"), serde_json::json!([]));
     assert_eq!(paths("resolve_entities"), serde_json::json!([]));
+    assert_eq!(
+        paths("aggregate_events"),
+        serde_json::json!(["endpoint_filter.uids[*]"])
+    );
     // §6.3 uid-keyed lists.
     let keyed = |op: &str, l: &str| c["operators"][op]["lists"][l]["uid_keyed"].clone();
     assert_eq!(keyed("snapshot_subgraph", "nodes"), true);
@@ -225,6 +231,20 @@ fn payloads_conform_to_their_declared_contracts() {
             serde_json::json!({"uid": "a", "t1": 5, "t2": 15}),
         ),
         ("resolve_entities", serde_json::json!({"query": "A"})),
+        (
+            "compute",
+            serde_json::json!({"fn": "mean", "input": [1, 2]}),
+        ),
+        (
+            "compute",
+            serde_json::json!({"fn": "union", "input": [1], "other": ["a"]}),
+        ),
+        (
+            "aggregate_events",
+            serde_json::json!({"group_by": [{"dim": "time_bucket"}, {"dim": "label", "role": "src"}],
+                "aggregates": [{"agg": "count"}, {"agg": "max", "of": "prop", "prop": "w"}],
+                "window": {"t_a": 0, "t_b": 100}, "stride": 10}),
+        ),
     ];
     for (name, args) in calls {
         let env =

@@ -487,3 +487,276 @@ fn tv8_resolve_entities_finds_edge_created_nodes() {
         json!([{"uid": "c", "label": "Node", "name": null, "match": 0}])
     );
 }
+
+// ---------------------------------------------------------------------------------------
+// TV11 (compute) and TV15 (aggregate_events).
+
+/// The canonical payload of one `compute` call (or its error payload).
+fn compute(args: Value) -> String {
+    let (_d, s) = new_store();
+    let env = call(&s, "compute", args);
+    if env.get("error").is_some() {
+        canon(&env)
+    } else {
+        canon(&payload(&env))
+    }
+}
+
+fn cvalue(args: Value) -> String {
+    let (_d, s) = new_store();
+    let env = call(&s, "compute", args.clone());
+    assert!(env.get("error").is_none(), "{args} → {env}");
+    canon(&env["value"])
+}
+
+fn crows(args: Value) -> Value {
+    let (_d, s) = new_store();
+    let env = call(&s, "compute", args.clone());
+    assert!(env.get("error").is_none(), "{args} → {env}");
+    env["rows"].clone()
+}
+
+#[test]
+fn tv11_compute_arithmetic() {
+    let p62 = 4611686018427387904i64;
+    let mean = |v: Value| cvalue(json!({"fn": "mean", "input": v}));
+    assert_eq!(mean(json!([1, 2, 3])), "2");
+    assert_eq!(mean(json!([1, 2])), "1.5");
+    assert_eq!(mean(json!([-1, -2])), "-1.5");
+    assert_eq!(mean(json!([1.5, 2.5])), "2.0");
+    assert_eq!(mean(json!([1, 2.0])), "1.5");
+    assert_eq!(mean(json!([p62, p62])), "4611686018427387904");
+    assert_eq!(mean(json!([p62, p62 + 1])), "4.611686018427388e+18");
+    let median = |v: Value| cvalue(json!({"fn": "median", "input": v}));
+    assert_eq!(median(json!([3, 1, 2])), "2");
+    assert_eq!(median(json!([1, 2, 3, 4])), "2.5");
+    assert_eq!(median(json!([2, 2])), "2");
+    assert_eq!(median(json!([-5, -1])), "-3");
+    assert_eq!(median(json!([1.0, 2.0, 3.0])), "2.0");
+    let two = |f: &str, x: Value, y: Value| cvalue(json!({"fn": f, "x": x, "y": y}));
+    assert_eq!(two("ratio", json!(6), json!(3)), "2");
+    assert_eq!(two("ratio", json!(1), json!(2)), "0.5");
+    assert_eq!(two("ratio", json!(-1), json!(2)), "-0.5");
+    assert_eq!(two("ratio", json!(1.0), json!(4)), "0.25");
+    assert_eq!(two("ratio", json!(7), json!(2)), "3.5");
+    assert_eq!(two("diff", json!(5), json!(3)), "2");
+    assert_eq!(two("diff", json!(2.5), json!(1)), "1.5");
+    assert_eq!(two("percent", json!(1), json!(4)), "25");
+    assert_eq!(two("percent", json!(1), json!(3)), "33.333333333");
+    assert_eq!(two("percent", json!(1), json!(8)), "12.5");
+    assert_eq!(
+        compute(json!({"fn": "ratio", "x": 5, "y": 0})),
+        r#"{"details":{},"error":"E_INVALID_ARG","message":"division by zero"}"#
+    );
+    let q = crows(
+        json!({"fn": "derive", "input": [{"a": 7, "b": 2}, {"a": 6, "b": 3}], "field": "a", "field2": "b", "op": "div", "into": "q"}),
+    );
+    assert_eq!(canon(&q), r#"[{"a":7,"b":2,"q":3.5},{"a":6,"b":3,"q":2}]"#);
+    let cat = |l: Value, r: Value| {
+        crows(json!({"fn": "derive", "input": [{"l": l}], "field": "l", "value": r, "op": "concat", "into": "c"}))[0]["c"].clone()
+    };
+    assert_eq!(cat(json!(3), json!("u0")), "3|u0");
+    assert_eq!(cat(json!(true), json!("x")), "True|x");
+    assert_eq!(cat(json!(null), json!("x")), "None|x");
+    assert_eq!(
+        cat(json!([1, {"b": 2.0, "a": null}]), json!(1.5)),
+        r#"[1,{"a":null,"b":2.0}]|1.5"#
+    );
+    let input = json!([{"src": "u0", "count": 5}, {"src": "u1", "count": 2}]);
+    let other = json!([{"dst": "u0", "count": 3}, {"dst": "u9", "count": 7}]);
+    assert_eq!(
+        canon(&crows(
+            json!({"fn": "join", "input": input, "other": other, "on": "src", "other_on": "dst"})
+        )),
+        r#"[{"count":5,"r_count":3,"r_dst":"u0","src":"u0"}]"#
+    );
+    assert_eq!(
+        canon(&crows(
+            json!({"fn": "join", "input": input, "other": other, "on": "src", "other_on": "dst", "how": "left", "fill": 0})
+        )),
+        r#"[{"count":5,"r_count":3,"r_dst":"u0","src":"u0"},{"count":2,"r_count":0,"r_dst":0,"src":"u1"}]"#
+    );
+    let rows25: Vec<Value> = (0..25).map(|i| json!({"v": i})).collect();
+    assert_eq!(
+        crows(json!({"fn": "topk", "input": rows25, "field": "v", "pct": 28}))
+            .as_array()
+            .unwrap()
+            .len(),
+        7
+    );
+    let tens: Vec<Value> = [10, 20, 30, 40, 50]
+        .iter()
+        .map(|v| json!({"v": v}))
+        .collect();
+    let vs = |args: Value| -> Vec<i64> {
+        crows(args)
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["v"].as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(
+        vs(json!({"fn": "topk", "input": tens, "field": "v", "pct": 50})),
+        [50, 40, 30]
+    );
+    assert_eq!(
+        vs(json!({"fn": "topk", "input": tens, "field": "v", "pct": 50, "side": "bottom"})),
+        [20, 10]
+    );
+    assert_eq!(
+        vs(json!({"fn": "topk", "input": tens, "field": "v", "k": 2, "side": "bottom"})),
+        [20, 10]
+    );
+    let nines: Vec<Value> = [9, 5, 5, 5, 1].iter().map(|v| json!({"v": v})).collect();
+    assert_eq!(
+        vs(json!({"fn": "topk", "input": nines, "field": "v", "pct": 40})),
+        [9, 5]
+    );
+    assert_eq!(
+        vs(json!({"fn": "topk", "input": nines, "field": "v", "pct": 60, "side": "bottom"})),
+        [5, 5, 1]
+    );
+    let t = crows(json!({"fn": "topk", "field": "n", "k": 4, "input": [
+        {"uid": "u1", "n": true}, {"uid": "u0", "n": 1}, {"uid": "u2", "n": "9"}, {"uid": "u3", "n": 0.5}]}));
+    let uids: Vec<&str> = t
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uid"].as_str().unwrap())
+        .collect();
+    assert_eq!(uids, ["u0", "u1", "u3", "u2"]);
+    let (_d, s) = new_store();
+    let u = call(
+        &s,
+        "compute",
+        json!({"fn": "union", "input": [3, "a", 1.5], "other": [true, null, "b"]}),
+    );
+    assert_eq!(canon(&u["rows"]), r#"[null,true,1.5,3,"a","b"]"#);
+    assert_eq!(
+        digest_of(&u),
+        "ff7d4ba7cac961e8defda83f6a8811f6dfd994436233caf140f9c3b33428c98a"
+    );
+    assert_eq!(
+        canon(&crows(
+            json!({"fn": "union", "input": [1], "other": [true]})
+        )),
+        "[true,1]"
+    );
+    let g = crows(
+        json!({"fn": "count", "group_by": "g", "input": [{"g": "b"}, {"g": "a"}, {"g": 1}, {"g": 1.0}]}),
+    );
+    assert_eq!(
+        canon(&g),
+        r#"[{"count":2,"g":1},{"count":1,"g":"a"},{"count":1,"g":"b"}]"#
+    );
+    assert_eq!(
+        compute(
+            json!({"fn": "filter", "field": "v", "cmp": "gt", "value": 0, "input": [{"v": null}, {"v": 1}]})
+        ),
+        r#"{"details":{},"error":"E_INVALID_ARG","message":"cannot compare a null; use is_null/not_null"}"#
+    );
+    let allen = [
+        ([0, 2], [5, 9], "before"),
+        ([0, 5], [5, 9], "meets"),
+        ([0, 6], [5, 9], "overlaps"),
+        ([5, 9], [0, 6], "overlapped_by"),
+        ([6, 8], [5, 9], "during"),
+        ([5, 9], [6, 8], "contains"),
+        ([5, 7], [5, 9], "starts"),
+        ([5, 9], [5, 7], "started_by"),
+        ([7, 9], [5, 9], "finishes"),
+        ([5, 9], [7, 9], "finished_by"),
+        ([0, 5], [0, 5], "equals"),
+        ([5, 9], [0, 2], "after"),
+        ([5, 9], [0, 5], "met_by"),
+    ];
+    for (a, b, rel) in allen {
+        assert_eq!(
+            cvalue(
+                json!({"fn": "interval_relation", "a": {"start": a[0], "end": a[1]}, "b": {"start": b[0], "end": b[1]}})
+            ),
+            format!("\"{rel}\""),
+            "{a:?} {b:?}"
+        );
+    }
+    let c = call(&s, "compute", json!({"fn": "count", "input": [1, 2, 3]}));
+    assert_eq!(canon(&payload(&c)), r#"{"truncated":false,"value":3}"#);
+    assert_eq!(
+        digest_of(&c),
+        "e7981ec31eef8f3c5494c3d5cf68bda7187cec9ad3f99363f9adaef47bbf317f"
+    );
+    let c = call(&s, "compute", json!({"fn": "percent", "x": 1, "y": 3}));
+    assert_eq!(
+        canon(&payload(&c)),
+        r#"{"truncated":false,"value":33.333333333}"#
+    );
+    assert_eq!(
+        digest_of(&c),
+        "da010381da92a5a118135586ceb0bd929747a94da882a1757f88b6270060da7e"
+    );
+}
+
+fn events_store(events: Value) -> (tempfile::TempDir, tgms_engine::Store) {
+    let (d, mut s) = new_store();
+    s.write_at(
+        1,
+        ops(vec![json!({"op": "ingest_events", "events": events})]),
+    )
+    .unwrap();
+    (d, s)
+}
+
+#[test]
+fn tv15_aggregate_events_contract_cases() {
+    let ev = |a: &str, b: &str, t: i64| json!({"src": a, "dst": b, "rel_type": "M", "vt_s": t});
+    let pair = json!([{"dim": "endpoint", "role": "src"}, {"dim": "endpoint", "role": "dst"}]);
+    let w = json!({"t_a": 0, "t_b": 100});
+    let (_d, s) = events_store(json!([ev("b", "z", 1), ev("z", "a", 2), ev("a", "z", 3)]));
+    let e = call(
+        &s,
+        "aggregate_events",
+        json!({"group_by": pair, "aggregates": [{"agg": "count"}], "window": w, "pair_mode": "undirected"}),
+    );
+    assert_eq!(
+        canon(&e["rows"]),
+        r#"[{"count":2,"dst":"z","src":"a"},{"count":1,"dst":"z","src":"b"}]"#
+    );
+    assert_eq!(
+        digest_of(&e),
+        "479ff35b9af7d836cced04d5ab2c0260898aa005da19dd66a5b135ecee1dd4ad"
+    );
+    let (_d, s) = events_store(json!([ev("a", "z", 1), ev("z", "a", 2)]));
+    let e = call(
+        &s,
+        "aggregate_events",
+        json!({"group_by": pair, "aggregates": [{"agg": "count"}, {"agg": "count_distinct", "of": "src"}], "window": w, "pair_mode": "undirected"}),
+    );
+    assert_eq!(
+        canon(&e["rows"]),
+        r#"[{"count":2,"distinct_src":2,"dst":"z","src":"a"}]"#
+    );
+    assert_eq!(
+        digest_of(&e),
+        "e97d54426940bc751297b703fe45bd57fa76484ddc3fbff23858028c8fc41f87"
+    );
+    let mut e1 = ev("a", "b", 1);
+    e1["props"] = json!({"w": 1});
+    let mut e2 = ev("c", "d", 2);
+    e2["props"] = json!({"w": "x"});
+    let mut e3 = ev("c", "d", 3);
+    e3["props"] = json!({});
+    let (_d, s) = events_store(json!([e1, e2, e3]));
+    let e = call(
+        &s,
+        "aggregate_events",
+        json!({"group_by": [], "aggregates": [{"agg": "count"}, {"agg": "mean", "of": "prop", "prop": "w"}], "window": w,
+            "prop_filter": {"prop": "w", "cmp": "ge", "value": 0}, "endpoint_filter": {"role": "src", "uids": ["a"]}}),
+    );
+    assert_eq!(canon(&e["rows"]), r#"[{"count":1,"mean_prop_w":1}]"#);
+    assert_eq!(canon(&e["prop_coercion"]), r#"{"w":2}"#);
+    assert_eq!(
+        digest_of(&e),
+        "7c000c19d399d58b7c225e8dd6b4dbfc0a8738748bf688b75ed652069c1fa3fe"
+    );
+}

@@ -6,7 +6,9 @@ use crate::registry::OpSpec;
 use serde_json::{json, Value};
 use tgms_engine::{EdgeVersion, NodeVersion, OPEN_END};
 
+pub mod aggregate_events;
 pub mod burst_detection;
+pub mod compute;
 pub mod diff_snapshots;
 pub mod entity_history;
 pub mod graph_metric_timeseries;
@@ -28,6 +30,8 @@ pub fn all() -> Vec<OpSpec> {
         burst_detection::spec(),
         neighborhood_evolution::spec(),
         resolve_entities::spec(),
+        compute::spec(),
+        aggregate_events::spec(),
     ]
 }
 

@@ -1,0 +1,1125 @@
+//! `aggregate_events` (O14, `operators.md` §22): grouped aggregation over the edge events
+//! (believed edge versions) starting in a window.
+//!
+//! The kernel reads only the versions whose validity starts inside the window
+//! (`Snapshot::edge_starts`, engine read API), applies the filters in the spec's order
+//! (`prop_filter` over the window, then the cohort, then `pair_mode`), assigns each event a
+//! fixed-size group key of interned values (integers and store-borrowed strings, no
+//! allocation per event) and keeps per group only its member indices. Per-call work (rel-type
+//! set, cohort set, label cache per endpoint, dimension plans) is hoisted out of the event
+//! loop; aggregates are computed once per group at the end.
+//!
+//! Event order (for the one order-dependent choice: which of two equal numeric property
+//! values of different JSON types `min`/`max` reports) is `(vt_s, eid)`.
+
+use super::compute::{cmp_num, mean, num, ratio_f64, Num};
+use super::{stored_json, validate_window};
+use crate::args::Args;
+use crate::cost::{ceil_div, scan_estimate};
+use crate::error::{Code, OpError};
+use crate::output::Output;
+use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
+use rayon::prelude::*;
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde_json::{json, Map, Value};
+use std::cmp::Ordering;
+use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
+
+const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride`, `calendar_unit` hour/day/month with an optional fixed UTC offset, `rel_type`, `endpoint` src/dst, endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `max_in_window` with `span`, `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
+
+/// Cap on the number of groups.
+pub const MAX_GROUPS: usize = 100_000;
+/// Cap on the number of time buckets (§8).
+pub const MAX_BUCKETS: i64 = 2000;
+
+const DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+const MONTHS: [&str; 12] = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+];
+
+fn dim_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false,
+        "properties": {
+            "dim": {"type": "string", "enum": ["time_bucket", "calendar_unit", "rel_type", "endpoint", "label"]},
+            "role": {"type": ["string", "null"], "enum": ["src", "dst", null], "default": null},
+            "unit": {"type": ["string", "null"], "enum": ["hour_of_day", "day_of_week", "month_of_year", null], "default": null},
+            "tz_offset_minutes": {"type": ["integer", "null"], "minimum": -1440, "maximum": 1440, "default": null}},
+        "required": ["dim"]})
+}
+
+fn agg_schema() -> Value {
+    json!({"type": "object", "additionalProperties": false,
+        "properties": {
+            "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span"]},
+            "of": {"type": ["string", "null"], "enum": ["src", "dst", "vt_s", "duration", "prop", null], "default": null},
+            "prop": {"type": ["string", "null"], "minLength": 1, "default": null},
+            "span": {"type": ["integer", "null"], "minimum": 1, "default": null},
+            "gap": {"type": ["integer", "null"], "minimum": 1, "default": null}},
+        "required": ["agg"]})
+}
+
+/// The registry entry.
+pub fn spec() -> OpSpec {
+    OpSpec {
+        name: "aggregate_events",
+        manual: MANUAL,
+        args: vec![
+            ArgDecl::req(
+                "group_by",
+                json!({"type": "array", "items": dim_schema(), "maxItems": 2}),
+            ),
+            ArgDecl::req(
+                "aggregates",
+                json!({"type": "array", "items": agg_schema(), "minItems": 1, "maxItems": 4}),
+            ),
+            ArgDecl::req("window", frag::window()),
+            ArgDecl::opt(
+                "stride",
+                json!({"type": ["integer", "null"], "minimum": 1}),
+                Value::Null,
+            ),
+            common::rel_types(),
+            ArgDecl::opt(
+                "prop_filter",
+                json!({"type": ["object", "null"], "additionalProperties": false,
+                    "properties": {"prop": {"type": "string", "minLength": 1},
+                        "cmp": {"type": "string", "enum": ["eq", "ne", "lt", "le", "gt", "ge"]},
+                        "value": {}},
+                    "required": ["prop", "cmp", "value"]}),
+                Value::Null,
+            ),
+            ArgDecl::opt(
+                "endpoint_filter",
+                json!({"type": ["object", "null"], "additionalProperties": false,
+                    "properties": {"role": {"type": "string", "enum": ["src", "dst", "either"]},
+                        "uids": {"type": "array", "items": {"type": "string"}, "maxItems": 50000}},
+                    "required": ["role", "uids"]}),
+                Value::Null,
+            )
+            .uids(&[".uids[*]"]),
+            ArgDecl::opt(
+                "pair_mode",
+                json!({"type": ["string", "null"], "enum": ["undirected", "reciprocal", null]}),
+                Value::Null,
+            ),
+            common::as_of_tt(),
+            common::limit(),
+            common::cursor(),
+        ],
+        validators: vec![
+            validate_window,
+            validate_dims,
+            validate_aggs,
+            validate_prop_filter,
+            validate_pair_mode,
+            validate_stride,
+        ],
+        cost: Some(scan_estimate),
+        coeff: 170.0,
+        outputs: Outputs::default()
+            .rows("obj{*}", RowKey::Computed("dimension columns"))
+            .field("prop_coercion", "obj{*}")
+            .conditional(&["prop_coercion"])
+            .build(),
+        kernel,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Parsed arguments.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Unit {
+    Hour,
+    Day,
+    Month,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dim {
+    Bucket,
+    Calendar(Unit, i64),
+    Rel,
+    Endpoint(bool),
+    Label(bool),
+}
+
+fn s<'a>(o: &'a Value, k: &str) -> Option<&'a str> {
+    o.get(k).and_then(Value::as_str)
+}
+
+fn present(o: &Value, k: &str) -> bool {
+    o.get(k).is_some_and(|v| !v.is_null())
+}
+
+fn items<'a>(args: &'a Args, k: &str) -> &'a [Value] {
+    args.get(k)
+        .and_then(Value::as_array)
+        .map_or(&[], Vec::as_slice)
+}
+
+fn inv(m: impl Into<String>) -> OpError {
+    OpError::invalid(m)
+}
+
+fn validate_dims(args: &Args) -> Result<(), OpError> {
+    let dims = items(args, "group_by");
+    let mut seen: Vec<(Option<&str>, Option<&str>, Option<&str>)> = Vec::new();
+    for d in dims {
+        let dim = s(d, "dim").unwrap_or("");
+        let cal = dim == "calendar_unit";
+        if present(d, "unit") && !cal {
+            return Err(inv("unit is only valid for calendar_unit"));
+        }
+        if present(d, "tz_offset_minutes") && !cal {
+            return Err(inv("tz_offset_minutes is only valid for calendar_unit"));
+        }
+        if cal && !present(d, "unit") {
+            return Err(inv("calendar_unit requires unit"));
+        }
+        let ends = dim == "endpoint" || dim == "label";
+        if ends && !present(d, "role") {
+            return Err(inv(format!("{dim} requires role src or dst")));
+        }
+        if !ends && present(d, "role") {
+            return Err(inv("role is only valid for endpoint and label"));
+        }
+    }
+    for d in dims {
+        let k = (s(d, "dim"), s(d, "role"), s(d, "unit"));
+        if seen.contains(&k) {
+            return Err(inv(format!(
+                "duplicate dimension {}",
+                s(d, "dim").unwrap_or("")
+            )));
+        }
+        seen.push(k);
+    }
+    Ok(())
+}
+
+/// The output column of an AGG.
+fn agg_column(a: &Value) -> String {
+    let agg = s(a, "agg").unwrap_or("");
+    let of = s(a, "of").unwrap_or("");
+    match agg {
+        "count_distinct" => format!("distinct_{of}"),
+        "min" | "max" | "mean" if of == "prop" => {
+            format!("{agg}_prop_{}", s(a, "prop").unwrap_or(""))
+        }
+        "min" | "max" | "mean" => format!("{agg}_{of}"),
+        other => other.to_string(),
+    }
+}
+
+fn validate_aggs(args: &Args) -> Result<(), OpError> {
+    let aggs = items(args, "aggregates");
+    for a in aggs {
+        let agg = s(a, "agg").unwrap_or("");
+        let of = s(a, "of");
+        if present(a, "prop") && of != Some("prop") {
+            return Err(inv("prop is only valid with of='prop'"));
+        }
+        if present(a, "span") && agg != "max_in_window" {
+            return Err(inv("span is only valid for max_in_window"));
+        }
+        if present(a, "gap") && agg != "max_session_span" {
+            return Err(inv("gap is only valid for max_session_span"));
+        }
+        let seq = ["max_gap", "max_in_window", "max_session_span"].contains(&agg);
+        if seq && of.is_some() {
+            return Err(inv(format!("{agg} takes no 'of'")));
+        }
+        if agg == "max_in_window" && !present(a, "span") {
+            return Err(inv("max_in_window requires span"));
+        }
+        if agg == "max_session_span" && !present(a, "gap") {
+            return Err(inv("max_session_span requires gap"));
+        }
+        if agg == "count" && of.is_some() {
+            return Err(inv("count takes no 'of'"));
+        }
+        if agg == "count_distinct" && !matches!(of, Some("src" | "dst")) {
+            return Err(inv("count_distinct requires of 'src' or 'dst'"));
+        }
+        if ["min", "max", "mean"].contains(&agg)
+            && !matches!(of, Some("vt_s" | "duration" | "prop"))
+        {
+            return Err(inv(format!(
+                "{agg} requires of 'vt_s', 'duration' or 'prop'"
+            )));
+        }
+        if of == Some("prop") && !present(a, "prop") {
+            return Err(inv("of='prop' requires prop"));
+        }
+    }
+    let mut cols: Vec<String> = Vec::new();
+    for a in aggs {
+        let c = agg_column(a);
+        if cols.contains(&c) {
+            return Err(inv(format!("duplicate aggregate output '{c}'")));
+        }
+        cols.push(c);
+    }
+    Ok(())
+}
+
+fn validate_prop_filter(args: &Args) -> Result<(), OpError> {
+    if let Some(pf) = args.get("prop_filter").filter(|v| !v.is_null()) {
+        if !matches!(
+            pf.get("value"),
+            Some(Value::Number(_) | Value::String(_) | Value::Bool(_))
+        ) {
+            return Err(inv("prop_filter.value must be a number, string or boolean"));
+        }
+    }
+    Ok(())
+}
+
+fn validate_pair_mode(args: &Args) -> Result<(), OpError> {
+    if args.get("pair_mode").is_some_and(|v| !v.is_null()) {
+        let dims = items(args, "group_by");
+        let ok = dims.len() == 2
+            && s(&dims[0], "dim") == Some("endpoint")
+            && s(&dims[0], "role") == Some("src")
+            && s(&dims[1], "dim") == Some("endpoint")
+            && s(&dims[1], "role") == Some("dst");
+        if !ok {
+            return Err(inv(
+                "pair_mode requires group_by [endpoint src, endpoint dst]",
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// `stride` as an integer (a stride beyond i64 is wider than any window).
+fn stride_of(args: &Args) -> Option<i64> {
+    match args.get("stride") {
+        Some(Value::Number(n)) => Some(n.as_i64().unwrap_or(i64::MAX)),
+        _ => None,
+    }
+}
+
+fn validate_stride(args: &Args) -> Result<(), OpError> {
+    let has_bucket = items(args, "group_by")
+        .iter()
+        .any(|d| s(d, "dim") == Some("time_bucket"));
+    let stride = stride_of(args);
+    if has_bucket {
+        let Some(stride) = stride else {
+            return Err(inv("time_bucket requires stride"));
+        };
+        if let Some((a, b)) = args.window("window")? {
+            let n = ceil_div(b - a, stride);
+            if n > MAX_BUCKETS {
+                return Err(OpError::new(
+                    Code::Limit,
+                    format!(
+                        "bucket count {n} exceeds cap 2000; use stride >= {} for this window",
+                        ceil_div(b - a, MAX_BUCKETS)
+                    ),
+                ));
+            }
+        }
+    } else if stride.is_some() {
+        return Err(inv("stride requires a time_bucket dimension"));
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Calendar.
+
+/// The proleptic Gregorian month (1..=12) of epoch day `z` (H. Hinnant's civil_from_days).
+fn month_of_day(z: i64) -> usize {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    (if mp < 10 { mp + 3 } else { mp - 9 }) as usize
+}
+
+fn calendar(unit: Unit, tz: i64, vt_s: i64) -> i64 {
+    let local = vt_s + tz * 60_000_000;
+    match unit {
+        Unit::Hour => local.div_euclid(3_600_000_000).rem_euclid(24),
+        Unit::Day => (local.div_euclid(86_400_000_000) + 3).rem_euclid(7),
+        Unit::Month => month_of_day(local.div_euclid(86_400_000_000)) as i64 - 1,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Aggregates.
+
+#[derive(Clone, Debug)]
+enum Agg {
+    Count,
+    Distinct(bool),
+    Vt(u8),
+    Dur(u8),
+    Prop(u8, String),
+    MaxGap,
+    MaxInWindow(i64),
+    MaxSession(i64),
+}
+
+/// 0 = min, 1 = max, 2 = mean.
+fn mmm(agg: &str) -> u8 {
+    match agg {
+        "min" => 0,
+        "max" => 1,
+        _ => 2,
+    }
+}
+
+fn parse_agg(a: &Value, width: i64) -> Agg {
+    let agg = s(a, "agg").unwrap_or("");
+    let of = s(a, "of").unwrap_or("");
+    let int = |k: &str| a.get(k).and_then(Value::as_i64).unwrap_or(i64::MAX);
+    match agg {
+        "count" => Agg::Count,
+        "count_distinct" => Agg::Distinct(of == "src"),
+        "max_gap" => Agg::MaxGap,
+        "max_in_window" => Agg::MaxInWindow(int("span").min(width)),
+        "max_session_span" => Agg::MaxSession(int("gap").min(width)),
+        m => match of {
+            "vt_s" => Agg::Vt(mmm(m)),
+            "duration" => Agg::Dur(mmm(m)),
+            _ => Agg::Prop(mmm(m), s(a, "prop").unwrap_or("").to_string()),
+        },
+    }
+}
+
+/// `fl(fl(q) + fl(r/n))` with `(q, r) = floor_divmod(sum, n)`: always a float.
+fn float_mean(sum: i128, n: i128) -> Value {
+    let q = sum.div_euclid(n);
+    let r = sum.rem_euclid(n);
+    crate::json::float(q as f64 + ratio_f64(r, n))
+}
+
+fn max_gap(t: &[i64]) -> Value {
+    if t.len() < 2 {
+        return Value::Null;
+    }
+    json!(t.windows(2).map(|w| w[1] - w[0]).max())
+}
+
+fn max_in_window(t: &[i64], s: i64) -> Value {
+    let mut best = 0usize;
+    let mut j = 0usize;
+    for i in 0..t.len() {
+        if j < i {
+            j = i;
+        }
+        while j < t.len() && (t[j] as i128) < t[i] as i128 + s as i128 {
+            j += 1;
+        }
+        best = best.max(j - i);
+    }
+    json!(best)
+}
+
+fn max_session(t: &[i64], g: i64) -> Value {
+    if t.is_empty() {
+        return Value::Null;
+    }
+    let (mut best, mut first) = (0i64, t[0]);
+    for w in t.windows(2) {
+        if w[1] - w[0] > g {
+            first = w[1];
+        }
+        best = best.max(w[1] - first);
+    }
+    json!(best)
+}
+
+// ---------------------------------------------------------------------------------------
+// The kernel.
+
+/// A group key: one `u64` per dimension slot — a bucket or calendar index, the
+/// snapshot-local interned id of a uid or rel_type, or a label index (0 = no label) — so an
+/// event costs one hash of two integers, never a string hash.
+type Key = [u64; 2];
+
+/// The sortable value of a key part: the spec's row order for each dimension.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum SK<'a> {
+    I(i64),
+    S(&'a str),
+    L(Option<&'a str>),
+}
+
+/// One event of the population: the version and, when the call reads a property, the index
+/// of its parsed props.
+#[derive(Clone, Copy)]
+struct Ev<'a> {
+    e: EdgeVersion<'a>,
+    pi: u32,
+}
+
+/// What the aggregates of the call need, accumulated in the single pass over the events.
+#[derive(Clone, Copy, Default)]
+struct Needs {
+    vt: bool,
+    dur: bool,
+    src_ids: bool,
+    dst_ids: bool,
+    times: bool,
+    members: bool,
+}
+
+/// Running integer statistics (min, max, exact sum, count).
+#[derive(Clone, Copy)]
+struct IntStat {
+    min: i64,
+    max: i64,
+    sum: i128,
+    n: i128,
+}
+
+impl Default for IntStat {
+    fn default() -> Self {
+        IntStat {
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+            n: 0,
+        }
+    }
+}
+
+impl IntStat {
+    fn merge(&mut self, o: IntStat) {
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        self.sum += o.sum;
+        self.n += o.n;
+    }
+    fn add(&mut self, v: i64) {
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += i128::from(v);
+        self.n += 1;
+    }
+    /// 0 = min, 1 = max, 2 = mean (always a float); null when empty.
+    fn get(&self, which: u8) -> Value {
+        if self.n == 0 {
+            return Value::Null;
+        }
+        match which {
+            0 => json!(self.min),
+            1 => json!(self.max),
+            _ => float_mean(self.sum, self.n),
+        }
+    }
+}
+
+/// One group: its key, a representative event (for names) and its accumulators.
+#[derive(Default)]
+struct Group {
+    key: Key,
+    rep: u32,
+    count: u64,
+    src_ids: Vec<u32>,
+    dst_ids: Vec<u32>,
+    vt: IntStat,
+    dur: IntStat,
+    times: Vec<i64>,
+    members: Vec<u32>,
+}
+
+impl Group {
+    /// Appends a later chunk's group of the same key.
+    fn merge(&mut self, o: Group) {
+        self.count += o.count;
+        self.src_ids.extend(o.src_ids);
+        self.dst_ids.extend(o.dst_ids);
+        self.vt.merge(o.vt);
+        self.dur.merge(o.dur);
+        self.times.extend(o.times);
+        self.members.extend(o.members);
+    }
+    fn add(&mut self, ev: &Ev<'_>, i: u32, needs: Needs) {
+        let e = &ev.e;
+        self.count += 1;
+        let vt_s = e.vt_s();
+        if needs.vt {
+            self.vt.add(vt_s);
+        }
+        if needs.dur {
+            let vt_e = e.vt_e();
+            if vt_e != OPEN_END {
+                self.dur.add(vt_e - vt_s);
+            }
+        }
+        if needs.src_ids {
+            self.src_ids.push(e.src_id());
+        }
+        if needs.dst_ids {
+            self.dst_ids.push(e.dst_id());
+        }
+        if needs.times {
+            self.times.push(vt_s);
+        }
+        if needs.members {
+            self.members.push(i);
+        }
+    }
+}
+
+/// Distinct-id counter: a stamp per id, reused across groups (O(n) per group, no sort).
+struct Distinct {
+    stamp: Vec<u32>,
+    round: u32,
+}
+
+impl Distinct {
+    fn count(&mut self, ids: &[u32]) -> usize {
+        self.round += 1;
+        let mut n = 0;
+        for &id in ids {
+            let i = id as usize;
+            if i >= self.stamp.len() {
+                self.stamp.resize(i + 1, 0);
+            }
+            if self.stamp[i] != self.round {
+                self.stamp[i] = self.round;
+                n += 1;
+            }
+        }
+        n
+    }
+}
+
+/// Events per grouping chunk (fixed: results never depend on the thread count).
+const CHUNK: usize = 32_768;
+/// Storage positions per scan part (fixed, as `CHUNK`).
+const SCAN_POSITIONS: usize = 65_536;
+
+/// The per-call label lookup: per endpoint uid id, its believed node versions with per-call
+/// label indices (1-based; 0 = no label), cached once per uid.
+struct LabelCtx<'a> {
+    snap: tgms_engine::Snapshot<'a>,
+    a: i64,
+    cache: FxHashMap<u32, Vec<(i64, i64, u64)>>,
+    ids: FxHashMap<&'a str, u64>,
+    names: Vec<&'a str>,
+}
+
+impl<'a> LabelCtx<'a> {
+    fn label(&mut self, id: u32, uid: &str, t: i64) -> u64 {
+        let (snap, a) = (self.snap, self.a);
+        let (ids, names) = (&mut self.ids, &mut self.names);
+        let vs = self.cache.entry(id).or_insert_with(|| {
+            snap.versions_of(&Identity::Node(uid.to_string()), a)
+                .into_iter()
+                .filter_map(|v| match v {
+                    Version::Node(n) => Some(n),
+                    Version::Edge(_) => None,
+                })
+                .map(|n| {
+                    let l = n.label();
+                    let li = *ids.entry(l).or_insert_with(|| {
+                        names.push(l);
+                        names.len() as u64
+                    });
+                    (n.vt_s(), n.vt_e(), li)
+                })
+                .collect()
+        });
+        vs.iter()
+            .find(|(s, x, _)| *s <= t && t < *x)
+            .map_or(0, |v| v.2)
+    }
+}
+
+/// The per-call grouping plan.
+struct Grouper<'d> {
+    dims: &'d [Dim],
+    t_a: i64,
+    stride: i64,
+    fold: bool,
+    endpoint_dims: bool,
+    needs: Needs,
+}
+
+impl Grouper<'_> {
+    /// Groups one chunk of events (`offset` = index of its first event): groups in order of
+    /// first occurrence, one hash of two integers per event.
+    fn chunk<'a>(
+        &self,
+        evs: &[Ev<'a>],
+        offset: u32,
+        mut labels: Option<&mut LabelCtx<'a>>,
+    ) -> Vec<Group> {
+        let mut index: FxHashMap<Key, u32> = FxHashMap::default();
+        let mut groups: Vec<Group> = Vec::new();
+        for (j, ev) in evs.iter().enumerate() {
+            let i = offset + j as u32;
+            let e = &ev.e;
+            let (src, dst) = if !self.endpoint_dims {
+                (0, 0)
+            } else if self.fold && e.dst() < e.src() {
+                (e.dst_id(), e.src_id())
+            } else {
+                (e.src_id(), e.dst_id())
+            };
+            let mut key: Key = [0, 0];
+            for (slot, d) in self.dims.iter().enumerate() {
+                key[slot] = match *d {
+                    Dim::Bucket => ((e.vt_s() - self.t_a) / self.stride) as u64,
+                    Dim::Calendar(u, tz) => calendar(u, tz, e.vt_s()) as u64,
+                    Dim::Rel => u64::from(e.rel_id()),
+                    Dim::Endpoint(true) => u64::from(src),
+                    Dim::Endpoint(false) => u64::from(dst),
+                    Dim::Label(is_src) => {
+                        let (id, uid) = if is_src {
+                            (e.src_id(), e.src())
+                        } else {
+                            (e.dst_id(), e.dst())
+                        };
+                        labels
+                            .as_deref_mut()
+                            .map_or(0, |l| l.label(id, uid, e.vt_s()))
+                    }
+                };
+            }
+            let g = *index.entry(key).or_insert_with(|| {
+                groups.push(Group {
+                    key,
+                    rep: i,
+                    ..Group::default()
+                });
+                (groups.len() - 1) as u32
+            });
+            groups[g as usize].add(ev, i, self.needs);
+        }
+        groups
+    }
+}
+
+fn class(v: &Value) -> u8 {
+    match v {
+        Value::Number(_) => 0,
+        Value::String(_) => 1,
+        Value::Bool(_) => 2,
+        _ => 3,
+    }
+}
+
+fn cmp_literal(v: &Value, lit: &Value) -> Result<Ordering, OpError> {
+    Ok(match (v, lit) {
+        (Value::Number(_), Value::Number(_)) => match (num(v)?, num(lit)?) {
+            (Some(a), Some(b)) => cmp_num(a, b),
+            _ => Ordering::Equal,
+        },
+        (Value::String(a), Value::String(b)) => a.cmp(b),
+        (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
+        _ => Ordering::Equal,
+    })
+}
+
+fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
+    let snap = ctx.snap;
+    let (t_a, t_b) = args
+        .window("window")?
+        .ok_or_else(|| OpError::internal("window missing after validation"))?;
+    let a = args.as_of_tt();
+    let stride = stride_of(args).unwrap_or(1).max(1);
+    let dims: Vec<Dim> = items(args, "group_by")
+        .iter()
+        .map(|d| {
+            let src = s(d, "role") == Some("src");
+            match s(d, "dim").unwrap_or("") {
+                "time_bucket" => Dim::Bucket,
+                "calendar_unit" => Dim::Calendar(
+                    match s(d, "unit") {
+                        Some("hour_of_day") => Unit::Hour,
+                        Some("day_of_week") => Unit::Day,
+                        _ => Unit::Month,
+                    },
+                    d.get("tz_offset_minutes")
+                        .and_then(Value::as_i64)
+                        .unwrap_or(0),
+                ),
+                "rel_type" => Dim::Rel,
+                "endpoint" => Dim::Endpoint(src),
+                _ => Dim::Label(src),
+            }
+        })
+        .collect();
+    let width = t_b - t_a;
+    let agg_decls = items(args, "aggregates");
+    let aggs: Vec<(String, Agg)> = agg_decls
+        .iter()
+        .map(|x| (agg_column(x), parse_agg(x, width)))
+        .collect();
+    let rels = args.str_list("rel_types")?;
+    let pf = args.get("prop_filter").filter(|v| !v.is_null());
+    let ef = args.get("endpoint_filter").filter(|v| !v.is_null());
+    let pair_mode = args.opt_str("pair_mode")?;
+
+    // Properties read, in a sorted map (0 included).
+    let mut coercion: Option<Map<String, Value>> = None;
+    let bump = |coercion: &mut Option<Map<String, Value>>, p: &str, n: u64| {
+        let m = coercion.get_or_insert_with(Map::new);
+        let cur = m.get(p).and_then(Value::as_u64).unwrap_or(0);
+        m.insert(p.to_string(), json!(cur + n));
+    };
+    if let Some(pf) = pf {
+        bump(&mut coercion, s(pf, "prop").unwrap_or(""), 0);
+    }
+    for (_, g) in &aggs {
+        if let Agg::Prop(_, p) = g {
+            bump(&mut coercion, p, 0);
+        }
+    }
+    let reads_props = coercion.is_some();
+
+    // 0. Events starting in the window, with the rel_type restriction (rel ids resolved
+    // once per call).
+    let rel_set: Option<FxHashSet<&str>> = rels
+        .as_ref()
+        .map(|rs| rs.iter().map(String::as_str).collect());
+    // The scan runs over fixed ranges of storage positions in parallel; the parts are
+    // concatenated in order, so the event list equals a sequential scan.
+    let n_pos = snap.edge_positions();
+    let ranges: Vec<std::ops::Range<usize>> = (0..n_pos)
+        .step_by(SCAN_POSITIONS)
+        .map(|s| s..(s + SCAN_POSITIONS).min(n_pos))
+        .collect();
+    type Part<'s> = Result<(Vec<EdgeVersion<'s>>, Vec<Value>), OpError>;
+    let parts: Vec<Part<'_>> = ranges
+        .into_par_iter()
+        .map(|r| {
+            let mut rel_ok: FxHashMap<u32, bool> = FxHashMap::default();
+            let mut es = Vec::new();
+            let mut ps = Vec::new();
+            for e in snap.edge_starts_in(t_a, t_b, a, r) {
+                if let Some(rs) = &rel_set {
+                    let ok = *rel_ok
+                        .entry(e.rel_id())
+                        .or_insert_with(|| rs.contains(e.rel_type()));
+                    if !ok {
+                        continue;
+                    }
+                }
+                if reads_props {
+                    ps.push(stored_json(e.props())?);
+                }
+                es.push(e);
+            }
+            Ok((es, ps))
+        })
+        .collect();
+    let mut props: Vec<Value> = Vec::new();
+    let mut evs: Vec<Ev<'_>> = Vec::new();
+    for part in parts {
+        let (es, ps) = part?;
+        let base = props.len();
+        for (k, e) in es.into_iter().enumerate() {
+            let pi = if reads_props { (base + k) as u32 } else { 0 };
+            evs.push(Ev { e, pi });
+        }
+        props.extend(ps);
+    }
+    let prop_of = |ev: &Ev<'_>, p: &str| -> Option<&Value> {
+        props.get(ev.pi as usize).and_then(|x| x.get(p))
+    };
+    // 1. prop_filter, exclusions counted over the window.
+    if let Some(pf) = pf {
+        let prop = s(pf, "prop").unwrap_or("");
+        let cmp = s(pf, "cmp").unwrap_or("eq");
+        let lit = pf.get("value").unwrap_or(&Value::Null);
+        let mut excluded = 0u64;
+        let mut kept = Vec::with_capacity(evs.len());
+        for ev in evs {
+            match prop_of(&ev, prop) {
+                Some(v) if class(v) == class(lit) && class(v) < 3 => {
+                    let o = cmp_literal(v, lit)?;
+                    let keep = match cmp {
+                        "eq" => o == Ordering::Equal,
+                        "ne" => o != Ordering::Equal,
+                        "lt" => o == Ordering::Less,
+                        "le" => o != Ordering::Greater,
+                        "gt" => o == Ordering::Greater,
+                        _ => o != Ordering::Less,
+                    };
+                    if keep {
+                        kept.push(ev);
+                    }
+                }
+                _ => excluded += 1,
+            }
+        }
+        bump(&mut coercion, prop, excluded);
+        evs = kept;
+    }
+    // 2. endpoint_filter.
+    if let Some(ef) = ef {
+        let role = s(ef, "role").unwrap_or("either");
+        let uids: FxHashSet<&str> = ef
+            .get("uids")
+            .and_then(Value::as_array)
+            .map(|u| u.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let mut member: FxHashMap<u32, bool> = FxHashMap::default();
+        let mut is_member = |id: u32, name: &str| -> bool {
+            *member.entry(id).or_insert_with(|| uids.contains(name))
+        };
+        evs.retain(|ev| {
+            let e = &ev.e;
+            match role {
+                "src" => is_member(e.src_id(), e.src()),
+                "dst" => is_member(e.dst_id(), e.dst()),
+                _ => is_member(e.src_id(), e.src()) || is_member(e.dst_id(), e.dst()),
+            }
+        });
+    }
+    // 3. pair_mode.
+    if pair_mode == Some("reciprocal") {
+        let pairs: FxHashSet<(u32, u32)> = evs
+            .iter()
+            .map(|ev| (ev.e.src_id(), ev.e.dst_id()))
+            .collect();
+        evs.retain(|ev| pairs.contains(&(ev.e.dst_id(), ev.e.src_id())));
+    }
+    let fold = pair_mode.is_some();
+    let mut needs = Needs::default();
+    for (_, g) in &aggs {
+        match g {
+            Agg::Vt(_) => needs.vt = true,
+            Agg::Dur(_) => needs.dur = true,
+            Agg::Distinct(true) => needs.src_ids = true,
+            Agg::Distinct(false) => needs.dst_ids = true,
+            Agg::Prop(..) => needs.members = true,
+            Agg::MaxGap | Agg::MaxInWindow(_) | Agg::MaxSession(_) => needs.times = true,
+            _ => {}
+        }
+    }
+
+    let grouper = Grouper {
+        dims: &dims,
+        t_a,
+        stride,
+        fold,
+        endpoint_dims: dims.iter().any(|d| matches!(d, Dim::Endpoint(_))),
+        needs,
+    };
+    // Grouping: fixed-size chunks of the event list (independent of the thread count), each
+    // grouped on its own — in parallel unless a label dimension needs the shared label cache
+    // — then merged in chunk order, so groups, representatives and member order equal a
+    // sequential pass exactly.
+    let mut labels = LabelCtx {
+        snap,
+        a,
+        cache: FxHashMap::default(),
+        ids: FxHashMap::default(),
+        names: Vec::new(),
+    };
+    let has_label = dims.iter().any(|d| matches!(d, Dim::Label(_)));
+    let parts: Vec<Vec<Group>> = if has_label {
+        evs.chunks(CHUNK)
+            .enumerate()
+            .map(|(c, ch)| grouper.chunk(ch, (c * CHUNK) as u32, Some(&mut labels)))
+            .collect()
+    } else {
+        evs.par_chunks(CHUNK)
+            .enumerate()
+            .map(|(c, ch)| grouper.chunk(ch, (c * CHUNK) as u32, None))
+            .collect()
+    };
+    let label_names = labels.names;
+    let mut index: FxHashMap<Key, u32> = FxHashMap::default();
+    let mut groups: Vec<Group> = Vec::new();
+    for part in parts {
+        for g in part {
+            match index.get(&g.key) {
+                Some(&i) => groups[i as usize].merge(g),
+                None => {
+                    index.insert(g.key, groups.len() as u32);
+                    groups.push(g);
+                }
+            }
+        }
+    }
+    if dims.is_empty() && groups.is_empty() {
+        groups.push(Group::default());
+    }
+    if groups.len() > MAX_GROUPS {
+        return Err(OpError::new(
+            Code::Limit,
+            format!(
+                "group count {} exceeds cap 100000; narrow the window, restrict rel_types, add an endpoint_filter cohort, use pair_mode undirected, or use coarser dimensions",
+                groups.len()
+            ),
+        ));
+    }
+    // Names of the key parts (from each group's representative) and the row order.
+    let name = |g: &Group, slot: usize| -> SK<'_> {
+        let k = g.key[slot];
+        match dims.get(slot) {
+            Some(Dim::Bucket | Dim::Calendar(..)) | None => SK::I(k as i64),
+            Some(Dim::Label(_)) => SK::L(k.checked_sub(1).map(|x| label_names[x as usize])),
+            Some(Dim::Rel) => SK::S(evs[g.rep as usize].e.rel_type()),
+            Some(Dim::Endpoint(_)) => {
+                let e = &evs[g.rep as usize].e;
+                SK::S(if k == u64::from(e.src_id()) {
+                    e.src()
+                } else {
+                    e.dst()
+                })
+            }
+        }
+    };
+    let mut sorted: Vec<([SK<'_>; 2], &Group)> = groups
+        .iter()
+        .map(|g| ([name(g, 0), name(g, 1)], g))
+        .collect();
+    sorted.sort_by(|x, y| x.0.cmp(&y.0));
+
+    // Rows, per group in parallel (each worker with its own distinct-counter), collected in
+    // row order; property exclusions are summed afterwards in that order.
+    type Built = Result<(Value, Value, Vec<(String, u64)>), OpError>;
+    let built: Vec<Built> = sorted
+        .par_iter()
+        .map_init(
+            || Distinct {
+                stamp: Vec::new(),
+                round: 0,
+            },
+            |seen, (sk, g)| -> Built {
+                let mut row = Map::new();
+                let mut kv = Vec::new();
+                let mut excl: Vec<(String, u64)> = Vec::new();
+                for (slot, d) in dims.iter().enumerate() {
+                    let k = sk[slot];
+                    let mut put = |name: &str, v: Value| {
+                        kv.push(v.clone());
+                        row.insert(name.to_string(), v);
+                    };
+                    match (*d, k) {
+                        (Dim::Bucket, SK::I(i)) => {
+                            let lo = i128::from(t_a) + i128::from(i) * i128::from(stride);
+                            let hi = (lo + i128::from(stride)).min(i128::from(t_b));
+                            put("t_a", json!(lo as i64));
+                            put("t_b", json!(hi as i64));
+                        }
+                        (Dim::Calendar(u, _), SK::I(i)) => match u {
+                            Unit::Hour => put("hour_of_day", json!(i)),
+                            Unit::Day => put("day_of_week", json!(DAYS[i as usize])),
+                            Unit::Month => put("month_of_year", json!(MONTHS[i as usize])),
+                        },
+                        (Dim::Rel, SK::S(x)) => put("rel_type", json!(x)),
+                        (Dim::Endpoint(src), SK::S(x)) => {
+                            put(if src { "src" } else { "dst" }, json!(x))
+                        }
+                        (Dim::Label(src), SK::L(x)) => {
+                            put(if src { "src_label" } else { "dst_label" }, json!(x))
+                        }
+                        _ => {
+                            return Err(OpError::internal(
+                                "aggregate_events: key/dimension mismatch",
+                            ))
+                        }
+                    }
+                }
+                let mut times = g.times.clone();
+                times.sort_unstable();
+                for (col, agg) in &aggs {
+                    let v = match agg {
+                        Agg::Count => json!(g.count),
+                        Agg::Distinct(true) => json!(seen.count(&g.src_ids)),
+                        Agg::Distinct(false) => json!(seen.count(&g.dst_ids)),
+                        Agg::Vt(w) => g.vt.get(*w),
+                        Agg::Dur(w) => g.dur.get(*w),
+                        Agg::Prop(w, p) => {
+                            let mut vals: Vec<(Num, &Value, &Ev<'_>)> = Vec::new();
+                            let mut excluded = 0u64;
+                            for ev in g.members.iter().map(|&i| &evs[i as usize]) {
+                                match prop_of(ev, p) {
+                                    Some(x @ Value::Number(_)) => match num(x)? {
+                                        Some(n) => vals.push((n, x, ev)),
+                                        None => excluded += 1,
+                                    },
+                                    _ => excluded += 1,
+                                }
+                            }
+                            excl.push((p.clone(), excluded));
+                            prop_stat(&vals, *w)?
+                        }
+                        Agg::MaxGap => max_gap(&times),
+                        Agg::MaxInWindow(s) => max_in_window(&times, *s),
+                        Agg::MaxSession(gp) => max_session(&times, *gp),
+                    };
+                    row.insert(col.clone(), v);
+                }
+                Ok((Value::Object(row), Value::Array(kv), excl))
+            },
+        )
+        .collect();
+    let mut rows = Vec::with_capacity(built.len());
+    let mut keys = Vec::with_capacity(built.len());
+    for b in built {
+        let (row, kv, excl) = b?;
+        for (p, n) in excl {
+            bump(&mut coercion, &p, n);
+        }
+        rows.push(row);
+        keys.push(kv);
+    }
+    out.paged_keyed("rows", rows, keys)?;
+    if let Some(c) = coercion {
+        out.set("prop_coercion", Value::Object(c));
+    }
+    Ok(())
+}
+
+/// min / max (first in `(vt_s, eid)` order among exact ties) / blessed mean of numeric
+/// property values; null when none.
+fn prop_stat(vals: &[(Num, &Value, &Ev<'_>)], which: u8) -> Result<Value, OpError> {
+    if vals.is_empty() {
+        return Ok(Value::Null);
+    }
+    if which == 2 {
+        let ns: Vec<Num> = vals.iter().map(|v| v.0).collect();
+        return mean(&ns)?.to_value();
+    }
+    let want = if which == 0 {
+        Ordering::Less
+    } else {
+        Ordering::Greater
+    };
+    let order = |ev: &Ev<'_>| (ev.e.vt_s(), ev.e.eid());
+    let mut best = &vals[0];
+    for v in &vals[1..] {
+        match cmp_num(v.0, best.0) {
+            o if o == want => best = v,
+            Ordering::Equal if v.1 != best.1 && order(v.2) < order(best.2) => best = v,
+            _ => {}
+        }
+    }
+    Ok(best.1.clone())
+}
