@@ -85,7 +85,7 @@ pub enum Cut {
 }
 
 /// The row key of a list (§6.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum RowKey {
     /// One field: the key value is that field's value.
     Field(&'static str),
@@ -93,6 +93,12 @@ pub enum RowKey {
     Fields(&'static [&'static str]),
     /// The whole element.
     Row,
+    /// A derived key (e.g. `[a.vid, b.vid]`, the list of a path's eids): `spec` is the key as
+    /// the spec writes it (published in the verifier contracts), `of` computes it.
+    Derived {
+        spec: &'static str,
+        of: fn(&Value) -> Value,
+    },
 }
 
 impl RowKey {
@@ -106,6 +112,7 @@ impl RowKey {
                     .collect(),
             ),
             RowKey::Row => row.clone(),
+            RowKey::Derived { of, .. } => of(row),
         }
     }
 }

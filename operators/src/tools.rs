@@ -94,6 +94,7 @@ fn key_json(k: &RowKey) -> Value {
         RowKey::Field(f) => json!(f),
         RowKey::Fields(fs) => json!(fs),
         RowKey::Row => json!("row"),
+        RowKey::Derived { spec, .. } => json!(spec),
     }
 }
 
@@ -123,7 +124,7 @@ pub fn contract(spec: &OpSpec) -> Value {
                         })
                 }
                 RowKey::Row => elem == Contract::Uid,
-                RowKey::Fields(_) => false,
+                RowKey::Fields(_) | RowKey::Derived { .. } => false,
             };
             Some((
                 o.name.clone(),

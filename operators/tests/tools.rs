@@ -84,7 +84,7 @@ fn tool_shapes_agree_and_are_sorted() {
         assert_eq!(s["additionalProperties"], false);
     }
     let manual = tools::operator_manual();
-    assert!(manual.starts_with("### diff_snapshots\n"));
+    assert!(manual.starts_with(&format!("### {}\n", names[0])));
     assert_eq!(manual.matches("\n### ").count() + 1, names.len());
 }
 
@@ -142,6 +142,12 @@ fn output_field_lists_of_the_spec() {
         ("diff_snapshots", "nodes_added, nodes_added_total, nodes_added_set_digest, nodes_removed, nodes_removed_total, nodes_removed_set_digest, edges_added, edges_added_total, edges_added_set_digest, edges_removed, edges_removed_total, edges_removed_set_digest, props_changed, props_changed_total, props_changed_set_digest, truncated"),
         ("version_history", "rows, rows_total, truncated, cursor, set_digest"),
         ("state_at", "rows, rows_total, truncated, cursor, set_digest, at, node, later_facts, later_facts_total, later_facts_set_digest"),
+        ("temporal_reachability", "rows, rows_total, truncated, cursor, set_digest"),
+        ("temporal_paths", "rows, rows_total, truncated, cursor, set_digest"),
+        ("count_temporal_motifs", "count, counts, n_events_in_window, truncated, approximate, sample_rate, error_bound"),
+        ("find_temporal_motif_instances", "rows, rows_total, truncated, cursor, set_digest"),
+        ("co_active", "rows, rows_total, truncated, cursor, set_digest"),
+        ("weighted_traverse", "rows, rows_total, truncated, cursor, set_digest, multipliers, skipped_edges"),
     ];
     for (op, fields) in want {
         let spec = tgms_operators::lookup(op).unwrap();
@@ -158,6 +164,16 @@ fn output_field_lists_of_the_spec() {
     );
     assert_eq!(paths("state_at"), serde_json::json!(["uid"]));
     assert_eq!(paths("version_history"), serde_json::json!(["uid"]));
+    assert_eq!(paths("temporal_reachability"), serde_json::json!(["src"]));
+    assert_eq!(paths("temporal_paths"), serde_json::json!(["src", "dst"]));
+    for op in ["count_temporal_motifs", "find_temporal_motif_instances"] {
+        assert_eq!(paths(op), serde_json::json!(["node_filter[*]"]));
+    }
+    assert_eq!(
+        paths("co_active"),
+        serde_json::json!(["a_spec.src", "a_spec.dst", "b_spec.src", "b_spec.dst"])
+    );
+    assert_eq!(paths("weighted_traverse"), serde_json::json!(["seed"]));
     // §6.3 uid-keyed lists.
     let keyed = |op: &str, l: &str| c["operators"][op]["lists"][l]["uid_keyed"].clone();
     assert_eq!(keyed("snapshot_subgraph", "nodes"), true);
@@ -166,6 +182,10 @@ fn output_field_lists_of_the_spec() {
     assert_eq!(keyed("diff_snapshots", "edges_added"), false);
     assert_eq!(keyed("entity_history", "rows"), false);
     assert_eq!(keyed("state_at", "later_facts"), false);
+    assert_eq!(keyed("temporal_reachability", "rows"), true);
+    assert_eq!(keyed("weighted_traverse", "rows"), true);
+    assert_eq!(keyed("temporal_paths", "rows"), false);
+    assert_eq!(keyed("co_active", "rows"), false);
 }
 
 #[test]

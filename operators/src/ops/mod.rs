@@ -6,11 +6,18 @@ use crate::registry::OpSpec;
 use serde_json::{json, Value};
 use tgms_engine::{EdgeVersion, NodeVersion, OPEN_END};
 
+pub mod co_active;
+pub mod count_temporal_motifs;
 pub mod diff_snapshots;
 pub mod entity_history;
+pub mod find_temporal_motif_instances;
 pub mod snapshot_subgraph;
 pub mod state_at;
+pub mod temporal_paths;
+pub mod temporal_reachability;
+pub mod tgraph;
 pub mod version_history;
+pub mod weighted_traverse;
 
 /// Every registered operator.
 pub fn all() -> Vec<OpSpec> {
@@ -20,6 +27,12 @@ pub fn all() -> Vec<OpSpec> {
         diff_snapshots::spec(),
         version_history::spec(),
         state_at::spec(),
+        temporal_reachability::spec(),
+        temporal_paths::spec(),
+        count_temporal_motifs::spec(),
+        find_temporal_motif_instances::spec(),
+        co_active::spec(),
+        weighted_traverse::spec(),
     ]
 }
 

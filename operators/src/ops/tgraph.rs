@@ -1,0 +1,124 @@
+//! Shared plumbing of the traversal and pattern operators (§12–§15, §19, §25): the believed
+//! edge versions of a window as kernel edges ([`TEdge`]) over dense node ids assigned in uid
+//! code-point order (so node-ordered kernel outputs come out in uid order), and the §7.5
+//! budget error.
+
+use crate::error::{Code, OpError};
+use crate::kernels::{BudgetExceeded, TEdge};
+use serde_json::json;
+use std::collections::HashMap;
+use tgms_engine::{EdgeScan, EdgeVersion, Snapshot};
+
+/// The §7.5 work budget of the traversal operators.
+pub const WORK_BUDGET: u64 = 500_000;
+
+/// Candidate edge versions mapped to kernel edges.
+pub struct Graph<'s> {
+    /// Dense id → uid (sorted by code point).
+    pub uids: Vec<&'s str>,
+    /// Parallel to `versions`.
+    pub edges: Vec<TEdge>,
+    pub versions: Vec<EdgeVersion<'s>>,
+}
+
+impl<'s> Graph<'s> {
+    /// Believed edge versions overlapping `window` (all with `None`) under `as_of_tt`.
+    pub fn load(snap: Snapshot<'s>, window: Option<(i64, i64)>, as_of_tt: i64) -> Graph<'s> {
+        let versions = snap.edge_scan(&EdgeScan {
+            as_of_tt,
+            vt_window: window,
+            rel_types: None,
+            touching: None,
+        });
+        Graph::from_versions(versions)
+    }
+
+    /// Kernel edges of `versions` (any order is kept).
+    pub fn from_versions(versions: Vec<EdgeVersion<'s>>) -> Graph<'s> {
+        let mut uids: Vec<&'s str> = versions.iter().flat_map(|e| [e.src(), e.dst()]).collect();
+        uids.sort_unstable();
+        uids.dedup();
+        let ids: HashMap<&str, u32> = uids
+            .iter()
+            .enumerate()
+            .map(|(i, u)| (*u, i as u32))
+            .collect();
+        let edges = versions
+            .iter()
+            .map(|e| TEdge {
+                src: ids[e.src()],
+                dst: ids[e.dst()],
+                t: e.vt_s(),
+                t_end: e.vt_e(),
+                eid: eid_bytes(&e.eid()),
+            })
+            .collect();
+        Graph {
+            uids,
+            edges,
+            versions,
+        }
+    }
+
+    /// The dense id of `uid`, if it has a candidate edge.
+    pub fn id(&self, uid: &str) -> Option<u32> {
+        self.uids.binary_search(&uid).ok().map(|i| i as u32)
+    }
+
+    /// Number of dense ids.
+    pub fn n(&self) -> usize {
+        self.uids.len()
+    }
+}
+
+/// The 12 bytes of a 24-hex eid (byte order = hex string order).
+pub fn eid_bytes(hex: &str) -> [u8; 12] {
+    let mut out = [0u8; 12];
+    let b = hex.as_bytes();
+    let nib = |c: u8| match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => 0,
+    };
+    for (i, o) in out.iter_mut().enumerate() {
+        if 2 * i + 1 < b.len() {
+            *o = (nib(b[2 * i]) << 4) | nib(b[2 * i + 1]);
+        }
+    }
+    out
+}
+
+/// The §5.4 budget error: `E_COST` reporting budget + 1, no `ceilings` key.
+pub fn budget_error(
+    op: &str,
+    limit: u64,
+    units: u64,
+    suggestions: &'static [&'static str],
+) -> OpError {
+    OpError::with(
+        Code::Cost,
+        format!("work budget of {limit} exhausted for {op}"),
+        json!({"estimate": {"expansions_est": units}, "suggestions": suggestions}),
+    )
+}
+
+/// [`budget_error`] from a kernel's [`BudgetExceeded`].
+pub fn exceeded(
+    op: &str,
+    limit: u64,
+    e: BudgetExceeded,
+    suggestions: &'static [&'static str],
+) -> OpError {
+    budget_error(op, limit, e.units, suggestions)
+}
+
+/// Saturating `u64 → i64` for estimates.
+pub fn sat(x: u64) -> i64 {
+    i64::try_from(x).unwrap_or(i64::MAX)
+}
+
+/// `int(n_edge_versions * wf)` of §7.2.
+pub fn windowed_edges(args: &crate::args::Args, stats: &tgms_engine::Stats) -> i64 {
+    let wf = crate::cost::window_fraction(args, stats);
+    (sat(stats.n_edge_versions) as f64 * wf) as i64
+}
