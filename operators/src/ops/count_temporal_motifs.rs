@@ -228,12 +228,14 @@ pub fn events<'s>(
         .window("window")?
         .ok_or_else(|| OpError::internal("window missing"))?;
     let as_of = args.as_of_tt();
+    // With a filter only edges between filter nodes can be events: read them from the
+    // filter nodes' adjacency instead of scanning the window.
     let versions: Vec<_> = snap
         .edge_scan(&tgms_engine::EdgeScan {
             as_of_tt: as_of,
             vt_window: Some((t_a, t_b)),
             rel_types: None,
-            touching: None,
+            touching: filter.as_deref().map(|f| (f, tgms_engine::Touch::Both)),
         })
         .into_iter()
         .filter(|e| t_a <= e.vt_s() && e.vt_s() < t_b)

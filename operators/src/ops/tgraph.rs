@@ -35,19 +35,33 @@ impl<'s> Graph<'s> {
 
     /// Kernel edges of `versions` (any order is kept).
     pub fn from_versions(versions: Vec<EdgeVersion<'s>>) -> Graph<'s> {
-        let mut uids: Vec<&'s str> = versions.iter().flat_map(|e| [e.src(), e.dst()]).collect();
-        uids.sort_unstable();
-        uids.dedup();
-        let ids: HashMap<&str, u32> = uids
-            .iter()
-            .enumerate()
-            .map(|(i, u)| (*u, i as u32))
-            .collect();
+        // First-seen ids, then renumbered in uid code-point order.
+        let mut first: HashMap<&'s str, u32> = HashMap::new();
+        let mut names: Vec<&'s str> = Vec::new();
+        let mut ends: Vec<(u32, u32)> = Vec::with_capacity(versions.len());
+        for e in &versions {
+            let mut id = |u: &'s str| {
+                *first.entry(u).or_insert_with(|| {
+                    names.push(u);
+                    names.len() as u32 - 1
+                })
+            };
+            let (s, d) = (id(e.src()), id(e.dst()));
+            ends.push((s, d));
+        }
+        let mut order: Vec<u32> = (0..names.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| names[i as usize]);
+        let mut rank = vec![0u32; names.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let uids: Vec<&'s str> = order.iter().map(|&i| names[i as usize]).collect();
         let edges = versions
             .iter()
-            .map(|e| TEdge {
-                src: ids[e.src()],
-                dst: ids[e.dst()],
+            .zip(&ends)
+            .map(|(e, &(s, d))| TEdge {
+                src: rank[s as usize],
+                dst: rank[d as usize],
                 t: e.vt_s(),
                 t_end: e.vt_e(),
                 eid: eid_bytes(&e.eid()),

@@ -1,6 +1,8 @@
 //! `weighted_traverse` (O17, ours, `operators.md` §25, D-O6): nodes around a seed ranked by
 //! the best product of (link-type multiplier × weight) along node-simple paths of at most
-//! `max_depth` typed links valid at instant `t`. The link set is one instant scan; the
+//! `max_depth` typed links valid at instant `t`. Links are read from the adjacency of the
+//! nodes the enumeration can stand at (within `max_depth − 1` usable hops), not by scanning
+//! the instant; the
 //! enumeration counts one unit of the §7.5 budget (500,000) per (path prefix, candidate
 //! link) examination.
 
@@ -14,7 +16,7 @@ use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
-use tgms_engine::{EdgeScan, Stats};
+use tgms_engine::Stats;
 
 const MANUAL: &str = "Ranks the nodes within `max_depth` (≤ 3) hops of `seed` over links valid at instant `t` whose `props.link_type` is `entity`, `semantic`, `temporal` or `causal`: a node's score is the best product along a path of (type multiplier × `props.weight`), multipliers default to causal 1.5, entity 1.2, semantic 0.8, temporal 0.8 (override with `multipliers`). Rows give the score, the best path and its link types, highest first. Example: `{\"seed\": {\"$ref\": \"s1.rows[0].uid\"}, \"t\": 1773561600000000, \"max_depth\": 2}`.";
 
@@ -98,10 +100,8 @@ fn cost(args: &Args, stats: &Stats) -> Estimate {
     Estimate::new(n, s.min(cap) as i64)
 }
 
-/// One link of the instant: endpoints, eid, and (type index, weight) when usable.
+/// One link of the instant: eid, and (type index, weight) when usable.
 struct Link {
-    src: u32,
-    dst: u32,
     eid: String,
     usable: Option<(usize, f64)>,
 }
@@ -224,47 +224,86 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         }
     }
     let min_score = args.get("min_score").and_then(Value::as_f64).unwrap_or(0.0);
-    let versions = snap.edge_scan(&EdgeScan {
-        as_of_tt: args.as_of_tt(),
-        vt_window: Some((t, t.saturating_add(1))),
-        rel_types: rels.as_deref(),
-        touching: None,
-    });
-    let mut uids: Vec<&str> = versions
-        .iter()
-        .filter(|e| e.src() != e.dst())
-        .flat_map(|e| [e.src(), e.dst()])
-        .collect();
-    uids.push(seed);
-    uids.sort_unstable();
-    uids.dedup();
-    let id = |u: &str| uids.binary_search(&u).unwrap_or(0) as u32;
-    let mut links: Vec<Link> = Vec::new();
-    for e in versions.iter().filter(|e| e.src() != e.dst()) {
-        let props = stored_json(e.props())?;
-        links.push(Link {
-            src: id(e.src()),
-            dst: id(e.dst()),
-            eid: e.eid(),
-            usable: usable(&props),
-        });
-    }
+    let as_of = args.as_of_tt();
     let dir = args.str("direction")?;
-    let mut adj: Vec<Vec<(usize, u32)>> = vec![Vec::new(); uids.len()];
-    for (i, l) in links.iter().enumerate() {
-        if dir != "in" {
-            adj[l.src as usize].push((i, l.dst));
+    let max_depth = args.int("max_depth")?.max(0) as usize;
+    let w_t = Some((t, t.saturating_add(1)));
+    let rel_ok = |r: &str| rels.as_ref().is_none_or(|rs| rs.iter().any(|x| x == r));
+    // The links examined are those of nodes within max_depth − 1 usable hops of the seed:
+    // load their adjacency breadth-first (the link set restricted to what the enumeration
+    // can see), instead of scanning the instant.
+    let mut ids: HashMap<&str, u32> = HashMap::new();
+    let mut uids: Vec<&str> = Vec::new();
+    let mut links: Vec<Link> = Vec::new();
+    let mut link_ix: HashMap<String, usize> = HashMap::new();
+    let mut adj: Vec<Vec<(usize, u32)>> = Vec::new();
+    ids.insert(seed, 0);
+    uids.push(seed);
+    adj.push(Vec::new());
+    let mut queued: Vec<bool> = vec![true];
+    let mut frontier: Vec<u32> = vec![0];
+    for _depth in 0..max_depth {
+        let mut next = Vec::new();
+        for &u in &frontier {
+            let name = uids[u as usize];
+            let outs = if dir != "in" {
+                snap.out_edges(name, w_t, as_of)
+            } else {
+                Vec::new()
+            };
+            let ins = if dir != "out" {
+                snap.in_edges(name, w_t, as_of)
+            } else {
+                Vec::new()
+            };
+            for (e, out) in outs
+                .into_iter()
+                .map(|e| (e, true))
+                .chain(ins.into_iter().map(|e| (e, false)))
+            {
+                if e.src() == e.dst() || !rel_ok(e.rel_type()) {
+                    continue;
+                }
+                let eid = e.eid();
+                let li = match link_ix.get(&eid) {
+                    Some(&i) => i,
+                    None => {
+                        let props = stored_json(e.props())?;
+                        links.push(Link {
+                            eid: eid.clone(),
+                            usable: usable(&props),
+                        });
+                        link_ix.insert(eid, links.len() - 1);
+                        links.len() - 1
+                    }
+                };
+                let other = if out { e.dst() } else { e.src() };
+                let v = match ids.get(other) {
+                    Some(&v) => v,
+                    None => {
+                        let v = uids.len() as u32;
+                        ids.insert(other, v);
+                        uids.push(other);
+                        adj.push(Vec::new());
+                        queued.push(false);
+                        v
+                    }
+                };
+                if links[li].usable.is_some() && !queued[v as usize] {
+                    queued[v as usize] = true;
+                    next.push(v);
+                }
+                adj[u as usize].push((li, v));
+            }
         }
-        if dir != "out" {
-            adj[l.dst as usize].push((i, l.src));
-        }
+        frontier = next;
     }
-    let s0 = id(seed);
+    let s0 = 0u32;
     let mut w = Walk {
         links: &links,
         adj: &adj,
         mult,
-        max_depth: args.int("max_depth")?.max(0) as usize,
+        max_depth,
         units: 0,
         skipped: BTreeSet::new(),
         on_path: vec![false; uids.len()],
@@ -283,7 +322,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         y.score
             .total_cmp(&x.score)
             .then(x.depth.cmp(&y.depth))
-            .then(u.cmp(v))
+            .then(uids[*u as usize].cmp(uids[*v as usize]))
     });
     let rows: Vec<Value> = best
         .iter()
