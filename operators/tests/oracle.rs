@@ -1472,11 +1472,19 @@ fn pages_concatenate_to_the_complete_list_and_certificates_hold() {
         let (_d, mut s) = new_store();
         let n = r.int(10, 30) as usize;
         grow(&mut s, &mut r, n);
+        // Event-heavy half: long lists for the traversal and pattern operators.
+        if r.chance(50) {
+            grow_dense(&mut s, &mut r);
+        }
         for op in [
             "entity_history",
             "version_history",
             "state_at",
             "snapshot_subgraph",
+            "temporal_reachability",
+            "find_temporal_motif_instances",
+            "co_active",
+            "weighted_traverse",
         ] {
             for _ in 0..3 {
                 let mut args = args_for(op, &mut r, &s);
