@@ -133,7 +133,44 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let gap = gap_of(args).unwrap_or(0);
     let mut pairs: Vec<(i64, String, i64, usize, usize)> = Vec::new();
     let mut count = 0u64;
+    let mut take = |ai: usize, a_vid: &String, bi: usize| -> Result<(), OpError> {
+        if b_vid[bi] == *a_vid {
+            return Ok(());
+        }
+        count += 1;
+        if count > PAIR_BUDGET {
+            return Err(super::tgraph::budget_error(
+                "co_active",
+                PAIR_BUDGET,
+                count,
+                SUGGESTIONS,
+            ));
+        }
+        pairs.push((a_set[ai].vt_s(), a_vid.clone(), b_s[bi], bi, ai));
+        Ok(())
+    };
+    if rel == "during" {
+        // Sweep A by vt_s; the B versions starting before a.s sit in a set keyed by vt_e, so
+        // each a reads exactly the b with b.e > a.e: work O((|A| + |B|) log + pairs), never
+        // the |A|·|B| candidate product.
+        let mut open: std::collections::BTreeSet<(i64, usize)> = Default::default();
+        let mut j = 0usize;
+        for (ai, a) in a_set.iter().enumerate() {
+            while j < b_set.len() && b_s[j] < a.vt_s() {
+                open.insert((b_set[j].vt_e(), j));
+                j += 1;
+            }
+            let a_vid = a.vid();
+            let from = a.vt_e().saturating_add(1);
+            for &(_, bi) in open.range((from, 0)..) {
+                take(ai, &a_vid, bi)?;
+            }
+        }
+    }
     for (ai, a) in a_set.iter().enumerate() {
+        if rel == "during" {
+            break;
+        }
         let (a_s, a_e) = (a.vt_s(), a.vt_e());
         // The half-open range of b.vt_s values the relation allows.
         let (lo, hi): (usize, usize) = match rel.as_str() {
@@ -142,8 +179,6 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 b_s.partition_point(|&x| x <= a_s),
                 b_s.partition_point(|&x| x < a_e),
             ),
-            // b.s < a.s
-            "during" => (0, b_s.partition_point(|&x| x < a_s)),
             // b.s == a.e
             "meets" => (
                 b_s.partition_point(|&x| x < a_e),
@@ -156,26 +191,11 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             ),
         };
         let a_vid = a.vid();
-        for bi in lo..hi {
-            let b = &b_set[bi];
-            let holds = match rel.as_str() {
-                "overlaps" => a_e < b.vt_e(),
-                "during" => a_e < b.vt_e(),
-                _ => true,
-            };
-            if !holds || b_vid[bi] == a_vid {
+        for (bi, b) in b_set.iter().enumerate().take(hi).skip(lo) {
+            if rel == "overlaps" && a_e >= b.vt_e() {
                 continue;
             }
-            count += 1;
-            if count > PAIR_BUDGET {
-                return Err(super::tgraph::budget_error(
-                    "co_active",
-                    PAIR_BUDGET,
-                    count,
-                    SUGGESTIONS,
-                ));
-            }
-            pairs.push((a_s, a_vid.clone(), b_s[bi], bi, ai));
+            take(ai, &a_vid, bi)?;
         }
     }
     pairs.sort_by(|x, y| (x.0, &x.1, x.2, &b_vid[x.3]).cmp(&(y.0, &y.1, y.2, &b_vid[y.3])));
