@@ -131,6 +131,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let b_s: Vec<i64> = b_set.iter().map(EdgeVersion::vt_s).collect();
     let rel = relation(args).to_string();
     let gap = gap_of(args).unwrap_or(0);
+    let max_end = MaxTree::new(&b_set.iter().map(EdgeVersion::vt_e).collect::<Vec<_>>());
     let mut pairs: Vec<(i64, String, i64, usize, usize)> = Vec::new();
     let mut count = 0u64;
     let mut take = |ai: usize, a_vid: &String, bi: usize| -> Result<(), OpError> {
@@ -191,10 +192,16 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             ),
         };
         let a_vid = a.vid();
-        for (bi, b) in b_set.iter().enumerate().take(hi).skip(lo) {
-            if rel == "overlaps" && a_e >= b.vt_e() {
-                continue;
+        if rel == "overlaps" {
+            // Only the b of the range with b.e > a.e, found through the max-end tree.
+            let mut hits = Vec::new();
+            max_end.collect(lo, hi, a_e, &mut hits);
+            for bi in hits {
+                take(ai, &a_vid, bi)?;
             }
+            continue;
+        }
+        for bi in lo..hi {
             take(ai, &a_vid, bi)?;
         }
     }
@@ -205,4 +212,52 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         .collect();
     out.paged("rows", rows)?;
     Ok(())
+}
+
+/// A max segment tree over the B versions' `vt_e` in `vt_s` order: lists the indices of a
+/// `vt_s` range whose `vt_e` exceeds a threshold in O((1 + hits) · log |B|), so `overlaps`
+/// never walks the candidates that end too early.
+struct MaxTree {
+    n: usize,
+    t: Vec<i64>,
+}
+
+impl MaxTree {
+    fn new(v: &[i64]) -> MaxTree {
+        let n = v.len().next_power_of_two().max(1);
+        let mut t = vec![i64::MIN; 2 * n];
+        t[n..n + v.len()].copy_from_slice(v);
+        for i in (1..n).rev() {
+            t[i] = t[2 * i].max(t[2 * i + 1]);
+        }
+        MaxTree { n, t }
+    }
+
+    /// Indices `i` in `[lo, hi)` with `v[i] > thr`, ascending.
+    fn collect(&self, lo: usize, hi: usize, thr: i64, out: &mut Vec<usize>) {
+        self.walk(1, 0, self.n, lo, hi, thr, out);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn walk(
+        &self,
+        node: usize,
+        l: usize,
+        r: usize,
+        lo: usize,
+        hi: usize,
+        thr: i64,
+        out: &mut Vec<usize>,
+    ) {
+        if r <= lo || hi <= l || self.t[node] <= thr {
+            return;
+        }
+        if r - l == 1 {
+            out.push(l);
+            return;
+        }
+        let m = (l + r) / 2;
+        self.walk(2 * node, l, m, lo, hi, thr, out);
+        self.walk(2 * node + 1, m, r, lo, hi, thr, out);
+    }
 }
