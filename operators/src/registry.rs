@@ -85,7 +85,7 @@ pub enum Cut {
 }
 
 /// The row key of a list (§6.3).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug)]
 pub enum RowKey {
     /// One field: the key value is that field's value.
     Field(&'static str),
@@ -97,6 +97,12 @@ pub enum RowKey {
     /// column values of the call); the text names it for the verifier contract. Lists with
     /// this key are filled with [`crate::output::Output::paged_keyed`].
     Computed(&'static str),
+    /// A derived key (e.g. `[a.vid, b.vid]`, the list of a path's eids): `spec` is the key as
+    /// the spec writes it (published in the verifier contracts), `of` computes it.
+    Derived {
+        spec: &'static str,
+        of: fn(&Value) -> Value,
+    },
 }
 
 impl RowKey {
@@ -111,6 +117,7 @@ impl RowKey {
             ),
             RowKey::Row => row.clone(),
             RowKey::Computed(_) => Value::Null,
+            RowKey::Derived { of, .. } => of(row),
         }
     }
 }

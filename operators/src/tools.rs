@@ -95,6 +95,7 @@ fn key_json(k: &RowKey) -> Value {
         RowKey::Fields(fs) => json!(fs),
         RowKey::Row => json!("row"),
         RowKey::Computed(what) => json!(what),
+        RowKey::Derived { spec, .. } => json!(spec),
     }
 }
 
@@ -124,7 +125,7 @@ pub fn contract(spec: &OpSpec) -> Value {
                         })
                 }
                 RowKey::Row => elem == Contract::Uid,
-                RowKey::Fields(_) | RowKey::Computed(_) => false,
+                RowKey::Fields(_) | RowKey::Computed(_) | RowKey::Derived { .. } => false,
             };
             Some((
                 o.name.clone(),

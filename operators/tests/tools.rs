@@ -148,6 +148,12 @@ fn output_field_lists_of_the_spec() {
         ("resolve_entities", "rows, rows_total, truncated, cursor, set_digest"),
         ("compute", "value, rows, rows_total, truncated, cursor, set_digest"),
         ("aggregate_events", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
+        ("temporal_reachability", "rows, rows_total, truncated, cursor, set_digest"),
+        ("temporal_paths", "rows, rows_total, truncated, cursor, set_digest"),
+        ("count_temporal_motifs", "count, counts, n_events_in_window, truncated, approximate, sample_rate, error_bound"),
+        ("find_temporal_motif_instances", "rows, rows_total, truncated, cursor, set_digest"),
+        ("co_active", "rows, rows_total, truncated, cursor, set_digest"),
+        ("weighted_traverse", "rows, rows_total, truncated, cursor, set_digest, multipliers, skipped_edges"),
     ];
     for (op, fields) in want {
         let spec = tgms_operators::lookup(op).unwrap();
@@ -172,6 +178,16 @@ fn output_field_lists_of_the_spec() {
         paths("aggregate_events"),
         serde_json::json!(["endpoint_filter.uids[*]"])
     );
+    assert_eq!(paths("temporal_reachability"), serde_json::json!(["src"]));
+    assert_eq!(paths("temporal_paths"), serde_json::json!(["src", "dst"]));
+    for op in ["count_temporal_motifs", "find_temporal_motif_instances"] {
+        assert_eq!(paths(op), serde_json::json!(["node_filter[*]"]));
+    }
+    assert_eq!(
+        paths("co_active"),
+        serde_json::json!(["a_spec.src", "a_spec.dst", "b_spec.src", "b_spec.dst"])
+    );
+    assert_eq!(paths("weighted_traverse"), serde_json::json!(["seed"]));
     // §6.3 uid-keyed lists.
     let keyed = |op: &str, l: &str| c["operators"][op]["lists"][l]["uid_keyed"].clone();
     assert_eq!(keyed("snapshot_subgraph", "nodes"), true);
@@ -185,6 +201,10 @@ fn output_field_lists_of_the_spec() {
     assert_eq!(keyed("neighborhood_evolution", "neighbors_lost"), true);
     assert_eq!(keyed("graph_metric_timeseries", "rows"), false);
     assert_eq!(keyed("burst_detection", "rows"), false);
+    assert_eq!(keyed("temporal_reachability", "rows"), true);
+    assert_eq!(keyed("weighted_traverse", "rows"), true);
+    assert_eq!(keyed("temporal_paths", "rows"), false);
+    assert_eq!(keyed("co_active", "rows"), false);
 }
 
 #[test]

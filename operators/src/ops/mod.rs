@@ -8,15 +8,22 @@ use tgms_engine::{EdgeVersion, NodeVersion, OPEN_END};
 
 pub mod aggregate_events;
 pub mod burst_detection;
+pub mod co_active;
 pub mod compute;
+pub mod count_temporal_motifs;
 pub mod diff_snapshots;
 pub mod entity_history;
+pub mod find_temporal_motif_instances;
 pub mod graph_metric_timeseries;
 pub mod neighborhood_evolution;
 pub mod resolve_entities;
 pub mod snapshot_subgraph;
 pub mod state_at;
+pub mod temporal_paths;
+pub mod temporal_reachability;
+pub mod tgraph;
 pub mod version_history;
+pub mod weighted_traverse;
 
 /// Every registered operator.
 pub fn all() -> Vec<OpSpec> {
@@ -32,6 +39,12 @@ pub fn all() -> Vec<OpSpec> {
         resolve_entities::spec(),
         compute::spec(),
         aggregate_events::spec(),
+        temporal_reachability::spec(),
+        temporal_paths::spec(),
+        count_temporal_motifs::spec(),
+        find_temporal_motif_instances::spec(),
+        co_active::spec(),
+        weighted_traverse::spec(),
     ]
 }
 

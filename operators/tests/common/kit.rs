@@ -51,6 +51,18 @@ pub fn interval(r: &mut Rng) -> (i64, Value) {
 /// Small props, sometimes with floats whose canonical text survives `round9` unchanged
 /// (`2.0` stays a float, `2` an int: different content).
 pub fn props(r: &mut Rng) -> Value {
+    if r.chance(30) {
+        // A typed, weighted link of `weighted_traverse` (§25), sometimes unusable.
+        let mut p =
+            json!({"link_type": r.pick(&["entity", "semantic", "temporal", "causal", "friend"])});
+        match r.below(6) {
+            0 => {}
+            1 => p["weight"] = json!("high"),
+            2 => p["weight"] = json!(r.below(3)),
+            _ => p["weight"] = json!(0.25 * r.below(9) as f64),
+        }
+        return p;
+    }
     match r.below(6) {
         0 => json!({"p": r.below(3)}),
         1 => json!({"p": r.below(3) as f64}),

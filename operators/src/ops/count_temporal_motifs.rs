@@ -1,0 +1,309 @@
+//! `count_temporal_motifs` (O6, `operators.md` §14, §14.5, D-O10, D-O11): δ-temporal motif
+//! counts over the window's events — the five named motifs of §14.2, any catalogue motif
+//! `M_i_j`, or the whole 6×6 catalogue (`motif: "all"`, the 36 values in `counts`) — in
+//! either tie mode, by the linear-time counters of [`crate::kernels::motifs`] (no triple is
+//! enumerated). Sample mode is not built: it is refused per §14.3 step 1 (D-O10).
+//!
+//! Also holds what `find_temporal_motif_instances` (§15) shares: argument declarations, the
+//! event selection of §14.1, the kernel order of §14.3 and the §14 cost formula.
+//!
+//! **Catalogue cost estimator (§14.5, registry-documented).** With `n = n_edge_versions`,
+//! `e_f` the estimated window events after the filter exactly as in the §14 formula, and
+//! `mean_deg = max(1.0, n / max(1, n_entities))`:
+//! ```text
+//! sort       = int(e_f * log2(e_f + 2))                 (ordering the events by (t, eid))
+//! passes     = 6 * e_f                                  (pair, star and triangle counter passes)
+//! triangles  = int(e_f * min(mean_deg, sqrt(e_f)))      (static triangle listing)
+//! expansions = min(sort + passes + triangles, 2^40)
+//! rows_scanned_est = n ; expansions_est = expansions
+//! time_est_ms = int((n * 55.0 + expansions * 10.0) / 1e6)
+//! ```
+//! A single catalogue motif runs only its class's pass but is priced like `"all"`.
+
+use super::tgraph::{sat, Graph};
+use super::validate_window;
+use crate::args::Args;
+use crate::cost::Estimate;
+use crate::error::OpError;
+use crate::kernels::motifs::{count_all, count_motif, matrix_total, Motif};
+use crate::kernels::{TEdge, TieMode};
+use crate::output::Output;
+use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs};
+use serde_json::{json, Map, Value};
+use std::collections::HashSet;
+use tgms_engine::Stats;
+
+const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`.";
+
+/// The five named motifs in the order of §14.
+pub const NAMED: [&str; 5] = [
+    "M_2node_pingpong",
+    "M_path_3",
+    "M_star_out_3",
+    "M_triangle_acyclic_1",
+    "M_triangle_cyclic",
+];
+
+/// `M_1_1` … `M_6_6`, row-major.
+pub fn catalogue_names() -> Vec<String> {
+    (1..=6)
+        .flat_map(|i| (1..=6).map(move |j| format!("M_{i}_{j}")))
+        .collect()
+}
+
+/// The `motif` enum: named motifs, then the catalogue, then `"all"` when `with_all`.
+pub fn motif_enum(with_all: bool) -> Value {
+    let mut v: Vec<Value> = NAMED.iter().map(|s| json!(s)).collect();
+    v.extend(catalogue_names().into_iter().map(Value::from));
+    if with_all {
+        v.push(json!("all"));
+    }
+    json!({"type": "string", "enum": v})
+}
+
+/// The arguments shared by §14 and §15 (without `limit`/`cursor`).
+pub fn motif_args(with_all: bool) -> Vec<ArgDecl> {
+    vec![
+        ArgDecl::req("motif", motif_enum(with_all)),
+        ArgDecl::req(
+            "delta",
+            json!({"type": "integer", "minimum": 1, "description": "max span t(e3) − t(e1) in µs"}),
+        ),
+        ArgDecl::req("window", crate::registry::frag::window()),
+        ArgDecl::opt(
+            "node_filter",
+            json!({"type": ["array", "null"], "items": {"type": "string"}, "maxItems": 10000}),
+            Value::Null,
+        )
+        .uids(&["[*]"]),
+        common::as_of_tt(),
+        ArgDecl::opt(
+            "mode",
+            json!({"type": "string", "enum": ["exact", "sample"]}),
+            json!("exact"),
+        ),
+        ArgDecl::opt("seed", json!({"type": ["integer", "null"]}), Value::Null),
+        ArgDecl::opt(
+            "sample_rate",
+            json!({"type": ["number", "null"], "exclusiveMinimum": 0, "maximum": 1}),
+            Value::Null,
+        ),
+        ArgDecl::opt(
+            "tie_mode",
+            json!({"type": "string", "enum": ["ordered", "strict"]}),
+            json!("ordered"),
+        ),
+    ]
+}
+
+/// The registry entry.
+pub fn spec() -> OpSpec {
+    OpSpec {
+        name: "count_temporal_motifs",
+        manual: MANUAL,
+        args: motif_args(true),
+        validators: vec![validate_window],
+        cost: Some(cost),
+        coeff: 0.0,
+        outputs: Outputs::default()
+            .field("count", "int")
+            .field("counts", &counts_contract())
+            .field("n_events_in_window", "int")
+            .field("truncated", "bool")
+            .field("approximate", "bool")
+            .field("sample_rate", "float")
+            .field("error_bound", "obj{relative: float, confidence: float}")
+            .conditional(&["counts", "approximate", "sample_rate", "error_bound"])
+            .build(),
+        kernel,
+    }
+}
+
+fn counts_contract() -> String {
+    let fields: Vec<String> = catalogue_names()
+        .into_iter()
+        .map(|n| format!("{n}: int"))
+        .collect();
+    format!("obj{{{}}}", fields.join(", "))
+}
+
+/// `(n, e_f)` of the §14 formula.
+fn filtered_events_est(args: &Args, stats: &Stats) -> (i64, i64, f64) {
+    let n = sat(stats.n_edge_versions);
+    let wf = crate::cost::window_fraction(args, stats);
+    let mut e_f = (n as f64 * wf) as i64;
+    if let Some(f) = args.get("node_filter").and_then(Value::as_array) {
+        if !f.is_empty() {
+            let mean_deg = (n as f64 / sat(stats.n_entities).max(1) as f64).max(1.0);
+            e_f = e_f.min((f.len() as f64 * mean_deg * wf) as i64 + 1);
+        }
+    }
+    (n, e_f, wf)
+}
+
+fn filter_non_empty(args: &Args) -> bool {
+    args.get("node_filter")
+        .and_then(Value::as_array)
+        .is_some_and(|f| !f.is_empty())
+}
+
+/// The cost formula of §14 (the five named motifs; every motif of §15).
+pub fn named_cost(args: &Args, stats: &Stats) -> Estimate {
+    let (n, e_f, wf) = filtered_events_est(args, stats);
+    let span = match (stats.vt_min, stats.vt_max) {
+        (Some(lo), Some(hi)) if hi > lo => ((hi - lo) as f64 * wf) as i64,
+        _ => 0,
+    };
+    let delta = args.int("delta").unwrap_or(1);
+    let density = if span > 0 {
+        (delta as f64 / span as f64).min(1.0)
+    } else {
+        1.0
+    };
+    let sq = (e_f as i128 * e_f as i128) as f64;
+    let expansions = ((sq * density / 2.0) as i64).min(1 << 40);
+    let c = if filter_non_empty(args) { 20.0 } else { 0.3 };
+    Estimate {
+        rows_scanned_est: n,
+        expansions_est: expansions,
+        time_est_ms: Some(((n as f64 * 55.0 + expansions as f64 * c) / 1e6) as i64),
+    }
+}
+
+/// The catalogue estimator documented in the module header.
+pub fn catalogue_cost(args: &Args, stats: &Stats) -> Estimate {
+    let (n, e_f, _) = filtered_events_est(args, stats);
+    let mean_deg = (n as f64 / sat(stats.n_entities).max(1) as f64).max(1.0);
+    let ef = e_f as f64;
+    let sort = (ef * (ef + 2.0).log2()) as i64;
+    let passes = e_f.saturating_mul(6);
+    let tri = (ef * mean_deg.min(ef.sqrt())) as i64;
+    let expansions = sort.saturating_add(passes).saturating_add(tri).min(1 << 40);
+    Estimate {
+        rows_scanned_est: n,
+        expansions_est: expansions,
+        time_est_ms: Some(((n as f64 * 55.0 + expansions as f64 * 10.0) / 1e6) as i64),
+    }
+}
+
+fn cost(args: &Args, stats: &Stats) -> Estimate {
+    match args.str("motif").ok().and_then(Motif::parse) {
+        Some(Motif::Named(_)) => named_cost(args, stats),
+        _ => catalogue_cost(args, stats),
+    }
+}
+
+/// `EXACT_EVENT_CAP` of §14.3 step 3.
+pub const EXACT_EVENT_CAP: usize = 5_000_000;
+
+/// The selected events of §14.1 with the graph they index into.
+pub struct Events<'s> {
+    pub graph: Graph<'s>,
+    /// The events (window start, filter applied), in `graph` order.
+    pub events: Vec<TEdge>,
+    /// `events[i]` is `graph.versions[index[i]]`.
+    pub index: Vec<u32>,
+}
+
+/// §14.3 steps 1–3 and §14.1: the window's events after the filter.
+pub fn events<'s>(
+    snap: tgms_engine::Snapshot<'s>,
+    args: &Args,
+    cap_applies: bool,
+) -> Result<Events<'s>, OpError> {
+    if args.str("mode")? == "sample" {
+        return Err(OpError::invalid(
+            "mode='sample' is not available in this build; use node_filter",
+        ));
+    }
+    let filter = args.str_list("node_filter")?;
+    if let Some(f) = &filter {
+        let mut unknown: Vec<&String> = f.iter().filter(|u| !snap.has_uid(u)).collect();
+        unknown.sort();
+        if let Some(u) = unknown.first() {
+            return Err(OpError::unknown_uid(u));
+        }
+    }
+    let (t_a, t_b) = args
+        .window("window")?
+        .ok_or_else(|| OpError::internal("window missing"))?;
+    let as_of = args.as_of_tt();
+    // With a filter only edges between filter nodes can be events: read them from the
+    // filter nodes' adjacency instead of scanning the window.
+    let versions: Vec<_> = snap
+        .edge_scan(&tgms_engine::EdgeScan {
+            as_of_tt: as_of,
+            vt_window: Some((t_a, t_b)),
+            rel_types: None,
+            touching: filter.as_deref().map(|f| (f, tgms_engine::Touch::Both)),
+        })
+        .into_iter()
+        .filter(|e| t_a <= e.vt_s() && e.vt_s() < t_b)
+        .collect();
+    let graph = Graph::from_versions(versions);
+    let member: Option<Vec<bool>> = filter.as_ref().map(|f| {
+        let set: HashSet<&str> = f.iter().map(String::as_str).collect();
+        graph.uids.iter().map(|u| set.contains(u)).collect()
+    });
+    let keep = |i: usize| -> bool {
+        let e = &graph.edges[i];
+        member
+            .as_ref()
+            .is_none_or(|m| m[e.src as usize] && m[e.dst as usize])
+    };
+    let index: Vec<u32> = (0..graph.edges.len())
+        .filter(|&i| keep(i))
+        .map(|i| i as u32)
+        .collect();
+    if cap_applies && filter.is_none() && index.len() > EXACT_EVENT_CAP {
+        return Err(OpError::invalid(
+            "exact motif matching needs node_filter or <= 5000000 window events; add a node_filter or use mode='sample'",
+        ));
+    }
+    let events: Vec<TEdge> = index.iter().map(|&i| graph.edges[i as usize]).collect();
+    Ok(Events {
+        graph,
+        events,
+        index,
+    })
+}
+
+/// The tie mode argument.
+pub fn tie_mode(args: &Args) -> Result<TieMode, OpError> {
+    Ok(if args.str("tie_mode")? == "strict" {
+        TieMode::Strict
+    } else {
+        TieMode::Ordered
+    })
+}
+
+fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
+    let motif_name = args.str("motif")?;
+    let motif = Motif::parse(motif_name);
+    // The step-3 cap applies to the five named motifs only (§14.5).
+    let named = matches!(motif, Some(Motif::Named(_)));
+    let ev = events(ctx.snap, args, named)?;
+    let delta = args.int("delta")?;
+    let tie = tie_mode(args)?;
+    let n_events = ev.events.len();
+    match motif {
+        Some(m) => {
+            let c = count_motif(&ev.events, delta, tie, m);
+            out.set("count", json!(c));
+        }
+        None => {
+            let m = count_all(&ev.events, delta, tie);
+            let mut counts = Map::new();
+            for (i, row) in m.iter().enumerate() {
+                for (j, c) in row.iter().enumerate() {
+                    counts.insert(format!("M_{}_{}", i + 1, j + 1), json!(c));
+                }
+            }
+            out.set("count", json!(matrix_total(&m)));
+            out.set("counts", Value::Object(counts));
+        }
+    }
+    out.set("n_events_in_window", json!(n_events));
+    out.set("truncated", Value::Bool(false));
+    Ok(())
+}

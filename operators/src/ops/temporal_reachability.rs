@@ -1,0 +1,110 @@
+//! `temporal_reachability` (O4, `operators.md` §12, D-O1): time-respecting reachability from
+//! `src` inside a window — earliest arrivals forward, latest departures backward (a genuine
+//! backward search), or both. The candidate edges of the window are loaded once and searched
+//! by [`crate::kernels::reach`]; with `delta_max_wait` the exact multi-label search runs under
+//! the §7.5 budget of 500,000 edge examinations.
+
+use super::tgraph::{exceeded, windowed_edges, Graph, WORK_BUDGET};
+use super::validate_window;
+use crate::args::Args;
+use crate::cost::Estimate;
+use crate::error::OpError;
+use crate::kernels::reach::{reachability, Direction, ReachIndex};
+use crate::output::Output;
+use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
+use serde_json::{json, Value};
+use tgms_engine::Stats;
+
+const MANUAL: &str = "Time-respecting reachability from `src` inside `window` (edges must be traversed in non-decreasing time; an edge valid over an interval can be used at any instant of it). `direction: \"out\"` → who `src` can reach and the earliest arrival; `\"in\"` → who can reach `src` and the latest time they can leave; `\"both\"` → union. `delta_max_wait` caps the wait at intermediate nodes. For counts read `rows_total` (exact even when the page is cut) and keep `limit` small. Example: `{\"src\": {\"$ref\": \"s1.rows[0].uid\"}, \"window\": {\"t_a\": 1700000000000000, \"t_b\": 1700604800000000}, \"limit\": 1}` → `rows_total`.";
+
+const SUGGESTIONS: &[&str] = &["narrow the window", "drop or loosen delta_max_wait"];
+
+/// The registry entry.
+pub fn spec() -> OpSpec {
+    OpSpec {
+        name: "temporal_reachability",
+        manual: MANUAL,
+        args: vec![
+            ArgDecl::req("src", frag::uid()).uids(&[""]),
+            ArgDecl::req("window", frag::window()),
+            common::as_of_tt(),
+            ArgDecl::opt(
+                "delta_max_wait",
+                json!({"type": ["integer", "null"], "minimum": 1,
+                    "description": "max wait at an intermediate node (µs)"}),
+                Value::Null,
+            ),
+            ArgDecl::opt(
+                "direction",
+                json!({"type": "string", "enum": ["out", "in", "both"]}),
+                json!("out"),
+            ),
+            common::limit(),
+            common::cursor(),
+        ],
+        validators: vec![validate_window],
+        cost: Some(cost),
+        coeff: 170.0,
+        outputs: Outputs::default()
+            .rows(
+                "obj{uid: uid, earliest_arrival: int|null, latest_departure: int|null}",
+                RowKey::Field("uid"),
+            )
+            .build(),
+        kernel,
+    }
+}
+
+/// §12: `rows = int(n_edge_versions * wf)`, `expansions = 8 * rows`.
+fn cost(args: &Args, stats: &Stats) -> Estimate {
+    let rows = windowed_edges(args, stats);
+    Estimate::new(rows, rows.saturating_mul(8))
+}
+
+fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
+    let src = args.str("src")?;
+    if !ctx.snap.has_uid(src) {
+        return Err(OpError::unknown_uid(src));
+    }
+    let (t_a, t_b) = args
+        .window("window")?
+        .ok_or_else(|| OpError::internal("window missing"))?;
+    let dir = match args.str("direction")? {
+        "in" => Direction::In,
+        "both" => Direction::Both,
+        _ => Direction::Out,
+    };
+    let max_wait = args.get("delta_max_wait").and_then(Value::as_i64);
+    let g = Graph::load(ctx.snap, Some((t_a, t_b)), args.as_of_tt());
+    let rows: Vec<Value> = match g.id(src) {
+        None => Vec::new(),
+        Some(s) => {
+            let ix = ReachIndex::new(&g.edges, g.n(), t_a, t_b);
+            let budget = max_wait.map(|_| WORK_BUDGET);
+            let r = reachability(&ix, s, dir, max_wait, budget)
+                .map_err(|e| exceeded("temporal_reachability", WORK_BUDGET, e, SUGGESTIONS))?;
+            let uid = |v: u32| g.uids[v as usize];
+            match dir {
+                Direction::Out => r
+                    .forward
+                    .iter()
+                    .map(|&(v, a)| json!({"uid": uid(v), "earliest_arrival": a}))
+                    .collect(),
+                Direction::In => r
+                    .backward
+                    .iter()
+                    .map(|&(v, d)| json!({"uid": uid(v), "latest_departure": d}))
+                    .collect(),
+                Direction::Both => r
+                    .both_rows()
+                    .into_iter()
+                    .map(|(v, a, d)| {
+                        json!({"uid": uid(v), "earliest_arrival": a, "latest_departure": d})
+                    })
+                    .collect(),
+            }
+        }
+    };
+    out.paged("rows", rows)?;
+    Ok(())
+}

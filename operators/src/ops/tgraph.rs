@@ -1,0 +1,138 @@
+//! Shared plumbing of the traversal and pattern operators (§12–§15, §19, §25): the believed
+//! edge versions of a window as kernel edges ([`TEdge`]) over dense node ids assigned in uid
+//! code-point order (so node-ordered kernel outputs come out in uid order), and the §7.5
+//! budget error.
+
+use crate::error::{Code, OpError};
+use crate::kernels::{BudgetExceeded, TEdge};
+use serde_json::json;
+use std::collections::HashMap;
+use tgms_engine::{EdgeScan, EdgeVersion, Snapshot};
+
+/// The §7.5 work budget of the traversal operators.
+pub const WORK_BUDGET: u64 = 500_000;
+
+/// Candidate edge versions mapped to kernel edges.
+pub struct Graph<'s> {
+    /// Dense id → uid (sorted by code point).
+    pub uids: Vec<&'s str>,
+    /// Parallel to `versions`.
+    pub edges: Vec<TEdge>,
+    pub versions: Vec<EdgeVersion<'s>>,
+}
+
+impl<'s> Graph<'s> {
+    /// Believed edge versions overlapping `window` (all with `None`) under `as_of_tt`.
+    pub fn load(snap: Snapshot<'s>, window: Option<(i64, i64)>, as_of_tt: i64) -> Graph<'s> {
+        let versions = snap.edge_scan(&EdgeScan {
+            as_of_tt,
+            vt_window: window,
+            rel_types: None,
+            touching: None,
+        });
+        Graph::from_versions(versions)
+    }
+
+    /// Kernel edges of `versions` (any order is kept).
+    pub fn from_versions(versions: Vec<EdgeVersion<'s>>) -> Graph<'s> {
+        // First-seen ids, then renumbered in uid code-point order.
+        let mut first: HashMap<&'s str, u32> = HashMap::new();
+        let mut names: Vec<&'s str> = Vec::new();
+        let mut ends: Vec<(u32, u32)> = Vec::with_capacity(versions.len());
+        for e in &versions {
+            let mut id = |u: &'s str| {
+                *first.entry(u).or_insert_with(|| {
+                    names.push(u);
+                    names.len() as u32 - 1
+                })
+            };
+            let (s, d) = (id(e.src()), id(e.dst()));
+            ends.push((s, d));
+        }
+        let mut order: Vec<u32> = (0..names.len() as u32).collect();
+        order.sort_unstable_by_key(|&i| names[i as usize]);
+        let mut rank = vec![0u32; names.len()];
+        for (r, &i) in order.iter().enumerate() {
+            rank[i as usize] = r as u32;
+        }
+        let uids: Vec<&'s str> = order.iter().map(|&i| names[i as usize]).collect();
+        let edges = versions
+            .iter()
+            .zip(&ends)
+            .map(|(e, &(s, d))| TEdge {
+                src: rank[s as usize],
+                dst: rank[d as usize],
+                t: e.vt_s(),
+                t_end: e.vt_e(),
+                eid: eid_bytes(&e.eid()),
+            })
+            .collect();
+        Graph {
+            uids,
+            edges,
+            versions,
+        }
+    }
+
+    /// The dense id of `uid`, if it has a candidate edge.
+    pub fn id(&self, uid: &str) -> Option<u32> {
+        self.uids.binary_search(&uid).ok().map(|i| i as u32)
+    }
+
+    /// Number of dense ids.
+    pub fn n(&self) -> usize {
+        self.uids.len()
+    }
+}
+
+/// The 12 bytes of a 24-hex eid (byte order = hex string order).
+pub fn eid_bytes(hex: &str) -> [u8; 12] {
+    let mut out = [0u8; 12];
+    let b = hex.as_bytes();
+    let nib = |c: u8| match c {
+        b'0'..=b'9' => c - b'0',
+        b'a'..=b'f' => c - b'a' + 10,
+        _ => 0,
+    };
+    for (i, o) in out.iter_mut().enumerate() {
+        if 2 * i + 1 < b.len() {
+            *o = (nib(b[2 * i]) << 4) | nib(b[2 * i + 1]);
+        }
+    }
+    out
+}
+
+/// The §5.4 budget error: `E_COST` reporting budget + 1, no `ceilings` key.
+pub fn budget_error(
+    op: &str,
+    limit: u64,
+    units: u64,
+    suggestions: &'static [&'static str],
+) -> OpError {
+    OpError::with(
+        Code::Cost,
+        format!("work budget of {limit} exhausted for {op}"),
+        json!({"estimate": {"expansions_est": units}, "suggestions": suggestions}),
+    )
+}
+
+/// [`budget_error`] from a kernel's [`BudgetExceeded`].
+pub fn exceeded(
+    op: &str,
+    limit: u64,
+    e: BudgetExceeded,
+    suggestions: &'static [&'static str],
+) -> OpError {
+    budget_error(op, limit, e.units, suggestions)
+}
+
+/// Saturating `u64 → i64` for estimates.
+pub fn sat(x: u64) -> i64 {
+    i64::try_from(x).unwrap_or(i64::MAX)
+}
+
+/// `int(n_edge_versions * wf)` of §7.2.
+pub fn windowed_edges(args: &crate::args::Args, stats: &tgms_engine::Stats) -> i64 {
+    let wf = crate::cost::window_fraction(args, stats);
+    (sat(stats.n_edge_versions) as f64 * wf) as i64
+}
