@@ -1681,7 +1681,10 @@ fn engine_matches_the_naive_model() {
     let c = cov.into_inner().unwrap();
     eprintln!("model test coverage: {c:?}");
     if cases() >= 100 {
-        let n = u64::from(cases());
+        // Floors at a quarter of the case count: far below the typical counts (several
+        // times the case count), so random runs do not flake, yet a corner the generator
+        // stops reaching fails the test.
+        let n = u64::from(cases()) / 4;
         for (what, got) in [
             ("applied batches", c.applied),
             ("failed batches", c.failed),
