@@ -78,10 +78,25 @@ fn incident_plan_steps_of_registered_operators_validate() {
     let steps = plan["steps"].as_array().unwrap();
     assert_eq!(steps.len(), 3);
     assert_eq!(plan["answer_spec"]["from"], "s2.rows[0].dst");
-    for s in steps {
-        let op = s["op"].as_str().unwrap();
-        if tgms_operators::lookup(op).is_some() {
-            tgms_operators::pipeline::prepare(op, &s["args"]).unwrap();
+    // Fully literal step arguments are schema-checked here; arguments with a `$ref` are the
+    // static verifier's business (they are typed only after resolution).
+    fn has_ref(v: &serde_json::Value) -> bool {
+        match v {
+            serde_json::Value::Object(m) => m.contains_key("$ref") || m.values().any(has_ref),
+            serde_json::Value::Array(a) => a.iter().any(has_ref),
+            _ => false,
         }
     }
+    let mut literal = 0;
+    for s in steps {
+        let op = s["op"].as_str().unwrap();
+        if tgms_operators::lookup(op).is_some() && !has_ref(&s["args"]) {
+            tgms_operators::pipeline::prepare(op, &s["args"]).unwrap();
+            literal += 1;
+        }
+    }
+    assert!(
+        literal >= 2,
+        "the state_at and version_history steps are literal"
+    );
 }
