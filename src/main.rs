@@ -220,6 +220,30 @@ enum Cmd {
         #[arg(long)]
         trace: String,
     },
+    /// Write the trace viewer page (spec agent-surface §10) of one stored trace: one
+    /// self-contained HTML file (no external resources; every store string escaped) with
+    /// the run header, every step (args, resolved args, status, digests, evidence
+    /// descriptor, taint), the stored envelopes and the answer. With --plan (the plan the
+    /// trace ran) the mechanical answer object is verified and every claim verdict shown;
+    /// with --answer a given answer object is verified instead.
+    ///
+    /// Example: tgms plan run /tmp/store plan.json
+    ///          tgms view /tmp/store 7b4414b9… --plan plan.json --out trace.html
+    View {
+        /// Existing store directory (its trace, result and args stores).
+        store: PathBuf,
+        /// The trace_id (`tgms plan run` prints it).
+        trace_id: String,
+        /// Write the page here.
+        #[arg(long)]
+        out: PathBuf,
+        /// The plan the trace ran (shown; its answer_spec gives the mechanical answer).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// An answer object (JSON file) to verify against the trace and show.
+        #[arg(long)]
+        answer: Option<PathBuf>,
+    },
     // ---- evaluation harnesses (issue #7) ----
     /// Write every stored row (believed and closed) in store-digest order as CSV, one line
     /// per version (spec agent-surface §11.2). Parquet is not in this build.
@@ -1166,6 +1190,58 @@ fn cmd_verify(store: &Path, answer: &Path, trace: &str) -> CmdResult {
     Ok(())
 }
 
+fn cmd_view(
+    store: &Path,
+    trace_id: &str,
+    out_path: &Path,
+    plan: Option<&Path>,
+    answer: Option<&Path>,
+) -> CmdResult {
+    use tgms_verifier::{claims, exec};
+    let st = Store::open_read_only(store)?;
+    let rs = exec::ResultStore::in_dir(store);
+    let Some(t) = rs.trace(trace_id) else {
+        return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
+            "message": format!("unknown trace '{trace_id}'"), "details": {"trace": trace_id}})));
+    };
+    let plan_v = match plan {
+        Some(p) => Some(canon::parse(&read_text(p)?).context("PLAN is not valid JSON")?),
+        None => None,
+    };
+    let ans = match (answer, &plan_v) {
+        (Some(a), _) => Some(canon::parse(&read_text(a)?).context("ANSWER is not valid JSON")?),
+        (None, Some(p)) => Some(claims::mechanical_answer(
+            p["answer_spec"]["kind"].as_str().unwrap_or(""),
+            p["answer_spec"]["from"].as_str().unwrap_or(""),
+            &t,
+        )),
+        (None, None) => None,
+    };
+    let ctx = claims::Ctx {
+        trace: &t,
+        results: &rs,
+        snap: Some(st.snapshot()),
+        honor_truncation: true,
+    };
+    let ver = ans.as_ref().map(|a| claims::verify(&ctx, a));
+    let gated = ans.as_ref().map(|a| claims::gate(&ctx, a));
+    let page = tgms::trace_view::render(&tgms::trace_view::TraceView {
+        trace: &t,
+        results: &rs,
+        plan: plan_v.as_ref(),
+        answer_object: ans.as_ref(),
+        verification: ver.as_ref(),
+        gated: gated.as_ref().map(|(g, v)| (g, v)),
+    });
+    std::fs::write(out_path, page)
+        .with_context(|| format!("cannot write {}", out_path.display()))?;
+    out(
+        &json!({"trace_id": trace_id, "out": out_path.display().to_string(),
+        "claims": ver.as_ref().map_or(Value::Null, |v| v["claims"].clone())}),
+    );
+    Ok(())
+}
+
 fn cmd_mutations(store: &Path, suite: Option<&Path>, pool: PoolArg, as_json: bool) -> CmdResult {
     use tgms_verifier::mutations;
     let st = Store::open_read_only(store)?;
@@ -1313,6 +1389,13 @@ fn run(cli: Cli) -> CmdResult {
             answer,
             trace,
         } => cmd_verify(&store, &answer, &trace)?,
+        Cmd::View {
+            store,
+            trace_id,
+            out,
+            plan,
+            answer,
+        } => cmd_view(&store, &trace_id, &out, plan.as_deref(), answer.as_deref())?,
         Cmd::Eval(e) => cmd_eval(e)?,
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
         Cmd::ExportRows { store, out } => cmd_export_rows(&store, &out)?,
