@@ -318,6 +318,10 @@ enum PlanCmd {
         /// Write the full trace to FILE.
         #[arg(long, value_name = "FILE")]
         trace_out: Option<PathBuf>,
+        /// Write the trace viewer page (spec agent-surface §10) to FILE, with the mechanical
+        /// answer object and its claim verdicts.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -1104,6 +1108,7 @@ fn cmd_plan_run(
     no_grounding: bool,
     report: bool,
     trace_out: Option<&Path>,
+    html: Option<&Path>,
 ) -> CmdResult {
     use tgms_verifier::{claims, exec};
     let st = Store::open_read_only(store)?;
@@ -1150,6 +1155,26 @@ fn cmd_plan_run(
     if let Some(f) = trace_out {
         std::fs::write(f, canon::to_string(t))
             .with_context(|| format!("cannot write {}", f.display()))?;
+    }
+    if let Some(f) = html {
+        let a = claims::mechanical_answer(&p.answer_kind, &p.answer_from, t);
+        let ctx = claims::Ctx {
+            trace: t,
+            results: &rs,
+            snap: Some(st.snapshot()),
+            honor_truncation: true,
+        };
+        let ver = claims::verify(&ctx, &a);
+        let (g, gv) = claims::gate(&ctx, &a);
+        let page = tgms::trace_view::render(&tgms::trace_view::TraceView {
+            trace: t,
+            results: &rs,
+            plan: Some(&p.raw),
+            answer_object: Some(&a),
+            verification: Some(&ver),
+            gated: Some((&g, &gv)),
+        });
+        std::fs::write(f, page).with_context(|| format!("cannot write {}", f.display()))?;
     }
     out(&o);
     if t["ok"] == Value::Bool(true) {
@@ -1376,6 +1401,7 @@ fn run(cli: Cli) -> CmdResult {
             no_grounding,
             report,
             trace_out,
+            html,
         }) => cmd_plan_run(
             &store,
             &plan,
@@ -1383,6 +1409,7 @@ fn run(cli: Cli) -> CmdResult {
             no_grounding,
             report,
             trace_out.as_deref(),
+            html.as_deref(),
         )?,
         Cmd::Verify {
             store,

@@ -236,6 +236,21 @@ fn view_renders_a_trace_and_escapes_store_strings() {
     let scripts = page.matches("<script").count();
     let json_blocks = page.matches("<script type=\"application/json\"").count();
     assert_eq!(scripts, json_blocks + 1);
+    // `plan run --html` writes the same page.
+    let html2 = d.path().join("t2.html");
+    let o = tgms(&[
+        "plan",
+        "run",
+        p(&s),
+        p(&pf),
+        "--no-grounding",
+        "--html",
+        p(&html2),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let page2 = std::fs::read_to_string(&html2).unwrap();
+    assert!(page2.contains(tid) && page2.contains("<td class=\"ok\">supported</td>"));
+    assert!(!page2.contains("<script src") && !page2.contains("<img"));
     // Unknown trace: E_NOT_FOUND.
     let o = tgms(&["view", p(&s), &"0".repeat(64), "--out", p(&html)]);
     assert_ne!(o.status.code(), Some(0));

@@ -68,6 +68,9 @@ fn demo_runs_and_its_checks_pass() {
     assert_eq!(out.matches("→ supported").count(), 9, "{out}");
     let page = std::fs::read_to_string(&html).unwrap();
     check_page(&page, &d);
+    // The demo's page shows the deliberately wrong claim rejected and gated.
+    assert!(page.contains("<td class=\"bad\">unsupported</td>"));
+    assert!(page.contains("claims dropped by gating: <b>c4</b>"));
     // `tgms view` renders the same trace from the store with the same renderer.
     let tid = trace_id_of(&out, "demo-correction-probe");
     let viewed = dir.path().join("view.html");
@@ -84,8 +87,8 @@ fn demo_runs_and_its_checks_pass() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
     let vpage = std::fs::read_to_string(&viewed).unwrap();
     check_page(&vpage, &d);
-    // The mechanical answer's claim only (no demo claims without --answer).
-    assert!(vpage.contains("mechanical") || vpage.contains("c1"));
+    // The mechanical answer's claim only (no demo claims without --answer), supported.
+    assert!(!vpage.contains("unsupported</td>"));
     // With --answer, the demo's answer object (with its wrong claim) is re-verified.
     let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
         .arg("view")
@@ -113,6 +116,8 @@ fn demo_runs_and_its_checks_pass() {
         ["supported", "supported", "supported", "unsupported"]
     );
     let vpage = std::fs::read_to_string(&viewed).unwrap();
+    check_page(&vpage, &d);
+    assert!(vpage.contains("<td class=\"bad\">unsupported</td>"));
     assert!(vpage.contains("claims dropped by gating: <b>c4</b>"));
     // Stores are kept in DIR.
     assert!(d.join("collegemsg").is_dir() && d.join("incident").is_dir());
