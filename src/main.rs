@@ -255,8 +255,10 @@ enum Cmd {
         /// Output file (.csv).
         out: PathBuf,
     },
-    /// The demo: CollegeMsg with corrections, the incident reconstruction, the state-at-T
-    /// regression and an operator latency table, offline. Exit 0 only if every check passed.
+    /// The demo, offline: CollegeMsg with corrections, three plans through the verifier
+    /// (answers and claim verdicts), the incident reconstruction, the state-at-T regression
+    /// and an operator latency table; writes a trace viewer page. Exit 0 only if every
+    /// check passed.
     ///
     /// Example: cargo run --release -- demo
     ///          tgms demo --dir /tmp/demo --html /tmp/demo-trace.html
@@ -265,7 +267,8 @@ enum Cmd {
         /// directory, kept and named at the end).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Write the HTML trace page here (default: DIR/demo-trace.html).
+        /// Write the trace viewer page of the demo-correction-probe plan here (default:
+        /// DIR/demo-trace.html).
         #[arg(long)]
         html: Option<PathBuf>,
     },
