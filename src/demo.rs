@@ -1,19 +1,24 @@
 //! `tgms demo [--dir DIR] [--html FILE]` (`spec/agent-surface.md` §11.5): offline, on the
 //! shipped data. Builds the CollegeMsg store with its eight correction probes (the replay log
 //! of `evaluation.md` §7.2, imported), the incident store (§6) and the state-at-T store (§5),
-//! then shows (a) a correction probe before/after, (b) verified plans — reported as not
-//! available until the verifier's plan executor lands, (c) the incident reconstruction,
-//! (d) the state-at-T regression against the naive lookup, (e) an operator latency table;
-//! writes an HTML trace page of the incident reconstruction's operator calls. Exit 0 only if
-//! every check shown passed.
+//! then shows (a) a correction probe before/after, (b) three plans run through the verifier
+//! (validate → execute → mechanical answer → claim verdicts → gating, with one deliberately
+//! wrong claim each), (c) the incident reconstruction with §6.3 item 4 through the claim
+//! verifier, (d) the state-at-T regression against the naive lookup, (e) an operator latency
+//! table; writes the trace viewer page ([`crate::trace_view`]) of the correction-probe plan.
+//! Exit 0 only if every check shown passed.
 
 use crate::eval::{self, mark, utc, WorkDir};
+use crate::trace_view::{self, TraceView};
+use crate::verified::{self, DemoPlan, ExtraClaim, Verified};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 use tgms_bench::registry::{Params, Protocol};
-use tgms_engine::{canon, Store, OPEN_END};
+use tgms_engine::{canon, Store};
 use tgms_operators::{call_operator, CallOptions};
+use tgms_verifier::claims::{SUPPORTED, UNSUPPORTED};
 
 /// TV20: the imported CollegeMsg replay log's store digest.
 pub const COLLEGEMSG_DIGEST: &str =
@@ -226,19 +231,30 @@ pub fn run(
     );
 
     // ---- (b) verified plans ----
-    heading("(b) verified plans");
-    // Hook for the verifier: once `tgms-verifier` exposes its plan executor and claim
-    // verifier, this section runs three plans (the incident plan below first) and shows
-    // their answers and claim verdicts as checks.
-    let plan_path = work.path.join("incident-plan.json");
-    std::fs::write(
-        &plan_path,
-        canon::to_string(&tgms_bench::scenarios::incident_plan()) + "\n",
-    )?;
-    println!("  NOT AVAILABLE in this build: the verifier (plan IR, executor, claim verdicts) has");
-    println!("  not landed yet, so no plan is run and no claim verdict is shown. Nothing here is");
-    println!("  counted as a check. The incident's oracle plan (evaluation.md §6.2) is written to");
-    println!("  {}", plan_path.display());
+    heading("(b) verified plans: validate → execute → mechanical answer → claim verdicts → gating");
+    let plans_dir = work.path.join("plans");
+    std::fs::create_dir_all(&plans_dir)?;
+    let mut html_run: Option<Verified> = None;
+    match ps.first() {
+        None => check(
+            "b",
+            "correction probes found for the plans",
+            false,
+            "none".into(),
+        ),
+        Some(probe) => {
+            let stats = cm.stats();
+            let (lo, hi) = (stats.vt_min.unwrap_or(0), stats.vt_max.unwrap_or(1));
+            for dp in collegemsg_plans(lo, hi, probe) {
+                let v = verified::run(&cm, &dp)?;
+                show_verified("b", &v, &plans_dir, &mut check)?;
+                // The page of `--html`: the correction-probe plan (both clocks, four steps).
+                if v.plan["plan_id"] == "demo-correction-probe" {
+                    html_run = Some(v);
+                }
+            }
+        }
+    }
 
     // ---- (c) incident ----
     heading("(c) incident reconstruction (checkout-api outage, INC-4711)");
@@ -246,6 +262,12 @@ pub fn run(
     for c in &inc.checks {
         check("c", &c.name, c.ok, c.got.clone());
     }
+    println!();
+    println!("  §6.3 item 4 — the answer object through the claim verifier:");
+    let (inc_plan, note) = incident_verifier_plan();
+    println!("  {note}");
+    let v = verified::run(&inc_store, &inc_plan)?;
+    show_verified("c4", &v, &plans_dir, &mut check)?;
 
     // ---- (d) state-at-T regression ----
     heading("(d) state-at-T regression: tgms state_at vs a naive \"latest valid_from\" lookup");
@@ -298,7 +320,20 @@ pub fn run(
 
     // ---- HTML trace ----
     let html_path = html.unwrap_or_else(|| work.path.join("demo-trace.html"));
-    std::fs::write(&html_path, trace_html(&inc_store, &inc))?;
+    if let Some(v) = &html_run {
+        let rs = tgms_verifier::exec::ResultStore::in_dir(cm.dir());
+        std::fs::write(
+            &html_path,
+            trace_view::render(&TraceView {
+                trace: &v.trace,
+                results: &rs,
+                plan: Some(&v.plan),
+                answer_object: Some(&v.answer_object),
+                verification: Some(&v.verification),
+                gated: Some((&v.gated, &v.gated_verification)),
+            }),
+        )?;
+    }
 
     heading("summary");
     let passed = checks.iter().filter(|c| c.ok).count();
@@ -322,101 +357,292 @@ pub fn run(
     Ok(report)
 }
 
-/// HTML-escapes a store-derived string.
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
-}
+const DAY: i64 = 86_400_000_000;
 
-fn both_clocks(v: &Value, kind: &str) -> String {
-    match v.as_i64() {
-        Some(x) if x >= OPEN_END => format!("open <small>({kind})</small>"),
-        Some(x) => format!("{} UTC<br><small>{x} µs · {kind}</small>", esc(&utc(x))),
-        None => esc(&canon::to_string(v)),
+fn claim(v: Value, expect: &'static str, note: &'static str) -> ExtraClaim {
+    ExtraClaim {
+        claim: v,
+        expect,
+        note,
     }
 }
 
-/// A self-contained page of the incident reconstruction's operator calls (s1 `state_at`, s3
-/// `version_history`): header, steps with args, digests, the rows with both clocks and their
-/// audit fields, the answer and the checks. Not a verifier trace (no plan_digest, trace_id
-/// or claim verdicts: the executor is not in this build).
-pub fn trace_html(st: &Store, r: &tgms_bench::scenarios::IncidentReport) -> String {
-    let stats = st.stats();
-    let mut h = String::new();
-    h.push_str("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tgms trace — incident-config-at-outage</title><style>body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;font-size:13px}th{background:#f3f3f3}code{background:#f6f6f6;padding:1px 3px}.ok{color:#070}.bad{color:#b00}.note{background:#fff8e0;padding:.5em;border:1px solid #e8d9a0}small{color:#666}details{margin:.5em 0}</style></head><body>");
-    h.push_str("<h1>Incident reconstruction — operator-call trace</h1>");
-    h.push_str("<p class=\"note\">This page records the operator calls of the oracle plan <code>incident-config-at-outage</code> (spec evaluation.md §6.2) as run by <code>tgms demo</code>. The verifier's plan executor is not in this build, so there is no <code>plan_digest</code>, <code>trace_id</code> or claim verdict here; step s2 (<code>compute topk</code>) is evaluated by the demo itself.</p>");
-    h.push_str(&format!(
-        "<h2>Run header</h2><table><tr><th>question</th><td>What was the checkout-api service's configuration when the outage began at 2026-03-15 08:00 UTC (1773561600000000), and which configuration change came last before it?</td></tr><tr><th>store digest</th><td><code>{}</code></td></tr><tr><th>last_tt</th><td>{}</td></tr><tr><th>batches</th><td>{}</td></tr><tr><th>extent (valid time)</th><td>[{}, {})</td></tr><tr><th>ok</th><td class=\"{}\">{}</td></tr></table>",
-        esc(&r.store_digest),
-        both_clocks(&json!(stats.last_tt), "transaction time"),
-        stats.n_batches,
-        both_clocks(&json!(stats.vt_min), "valid time"),
-        both_clocks(&json!(stats.vt_max), "valid time"),
-        if r.ok() { "ok" } else { "bad" },
-        r.ok()
-    ));
-    for (id, env) in [("s1", &r.s1), ("s3", &r.s3)] {
-        h.push_str(&format!(
-            "<h2>Step {id}: <code>{}</code></h2><p>args: <code>{}</code><br>result_digest: <code>{}</code><br>rows_total: {} · truncated: {}</p>",
-            esc(env["op"].as_str().unwrap_or("")),
-            esc(&canon::to_string(&env["args_echo"])),
-            esc(env["result_digest"].as_str().unwrap_or("")),
-            env["rows_total"],
-            env["truncated"]
-        ));
-        let mut lists = vec![("rows", &env["rows"])];
-        if env.get("later_facts").is_some() {
-            lists.push(("later_facts", &env["later_facts"]));
-        }
-        for (name, rows) in lists {
-            h.push_str(&format!("<details open><summary>{name}</summary><table><tr><th>src → dst</th><th>rel_type</th><th>vt_s</th><th>vt_e</th><th>tt_s</th><th>tt_e</th><th>origin / reason</th><th>closed_by / close_reason</th><th>ingestion_lag_us</th><th>props</th></tr>"));
-            for row in rows.as_array().into_iter().flatten().take(50) {
-                let g = |k: &str| esc(row[k].as_str().unwrap_or("—"));
-                h.push_str(&format!(
-                    "<tr><td>{} → {}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td><b>{}</b> / {}</td><td><b>{}</b> / {}</td><td>{}</td><td><code>{}</code></td></tr>",
-                    g("src"), g("dst"), g("rel_type"),
-                    both_clocks(&row["vt_s"], "valid time"), both_clocks(&row["vt_e"], "valid time"),
-                    both_clocks(&row["tt_s"], "transaction time"), both_clocks(&row["tt_e"], "transaction time"),
-                    g("origin"), g("reason"), g("closed_by"), g("close_reason"),
-                    row["ingestion_lag_us"], esc(&canon::to_string(&row["props"]))
-                ));
+fn total(envs: &BTreeMap<String, Value>, step: &str, field: &str) -> i64 {
+    envs.get(step).and_then(|e| e[field].as_i64()).unwrap_or(0)
+}
+
+/// Which days carried a burst of messages (daily buckets, z-score ≥ 3 against the
+/// previous 7 days); the answer is the first flagged day.
+fn burst_plan(lo: i64, hi: i64) -> DemoPlan {
+    DemoPlan {
+        plan: json!({"plan_id": "demo-burst-days",
+            "question": "On which days did the CollegeMsg message rate burst (daily buckets, z-score at least 3 against the previous 7 days), and when was the first?",
+            "steps": [{"id": "s1", "op": "burst_detection", "args": {
+                "target": {"kind": "edge_event_rate"}, "window": {"t_a": lo, "t_b": hi},
+                "stride": DAY, "method": "zscore", "params": {"w": 7, "z": 3.0}, "limit": 2000}}],
+            "answer_spec": {"kind": "value", "from": "s1.rows[0].t_a"}}),
+        input_uids: vec![],
+        extra: Box::new(|envs| {
+            let n = total(envs, "s1", "rows_total");
+            vec![
+                claim(
+                    json!({"type": "count", "value": n, "from": "s1.rows_total", "evidence": ["s1"]}),
+                    SUPPORTED,
+                    "number of burst days",
+                ),
+                claim(
+                    json!({"type": "count", "value": n + 1, "from": "s1.rows_total", "evidence": ["s1"]}),
+                    UNSUPPORTED,
+                    "DELIBERATELY WRONG: count + 1",
+                ),
+            ]
+        }),
+    }
+}
+
+/// Who exchanged messages with the probe node, and how many messages.
+fn contacts_plan(uid: &str) -> DemoPlan {
+    DemoPlan {
+        plan: json!({"plan_id": "demo-contacts",
+            "question": format!("Who exchanged messages with {uid}, and how many messages were there?"),
+            "steps": [{"id": "s1", "op": "entity_history", "args": {"uid": uid, "include_edges": true, "limit": 10000}}],
+            "answer_spec": {"kind": "count", "from": "s1.edges_total"}}),
+        input_uids: vec![uid.to_string()],
+        extra: Box::new({
+            let uid = uid.to_string();
+            move |envs| {
+                let contacts: BTreeSet<String> = envs
+                    .get("s1")
+                    .and_then(|e| e["edges"].as_array().cloned())
+                    .unwrap_or_default()
+                    .iter()
+                    .flat_map(|e| [e["src"].clone(), e["dst"].clone()])
+                    .filter_map(|u| u.as_str().map(String::from))
+                    .filter(|u| *u != uid)
+                    .collect();
+                vec![
+                    claim(
+                        json!({"type": "entity", "uids": contacts, "evidence": ["s1"]}),
+                        SUPPORTED,
+                        "the contacts",
+                    ),
+                    claim(
+                        json!({"type": "entity", "uids": ["n999999"], "evidence": ["s1"]}),
+                        UNSUPPORTED,
+                        "DELIBERATELY WRONG: fabricated entity",
+                    ),
+                ]
             }
-            h.push_str("</table></details>");
+        }),
+    }
+}
+
+/// The correction probe through the verifier: the node's attributes and its stored
+/// versions as believed just before the correction (`as_of_tt`) and now.
+fn probe_plan(probe: &(i64, String, i64, i64)) -> DemoPlan {
+    let (tt, uid, vs, ve) = probe;
+    let at = vs + (ve - vs) / 2;
+    DemoPlan {
+        plan: json!({"plan_id": "demo-correction-probe",
+            "question": format!("What did tgms believe about {uid}'s attributes at {} UTC, just before the correction at transaction time {tt} and now, and how many versions were stored then and now?", utc(at)),
+            "steps": [
+                {"id": "s1", "op": "state_at", "args": {"uid": uid, "at": at, "as_of_tt": tt - 1}},
+                {"id": "s2", "op": "state_at", "args": {"uid": uid, "at": at}},
+                {"id": "s3", "op": "entity_history", "args": {"uid": uid, "as_of_tt": tt - 1}},
+                {"id": "s4", "op": "entity_history", "args": {"uid": uid}}],
+            "answer_spec": {"kind": "value", "from": "s2.node.props.note"}}),
+        input_uids: vec![uid.clone()],
+        extra: Box::new(|envs| {
+            let (b, n) = (
+                total(envs, "s3", "rows_total"),
+                total(envs, "s4", "rows_total"),
+            );
+            vec![
+                claim(
+                    json!({"type": "count", "value": b, "from": "s3.rows_total", "evidence": ["s3"]}),
+                    SUPPORTED,
+                    "versions believed before the correction",
+                ),
+                claim(
+                    json!({"type": "count", "value": n, "from": "s4.rows_total", "evidence": ["s4"]}),
+                    SUPPORTED,
+                    "versions stored now",
+                ),
+                claim(
+                    json!({"type": "count", "value": n, "from": "s3.rows_total", "evidence": ["s3"]}),
+                    UNSUPPORTED,
+                    "DELIBERATELY WRONG: today's count claimed for before the correction",
+                ),
+            ]
+        }),
+    }
+}
+
+/// The three plans of (b). Each is one builder over registered operators; replacing one
+/// (e.g. by a temporal_reachability → motif_count plan once those operators are
+/// registered) is a change to this list and one new builder.
+fn collegemsg_plans(lo: i64, hi: i64, probe: &(i64, String, i64, i64)) -> Vec<DemoPlan> {
+    vec![
+        burst_plan(lo, hi),
+        contacts_plan(&probe.1),
+        probe_plan(probe),
+    ]
+}
+
+/// The incident plan for the verifier and a line saying what it runs: the oracle plan of
+/// `evaluation.md` §6.2 when `compute` is registered, else its steps s1 and s3 with the
+/// answer read from `s1.rows[2].dst` (the last of s1's three current facts in
+/// `(vt_s, vid)` order, which is what s2's `topk` selects).
+fn incident_verifier_plan() -> (DemoPlan, String) {
+    let mut plan = tgms_bench::scenarios::incident_plan();
+    let note = if tgms_operators::registry::lookup("compute").is_some() {
+        "running the §6.2 oracle plan (s1 state_at, s2 compute topk, s3 version_history)."
+            .to_string()
+    } else {
+        if let Some(Value::Array(steps)) = plan.get_mut("steps") {
+            steps.retain(|s| s["op"] != "compute");
         }
-        let raw = canon::to_string(env).replace('<', "\\u003c");
-        h.push_str(&format!(
-            "<details><summary>envelope (JSON)</summary><script type=\"application/json\" id=\"env-{id}\">{raw}</script><pre id=\"pre-{id}\"></pre></details>"
-        ));
+        plan["answer_spec"]["from"] = json!("s1.rows[2].dst");
+        plan["plan_id"] = json!("incident-config-at-outage-no-compute");
+        "SKIPPED s2 (compute topk): `compute` is not registered in this build. Running s1 and s3 of the §6.2 plan; the answer is read from s1.rows[2].dst (the last current fact in (vt_s, vid) order — the harness above checks it is the topk by vt_s).".to_string()
+    };
+    let dp = DemoPlan {
+        plan,
+        input_uids: vec!["checkout-api".into()],
+        extra: Box::new(|_| {
+            vec![claim(
+                json!({"type": "ordering", "a": {"t": 1_773_153_000_000_000i64},
+                    "b": {"t": tgms_bench::scenarios::T_OUT}, "relation": "before", "evidence": ["s1"]}),
+                SUPPORTED,
+                "§6.3 item 4: the change precedes the outage",
+            )]
+        }),
+    };
+    (dp, note)
+}
+
+fn short(s: &str) -> &str {
+    s.get(..16).unwrap_or(s)
+}
+
+/// Prints one verified run with its checks; writes its plan and answer object to `dir`
+/// (`tgms view STORE TRACE_ID --plan …` re-renders the page).
+fn show_verified(
+    section: &'static str,
+    v: &Verified,
+    dir: &Path,
+    check: &mut dyn FnMut(&'static str, &str, bool, String),
+) -> anyhow::Result<()> {
+    let id = v.plan["plan_id"].as_str().unwrap_or("").to_string();
+    println!();
+    println!("  Plan {id}");
+    println!("    Q: {}", v.plan["question"].as_str().unwrap_or(""));
+    std::fs::write(
+        dir.join(format!("{id}.plan.json")),
+        canon::to_string(&v.plan) + "\n",
+    )?;
+    check(
+        section,
+        &format!("{id}: plan valid (static verifier)"),
+        v.valid,
+        format!("{} violations", v.violations.as_array().map_or(0, Vec::len)),
+    );
+    if !v.valid {
+        println!("    violations: {}", canon::to_string(&v.violations));
+        return Ok(());
     }
-    h.push_str(&format!(
-        "<h2>Answer</h2><p>instance type at outage time: <b>{}</b><br>preceding change: {} from {} UTC ({})<br>naive latest-valid_from lookup: {} (wrong)</p><h2>Checks</h2><table>",
-        esc(&r.answer),
-        esc(&r.preceding_change.0),
-        esc(&utc(r.preceding_change.2)),
-        esc(&r.preceding_change.3),
-        esc(&r.naive_answer)
-    ));
-    for c in &r.checks {
-        h.push_str(&format!(
-            "<tr><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>",
-            if c.ok { "ok" } else { "bad" },
-            mark(c.ok),
-            esc(&c.name),
-            esc(&c.got)
-        ));
+    for r in v.trace["steps"].as_array().into_iter().flatten() {
+        println!(
+            "    {:<3} {:<22} {:<7} result {}…  args {}",
+            r["step_id"].as_str().unwrap_or(""),
+            r["op"].as_str().unwrap_or(""),
+            r["status"].as_str().unwrap_or(""),
+            short(r["result_digest"].as_str().unwrap_or("")),
+            canon::to_string(
+                &v.plan["steps"]
+                    .as_array()
+                    .and_then(|a| a.iter().find(|s| s["id"] == r["step_id"]))
+                    .map_or(Value::Null, |s| s["args"].clone())
+            )
+        );
     }
-    h.push_str("</table><h2>Integrity</h2><p>Every digest above is recomputable: <code>tgms eval incident --dir D</code> rebuilds the store from <code>datasets/incident-checkout.eventlog.jsonl</code>; <code>tgms digest D/incident</code> and <code>tgms call D/incident state_at '{\"uid\":\"checkout-api\",\"at\":1773561600000000}'</code> reproduce the store and result digests.</p>");
-    h.push_str("<script>for(const s of document.querySelectorAll('script[type=\"application/json\"]')){const p=document.getElementById('pre-'+s.id.slice(4));if(p)p.textContent=JSON.stringify(JSON.parse(s.textContent),null,1);}</script></body></html>\n");
-    h
+    let trace_id = v.trace["trace_id"].as_str().unwrap_or("").to_string();
+    check(
+        section,
+        &format!("{id}: trace ok"),
+        v.trace["ok"] == Value::Bool(true),
+        format!("trace_id {trace_id}"),
+    );
+    std::fs::write(
+        dir.join(format!("{id}.answer.json")),
+        canon::to_string(&v.answer_object) + "\n",
+    )?;
+    let ans = &v.trace["answer"];
+    let when = ans
+        .as_i64()
+        .filter(|_| {
+            v.plan["answer_spec"]["from"]
+                .as_str()
+                .is_some_and(|f| f.ends_with("t_a"))
+        })
+        .map(|x| format!("  ({} UTC, valid time)", utc(x)))
+        .unwrap_or_default();
+    println!(
+        "    answer: {}{when}   (complete: {}; typed answer verdict: {})",
+        canon::to_string(ans),
+        v.trace["answer_complete"],
+        v.verification["answer_verdict"].as_str().unwrap_or("—")
+    );
+    println!(
+        "    text:   {}",
+        v.answer_object["text"].as_str().unwrap_or("")
+    );
+    println!("    claims:");
+    let rows = v.rows();
+    let dropped = v.dropped();
+    let mut emitted_ok = true;
+    let mut wrong_ok = true;
+    let mut n_wrong = 0;
+    for (c, verdict, reason, expect, note) in &rows {
+        let cid = c["id"].as_str().unwrap_or("");
+        let mut content = c.as_object().cloned().unwrap_or_default();
+        for k in ["id", "type", "evidence"] {
+            content.remove(k);
+        }
+        let mut body = canon::to_string(&Value::Object(content));
+        if body.chars().count() > 70 {
+            body = body.chars().take(69).collect::<String>() + "…";
+        }
+        println!(
+            "      {cid:<3} {:<9} {body:<72} → {verdict:<17} {note}",
+            c["type"].as_str().unwrap_or("")
+        );
+        println!("          reason: {reason}");
+        if *expect == UNSUPPORTED {
+            n_wrong += 1;
+            wrong_ok &= verdict == UNSUPPORTED && dropped.contains(cid);
+        } else {
+            emitted_ok &= verdict == SUPPORTED;
+        }
+    }
+    check(
+        section,
+        &format!("{id}: every emitted claim supported"),
+        emitted_ok && v.verification["answer_verdict"] == SUPPORTED,
+        format!("{} claims + typed answer", rows.len() - n_wrong),
+    );
+    if n_wrong > 0 {
+        check(
+            section,
+            &format!("{id}: the deliberately wrong claim is rejected"),
+            wrong_ok,
+            format!(
+                "unsupported and dropped by gating (dropped: {}); ucr {} → {} after gating",
+                dropped.iter().cloned().collect::<Vec<_>>().join(", "),
+                v.verification["metrics"]["ucr"],
+                v.gated_verification["metrics"]["ucr"]
+            ),
+        );
+    }
+    Ok(())
 }

@@ -6,3 +6,5 @@ pub mod demo;
 pub mod eval;
 pub mod export_rows;
 pub mod load;
+pub mod trace_view;
+pub mod verified;

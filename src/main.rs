@@ -220,6 +220,30 @@ enum Cmd {
         #[arg(long)]
         trace: String,
     },
+    /// Write the trace viewer page (spec agent-surface §10) of one stored trace: one
+    /// self-contained HTML file (no external resources; every store string escaped) with
+    /// the run header, every step (args, resolved args, status, digests, evidence
+    /// descriptor, taint), the stored envelopes and the answer. With --plan (the plan the
+    /// trace ran) the mechanical answer object is verified and every claim verdict shown;
+    /// with --answer a given answer object is verified instead.
+    ///
+    /// Example: tgms plan run /tmp/store plan.json
+    ///          tgms view /tmp/store 7b4414b9… --plan plan.json --out trace.html
+    View {
+        /// Existing store directory (its trace, result and args stores).
+        store: PathBuf,
+        /// The trace_id (`tgms plan run` prints it).
+        trace_id: String,
+        /// Write the page here.
+        #[arg(long)]
+        out: PathBuf,
+        /// The plan the trace ran (shown; its answer_spec gives the mechanical answer).
+        #[arg(long)]
+        plan: Option<PathBuf>,
+        /// An answer object (JSON file) to verify against the trace and show.
+        #[arg(long)]
+        answer: Option<PathBuf>,
+    },
     // ---- evaluation harnesses (issue #7) ----
     /// Write every stored row (believed and closed) in store-digest order as CSV, one line
     /// per version (spec agent-surface §11.2). Parquet is not in this build.
@@ -231,8 +255,10 @@ enum Cmd {
         /// Output file (.csv).
         out: PathBuf,
     },
-    /// The demo: CollegeMsg with corrections, the incident reconstruction, the state-at-T
-    /// regression and an operator latency table, offline. Exit 0 only if every check passed.
+    /// The demo, offline: CollegeMsg with corrections, three plans through the verifier
+    /// (answers and claim verdicts), the incident reconstruction, the state-at-T regression
+    /// and an operator latency table; writes a trace viewer page. Exit 0 only if every
+    /// check passed.
     ///
     /// Example: cargo run --release -- demo
     ///          tgms demo --dir /tmp/demo --html /tmp/demo-trace.html
@@ -241,7 +267,8 @@ enum Cmd {
         /// directory, kept and named at the end).
         #[arg(long)]
         dir: Option<PathBuf>,
-        /// Write the HTML trace page here (default: DIR/demo-trace.html).
+        /// Write the trace viewer page of the demo-correction-probe plan here (default:
+        /// DIR/demo-trace.html).
         #[arg(long)]
         html: Option<PathBuf>,
     },
@@ -294,6 +321,10 @@ enum PlanCmd {
         /// Write the full trace to FILE.
         #[arg(long, value_name = "FILE")]
         trace_out: Option<PathBuf>,
+        /// Write the trace viewer page (spec agent-surface §10) to FILE, with the mechanical
+        /// answer object and its claim verdicts.
+        #[arg(long, value_name = "FILE")]
+        html: Option<PathBuf>,
     },
 }
 
@@ -1080,6 +1111,7 @@ fn cmd_plan_run(
     no_grounding: bool,
     report: bool,
     trace_out: Option<&Path>,
+    html: Option<&Path>,
 ) -> CmdResult {
     use tgms_verifier::{claims, exec};
     let st = Store::open_read_only(store)?;
@@ -1127,6 +1159,26 @@ fn cmd_plan_run(
         std::fs::write(f, canon::to_string(t))
             .with_context(|| format!("cannot write {}", f.display()))?;
     }
+    if let Some(f) = html {
+        let a = claims::mechanical_answer(&p.answer_kind, &p.answer_from, t);
+        let ctx = claims::Ctx {
+            trace: t,
+            results: &rs,
+            snap: Some(st.snapshot()),
+            honor_truncation: true,
+        };
+        let ver = claims::verify(&ctx, &a);
+        let (g, gv) = claims::gate(&ctx, &a);
+        let page = tgms::trace_view::render(&tgms::trace_view::TraceView {
+            trace: t,
+            results: &rs,
+            plan: Some(&p.raw),
+            answer_object: Some(&a),
+            verification: Some(&ver),
+            gated: Some((&g, &gv)),
+        });
+        std::fs::write(f, page).with_context(|| format!("cannot write {}", f.display()))?;
+    }
     out(&o);
     if t["ok"] == Value::Bool(true) {
         Ok(())
@@ -1163,6 +1215,58 @@ fn cmd_verify(store: &Path, answer: &Path, trace: &str) -> CmdResult {
     first["gated_answer_object"] = gated;
     first["gated_metrics"] = second["metrics"].clone();
     out(&first);
+    Ok(())
+}
+
+fn cmd_view(
+    store: &Path,
+    trace_id: &str,
+    out_path: &Path,
+    plan: Option<&Path>,
+    answer: Option<&Path>,
+) -> CmdResult {
+    use tgms_verifier::{claims, exec};
+    let st = Store::open_read_only(store)?;
+    let rs = exec::ResultStore::in_dir(store);
+    let Some(t) = rs.trace(trace_id) else {
+        return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
+            "message": format!("unknown trace '{trace_id}'"), "details": {"trace": trace_id}})));
+    };
+    let plan_v = match plan {
+        Some(p) => Some(canon::parse(&read_text(p)?).context("PLAN is not valid JSON")?),
+        None => None,
+    };
+    let ans = match (answer, &plan_v) {
+        (Some(a), _) => Some(canon::parse(&read_text(a)?).context("ANSWER is not valid JSON")?),
+        (None, Some(p)) => Some(claims::mechanical_answer(
+            p["answer_spec"]["kind"].as_str().unwrap_or(""),
+            p["answer_spec"]["from"].as_str().unwrap_or(""),
+            &t,
+        )),
+        (None, None) => None,
+    };
+    let ctx = claims::Ctx {
+        trace: &t,
+        results: &rs,
+        snap: Some(st.snapshot()),
+        honor_truncation: true,
+    };
+    let ver = ans.as_ref().map(|a| claims::verify(&ctx, a));
+    let gated = ans.as_ref().map(|a| claims::gate(&ctx, a));
+    let page = tgms::trace_view::render(&tgms::trace_view::TraceView {
+        trace: &t,
+        results: &rs,
+        plan: plan_v.as_ref(),
+        answer_object: ans.as_ref(),
+        verification: ver.as_ref(),
+        gated: gated.as_ref().map(|(g, v)| (g, v)),
+    });
+    std::fs::write(out_path, page)
+        .with_context(|| format!("cannot write {}", out_path.display()))?;
+    out(
+        &json!({"trace_id": trace_id, "out": out_path.display().to_string(),
+        "claims": ver.as_ref().map_or(Value::Null, |v| v["claims"].clone())}),
+    );
     Ok(())
 }
 
@@ -1300,6 +1404,7 @@ fn run(cli: Cli) -> CmdResult {
             no_grounding,
             report,
             trace_out,
+            html,
         }) => cmd_plan_run(
             &store,
             &plan,
@@ -1307,12 +1412,20 @@ fn run(cli: Cli) -> CmdResult {
             no_grounding,
             report,
             trace_out.as_deref(),
+            html.as_deref(),
         )?,
         Cmd::Verify {
             store,
             answer,
             trace,
         } => cmd_verify(&store, &answer, &trace)?,
+        Cmd::View {
+            store,
+            trace_id,
+            out,
+            plan,
+            answer,
+        } => cmd_view(&store, &trace_id, &out, plan.as_deref(), answer.as_deref())?,
         Cmd::Eval(e) => cmd_eval(e)?,
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
         Cmd::ExportRows { store, out } => cmd_export_rows(&store, &out)?,

@@ -179,3 +179,80 @@ fn eval_mutations_json_and_table() {
     let h = tgms(&["plan", "run", "--help"]);
     assert!(String::from_utf8_lossy(&h.stdout).contains("Example:"));
 }
+
+/// `tgms view`: the page of a stored trace shows the plan id, every step id and digest and
+/// each claim verdict, is self-contained, and escapes hostile store strings.
+#[test]
+fn view_renders_a_trace_and_escapes_store_strings() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    assert!(tgms(&["init", p(&s)]).status.success());
+    let evil_uid = "<script src=\"http://evil.example/x.js\"></script>";
+    let evil_prop = "</script><img src=x onerror=alert(1)>&\"'";
+    let batch = json!([{"op": "assert_node", "uid": evil_uid, "label": "<b>L</b>",
+        "props": {"note": evil_prop}, "vt_s": 0, "vt_e": 100}]);
+    let f = d.path().join("b.json");
+    std::fs::write(&f, batch.to_string()).unwrap();
+    let o = tgms(&["write", p(&s), p(&f)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let plan = json!({"plan_id": "evil-<i>plan</i>", "steps": [
+        {"id": "s1", "op": "entity_history", "args": {"uid": evil_uid}},
+        {"id": "s2", "op": "state_at", "args": {"uid": evil_uid, "at": 50}}],
+        "answer_spec": {"kind": "count", "from": "s1.rows_total"}});
+    let pf = d.path().join("plan.json");
+    std::fs::write(&pf, plan.to_string()).unwrap();
+    let o = tgms(&["plan", "run", p(&s), p(&pf), "--no-grounding"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let r = json_out(&o);
+    let tid = r["trace_id"].as_str().unwrap();
+    let html = d.path().join("t.html");
+    let o = tgms(&["view", p(&s), tid, "--plan", p(&pf), "--out", p(&html)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(json_out(&o)["claims"][0]["verdict"], "supported");
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("evil-&lt;i&gt;plan&lt;/i&gt;"));
+    assert!(page.contains(tid));
+    for st in r["steps"].as_array().unwrap() {
+        let sid = st["step_id"].as_str().unwrap();
+        assert!(page.contains(&format!("id=\"step-{sid}\"")));
+        assert!(page.contains(st["result_digest"].as_str().unwrap()));
+    }
+    assert!(page.contains("<td class=\"ok\">supported</td>"));
+    // Hostile strings appear only escaped (in HTML) or with `<` as \u003c (in JSON).
+    assert!(!page.contains("<script src"));
+    assert!(!page.contains("<img"));
+    assert!(!page.contains("<b>L</b>"));
+    assert!(!page.contains("</script><img"));
+    assert!(page.contains("&lt;script src=&quot;http://evil.example/x.js&quot;&gt;"));
+    assert!(page.contains(r#"&lt;img src=x onerror=alert(1)&gt;&amp;\&quot;&#39;"#));
+    assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
+    // Every <script> is an inline JSON block or the one inline formatter.
+    let scripts = page.matches("<script").count();
+    let json_blocks = page.matches("<script type=\"application/json\"").count();
+    assert_eq!(scripts, json_blocks + 1);
+    // `plan run --html` writes the same page.
+    let html2 = d.path().join("t2.html");
+    let o = tgms(&[
+        "plan",
+        "run",
+        p(&s),
+        p(&pf),
+        "--no-grounding",
+        "--html",
+        p(&html2),
+    ]);
+    assert_eq!(o.status.code(), Some(0));
+    let page2 = std::fs::read_to_string(&html2).unwrap();
+    assert!(page2.contains(tid) && page2.contains("<td class=\"ok\">supported</td>"));
+    assert!(!page2.contains("<script src") && !page2.contains("<img"));
+    // Unknown trace: E_NOT_FOUND.
+    let o = tgms(&["view", p(&s), &"0".repeat(64), "--out", p(&html)]);
+    assert_ne!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("E_NOT_FOUND"));
+}

@@ -1,6 +1,8 @@
 //! `tgms demo` runs offline against the shipped data and its checks hold: the correction
-//! probe's before/after answers, the incident answer, 0 state-at-T errors for `state_at` and
-//! more than 0 for the naive lookup; the HTML page is self-contained.
+//! probe's before/after answers, three verified plans (valid, trace ok, every emitted claim
+//! supported, a deliberately wrong claim rejected and gated), the incident answer and its
+//! claim verdicts, 0 state-at-T errors for `state_at` and more than 0 for the naive lookup;
+//! the HTML trace viewer page is self-contained and `tgms view` renders the same trace.
 
 use std::process::Command;
 
@@ -38,17 +40,133 @@ fn demo_runs_and_its_checks_pass() {
         "tgms state_at                         36/36     36/36    36/36      9/9   117/117",
         "[PASS] every registered operator answered",
         "(b) verified plans",
+        "[PASS] demo-burst-days: plan valid (static verifier) — 0 violations",
+        "[PASS] demo-burst-days: trace ok — trace_id ",
+        "[PASS] demo-burst-days: every emitted claim supported — 2 claims + typed answer",
+        "[PASS] demo-burst-days: the deliberately wrong claim is rejected — unsupported and dropped by gating (dropped: c3)",
+        "[PASS] demo-contacts: plan valid (static verifier)",
+        "[PASS] demo-contacts: trace ok",
+        "[PASS] demo-contacts: every emitted claim supported — 2 claims + typed answer",
+        "[PASS] demo-contacts: the deliberately wrong claim is rejected — unsupported and dropped by gating (dropped: c3)",
+        "c3  entity    {\"uids\":[\"n999999\"]}",
+        "[PASS] demo-correction-probe: plan valid (static verifier)",
+        "[PASS] demo-correction-probe: trace ok",
+        "[PASS] demo-correction-probe: every emitted claim supported — 3 claims + typed answer",
+        "[PASS] demo-correction-probe: the deliberately wrong claim is rejected — unsupported and dropped by gating (dropped: c4)",
+        "answer: \"correction probe\"   (complete: true; typed answer verdict: supported)",
+        "§6.3 item 4 — the answer object through the claim verifier:",
+        "[PASS] incident-config-at-outage",
+        "answer: \"instance:m5.xlarge\"   (complete: true; typed answer verdict: supported)",
+        "§6.3 item 4: the change precedes the outage",
         "checks passed — PASS",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
     assert!(!out.contains("[FAIL]"), "{out}");
+    // No claim verdict other than the deliberately wrong ones is unsupported.
+    assert_eq!(out.matches("→ unsupported").count(), 3, "{out}");
+    assert_eq!(out.matches("→ supported").count(), 9, "{out}");
     let page = std::fs::read_to_string(&html).unwrap();
-    assert!(page.starts_with("<!DOCTYPE html>"));
-    assert!(page.contains("instance:m5.xlarge"));
-    assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
+    check_page(&page, &d);
+    // The demo's page shows the deliberately wrong claim rejected and gated.
+    assert!(page.contains("<td class=\"bad\">unsupported</td>"));
+    assert!(page.contains("claims dropped by gating: <b>c4</b>"));
+    // `tgms view` renders the same trace from the store with the same renderer.
+    let tid = trace_id_of(&out, "demo-correction-probe");
+    let viewed = dir.path().join("view.html");
+    let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
+        .arg("view")
+        .arg(d.join("collegemsg"))
+        .arg(&tid)
+        .arg("--plan")
+        .arg(d.join("plans/demo-correction-probe.plan.json"))
+        .arg("--out")
+        .arg(&viewed)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    let vpage = std::fs::read_to_string(&viewed).unwrap();
+    check_page(&vpage, &d);
+    // The mechanical answer's claim only (no demo claims without --answer), supported.
+    assert!(!vpage.contains("unsupported</td>"));
+    // With --answer, the demo's answer object (with its wrong claim) is re-verified.
+    let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
+        .arg("view")
+        .arg(d.join("collegemsg"))
+        .arg(&tid)
+        .arg("--plan")
+        .arg(d.join("plans/demo-correction-probe.plan.json"))
+        .arg("--answer")
+        .arg(d.join("plans/demo-correction-probe.answer.json"))
+        .arg("--out")
+        .arg(&viewed)
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    let v: serde_json::Value =
+        serde_json::from_slice(&o.stdout).expect("view prints one JSON object");
+    let verdicts: Vec<&str> = v["claims"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["verdict"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        verdicts,
+        ["supported", "supported", "supported", "unsupported"]
+    );
+    let vpage = std::fs::read_to_string(&viewed).unwrap();
+    check_page(&vpage, &d);
+    assert!(vpage.contains("<td class=\"bad\">unsupported</td>"));
+    assert!(vpage.contains("claims dropped by gating: <b>c4</b>"));
     // Stores are kept in DIR.
     assert!(d.join("collegemsg").is_dir() && d.join("incident").is_dir());
+}
+
+fn trace_id_of(out: &str, plan_id: &str) -> String {
+    let needle = format!("[PASS] {plan_id}: trace ok — trace_id ");
+    let i = out
+        .find(&needle)
+        .unwrap_or_else(|| panic!("no trace of {plan_id}"));
+    out[i + needle.len()..].chars().take(64).collect()
+}
+
+/// The page of the correction-probe plan: plan id, trace id, every step id with its
+/// result digest, every claim verdict; self-contained.
+fn check_page(page: &str, d: &std::path::Path) {
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    assert!(page.contains("demo-correction-probe"));
+    let plan: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(d.join("plans/demo-correction-probe.plan.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(plan["steps"].as_array().unwrap().len(), 4);
+    let store = d.join("collegemsg");
+    let traces: Vec<_> = std::fs::read_dir(store.join("traces")).unwrap().collect();
+    let mut found = false;
+    for t in traces {
+        let t: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(t.unwrap().path()).unwrap()).unwrap();
+        if t["plan_id"] != "demo-correction-probe" {
+            continue;
+        }
+        found = true;
+        assert!(page.contains(t["trace_id"].as_str().unwrap()));
+        assert!(page.contains(t["plan_digest"].as_str().unwrap()));
+        for s in t["steps"].as_array().unwrap() {
+            let sid = s["step_id"].as_str().unwrap();
+            assert!(page.contains(&format!("id=\"step-{sid}\"")), "{sid}");
+            assert!(page.contains(s["result_digest"].as_str().unwrap()));
+            assert!(page.contains(s["resolved_args_digest"].as_str().unwrap()));
+        }
+    }
+    assert!(found);
+    assert!(page.contains("<td class=\"ok\">supported</td>"));
+    assert!(page.contains("answer_verdict: <span class=\"ok\">"));
+    assert!(!page.contains("<script src"));
+    assert!(!page.contains("src=\"http") && !page.contains("href=\"http"));
+    assert!(!page.contains("http://") && !page.contains("https://"));
+    assert!(!page.contains("<link"));
 }
 
 #[test]
