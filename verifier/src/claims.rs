@@ -241,40 +241,9 @@ fn stated_endpoints(v: &Value) -> Vec<Value> {
     vec![]
 }
 
-/// The Allen relation of `a` vs `b` (`operators.md` §21.4).
+/// The Allen relation of `a` vs `b` (`operators.md` §21.4): the same rule `compute` uses.
 pub fn allen(a: (i64, i64), b: (i64, i64)) -> &'static str {
-    let ((as_, ae), (bs, be)) = (a, b);
-    if ae < bs {
-        "before"
-    } else if ae == bs {
-        "meets"
-    } else if be < as_ {
-        "after"
-    } else if be == as_ {
-        "met_by"
-    } else if as_ == bs && ae == be {
-        "equals"
-    } else if as_ == bs {
-        if ae < be {
-            "starts"
-        } else {
-            "started_by"
-        }
-    } else if ae == be {
-        if as_ > bs {
-            "finishes"
-        } else {
-            "finished_by"
-        }
-    } else if bs < as_ && ae < be {
-        "during"
-    } else if as_ < bs && be < ae {
-        "contains"
-    } else if as_ < bs {
-        "overlaps"
-    } else {
-        "overlapped_by"
-    }
+    tgms_operators::ops::compute::allen(a.0.into(), a.1.into(), b.0.into(), b.1.into())
 }
 
 fn show(vs: &[String]) -> String {
