@@ -478,9 +478,8 @@ fn probe_plan(probe: &(i64, String, i64, i64)) -> DemoPlan {
     }
 }
 
-/// The three plans of (b). Each is one builder over registered operators; replacing one
-/// (e.g. by a temporal_reachability → motif_count plan once those operators are
-/// registered) is a change to this list and one new builder.
+/// The three plans of (b). Each is one builder; replacing one (e.g. by a
+/// temporal_reachability → motif count plan) is a change to this list and one new builder.
 fn collegemsg_plans(lo: i64, hi: i64, probe: &(i64, String, i64, i64)) -> Vec<DemoPlan> {
     vec![
         burst_plan(lo, hi),
@@ -489,23 +488,12 @@ fn collegemsg_plans(lo: i64, hi: i64, probe: &(i64, String, i64, i64)) -> Vec<De
     ]
 }
 
-/// The incident plan for the verifier and a line saying what it runs: the oracle plan of
-/// `evaluation.md` §6.2 when `compute` is registered, else its steps s1 and s3 with the
-/// answer read from `s1.rows[2].dst` (the last of s1's three current facts in
-/// `(vt_s, vid)` order, which is what s2's `topk` selects).
+/// The incident plan for the verifier (the oracle plan of `evaluation.md` §6.2) and a line
+/// saying what it runs.
 fn incident_verifier_plan() -> (DemoPlan, String) {
-    let mut plan = tgms_bench::scenarios::incident_plan();
-    let note = if tgms_operators::registry::lookup("compute").is_some() {
-        "running the §6.2 oracle plan (s1 state_at, s2 compute topk, s3 version_history)."
-            .to_string()
-    } else {
-        if let Some(Value::Array(steps)) = plan.get_mut("steps") {
-            steps.retain(|s| s["op"] != "compute");
-        }
-        plan["answer_spec"]["from"] = json!("s1.rows[2].dst");
-        plan["plan_id"] = json!("incident-config-at-outage-no-compute");
-        "SKIPPED s2 (compute topk): `compute` is not registered in this build. Running s1 and s3 of the §6.2 plan; the answer is read from s1.rows[2].dst (the last current fact in (vt_s, vid) order — the harness above checks it is the topk by vt_s).".to_string()
-    };
+    let plan = tgms_bench::scenarios::incident_plan();
+    let note = "running the §6.2 oracle plan (s1 state_at, s2 compute topk, s3 version_history)."
+        .to_string();
     let dp = DemoPlan {
         plan,
         input_uids: vec!["checkout-api".into()],
