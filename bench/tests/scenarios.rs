@@ -90,7 +90,8 @@ fn incident_plan_steps_of_registered_operators_validate() {
     let mut literal = 0;
     for s in steps {
         let op = s["op"].as_str().unwrap();
-        if tgms_operators::lookup(op).is_some() && !has_ref(&s["args"]) {
+        assert!(tgms_operators::lookup(op).is_some(), "{op} is registered");
+        if !has_ref(&s["args"]) {
             tgms_operators::pipeline::prepare(op, &s["args"]).unwrap();
             literal += 1;
         }

@@ -6,7 +6,6 @@
 mod common;
 use common::*;
 use serde_json::{json, Value};
-use tgms_operators::registry::lookup;
 use tgms_verifier::claims::{self, gate, mechanical_answer, prose_numbers, Ctx};
 use tgms_verifier::exec::{record, ResultStore};
 
@@ -399,11 +398,6 @@ fn temporal_pattern_claims() {
         json!({"id": "c", "type": "temporal_pattern", "assertion": "burst", "interval": {"x": 1}, "evidence": ["s3"]}),
     );
     assert_eq!(d, "unverifiable");
-    if lookup("graph_metric_timeseries").is_none() {
-        // The series operator is not registered yet: an operator error is unverifiable.
-        assert_eq!(verdict_of(&s, &t, &rs, c).0, "unverifiable");
-        return;
-    }
     // TV13 c8 on the TV9 store.
     let (_d9, s9) = tv9();
     let p = plan(
@@ -676,50 +670,9 @@ fn wrong_belief_state_is_detected() {
 }
 
 #[test]
-fn tv13_claims_when_its_operators_are_registered() {
-    let need = [
-        "resolve_entities",
-        "temporal_reachability",
-        "compute",
-        "count_temporal_motifs",
-        "graph_metric_timeseries",
-    ];
-    if need.iter().any(|o| lookup(o).is_none()) {
-        eprintln!("TV13 claims: operators not registered yet; vector skipped");
-        return;
-    }
+fn tv13_claims() {
     let (_d, s) = tv9();
-    let p = plan(
-        &[
-            ("s1", "resolve_entities", json!({"query": "a"}), &[]),
-            (
-                "s2",
-                "temporal_reachability",
-                json!({"src": {"$ref": "s1.rows[0].uid"}, "window": {"t_a": 0, "t_b": 100}, "limit": 1}),
-                &["s1"],
-            ),
-            (
-                "s3",
-                "compute",
-                json!({"fn": "filter", "input": {"$ref": "s2.rows"}, "field": "uid", "cmp": "not_null"}),
-                &["s2"],
-            ),
-            (
-                "s4",
-                "compute",
-                json!({"fn": "count", "input": {"$ref": "s3.rows"}}),
-                &["s3"],
-            ),
-            (
-                "s5",
-                "count_temporal_motifs",
-                json!({"motif": "M_triangle_cyclic", "delta": 20, "window": {"t_a": 0, "t_b": 100}}),
-                &[],
-            ),
-        ],
-        "count",
-        "s5.count",
-    );
+    let p = tv13_plan();
     let rs = ResultStore::memory();
     let t = run(&s, &p, &rs).trace;
     let ans = json!({"text": "There are 2 cyclic triangles; b was reached at 10 and node a, c too. 7 is uncovered.", "claims": [
@@ -824,18 +777,7 @@ fn campaign_metrics_over_runs() {
 }
 
 #[test]
-fn tv22_when_its_operators_are_registered() {
-    if [
-        "graph_metric_timeseries",
-        "compute",
-        "temporal_reachability",
-    ]
-    .iter()
-    .any(|o| lookup(o).is_none())
-    {
-        eprintln!("TV22: operators not registered yet; vector skipped");
-        return;
-    }
+fn tv22() {
     let (_d, s) = tv9();
     let rs = ResultStore::memory();
     let p = plan(

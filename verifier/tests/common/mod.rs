@@ -144,3 +144,39 @@ pub fn verdicts(out: &Value) -> Vec<(String, String)> {
 pub fn answer(claims: Vec<Value>) -> Value {
     json!({"text": "x", "claims": claims})
 }
+
+/// The TV13 plan (test-vectors.md): resolve → reachability → filter → count, and a motif
+/// count answering `s5.count`.
+pub fn tv13_plan() -> Value {
+    plan(
+        &[
+            ("s1", "resolve_entities", json!({"query": "a"}), &[]),
+            (
+                "s2",
+                "temporal_reachability",
+                json!({"src": {"$ref": "s1.rows[0].uid"}, "window": {"t_a": 0, "t_b": 100}, "limit": 1}),
+                &["s1"],
+            ),
+            (
+                "s3",
+                "compute",
+                json!({"fn": "filter", "input": {"$ref": "s2.rows"}, "field": "uid", "cmp": "not_null"}),
+                &["s2"],
+            ),
+            (
+                "s4",
+                "compute",
+                json!({"fn": "count", "input": {"$ref": "s3.rows"}}),
+                &["s3"],
+            ),
+            (
+                "s5",
+                "count_temporal_motifs",
+                json!({"motif": "M_triangle_cyclic", "delta": 20, "window": {"t_a": 0, "t_b": 100}}),
+                &[],
+            ),
+        ],
+        "count",
+        "s5.count",
+    )
+}
