@@ -2,19 +2,12 @@
 //! `Snapshot::edge_boundaries`) against a brute-force filter over every stored row, on stores
 //! with corrections, retractions and interval edges, at several belief states.
 
-use serde_json::{json, Value};
-use std::collections::BTreeSet;
-use tgms_engine::{Op, Options, Store, Version, OPEN_END};
+mod common;
 
-fn rows_of(s: &Store) -> Vec<Value> {
-    let snap = s.snapshot();
-    snap.all_nodes()
-        .into_iter()
-        .map(Version::Node)
-        .chain(snap.all_edges().into_iter().map(Version::Edge))
-        .map(|v| v.to_json())
-        .collect()
-}
+use common::rows_of;
+use serde_json::json;
+use std::collections::BTreeSet;
+use tgms_engine::{Op, Options, Store, OPEN_END};
 
 #[test]
 fn boundaries_match_a_brute_force_filter() {

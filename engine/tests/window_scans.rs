@@ -2,18 +2,11 @@
 //! `Snapshot::edge_window`) against a brute-force filter over every stored row, on stores
 //! with corrections, retractions and interval edges, at several belief states and windows.
 
-use serde_json::{json, Value};
-use tgms_engine::{Op, Options, Store, Version, OPEN_END};
+mod common;
 
-fn rows_of(s: &Store) -> Vec<Value> {
-    let snap = s.snapshot();
-    snap.all_nodes()
-        .into_iter()
-        .map(Version::Node)
-        .chain(snap.all_edges().into_iter().map(Version::Edge))
-        .map(|v| v.to_json())
-        .collect()
-}
+use common::rows_of;
+use serde_json::json;
+use tgms_engine::{Op, Options, Store, OPEN_END};
 
 #[test]
 fn window_scans_match_a_brute_force_filter() {

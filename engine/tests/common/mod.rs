@@ -1,8 +1,9 @@
-//! Stores shared by several engine test files.
+//! Stores and helpers shared by several engine test files.
+#![allow(dead_code)]
 
 use serde_json::json;
 use tgms_engine::clock::scripted_clock;
-use tgms_engine::{Op, Options, Store};
+use tgms_engine::{Op, Options, Store, Version};
 
 fn op(v: serde_json::Value) -> Op {
     Op::from_json(&v)
@@ -28,4 +29,15 @@ pub fn tv5_store(dir: &std::path::Path) -> Store {
     let t4 = s.write(vec![op(json!({"op":"ingest_events","events":[{"src":"a","dst":"c","rel_type":"MSG","vt_s":30},{"src":"c","dst":"a","rel_type":"MSG","vt_s":30}]}))]).unwrap();
     assert_eq!((t1, t2, s.last_tt(), t4), (1000, 1001, Some(5000), 5000));
     s
+}
+
+/// Every stored row (nodes, then edges, in digest order) as its canonical row object.
+pub fn rows_of(s: &Store) -> Vec<serde_json::Value> {
+    let snap = s.snapshot();
+    snap.all_nodes()
+        .into_iter()
+        .map(Version::Node)
+        .chain(snap.all_edges().into_iter().map(Version::Edge))
+        .map(|v| v.to_json())
+        .collect()
 }
