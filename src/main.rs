@@ -28,6 +28,13 @@ struct Cli {
     cmd: Cmd,
 }
 
+/// `export-rows --format`.
+#[derive(Clone, Copy, ValueEnum)]
+enum RowsFormatArg {
+    Csv,
+    Parquet,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     /// SNAP temporal edge list: `src dst unix_seconds` per line.
@@ -245,15 +252,19 @@ enum Cmd {
         answer: Option<PathBuf>,
     },
     // ---- evaluation harnesses (issue #7) ----
-    /// Write every stored row (believed and closed) in store-digest order as CSV, one line
-    /// per version (spec agent-surface §11.2). Parquet is not in this build.
+    /// Write every stored row (believed and closed) in store-digest order, one row per
+    /// version (spec agent-surface §11.2), as CSV or Parquet: the format follows OUT's
+    /// extension (.csv, .parquet) unless --format names it.
     ///
-    /// Example: tgms export-rows /tmp/store rows.csv
+    /// Example: tgms export-rows /tmp/store rows.parquet
     ExportRows {
         /// Existing store directory (only read).
         store: PathBuf,
-        /// Output file (.csv).
+        /// Output file (.csv or .parquet).
         out: PathBuf,
+        /// Output format; overrides the extension of OUT.
+        #[arg(long, value_enum)]
+        format: Option<RowsFormatArg>,
     },
     /// The demo, offline: CollegeMsg with corrections, three plans through the verifier
     /// (answers and claim verdicts), the incident reconstruction, the state-at-T regression
@@ -1315,26 +1326,51 @@ fn cmd_eval(e: EvalCmd) -> CmdResult {
     }
 }
 
-fn cmd_export_rows(store: &Path, path: &Path) -> CmdResult {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("csv") => {}
-        Some("parquet") => {
-            return Err(Failure::Usage(
-                "parquet output is not in this build; write OUT.csv".into(),
-            ))
+fn cmd_export_rows(store: &Path, path: &Path, format: Option<RowsFormatArg>) -> CmdResult {
+    use tgms::export_rows::{write_csv, write_parquet, Format};
+    let ext = path.extension().and_then(|e| e.to_str());
+    let format = match (format, ext.and_then(Format::from_extension)) {
+        (Some(RowsFormatArg::Csv), _) => Format::Csv,
+        (Some(RowsFormatArg::Parquet), _) => Format::Parquet,
+        (None, Some(f)) => f,
+        (None, None) => {
+            return Err(Failure::Usage(format!(
+                "cannot tell the output format of {} from its extension {}; \
+                 hint: name it OUT.csv or OUT.parquet, or pass --format csv|parquet",
+                path.display(),
+                ext.map_or("(none)".to_string(), |e| format!("'.{e}'"))
+            )))
         }
-        _ => return Err(Failure::Usage("OUT must end in .csv".into())),
-    }
+    };
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", store.display())).into());
     }
     let st = Store::open_read_only(store)?;
-    let f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let f = std::fs::File::create(path).map_err(|e| {
+        Failure::Usage(format!(
+            "cannot create {}: {e}; hint: the parent directory must exist and be writable",
+            path.display()
+        ))
+    })?;
     let mut w = std::io::BufWriter::new(f);
-    let (n, e) = tgms::export_rows::write_csv(&st, &mut w)
-        .and_then(|r| std::io::Write::flush(&mut w).map(|_| r))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let written = match format {
+        Format::Csv => write_csv(&st, &mut w)
+            .and_then(|r| std::io::Write::flush(&mut w).map(|_| r))
+            .map_err(|e| e.to_string()),
+        Format::Parquet => write_parquet(&st, &mut w)
+            .map_err(|e| e.to_string())
+            .and_then(|r| {
+                std::io::Write::flush(&mut w)
+                    .map(|_| r)
+                    .map_err(|e| e.to_string())
+            }),
+    };
+    let (n, e) = written.map_err(|e| {
+        Failure::Usage(format!(
+            "cannot write {}: {e}; hint: check free space and permissions, then re-run",
+            path.display()
+        ))
+    })?;
     eprintln!(
         "exported {n} node rows and {e} edge rows to {}",
         path.display()
@@ -1428,7 +1464,7 @@ fn run(cli: Cli) -> CmdResult {
         } => cmd_view(&store, &trace_id, &out, plan.as_deref(), answer.as_deref())?,
         Cmd::Eval(e) => cmd_eval(e)?,
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
-        Cmd::ExportRows { store, out } => cmd_export_rows(&store, &out)?,
+        Cmd::ExportRows { store, out, format } => cmd_export_rows(&store, &out, format)?,
         Cmd::Bench(BenchCmd::Run {
             scale,
             log,
