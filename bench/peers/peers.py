@@ -639,7 +639,7 @@ def main():
     for q in qs:
         t, d, c = med[(q["id"], "tgms")], med[(q["id"], "duckdb")], med[(q["id"], "chdb")]
         ok = all(agree[(q["id"], p.name)] for p in peers)
-        print(f"{q['id']:<16} {t:>9.3f} {d:>9.3f} {c:>9.3f} {t / d:>12.3f} {t / c:>10.3f}  {'yes' if ok else 'NO'}")
+        print(f"{q['id']:<16} {t:>9.3f} {d:>9.3f} {c:>9.3f} {t / d:>12.3g} {t / c:>10.3g}  {'yes' if ok else 'NO'}")
         results.append({"id": q["id"], "op": q["op"], "tgms_p50_ms": t, "duckdb_p50_ms": d, "chdb_p50_ms": c,
                         "ratio_tgms_duckdb": t / d, "ratio_tgms_chdb": t / c, "agree": ok})
     if a.json:
