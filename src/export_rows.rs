@@ -11,11 +11,12 @@
 //! encoded, one row group per [`ROW_GROUP`] rows. Both writers read the rows through one
 //! visitor ([`visit_rows`]), so they cannot disagree on a value.
 
+use bytes::Bytes;
 use parquet::basic::{ConvertedType, LogicalType, Repetition, Type as PhysicalType};
 use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::Type;
+use parquet::schema::types::{ColumnPath, Type};
 use std::io::Write;
 use std::sync::Arc;
 use tgms_engine::Store;
@@ -53,6 +54,9 @@ pub const OPTIONAL: [bool; 20] = [
     false, false, true, true, true, true, true, true, true, false, false, false, false, false,
     false, false, false, true, true, true,
 ];
+
+/// Columns with (nearly) one distinct value per row, written without a dictionary.
+const UNIQUE_COLUMNS: [&str; 5] = ["vid", "eid", "disc", "vt_s", "vt_e"];
 
 /// Rows per Parquet row group.
 pub const ROW_GROUP: usize = 1 << 17;
@@ -222,10 +226,34 @@ pub fn parquet_schema() -> parquet::errors::Result<Type> {
         .build()
 }
 
-/// One row group being collected, column by column: text columns hold their non-null
-/// values and a definition level per row (1 = set, 0 = null), time columns their values.
+/// One text column of a row group being collected: the bytes of its non-null values back
+/// to back, each value's end offset, and a definition level per row (1 = set, 0 = null).
+#[derive(Default)]
+struct TextColumn {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+    defs: Vec<i16>,
+}
+
+impl TextColumn {
+    /// The values as byte arrays sharing one buffer (no allocation per value).
+    fn values(&mut self) -> Vec<ByteArray> {
+        let buf = Bytes::from(std::mem::take(&mut self.bytes));
+        let mut start = 0;
+        self.ends
+            .iter()
+            .map(|&end| {
+                let v = ByteArray::from(buf.slice(start..end));
+                start = end;
+                v
+            })
+            .collect()
+    }
+}
+
+/// One row group being collected, column by column (time columns as integers).
 struct Columns {
-    text: Vec<(Vec<ByteArray>, Vec<i16>)>,
+    text: Vec<TextColumn>,
     times: [Vec<i64>; 4],
     rows: usize,
 }
@@ -233,9 +261,7 @@ struct Columns {
 impl Columns {
     fn new() -> Columns {
         Columns {
-            text: (0..COLUMNS.len())
-                .map(|_| (Vec::new(), Vec::new()))
-                .collect(),
+            text: (0..COLUMNS.len()).map(|_| TextColumn::default()).collect(),
             times: Default::default(),
             rows: 0,
         }
@@ -246,11 +272,12 @@ impl Columns {
             if TIME_COLUMNS.contains(&i) {
                 continue;
             }
-            let (vals, defs) = &mut self.text[i];
+            let c = &mut self.text[i];
             if let Some(v) = cell {
-                vals.push(ByteArray::from(*v));
+                c.bytes.extend_from_slice(v.as_bytes());
+                c.ends.push(c.bytes.len());
             }
-            defs.push(i16::from(cell.is_some()));
+            c.defs.push(i16::from(cell.is_some()));
         }
         for (col, t) in self.times.iter_mut().zip(r.times) {
             col.push(t);
@@ -277,9 +304,11 @@ impl Columns {
                 let vals = &self.times[i - TIME_COLUMNS.start];
                 col.typed::<Int64Type>().write_batch(vals, None, None)?;
             } else {
-                let (vals, defs) = &self.text[i];
-                let defs = optional.then_some(defs.as_slice());
-                col.typed::<ByteArrayType>().write_batch(vals, defs, None)?;
+                let c = &mut self.text[i];
+                let vals = c.values();
+                let defs = optional.then_some(c.defs.as_slice());
+                col.typed::<ByteArrayType>()
+                    .write_batch(&vals, defs, None)?;
             }
             col.close()?;
         }
@@ -305,7 +334,15 @@ pub fn write_parquet_grouped<W: Write + Send>(
     row_group: usize,
 ) -> parquet::errors::Result<(u64, u64)> {
     let row_group = row_group.max(1);
-    let props = Arc::new(WriterProperties::builder().build());
+    // Dictionary encoding pays off for the repetitive columns (kind, label, endpoints,
+    // rel_type, props, source, origin, tt); the per-version unique ones skip it.
+    let props = UNIQUE_COLUMNS
+        .iter()
+        .fold(WriterProperties::builder(), |b, c| {
+            b.set_column_dictionary_enabled(ColumnPath::from(*c), false)
+        })
+        .build();
+    let props = Arc::new(props);
     let mut w = SerializedFileWriter::new(out, Arc::new(parquet_schema()?), props)?;
     let mut cols = Columns::new();
     let counts = visit_rows(store, |r| {
