@@ -61,8 +61,8 @@ const UNIQUE_COLUMNS: [&str; 5] = ["vid", "eid", "disc", "vt_s", "vt_e"];
 /// Rows per Parquet row group.
 pub const ROW_GROUP: usize = 1 << 17;
 
-/// Output format of `export-rows`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Output format of `export-rows` (also its `--format` values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Csv,
     Parquet,

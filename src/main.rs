@@ -28,13 +28,6 @@ struct Cli {
     cmd: Cmd,
 }
 
-/// `export-rows --format`.
-#[derive(Clone, Copy, ValueEnum)]
-enum RowsFormatArg {
-    Csv,
-    Parquet,
-}
-
 #[derive(Clone, Copy, ValueEnum)]
 enum FormatArg {
     /// SNAP temporal edge list: `src dst unix_seconds` per line.
@@ -264,7 +257,7 @@ enum Cmd {
         out: PathBuf,
         /// Output format; overrides the extension of OUT.
         #[arg(long, value_enum)]
-        format: Option<RowsFormatArg>,
+        format: Option<tgms::export_rows::Format>,
     },
     /// The demo, offline: CollegeMsg with corrections, three plans through the verifier
     /// (answers and claim verdicts), the incident reconstruction, the state-at-T regression
@@ -1326,14 +1319,16 @@ fn cmd_eval(e: EvalCmd) -> CmdResult {
     }
 }
 
-fn cmd_export_rows(store: &Path, path: &Path, format: Option<RowsFormatArg>) -> CmdResult {
+fn cmd_export_rows(
+    store: &Path,
+    path: &Path,
+    format: Option<tgms::export_rows::Format>,
+) -> CmdResult {
     use tgms::export_rows::{write_csv, write_parquet, Format};
     let ext = path.extension().and_then(|e| e.to_str());
-    let format = match (format, ext.and_then(Format::from_extension)) {
-        (Some(RowsFormatArg::Csv), _) => Format::Csv,
-        (Some(RowsFormatArg::Parquet), _) => Format::Parquet,
-        (None, Some(f)) => f,
-        (None, None) => {
+    let format = match format.or_else(|| ext.and_then(Format::from_extension)) {
+        Some(f) => f,
+        None => {
             return Err(Failure::Usage(format!(
                 "cannot tell the output format of {} from its extension {}; \
                  hint: name it OUT.csv or OUT.parquet, or pass --format csv|parquet",
