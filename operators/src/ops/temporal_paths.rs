@@ -7,7 +7,7 @@
 //! restricted to the window), only for the nodes where a frame opens, so the cost follows
 //! the explored frontier rather than the size of the window.
 
-use super::tgraph::{eid_bytes, exceeded, windowed_edges, WORK_BUDGET};
+use super::tgraph::{exceeded, windowed_edges, WORK_BUDGET};
 use super::validate_window;
 use crate::args::Args;
 use crate::cost::Estimate;
@@ -18,7 +18,6 @@ use crate::kernels::TEdge;
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
-use std::collections::HashMap;
 use tgms_engine::{EdgeVersion, Snapshot, Stats};
 
 const MANUAL: &str = "Up to `k` (≤ 20) time-respecting paths from `src` to `dst` inside `window`, each visiting a node at most once and at most `max_hops` (≤ 6) edges, best first (earliest arrival, then fewest hops). `edges[].t` is the edge's valid-time start. Run a reachability check first and keep `max_hops` small: enumeration is exponential in hops. Example: `{\"src\": \"n1\", \"dst\": \"n2\", \"window\": {...}, \"k\": 3, \"max_hops\": 3}`.";
@@ -101,41 +100,28 @@ fn cost(args: &Args, stats: &Stats) -> Estimate {
     Estimate::new(e_w, s as i64)
 }
 
-/// [`OutEdges`] served from the store: node ids are dense in first-seen order (`src` = 0,
-/// `dst` = 1), edge ids index `edges` / `versions` in load order. A node's edges come in
-/// [`Snapshot::out_edges`] order `(vt_s, eid, tt_s)`, the order of a window edge scan.
+/// [`OutEdges`] served from the store: node ids are the snapshot's interned uid ids
+/// ([`Snapshot::uid_id`]), edge ids index `edges` / `versions` in load order. A node's edges
+/// come in [`Snapshot::out_edges`] order `(vt_s, eid, tt_s)`, the order of a window edge scan.
 struct StoreOut<'s> {
     snap: Snapshot<'s>,
     window: (i64, i64),
     as_of_tt: i64,
-    ids: HashMap<&'s str, u32>,
-    names: Vec<&'s str>,
     edges: Vec<TEdge>,
     versions: Vec<EdgeVersion<'s>>,
 }
 
-impl<'s> StoreOut<'s> {
-    fn id(&mut self, uid: &'s str) -> u32 {
-        let names = &mut self.names;
-        *self.ids.entry(uid).or_insert_with(|| {
-            names.push(uid);
-            names.len() as u32 - 1
-        })
-    }
-}
-
 impl OutEdges for StoreOut<'_> {
     fn load(&mut self, u: u32, buf: &mut Vec<u32>) {
-        let uid = self.names[u as usize];
+        let uid = self.snap.uid_name(u);
         for e in self.snap.out_edges(uid, Some(self.window), self.as_of_tt) {
             buf.push(self.edges.len() as u32);
-            let dst = self.id(e.dst());
             self.edges.push(TEdge {
                 src: u,
-                dst,
+                dst: e.dst_id(),
                 t: e.vt_s(),
                 t_end: e.vt_e(),
-                eid: eid_bytes(&e.eid()),
+                eid: e.eid_raw(),
             });
             self.versions.push(e);
         }
@@ -147,10 +133,9 @@ impl OutEdges for StoreOut<'_> {
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let (src, dst) = (args.str("src")?, args.str("dst")?);
-    for u in [src, dst] {
-        if !ctx.snap.has_uid(u) {
-            return Err(OpError::unknown_uid(u));
-        }
+    let mut ids = [0u32; 2];
+    for (id, u) in ids.iter_mut().zip([src, dst]) {
+        *id = ctx.snap.uid_id(u).ok_or_else(|| OpError::unknown_uid(u))?;
     }
     let (t_a, t_b) = args
         .window("window")?
@@ -161,15 +146,20 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         snap: ctx.snap,
         window: (t_a, t_b),
         as_of_tt: args.as_of_tt(),
-        ids: HashMap::new(),
-        names: Vec::new(),
         edges: Vec::new(),
         versions: Vec::new(),
     };
-    let (s, d) = (g.id(src), g.id(dst));
     // `src == dst` gives equal ids, hence no paths.
-    let r = temporal_paths_from(&mut g, s, d, t_a, t_b, max_hops, Some(WORK_BUDGET))
-        .map_err(|e| exceeded("temporal_paths", WORK_BUDGET, e, SUGGESTIONS))?;
+    let r = temporal_paths_from(
+        &mut g,
+        ids[0],
+        ids[1],
+        t_a,
+        t_b,
+        max_hops,
+        Some(WORK_BUDGET),
+    )
+    .map_err(|e| exceeded("temporal_paths", WORK_BUDGET, e, SUGGESTIONS))?;
     let rows: Vec<Value> = r
         .paths
         .iter()
