@@ -71,6 +71,10 @@ impl Oracle<'_> {
     }
 }
 
+/// Recorded paths as `(arrival, edge indices)`, in spec order.
+type Found = Vec<(i64, Vec<u32>)>;
+
+/// The oracle's paths, budget units and frame nodes.
 fn oracle(
     edges: &[TEdge],
     src: u32,
@@ -78,7 +82,7 @@ fn oracle(
     t_a: i64,
     t_b: i64,
     max_hops: usize,
-) -> (Vec<(i64, Vec<u32>)>, u64, BTreeSet<u32>) {
+) -> (Found, u64, BTreeSet<u32>) {
     let cand: Vec<usize> = (0..edges.len())
         .filter(|&i| edges[i].t_end > t_a && edges[i].t < t_b)
         .collect();
