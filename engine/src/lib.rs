@@ -11,6 +11,7 @@ pub mod error;
 pub mod eventlog;
 pub mod fault;
 pub mod ident;
+mod lowercase;
 pub mod manifest;
 pub mod mmap;
 pub mod op;

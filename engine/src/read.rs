@@ -710,3 +710,60 @@ impl<'a> Snapshot<'a> {
             .collect()
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Addition for temporal_paths: an edge version's eid as its 12 bytes (byte order = hex
+// order), without deriving the hex text.
+
+impl EdgeVersion<'_> {
+    /// The eid's 12 bytes; [`EdgeVersion::eid`] is their lowercase hex.
+    pub fn eid_raw(&self) -> Id12 {
+        *self.st.eid(self.row().ident)
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Addition for resolve_entities and temporal_paths: uid-level access by interned uid id (the
+// id space of `EdgeVersion::src_id`) and a case-insensitive uid search over a lowercase uid
+// heap that the state builds once per uid set and caches (dropped when a uid is added or
+// rolled back).
+
+impl<'a> Snapshot<'a> {
+    /// The snapshot-local interned id of `uid` (see [`EdgeVersion::src_id`]).
+    pub fn uid_id(&self, uid: &str) -> Option<u32> {
+        self.st.uids.get(uid)
+    }
+
+    /// The uid of an interned id handed out by this snapshot.
+    pub fn uid_name(&self, id: u32) -> &'a str {
+        self.st.uids.name(id)
+    }
+
+    /// Ids of the uids whose `str::to_lowercase` form contains `needle_lower` (a lowercase
+    /// needle), ascending. O(total uid bytes) after the first call on a uid set.
+    pub fn uids_lowercase_containing(&self, needle_lower: &str) -> Vec<u32> {
+        self.st.uids.lower().containing(needle_lower)
+    }
+
+    /// Node versions of the uid with id `uid_id` believed at `as_of_tt`, any valid time, in
+    /// no particular order. O(versions of that uid).
+    pub fn node_versions_of_uid(
+        &self,
+        uid_id: u32,
+        as_of_tt: i64,
+    ) -> impl Iterator<Item = NodeVersion<'a>> + 'a {
+        let st = self.st;
+        st.node_postings[uid_id as usize]
+            .iter()
+            .copied()
+            .filter(move |&i| believed_at(&st.nodes[i as usize], as_of_tt))
+            .map(move |i| NodeVersion { st, idx: i })
+    }
+}
+
+impl NodeVersion<'_> {
+    /// The snapshot-local interned id of the version's uid (see [`Snapshot::uid_id`]).
+    pub fn uid_id(&self) -> u32 {
+        self.row().ident
+    }
+}

@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::ident::{self, Id12};
+use crate::lowercase::LowerHeap;
 use crate::op::{AssertEdge, AssertNode, Correct, IngestEvents, Op, Origin, Ref, Retract};
 use crate::time::{overlaps, OPEN_END};
 use rustc_hash::FxHashMap;
@@ -20,6 +21,9 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) struct Interner {
     ids: FxHashMap<Box<str>, u32>,
     pub(crate) names: Vec<Box<str>>,
+    /// Lowercase search heap over `names`, built by the first search and dropped whenever
+    /// `names` changes (so it always covers exactly the current names).
+    lower: OnceLock<LowerHeap>,
 }
 
 impl Interner {
@@ -34,6 +38,7 @@ impl Interner {
         let id = self.names.len() as u32;
         self.names.push(s.into());
         self.ids.insert(s.into(), id);
+        self.lower.take();
         id
     }
 
@@ -50,6 +55,12 @@ impl Interner {
         for name in self.names.drain(len..) {
             self.ids.remove(&name);
         }
+        self.lower.take();
+    }
+
+    /// The lowercase search heap of the current names (built once, then cached).
+    pub(crate) fn lower(&self) -> &LowerHeap {
+        self.lower.get_or_init(|| LowerHeap::build(&self.names))
     }
 }
 

@@ -62,16 +62,38 @@ impl Output {
         rows: Vec<Value>,
         keys: Vec<Value>,
     ) -> Result<bool, OpError> {
-        let decl = self.decl(name, Cut::Paged)?;
         if keys.len() != rows.len() {
             return Err(OpError::internal(format!(
                 "{name}: one key per row expected"
             )));
         }
+        self.paged_lazy(name, keys, |page| {
+            Ok(rows.into_iter().skip(page.start).take(page.len()).collect())
+        })
+    }
+
+    /// [`Output::paged`] for long lists whose rows are costly to build: `keys` are the
+    /// declared row keys of the complete ordered list (one per row, in row order) and
+    /// `page(range)` builds the rows at positions `range` (the page, possibly empty).
+    pub fn paged_lazy(
+        &mut self,
+        name: &str,
+        keys: Vec<Value>,
+        page: impl FnOnce(std::ops::Range<usize>) -> Result<Vec<Value>, OpError>,
+    ) -> Result<bool, OpError> {
+        let decl = self.decl(name, Cut::Paged)?;
         let offset = self.offset.clone()?;
-        let total = rows.len();
+        let total = keys.len();
         let digest = set_digest(&keys);
-        let page: Vec<Value> = rows.into_iter().skip(offset).take(self.limit).collect();
+        let range = offset.min(total)..offset.saturating_add(self.limit).min(total);
+        let want = range.len();
+        let page = page(range)?;
+        if page.len() != want {
+            return Err(OpError::internal(format!(
+                "{name}: {want} page rows expected, got {}",
+                page.len()
+            )));
+        }
         let end = offset.saturating_add(page.len());
         let truncated = end < total;
         self.set(name, Value::Array(page));

@@ -4,7 +4,8 @@
 mod kernels_common;
 
 use kernels_common::*;
-use tgms_operators::kernels::paths::temporal_paths;
+use std::collections::BTreeSet;
+use tgms_operators::kernels::paths::{temporal_paths, temporal_paths_from, OutEdges};
 use tgms_operators::kernels::TEdge;
 
 struct Oracle<'a> {
@@ -17,6 +18,8 @@ struct Oracle<'a> {
     max_hops: usize,
     found: Vec<(i64, Vec<u32>)>,
     units: u64,
+    /// Nodes where a frame opens (`src` included).
+    frames: BTreeSet<u32>,
 }
 
 impl Oracle<'_> {
@@ -58,6 +61,7 @@ impl Oracle<'_> {
                         .push((arr, seq.iter().map(|&x| x as u32).collect()));
                 } else if seq.len() < self.max_hops {
                     // A frame opens here (ℓ + 1 < max_hops).
+                    self.frames.insert(last);
                     self.units += self.out_degree(last);
                     self.grow(seq);
                 }
@@ -67,6 +71,10 @@ impl Oracle<'_> {
     }
 }
 
+/// Recorded paths as `(arrival, edge indices)`, in spec order.
+type Found = Vec<(i64, Vec<u32>)>;
+
+/// The oracle's paths, budget units and frame nodes.
 fn oracle(
     edges: &[TEdge],
     src: u32,
@@ -74,7 +82,7 @@ fn oracle(
     t_a: i64,
     t_b: i64,
     max_hops: usize,
-) -> (Vec<(i64, Vec<u32>)>, u64) {
+) -> (Found, u64, BTreeSet<u32>) {
     let cand: Vec<usize> = (0..edges.len())
         .filter(|&i| edges[i].t_end > t_a && edges[i].t < t_b)
         .collect();
@@ -88,9 +96,10 @@ fn oracle(
         max_hops,
         found: Vec::new(),
         units: 0,
+        frames: BTreeSet::from([src]),
     };
     if src == dst {
-        return (vec![], 0);
+        return (vec![], 0, BTreeSet::new());
     }
     o.units = o.out_degree(src);
     o.grow(&mut Vec::new());
@@ -104,7 +113,7 @@ fn oracle(
                 .collect::<Vec<_>>(),
         )
     });
-    (found, o.units)
+    (found, o.units, o.frames)
 }
 
 #[test]
@@ -123,7 +132,7 @@ fn random_paths_vs_oracle() {
         let dst = rng.below(n as u64) as u32;
         let max_hops = 1 + rng.below(5) as usize;
         let got = temporal_paths(&edges, n, src, dst, t_a, t_b, max_hops, None).unwrap();
-        let (want, units) = oracle(&edges, src, dst, t_a, t_b, max_hops);
+        let (want, units, _) = oracle(&edges, src, dst, t_a, t_b, max_hops);
         let got_pairs: Vec<(i64, Vec<u32>)> = got
             .paths
             .iter()
@@ -192,4 +201,78 @@ fn tv8_interval_paths() {
         .unwrap()
         .paths
         .is_empty());
+}
+
+/// An [`OutEdges`] source over candidate edges kept in a different order than the input,
+/// recording which nodes the enumeration asks for.
+struct Recording<'a> {
+    edges: &'a [TEdge],
+    cand: Vec<u32>,
+    loads: Vec<u32>,
+}
+
+impl OutEdges for Recording<'_> {
+    fn load(&mut self, u: u32, buf: &mut Vec<u32>) {
+        self.loads.push(u);
+        buf.extend(
+            self.cand
+                .iter()
+                .filter(|&&i| self.edges[i as usize].src == u),
+        );
+    }
+    fn edge(&self, i: u32) -> &TEdge {
+        &self.edges[i as usize]
+    }
+}
+
+/// The served entry point loads exactly the nodes where a frame opens, each once (its cost
+/// follows the explored frontier), and its paths do not depend on the order in which a
+/// node's out-edges are served (no two paths tie on the sort key).
+#[test]
+fn served_paths_load_only_frame_nodes() {
+    let mut rng = Rng::new(29);
+    let mut loaded_some = 0;
+    for case in 0..500 {
+        let n = 3 + rng.below(5) as u32;
+        let m = rng.below(24) as usize;
+        let edges = random_edges(&mut rng, n, m, 20, case % 2 == 0, 8);
+        let t_a = rng.range(0, 10);
+        let t_b = rng.range(t_a + 1, 24);
+        let (src, dst) = (rng.below(n as u64) as u32, rng.below(n as u64) as u32);
+        let max_hops = 1 + rng.below(5) as usize;
+        // Candidates in reverse input order.
+        let cand: Vec<u32> = (0..edges.len() as u32)
+            .rev()
+            .filter(|&i| edges[i as usize].t_end > t_a && edges[i as usize].t < t_b)
+            .collect();
+        let mut source = Recording {
+            edges: &edges,
+            cand,
+            loads: Vec::new(),
+        };
+        let got = temporal_paths_from(&mut source, src, dst, t_a, t_b, max_hops, None).unwrap();
+        let (want, units, frames) = oracle(&edges, src, dst, t_a, t_b, max_hops);
+        let pairs: Vec<(i64, Vec<u32>)> = got
+            .paths
+            .iter()
+            .map(|p| (p.arrival, p.edges.clone()))
+            .collect();
+        assert_eq!(pairs, want, "case {case}");
+        assert_eq!(got.units, units, "case {case} units");
+        let mut loads = source.loads.clone();
+        loads.sort_unstable();
+        loads.dedup();
+        assert_eq!(
+            loads.len(),
+            source.loads.len(),
+            "case {case}: a node loaded twice"
+        );
+        assert_eq!(
+            loads.into_iter().collect::<BTreeSet<_>>(),
+            frames,
+            "case {case}"
+        );
+        loaded_some += (frames.len() > 2) as usize;
+    }
+    assert!(loaded_some > 30, "{loaded_some}");
 }

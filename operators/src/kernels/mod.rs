@@ -15,7 +15,7 @@
 //! | operator | kernel |
 //! |---|---|
 //! | `temporal_reachability` (§12) | [`reach::ReachIndex::new`], [`reach::reachability`], [`reach::reachability_many`], [`reach::ReachResult::both_rows`] |
-//! | `temporal_paths` (§13) | [`paths::temporal_paths`] |
+//! | `temporal_paths` (§13) | [`paths::temporal_paths`], [`paths::temporal_paths_from`] (per-node source) |
 //! | `count_temporal_motifs` (§14, §14.5) | [`motifs::select_events`], [`motifs::count_all`], [`motifs::count_motif`], [`motifs::Motif::parse`] |
 //! | `find_temporal_motif_instances` (§15) | [`motif_instances::find_instances`] |
 

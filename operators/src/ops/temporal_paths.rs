@@ -2,18 +2,23 @@
 //! from `src` to `dst`, by the spec's depth-first enumeration ([`crate::kernels::paths`])
 //! under the §7.5 budget of 500,000 (frame, candidate out-edge) examinations. `rows` is
 //! capped at `k` (no cursor); `rows_total` and `set_digest` cover every recorded path.
+//!
+//! Candidate out-edges are read per node from the store's adjacency ([`Snapshot::out_edges`]
+//! restricted to the window), only for the nodes where a frame opens, so the cost follows
+//! the explored frontier rather than the size of the window.
 
-use super::tgraph::{exceeded, windowed_edges, Graph, WORK_BUDGET};
+use super::tgraph::{exceeded, windowed_edges, WORK_BUDGET};
 use super::validate_window;
 use crate::args::Args;
 use crate::cost::Estimate;
 use crate::error::{Code, OpError};
 use crate::json::set_digest;
-use crate::kernels::paths::temporal_paths;
+use crate::kernels::paths::{temporal_paths_from, OutEdges};
+use crate::kernels::TEdge;
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
-use tgms_engine::Stats;
+use tgms_engine::{EdgeVersion, Snapshot, Stats};
 
 const MANUAL: &str = "Up to `k` (≤ 20) time-respecting paths from `src` to `dst` inside `window`, each visiting a node at most once and at most `max_hops` (≤ 6) edges, best first (earliest arrival, then fewest hops). `edges[].t` is the edge's valid-time start. Run a reachability check first and keep `max_hops` small: enumeration is exponential in hops. Example: `{\"src\": \"n1\", \"dst\": \"n2\", \"window\": {...}, \"k\": 3, \"max_hops\": 3}`.";
 
@@ -95,41 +100,82 @@ fn cost(args: &Args, stats: &Stats) -> Estimate {
     Estimate::new(e_w, s as i64)
 }
 
+/// [`OutEdges`] served from the store: node ids are the snapshot's interned uid ids
+/// ([`Snapshot::uid_id`]), edge ids index `edges` / `versions` in load order. A node's edges
+/// come in [`Snapshot::out_edges`] order `(vt_s, eid, tt_s)`, the order of a window edge scan.
+struct StoreOut<'s> {
+    snap: Snapshot<'s>,
+    window: (i64, i64),
+    as_of_tt: i64,
+    edges: Vec<TEdge>,
+    versions: Vec<EdgeVersion<'s>>,
+}
+
+impl OutEdges for StoreOut<'_> {
+    fn load(&mut self, u: u32, buf: &mut Vec<u32>) {
+        let uid = self.snap.uid_name(u);
+        for e in self.snap.out_edges(uid, Some(self.window), self.as_of_tt) {
+            buf.push(self.edges.len() as u32);
+            self.edges.push(TEdge {
+                src: u,
+                dst: e.dst_id(),
+                t: e.vt_s(),
+                t_end: e.vt_e(),
+                eid: e.eid_raw(),
+            });
+            self.versions.push(e);
+        }
+    }
+    fn edge(&self, i: u32) -> &TEdge {
+        &self.edges[i as usize]
+    }
+}
+
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let (src, dst) = (args.str("src")?, args.str("dst")?);
-    for u in [src, dst] {
-        if !ctx.snap.has_uid(u) {
-            return Err(OpError::unknown_uid(u));
-        }
+    let mut ids = [0u32; 2];
+    for (id, u) in ids.iter_mut().zip([src, dst]) {
+        *id = ctx.snap.uid_id(u).ok_or_else(|| OpError::unknown_uid(u))?;
     }
     let (t_a, t_b) = args
         .window("window")?
         .ok_or_else(|| OpError::internal("window missing"))?;
     let k = args.int("k")?.max(0) as usize;
     let max_hops = args.int("max_hops")?.max(0) as usize;
-    let g = Graph::load(ctx.snap, Some((t_a, t_b)), args.as_of_tt());
-    let rows: Vec<Value> = match (g.id(src), g.id(dst)) {
-        (Some(s), Some(d)) if s != d => {
-            let r = temporal_paths(&g.edges, g.n(), s, d, t_a, t_b, max_hops, Some(WORK_BUDGET))
-                .map_err(|e| exceeded("temporal_paths", WORK_BUDGET, e, SUGGESTIONS))?;
-            r.paths
-                .iter()
-                .map(|p| {
-                    let edges: Vec<Value> = p
-                        .edges
-                        .iter()
-                        .map(|&i| {
-                            let e = &g.versions[i as usize];
-                            json!({"src": e.src(), "dst": e.dst(), "rel_type": e.rel_type(),
-                                "eid": e.eid(), "t": e.vt_s()})
-                        })
-                        .collect();
-                    json!({"arrival": p.arrival, "hops": p.edges.len(), "edges": edges})
-                })
-                .collect()
-        }
-        _ => Vec::new(),
+    let mut g = StoreOut {
+        snap: ctx.snap,
+        window: (t_a, t_b),
+        as_of_tt: args.as_of_tt(),
+        edges: Vec::new(),
+        versions: Vec::new(),
     };
+    // `src == dst` gives equal ids, hence no paths.
+    let r = temporal_paths_from(
+        &mut g,
+        ids[0],
+        ids[1],
+        t_a,
+        t_b,
+        max_hops,
+        Some(WORK_BUDGET),
+    )
+    .map_err(|e| exceeded("temporal_paths", WORK_BUDGET, e, SUGGESTIONS))?;
+    let rows: Vec<Value> = r
+        .paths
+        .iter()
+        .map(|p| {
+            let edges: Vec<Value> = p
+                .edges
+                .iter()
+                .map(|&i| {
+                    let e = &g.versions[i as usize];
+                    json!({"src": e.src(), "dst": e.dst(), "rel_type": e.rel_type(),
+                        "eid": e.eid(), "t": e.vt_s()})
+                })
+                .collect();
+            json!({"arrival": p.arrival, "hops": p.edges.len(), "edges": edges})
+        })
+        .collect();
     let total = rows.len();
     let digest = set_digest(&rows.iter().map(path_key).collect::<Vec<_>>());
     out.set("rows", Value::Array(rows.into_iter().take(k).collect()));
