@@ -772,35 +772,6 @@ fn wide_slot(r: usize, j: usize) -> (usize, usize) {
     (first * 2 + (j >> 1 & 1), second * 2 + (j & 1))
 }
 
-/// For each label `c` of a new event: the four updates `d[r][j] += c1[a]` that record the
-/// pairs `(a, c)` with `a` on one of the other two pairs (`r` = the remaining pair).
-const WIDE_UPDATES: [[(u8, u8, u8); 4]; 6] = {
-    let mut out = [[(0u8, 0u8, 0u8); 4]; 6];
-    let mut c = 0;
-    while c < 6 {
-        let q = c / 2;
-        let mut k = 0;
-        let mut x = 0;
-        while x < 3 {
-            if x != q {
-                let r = 3 - q - x;
-                // The other pairs of r, ordered: is x (a's pair) the smaller one?
-                let o = if x < q { 0 } else { 1 };
-                let mut da = 0;
-                while da < 2 {
-                    let j = o * 4 + da * 2 + (c & 1);
-                    out[c][k] = (r as u8, j as u8, (x * 2 + da) as u8);
-                    k += 1;
-                    da += 1;
-                }
-            }
-            x += 1;
-        }
-        c += 1;
-    }
-    out
-};
-
 impl WideTri {
     fn new() -> WideTri {
         WideTri { t: [[0; 8]; 6] }
@@ -821,93 +792,93 @@ impl WideTri {
     }
 }
 
-/// The rank-ordered events of one static triangle `(A, B, C)`: `lists[k]` holds the events of
-/// pair `k` (0 = (A,B), 1 = (B,C), 2 = (A,C)) with direction bits relative to the pair's
-/// first node (A, B, A), so that an event's label is `2k + dir`.
+/// The rank-ordered events of one static triangle `(A, B, C)`: `r[k]` holds the rank keys
+/// (`rank << 1 | dir`) of the events of pair `k` (0 = (A,B), 1 = (B,C), 2 = (A,C)), direction
+/// bits relative to the pair's first node (A, B, A), so that an event's label is `2k + dir`,
+/// followed by the sentinel `u32::MAX` (ranks are below 2^31, so `r < u32::MAX` for every
+/// event); `t[k]` their times (no sentinel).
 struct Triangle<'a> {
-    lists: [&'a [PEv]; 3],
+    r: [&'a [u32]; 3],
+    t: [&'a [i64]; 3],
 }
 
 impl Triangle<'_> {
+    /// Calls `f(k, i, label)` for the triangle's events (event `i` of list `k`) in rank order.
     #[inline]
-    fn label(&self, k: usize, e: &PEv) -> u8 {
-        (k * 2) as u8 + e.dir()
-    }
-
-    /// Rank key of the next event of list `k` at position `i`, `u32::MAX` past the end (ranks
-    /// are below 2^31, so `r < u32::MAX` for every event).
-    #[inline]
-    fn head(&self, k: usize, i: usize) -> u32 {
-        self.lists[k].get(i).map_or(u32::MAX, |e| e.r)
-    }
-
-    /// Calls `f(event, label)` for the triangle's events in rank order.
-    #[inline]
-    fn merge(&self, mut f: impl FnMut(&PEv, u8)) {
+    fn merge(&self, mut f: impl FnMut(usize, usize, usize)) {
         let mut pos = [0usize; 3];
-        let mut h = [self.head(0, 0), self.head(1, 0), self.head(2, 0)];
-        let total = self.lists.iter().map(|l| l.len()).sum::<usize>();
+        let mut h = [self.r[0][0], self.r[1][0], self.r[2][0]];
+        let total = self.t.iter().map(|l| l.len()).sum::<usize>();
         for _ in 0..total {
             let k01 = (h[1] < h[0]) as usize;
             let k = if h[2] < h[k01] { 2 } else { k01 };
-            let e = &self.lists[k][pos[k]];
-            f(e, self.label(k, e));
+            f(k, pos[k], k * 2 + (h[k] & 1) as usize);
             pos[k] += 1;
-            h[k] = self.head(k, pos[k]);
+            h[k] = self.r[k][pos[k]];
         }
     }
 
-    /// Adds the triangle's δ-instances to `acc` (by class).
+    /// Adds the triangle's δ-instances to `acc` (by class) or `wide`; `all_within` = every
+    /// event pair of the whole input lies within δ.
+    #[allow(clippy::too_many_arguments)]
     fn count(
         &self,
         delta: i64,
         strict: bool,
+        all_within: bool,
         tabs: &(TriTable, [[[u8; 6]; 6]; 6]),
         seq: &mut Vec<(i64, u8)>,
         acc: &mut [u64; 36],
         wide: &mut WideTri,
     ) {
         let (tab, cls3) = tabs;
-        let l = &self.lists;
-        if l.iter().all(|l| l.len() == 1) {
+        let (r, t) = (&self.r, &self.t);
+        if t.iter().all(|l| l.len() == 1) {
             // One event per pair: the only candidate triple.
-            let mut tr = [(l[0][0].r, 0usize), (l[1][0].r, 1), (l[2][0].r, 2)];
+            let mut tr = [(r[0][0], 0usize), (r[1][0], 1), (r[2][0], 2)];
             tr.sort_unstable();
-            let ts = tr.map(|(_, k)| l[k][0].t);
+            let ts = tr.map(|(_, k)| t[k][0]);
             if ts[2] - ts[0] <= delta && (!strict || (ts[0] < ts[1] && ts[1] < ts[2])) {
-                let [a, b, c] = tr.map(|(_, k)| self.label(k, &l[k][0]) as usize);
+                let [a, b, c] = tr.map(|(x, k)| k * 2 + (x & 1) as usize);
                 acc[cls3[a][b][c] as usize] += 1;
             }
             return;
         }
-        let first = l.iter().map(|l| l[0].t).min().unwrap_or(0);
-        let last = l.iter().map(|l| l[l.len() - 1].t).max().unwrap_or(0);
-        if !strict && last - first <= delta {
+        let within = all_within || {
+            let first = t.iter().map(|l| l[0]).min().unwrap_or(0);
+            let last = t.iter().map(|l| l[l.len() - 1]).max().unwrap_or(0);
+            last - first <= delta
+        };
+        if !strict && within {
             // Every triple lies inside δ: a window-free 3-counter fused with the merge, in the
             // pair-major layout of [`WideTri`].
             let mut c1 = [0u64; 6];
             let mut d = [[0u64; 8]; 3];
-            self.merge(|_, c| {
-                let c = c as usize;
-                let (dc, tc) = (&d[c / 2], &mut wide.t[c]);
+            self.merge(|_, _, c| {
+                let (q, dir) = (c / 2, c & 1);
+                let (dq, tc) = (&d[q], &mut wide.t[c]);
                 for j in 0..8 {
-                    tc[j] += dc[j];
+                    tc[j] += dq[j];
                 }
-                for &(r, j, a) in &WIDE_UPDATES[c] {
-                    d[r as usize][j as usize] += c1[a as usize];
+                // Record the pairs (a, c) for `a` on each other pair x: they are slots
+                // `o·4 + da·2 + dir` of the remaining pair `3 − q − x` (see `WideTri`).
+                let others = [(q == 0) as usize, 2 - (q == 2) as usize];
+                for x in others {
+                    let (r, o) = (3 - q - x, (x > q) as usize);
+                    d[r][o * 4 + dir] += c1[2 * x];
+                    d[r][o * 4 + 2 + dir] += c1[2 * x + 1];
                 }
                 c1[c] += 1;
             });
             return;
         }
         seq.clear();
-        self.merge(|e, c| seq.push((e.t, c)));
+        self.merge(|k, i, c| seq.push((t[k][i], c as u8)));
         count_triangle_seq(seq, delta, strict, tab, acc);
     }
 }
 
-/// A forward neighbour in the degree-ordered static graph: node `w` and the span
-/// `items[s..e]` of the pair's events.
+/// A neighbour in the static graph: node `w` and the span `items[s..e]` of the pair's events.
 #[derive(Clone, Copy, Default)]
 struct Nb {
     w: u32,
@@ -944,12 +915,33 @@ fn bfs_order(adj: &Csr<Nb>) -> Vec<u32> {
     order
 }
 
-/// The triangle pass's static graph, in [`bfs_order`] positions: `fwd.get(x)` = the
-/// higher-ranked neighbours of position `x` in the (degree, id) orientation, each with its
-/// pair's events copied into `items` in `x`'s block, direction bits relative to `x`.
+/// The triangle pass's static graph, in [`bfs_order`] positions. Position `x`'s forward
+/// neighbours (higher-ranked in the (degree, id) orientation) are `w[off[x]..off[x + 1]]`,
+/// with their pairs' events at `span[..]` in `r` (rank keys, direction bits relative to `x`,
+/// each list followed by a `u32::MAX` sentinel) and `t`, copied into `x`'s block. Split arrays keep the probe scan and the per-triangle
+/// merge on dense data.
 struct TriGraph {
-    fwd: Csr<Nb>,
-    items: Vec<PEv>,
+    off: Vec<usize>,
+    w: Vec<u32>,
+    span: Vec<(u32, u32)>,
+    r: Vec<u32>,
+    t: Vec<i64>,
+}
+
+impl TriGraph {
+    #[inline]
+    fn range(&self, x: usize) -> std::ops::Range<usize> {
+        self.off[x]..self.off[x + 1]
+    }
+
+    /// The rank keys with their sentinel, and the times, of the events at `(s, e)`.
+    #[inline]
+    fn events(&self, (s, e): (u32, u32)) -> (&[u32], &[i64]) {
+        (
+            &self.r[s as usize..=e as usize],
+            &self.t[s as usize..e as usize],
+        )
+    }
 }
 
 fn tri_graph(pi: &PairIndex, n: usize) -> TriGraph {
@@ -971,41 +963,39 @@ fn tri_graph(pi: &PairIndex, n: usize) -> TriGraph {
     }
     // Orientation by (degree, id): keep the higher-ranked neighbours.
     let rank = |x: u32| (adj.get(x as usize).len(), x);
-    let mut off = vec![0usize; n + 1];
-    for (k, &x) in order.iter().enumerate() {
-        off[k + 1] = off[k]
-            + adj
-                .get(x as usize)
-                .iter()
-                .filter(|nb| rank(nb.w) > rank(x))
-                .count();
-    }
-    let mut nbs = Vec::with_capacity(off[n]);
-    let mut items = Vec::with_capacity(pi.items.len());
+    let mut off = Vec::with_capacity(n + 1);
+    off.push(0);
+    let mut w = Vec::with_capacity(pi.len());
+    let mut span = Vec::with_capacity(pi.len());
+    let mut r = Vec::with_capacity(pi.items.len());
+    let mut t = Vec::with_capacity(pi.items.len());
     for &x in &order {
         for nb in adj.get(x as usize).iter().filter(|nb| rank(nb.w) > rank(x)) {
             // Stored direction is relative to the pair's lo node; flip it when x is hi.
             let flip = (x > nb.w) as u32;
-            let s = items.len() as u32;
-            items.extend(pi.items[nb.s as usize..nb.e as usize].iter().map(|e| PEv {
-                r: e.r ^ flip,
-                ..*e
-            }));
-            nbs.push(Nb {
-                w: pos[nb.w as usize],
-                s,
-                e: items.len() as u32,
-            });
+            let s = r.len() as u32;
+            let evs = &pi.items[nb.s as usize..nb.e as usize];
+            r.extend(evs.iter().map(|e| e.r ^ flip));
+            r.push(u32::MAX);
+            t.extend(evs.iter().map(|e| e.t));
+            t.push(i64::MAX);
+            w.push(pos[nb.w as usize]);
+            span.push((s, r.len() as u32 - 1));
         }
+        off.push(w.len());
     }
-    TriGraph {
-        fwd: Csr { off, items: nbs },
-        items,
-    }
+    TriGraph { off, w, span, r, t }
 }
 
 fn count_triangles(pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifMatrix {
-    let TriGraph { fwd, items } = tri_graph(pi, n);
+    let g = tri_graph(pi, n);
+    let all_within = match (
+        pi.items.iter().map(|e| e.t).min(),
+        pi.items.iter().map(|e| e.t).max(),
+    ) {
+        (Some(lo), Some(hi)) => hi - lo <= delta,
+        _ => true,
+    };
     let tab = triangle_table();
     // Full class table for the single-event-per-pair fast path.
     let mut cls3 = [[[255u8; 6]; 6]; 6];
@@ -1016,8 +1006,8 @@ fn count_triangles(pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifM
     }
     let tabs = (tab, cls3);
     // Static triangles (u, v, w) with rank(u) < rank(v) < rank(w): set N+(u) in a bitmap (an
-    // L1-resident membership test) with each member's pair span in `span`, then scan N+(v) for
-    // every v in N+(u); the bits are cleared again before the next u.
+    // L1-resident membership test) with each member's pair span in `span_of`, then scan N+(v)
+    // for every v in N+(u); the bits are cleared again before the next u.
     let raw: [u64; 36] = (0..n)
         .into_par_iter()
         .with_min_len(64)
@@ -1031,34 +1021,38 @@ fn count_triangles(pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifM
                     WideTri::new(),
                 )
             },
-            |(mut acc, mut bits, mut span, mut seq, mut wide), u| {
-                let nu = fwd.get(u);
+            |(mut acc, mut bits, mut span_of, mut seq, mut wide), u| {
+                let nu = g.range(u);
                 if nu.len() < 2 {
-                    return (acc, bits, span, seq, wide);
+                    return (acc, bits, span_of, seq, wide);
                 }
-                for nb in nu {
-                    bits[nb.w as usize / 64] |= 1 << (nb.w % 64);
-                    span[nb.w as usize] = (nb.s, nb.e);
+                for k in nu.clone() {
+                    let x = g.w[k] as usize;
+                    bits[x / 64] |= 1 << (x % 64);
+                    span_of[x] = g.span[k];
                 }
-                for nv in nu {
-                    let v = nv.w;
-                    for nw in fwd.get(v as usize) {
-                        let w = nw.w;
-                        if bits[w as usize / 64] & (1 << (w % 64)) == 0 {
+                for kv in nu.clone() {
+                    let (r_uv, t_uv) = g.events(g.span[kv]);
+                    for kw in g.range(g.w[kv] as usize) {
+                        let x = g.w[kw] as usize;
+                        if bits[x / 64] & (1 << (x % 64)) == 0 {
                             continue;
                         }
-                        let (s, e) = span[w as usize];
-                        let it = |s: u32, e: u32| &items[s as usize..e as usize];
+                        let (r_vw, t_vw) = g.events(g.span[kw]);
+                        let (r_uw, t_uw) = g.events(span_of[x]);
                         let tri = Triangle {
-                            lists: [it(nv.s, nv.e), it(nw.s, nw.e), it(s, e)],
+                            r: [r_uv, r_vw, r_uw],
+                            t: [t_uv, t_vw, t_uw],
                         };
-                        tri.count(delta, strict, &tabs, &mut seq, &mut acc, &mut wide);
+                        tri.count(
+                            delta, strict, all_within, &tabs, &mut seq, &mut acc, &mut wide,
+                        );
                     }
                 }
-                for nb in nu {
-                    bits[nb.w as usize / 64] = 0;
+                for k in nu {
+                    bits[g.w[k] as usize / 64] = 0;
                 }
-                (acc, bits, span, seq, wide)
+                (acc, bits, span_of, seq, wide)
             },
         )
         .map(|(mut acc, _, _, _, wide)| {
