@@ -772,6 +772,54 @@ fn wide_slot(r: usize, j: usize) -> (usize, usize) {
     (first * 2 + (j >> 1 & 1), second * 2 + (j & 1))
 }
 
+/// The per-triangle state of the [`WideTri`] counter over a rank-ordered event stream:
+/// `c1[l]` = events of label `l` in the window, `d[R][j]` = pairs in the window at slot `j`
+/// of pair `R`.
+#[derive(Default)]
+struct WideState {
+    c1: [u64; 6],
+    d: [[u64; 8]; 3],
+}
+
+impl WideState {
+    /// The two pairs other than `q`, ascending.
+    #[inline]
+    fn others(q: usize) -> [usize; 2] {
+        [(q == 0) as usize, 2 - (q == 2) as usize]
+    }
+
+    /// A new (latest) event of label `c`: counts the triples it closes into `wide`, then
+    /// records the pairs `(a, c)` for `a` on each other pair `x`, slots `o·4 + da·2 + dir`
+    /// of the remaining pair `3 − q − x`.
+    #[inline]
+    fn push(&mut self, c: usize, wide: &mut WideTri) {
+        let (q, dir) = (c / 2, c & 1);
+        let (dq, tc) = (&self.d[q], &mut wide.t[c]);
+        for j in 0..8 {
+            tc[j] += dq[j];
+        }
+        for x in Self::others(q) {
+            let (r, o) = (3 - q - x, (x > q) as usize);
+            self.d[r][o * 4 + dir] += self.c1[2 * x];
+            self.d[r][o * 4 + 2 + dir] += self.c1[2 * x + 1];
+        }
+        self.c1[c] += 1;
+    }
+
+    /// The oldest event in the window, of label `a`, leaves: so do the pairs `(a, x)` it
+    /// starts (every event in the window is later than it).
+    #[inline]
+    fn pop(&mut self, a: usize) {
+        let (p, da) = (a / 2, a & 1);
+        self.c1[a] -= 1;
+        for x in Self::others(p) {
+            let (r, o) = (3 - p - x, (p > x) as usize);
+            self.d[r][o * 4 + da * 2] -= self.c1[2 * x];
+            self.d[r][o * 4 + da * 2 + 1] -= self.c1[2 * x + 1];
+        }
+    }
+}
+
 impl WideTri {
     fn new() -> WideTri {
         WideTri { t: [[0; 8]; 6] }
@@ -850,26 +898,26 @@ impl Triangle<'_> {
             last - first <= delta
         };
         if !strict && within {
-            // Every triple lies inside δ: a window-free 3-counter fused with the merge, in the
-            // pair-major layout of [`WideTri`].
-            let mut c1 = [0u64; 6];
-            let mut d = [[0u64; 8]; 3];
-            self.merge(|_, _, c| {
-                let (q, dir) = (c / 2, c & 1);
-                let (dq, tc) = (&d[q], &mut wide.t[c]);
-                for j in 0..8 {
-                    tc[j] += dq[j];
+            // Every triple lies inside δ: a window-free 3-counter fused with the merge.
+            let mut st = WideState::default();
+            self.merge(|_, _, c| st.push(c, wide));
+            return;
+        }
+        if !strict {
+            // Ordered ties: one event per tie group, so the window pops event by event.
+            seq.clear();
+            self.merge(|k, i, c| seq.push((t[k][i], c as u8)));
+            let mut st = WideState::default();
+            let mut start = 0;
+            for &(ti, c) in seq.iter() {
+                // Stops at the current event at the latest (δ ≥ 1).
+                let lo = ti.saturating_sub(delta);
+                while seq[start].0 < lo {
+                    st.pop(seq[start].1 as usize);
+                    start += 1;
                 }
-                // Record the pairs (a, c) for `a` on each other pair x: they are slots
-                // `o·4 + da·2 + dir` of the remaining pair `3 − q − x` (see `WideTri`).
-                let others = [(q == 0) as usize, 2 - (q == 2) as usize];
-                for x in others {
-                    let (r, o) = (3 - q - x, (x > q) as usize);
-                    d[r][o * 4 + dir] += c1[2 * x];
-                    d[r][o * 4 + 2 + dir] += c1[2 * x + 1];
-                }
-                c1[c] += 1;
-            });
+                st.push(c as usize, wide);
+            }
             return;
         }
         seq.clear();
