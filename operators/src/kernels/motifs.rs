@@ -884,7 +884,12 @@ impl Triangle<'_> {
         if t.iter().all(|l| l.len() == 1) {
             // One event per pair: the only candidate triple.
             let mut tr = [(r[0][0], 0usize), (r[1][0], 1), (r[2][0], 2)];
-            tr.sort_unstable();
+            // Three-element sorting network (rank keys are distinct).
+            for (x, y) in [(0, 1), (1, 2), (0, 1)] {
+                if tr[y].0 < tr[x].0 {
+                    tr.swap(x, y);
+                }
+            }
             let ts = tr.map(|(_, k)| t[k][0]);
             if ts[2] - ts[0] <= delta && (!strict || (ts[0] < ts[1] && ts[1] < ts[2])) {
                 let [a, b, c] = tr.map(|(x, k)| k * 2 + (x & 1) as usize);
@@ -993,30 +998,40 @@ impl TriGraph {
 }
 
 fn tri_graph(pi: &PairIndex, n: usize) -> TriGraph {
-    let adj: Csr<Nb> = Csr::build(
-        n,
-        (0..pi.len()).flat_map(|p| {
-            let (a, b) = (pi.lo[p], pi.hi[p]);
-            let (s, e) = (pi.off[p] as u32, pi.off[p + 1] as u32);
-            [
-                (a as usize, Nb { w: b, s, e }),
-                (b as usize, Nb { w: a, s, e }),
-            ]
-        }),
-    );
+    // Static undirected graph from the pairs (counting sort by endpoint).
+    let mut off = vec![0usize; n + 1];
+    for p in 0..pi.len() {
+        off[pi.lo[p] as usize + 1] += 1;
+        off[pi.hi[p] as usize + 1] += 1;
+    }
+    for k in 0..n {
+        off[k + 1] += off[k];
+    }
+    let mut fill = off.clone();
+    let mut nbs = vec![Nb::default(); off[n]];
+    for p in 0..pi.len() {
+        let (a, b) = (pi.lo[p] as usize, pi.hi[p] as usize);
+        let (s, e) = (pi.off[p] as u32, pi.off[p + 1] as u32);
+        nbs[fill[a]] = Nb { w: b as u32, s, e };
+        fill[a] += 1;
+        nbs[fill[b]] = Nb { w: a as u32, s, e };
+        fill[b] += 1;
+    }
+    let adj = Csr { off, items: nbs };
+    let deg: Vec<u32> = (0..n).map(|x| adj.get(x).len() as u32).collect();
     let order = bfs_order(&adj);
     let mut pos = vec![0u32; n];
     for (k, &x) in order.iter().enumerate() {
         pos[x as usize] = k as u32;
     }
     // Orientation by (degree, id): keep the higher-ranked neighbours.
-    let rank = |x: u32| (adj.get(x as usize).len(), x);
+    let rank = |x: u32| ((deg[x as usize] as u64) << 32) | x as u64;
     let mut off = Vec::with_capacity(n + 1);
     off.push(0);
     let mut w = Vec::with_capacity(pi.len());
     let mut span = Vec::with_capacity(pi.len());
-    let mut r = Vec::with_capacity(pi.items.len());
-    let mut t = Vec::with_capacity(pi.items.len());
+    let mut r = Vec::with_capacity(pi.items.len() + pi.len());
+    let mut t = Vec::with_capacity(pi.items.len() + pi.len());
     for &x in &order {
         for nb in adj.get(x as usize).iter().filter(|nb| rank(nb.w) > rank(x)) {
             // Stored direction is relative to the pair's lo node; flip it when x is hi.
