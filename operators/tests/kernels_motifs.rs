@@ -252,6 +252,82 @@ fn thread_count_does_not_change_results() {
     }
 }
 
+/// Communities of `size` nodes (70 % of events inside one) with random bridges, `per_t`
+/// events per time step: many static triangles with several events per pair.
+fn community_edges(rng: &mut Rng, n: u32, size: u32, m: usize, per_t: usize) -> Vec<TEdge> {
+    (0..m)
+        .map(|k| {
+            let src = rng.below(n as u64) as u32;
+            let dst = if rng.below(10) < 7 {
+                (src / size * size + rng.below(size as u64) as u32).min(n - 1)
+            } else {
+                rng.below(n as u64) as u32
+            };
+            let mut eid = [0u8; 12];
+            eid[4..].copy_from_slice(&rng.next().to_be_bytes());
+            ev(src, dst, (k / per_t) as i64, eid)
+        })
+        .collect()
+}
+
+#[test]
+fn community_graphs_vs_oracle() {
+    // Dense small communities: multi-event pairs in many triangles, with δ covering the whole
+    // span (the window-free triangle counter) and narrower (the windowed one).
+    let mut rng = Rng::new(5);
+    for case in 0..24 {
+        let events = community_edges(&mut rng, 8 + case % 5, 4, 90 + 3 * case as usize, 2);
+        for delta in [1000, 9] {
+            for tie in [TieMode::Ordered, TieMode::Strict] {
+                assert_eq!(
+                    count_all(&events, delta, tie),
+                    oracle_matrix(&events, delta, tie),
+                    "case {case} delta {delta} {tie:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn community_graph_threads_and_relabelling() {
+    // Enough nodes for rayon to split every pass; the counts must not depend on the thread
+    // count, on the node numbering (x ↦ 7x mod n is a bijection for n = 600), or on running
+    // the catalogue classes one at a time.
+    let mut rng = Rng::new(31);
+    let n = 600;
+    let events = community_edges(&mut rng, n, 12, 12_000, 3);
+    let relabelled: Vec<TEdge> = events
+        .iter()
+        .map(|e| TEdge {
+            src: e.src * 7 % n,
+            dst: e.dst * 7 % n,
+            ..*e
+        })
+        .collect();
+    for delta in [1_000_000, 40] {
+        for tie in [TieMode::Ordered, TieMode::Strict] {
+            let (a, b) = one_and_many(|| count_all(&events, delta, tie));
+            assert_eq!(a, b, "delta {delta} {tie:?}");
+            if delta > 4000 {
+                // δ covers the whole span: every class occurs.
+                assert!(a.iter().flatten().all(|&c| c > 0), "{a:?}");
+            }
+            assert_eq!(
+                count_all(&relabelled, delta, tie),
+                a,
+                "delta {delta} {tie:?}"
+            );
+            for (i, j) in [(1, 3), (2, 4), (5, 1), (6, 2), (3, 1), (4, 6)] {
+                let (x, y) =
+                    one_and_many(|| count_motif(&events, delta, tie, Motif::Catalogue(i, j)));
+                assert_eq!(x, y);
+                assert_eq!(x, a[i as usize - 1][j as usize - 1], "M_{i}_{j}");
+            }
+        }
+    }
+}
+
 fn tv9() -> Vec<TEdge> {
     let (a, b, c) = (0, 1, 2);
     vec![

@@ -148,19 +148,24 @@ pub fn is_triangle(i: usize, j: usize) -> bool {
 // ---------------------------------------------------------------------------------------------
 // Shared machinery.
 
-#[derive(Clone, Copy)]
-struct Ev {
-    t: i64,
-    src: u32,
-    dst: u32,
+/// One motif event over dense node ids; a slice of them passed to the `*_ordered` entry points
+/// must be in the total `(t, eid)` order of §14.1 (the slice position is the event's rank).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MotifEvent {
+    pub t: i64,
+    pub src: u32,
+    pub dst: u32,
 }
 
-fn ranked(events: &[TEdge]) -> Vec<Ev> {
+/// The most events one count takes: ranks are kept in 31 bits (see [`PEv`]).
+pub const MAX_EVENTS: usize = (1 << 31) - 1;
+
+fn ranked(events: &[TEdge]) -> Vec<MotifEvent> {
     event_order(events)
         .into_iter()
         .map(|i| {
             let e = &events[i as usize];
-            Ev {
+            MotifEvent {
                 t: e.t,
                 src: e.src,
                 dst: e.dst,
@@ -277,66 +282,106 @@ impl<T: Copy + Default> Csr<T> {
     }
 }
 
-/// Events grouped by unordered node pair: `pairs[p] = (lo, hi)`, `ranks.get(p)` = the ranks of
-/// the pair's events in `(t, eid)` order.
-struct PairIndex {
-    pairs: Vec<(u32, u32)>,
-    ranks: Csr<u32>,
+/// One non-self-loop event filed under its unordered node pair `(lo, hi)`: `r = rank << 1 |
+/// (src != lo)`, so ordering by `r` is the `(t, eid)` order.
+#[derive(Clone, Copy, Default)]
+struct PEv {
+    t: i64,
+    hi: u32,
+    r: u32,
 }
 
-fn pair_index(ev: &[Ev]) -> PairIndex {
-    let mut keyed: Vec<(u64, u32)> = ev
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.src != e.dst)
-        .map(|(r, e)| {
-            let (a, b) = if e.src < e.dst {
-                (e.src, e.dst)
-            } else {
-                (e.dst, e.src)
-            };
-            (((a as u64) << 32) | b as u64, r as u32)
-        })
-        .collect();
-    keyed.par_sort_unstable();
-    let mut pairs = Vec::new();
-    let mut off = vec![0usize];
-    let mut items = Vec::with_capacity(keyed.len());
-    for (k, (key, r)) in keyed.iter().enumerate() {
-        if k == 0 || keyed[k - 1].0 != *key {
-            if k > 0 {
-                off.push(items.len());
-            }
-            pairs.push(((key >> 32) as u32, *key as u32));
+impl PEv {
+    /// Direction bit: 1 iff the event runs `hi → lo`.
+    #[inline]
+    fn dir(&self) -> u8 {
+        (self.r & 1) as u8
+    }
+}
+
+/// Events grouped by unordered node pair, pairs sorted by `(lo, hi)`: pair `p` is
+/// `(lo[p], hi[p])` and its events, in rank order, are `items[off[p]..off[p + 1]]`.
+struct PairIndex {
+    lo: Vec<u32>,
+    hi: Vec<u32>,
+    off: Vec<usize>,
+    items: Vec<PEv>,
+}
+
+impl PairIndex {
+    #[inline]
+    fn events(&self, p: usize) -> &[PEv] {
+        &self.items[self.off[p]..self.off[p + 1]]
+    }
+    fn len(&self) -> usize {
+        self.lo.len()
+    }
+}
+
+/// Counting sort of the events by `lo` (a rank-ordered scatter), then a parallel sort of each
+/// `lo` bucket by `(hi, rank)`; no hashing and no global comparison sort.
+fn pair_index(ev: &[MotifEvent], n: usize) -> PairIndex {
+    let mut bucket = vec![0usize; n + 1];
+    for e in ev.iter().filter(|e| e.src != e.dst) {
+        bucket[e.src.min(e.dst) as usize + 1] += 1;
+    }
+    for k in 0..n {
+        bucket[k + 1] += bucket[k];
+    }
+    let mut pos = bucket.clone();
+    let mut items = vec![PEv::default(); bucket[n]];
+    for (rank, e) in ev.iter().enumerate() {
+        if e.src == e.dst {
+            continue;
         }
-        items.push(*r);
+        let (lo, hi) = (e.src.min(e.dst), e.src.max(e.dst));
+        let slot = &mut pos[lo as usize];
+        items[*slot] = PEv {
+            t: e.t,
+            hi,
+            r: ((rank as u32) << 1) | (e.src != lo) as u32,
+        };
+        *slot += 1;
     }
-    if !keyed.is_empty() {
-        off.push(items.len());
+    let mut slices: Vec<&mut [PEv]> = Vec::with_capacity(n);
+    let mut rest = items.as_mut_slice();
+    for k in 0..n {
+        let (head, tail) = rest.split_at_mut(bucket[k + 1] - bucket[k]);
+        slices.push(head);
+        rest = tail;
     }
-    PairIndex {
-        pairs,
-        ranks: Csr { off, items },
+    slices
+        .par_iter_mut()
+        .with_min_len(64)
+        .for_each(|s| s.sort_unstable_by_key(|e| ((e.hi as u64) << 32) | e.r as u64));
+    let (mut lo, mut hi, mut off) = (Vec::new(), Vec::new(), Vec::new());
+    for u in 0..n {
+        for k in bucket[u]..bucket[u + 1] {
+            if k == bucket[u] || items[k - 1].hi != items[k].hi {
+                lo.push(u as u32);
+                hi.push(items[k].hi);
+                off.push(k);
+            }
+        }
     }
+    off.push(items.len());
+    PairIndex { lo, hi, off, items }
 }
 
 // ---------------------------------------------------------------------------------------------
 // Two-node motifs.
 
-fn count_pairs(ev: &[Ev], pi: &PairIndex, delta: i64, strict: bool) -> MotifMatrix {
-    let c: [u64; 4] = (0..pi.pairs.len())
+fn count_pairs(pi: &PairIndex, delta: i64, strict: bool) -> MotifMatrix {
+    let c: [u64; 4] = (0..pi.len())
         .into_par_iter()
-        .with_min_len(64)
+        .with_min_len(256)
         .fold(
             || ([0u64; 4], Vec::new()),
             |(mut acc, mut seq): ([u64; 4], Vec<(i64, u8)>), p| {
-                let lo = pi.pairs[p].0;
-                seq.clear();
-                seq.extend(pi.ranks.get(p).iter().map(|&r| {
-                    let e = &ev[r as usize];
-                    (e.t, (e.src != lo) as u8)
-                }));
-                if seq.len() >= 3 {
+                let evs = pi.events(p);
+                if evs.len() >= 3 {
+                    seq.clear();
+                    seq.extend(evs.iter().map(|e| (e.t, e.dir())));
                     let mut c3 = [[[0u64; 2]; 2]; 2];
                     count3::<2>(&seq, delta, strict, &mut c3);
                     for a in 0..2 {
@@ -384,14 +429,25 @@ struct NbState {
 }
 
 /// Incident (non-self-loop) events per node in rank order: `(t, nbr, dir)`, dir 0 = out.
-fn incidence(ev: &[Ev], n: usize) -> Csr<(i64, u32, u8)> {
-    let it = ev.iter().filter(|e| e.src != e.dst).flat_map(|e| {
-        [
-            (e.src as usize, (e.t, e.dst, 0u8)),
-            (e.dst as usize, (e.t, e.src, 1u8)),
-        ]
-    });
-    Csr::build(n, it)
+fn incidence(ev: &[MotifEvent], n: usize) -> Csr<(i64, u32, u8)> {
+    let mut off = vec![0usize; n + 1];
+    for e in ev.iter().filter(|e| e.src != e.dst) {
+        off[e.src as usize + 1] += 1;
+        off[e.dst as usize + 1] += 1;
+    }
+    for k in 0..n {
+        off[k + 1] += off[k];
+    }
+    let mut pos = off.clone();
+    let mut items = vec![(0i64, 0u32, 0u8); off[n]];
+    for e in ev.iter().filter(|e| e.src != e.dst) {
+        let (s, d) = (e.src as usize, e.dst as usize);
+        items[pos[s]] = (e.t, e.dst, 0);
+        pos[s] += 1;
+        items[pos[d]] = (e.t, e.src, 1);
+        pos[d] += 1;
+    }
+    Csr { off, items }
 }
 
 /// `tab[pos][a][b][c]` = the class of a star triple with centre `C`: pos 0 (pre) = events
@@ -421,8 +477,11 @@ fn star_table() -> StarTable {
     tab
 }
 
+/// Per-job scratch of the star pass. `local[x]` = `(centre + 1) << 32 | index` maps neighbour
+/// `x` of the current centre to its dense local index; the centre stamp makes stale entries
+/// of earlier centres invalid without clearing.
 struct StarScratch {
-    nbrs: Vec<u32>,
+    local: Vec<u64>,
     seq: Vec<(i64, u32, u8)>,
     st: Vec<NbState>,
 }
@@ -430,6 +489,7 @@ struct StarScratch {
 /// Per-centre pre/mid/post counting; `out[pos][a][b][c]` accumulates exactly-two-neighbour
 /// star triples (layout as in [`star_table`]).
 fn star_centre(
+    centre: usize,
     inc: &[(i64, u32, u8)],
     delta: i64,
     strict: bool,
@@ -440,21 +500,22 @@ fn star_centre(
     if n < 3 {
         return;
     }
-    s.nbrs.clear();
-    s.nbrs.extend(inc.iter().map(|e| e.1));
-    s.nbrs.sort_unstable();
-    s.nbrs.dedup();
-    if s.nbrs.len() < 2 {
+    let stamp = (centre as u64 + 1) << 32;
+    let mut n_nbrs = 0u64;
+    s.seq.clear();
+    for &(t, nb, d) in inc {
+        let l = &mut s.local[nb as usize];
+        if *l & !0xFFFF_FFFF != stamp {
+            *l = stamp | n_nbrs;
+            n_nbrs += 1;
+        }
+        s.seq.push((t, *l as u32, d));
+    }
+    if n_nbrs < 2 {
         return;
     }
-    s.seq.clear();
-    let nbrs = &s.nbrs;
-    s.seq.extend(
-        inc.iter()
-            .map(|&(t, nb, d)| (t, nbrs.binary_search(&nb).unwrap() as u32, d)),
-    );
     s.st.clear();
-    s.st.resize(s.nbrs.len(), NbState::default());
+    s.st.resize(n_nbrs as usize, NbState::default());
     let seq = &s.seq;
     let st = &mut s.st;
     let tf = |e: &(i64, u32, u8)| e.0;
@@ -554,20 +615,20 @@ fn star_centre(
 fn count_stars(inc: &Csr<(i64, u32, u8)>, delta: i64, strict: bool) -> MotifMatrix {
     let raw = (0..inc.len())
         .into_par_iter()
-        .with_min_len(16)
+        .with_min_len(64)
         .fold(
             || {
                 (
                     [[[[0u64; 2]; 2]; 2]; 3],
                     StarScratch {
-                        nbrs: Vec::new(),
+                        local: vec![0; inc.len()],
                         seq: Vec::new(),
                         st: Vec::new(),
                     },
                 )
             },
             |(mut acc, mut s), c| {
-                star_centre(inc.get(c), delta, strict, &mut s, &mut acc);
+                star_centre(c, inc.get(c), delta, strict, &mut s, &mut acc);
                 (acc, s)
             },
         )
@@ -608,7 +669,7 @@ fn count_stars(inc: &Csr<(i64, u32, u8)>, delta: i64, strict: bool) -> MotifMatr
 /// Label `l` of a triangle event: pair `l / 2` (0 = (A,B), 1 = (B,C), 2 = (A,C)), reversed iff
 /// `l` is odd. For every label `c` (as e3), `tab[c]` lists the 8 `(a, b, class)` with `a`, `b`,
 /// `c` on three distinct pairs, class = `(i−1)·6 + (j−1)` of the triple `(a, b, c)`.
-fn triangle_table() -> [[(u8, u8, u8); 8]; 6] {
+fn triangle_table() -> TriTable {
     let (a, b, c) = (0u32, 1u32, 2u32);
     let ed = |l: usize| match l {
         0 => (a, b),
@@ -635,17 +696,18 @@ fn triangle_table() -> [[(u8, u8, u8); 8]; 6] {
     tab
 }
 
+/// Labels on the other two pairs of pair `p` (a label `l` lies on pair `l / 2`).
+const OTHER: [[usize; 4]; 3] = [[2, 3, 4, 5], [0, 1, 4, 5], [0, 1, 2, 3]];
+
 /// The 3-counter of [`count3`] specialised to one static triangle: only triples on three
 /// distinct pairs are tracked, and they are accumulated straight into the 36 classes.
 fn count_triangle_seq(
     seq: &[(i64, u8)],
     delta: i64,
     strict: bool,
-    tab: &[[(u8, u8, u8); 8]; 6],
+    tab: &TriTable,
     acc: &mut [u64; 36],
 ) {
-    // Labels on the other two pairs of label `l`.
-    const OTHER: [[usize; 4]; 3] = [[2, 3, 4, 5], [0, 1, 4, 5], [0, 1, 2, 3]];
     let mut c1 = [0u64; 6];
     let mut c2 = [[0u64; 6]; 6];
     let n = seq.len();
@@ -687,27 +749,316 @@ fn count_triangle_seq(
     }
 }
 
-fn count_triangles(ev: &[Ev], pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifMatrix {
-    // Static undirected graph from the pairs.
-    let adj: Csr<(u32, u32)> = Csr::build(
-        n,
-        pi.pairs
-            .iter()
-            .enumerate()
-            .flat_map(|(p, &(a, b))| [(a as usize, (b, p as u32)), (b as usize, (a, p as u32))]),
-    );
-    // Orientation by (degree, id): keep the higher-ranked neighbours, sorted by id (the pair
-    // list is sorted by (lo, hi), so each adjacency list is already sorted by neighbour id).
-    let rank = |x: u32| (adj.get(x as usize).len(), x);
-    let fwd: Csr<(u32, u32)> = Csr::build(
-        n,
-        (0..n).flat_map(|u| {
-            adj.get(u)
-                .iter()
-                .filter(move |&&(v, _)| rank(v) > rank(u as u32))
-                .map(move |&e| (u, e))
-        }),
-    );
+type TriTable = [[(u8, u8, u8); 8]; 6];
+
+/// Window-free triangle counts in pair-major layout. For a pair `R` with other pairs `P < Q`,
+/// slot `j = o·4 + da·2 + db` names the event pair `(a, b)` with `a` first: `o = 0` puts `a`
+/// on `P` and `b` on `Q`, `o = 1` the reverse; `da`, `db` are the direction bits. The
+/// per-triangle state `d[R][j]` = #(a, b) pairs so far; `t[c][j]` sums `d[c / 2][j]` over
+/// the events of label `c`, i.e. counts triples `(a, b, c)`. Integer sums, mapped to the 36
+/// classes once by [`WideTri::classes`].
+struct WideTri {
+    t: [[u64; 8]; 6],
+}
+
+/// The slot `(a, b)` of [`WideTri`] for pair `r`, slot `j`.
+fn wide_slot(r: usize, j: usize) -> (usize, usize) {
+    let (p, q) = match r {
+        0 => (1, 2),
+        1 => (0, 2),
+        _ => (0, 1),
+    };
+    let (first, second) = if j / 4 == 0 { (p, q) } else { (q, p) };
+    (first * 2 + (j >> 1 & 1), second * 2 + (j & 1))
+}
+
+/// The per-triangle state of the [`WideTri`] counter over a rank-ordered event stream:
+/// `c1[l]` = events of label `l` in the window, `d[R][j]` = pairs in the window at slot `j`
+/// of pair `R`.
+#[derive(Default)]
+struct WideState {
+    c1: [u64; 6],
+    d: [[u64; 8]; 3],
+}
+
+impl WideState {
+    /// The two pairs other than `q`, ascending.
+    #[inline]
+    fn others(q: usize) -> [usize; 2] {
+        [(q == 0) as usize, 2 - (q == 2) as usize]
+    }
+
+    /// A new (latest) event of label `c`: counts the triples it closes into `wide`, then
+    /// records the pairs `(a, c)` for `a` on each other pair `x`, slots `o·4 + da·2 + dir`
+    /// of the remaining pair `3 − q − x`.
+    #[inline]
+    fn push(&mut self, c: usize, wide: &mut WideTri) {
+        let (q, dir) = (c / 2, c & 1);
+        let (dq, tc) = (&self.d[q], &mut wide.t[c]);
+        for j in 0..8 {
+            tc[j] += dq[j];
+        }
+        for x in Self::others(q) {
+            let (r, o) = (3 - q - x, (x > q) as usize);
+            self.d[r][o * 4 + dir] += self.c1[2 * x];
+            self.d[r][o * 4 + 2 + dir] += self.c1[2 * x + 1];
+        }
+        self.c1[c] += 1;
+    }
+
+    /// The oldest event in the window, of label `a`, leaves: so do the pairs `(a, x)` it
+    /// starts (every event in the window is later than it).
+    #[inline]
+    fn pop(&mut self, a: usize) {
+        let (p, da) = (a / 2, a & 1);
+        self.c1[a] -= 1;
+        for x in Self::others(p) {
+            let (r, o) = (3 - p - x, (p > x) as usize);
+            self.d[r][o * 4 + da * 2] -= self.c1[2 * x];
+            self.d[r][o * 4 + da * 2 + 1] -= self.c1[2 * x + 1];
+        }
+    }
+}
+
+impl WideTri {
+    fn new() -> WideTri {
+        WideTri { t: [[0; 8]; 6] }
+    }
+
+    /// Adds the counts to `acc` by class.
+    fn classes(&self, tab: &TriTable, acc: &mut [u64; 36]) {
+        for c in 0..6 {
+            for j in 0..8 {
+                let (a, b) = wide_slot(c / 2, j);
+                let &(_, _, k) = tab[c]
+                    .iter()
+                    .find(|&&(x, y, _)| (x as usize, y as usize) == (a, b))
+                    .expect("every wide slot is a triangle triple");
+                acc[k as usize] += self.t[c][j];
+            }
+        }
+    }
+}
+
+/// The rank-ordered events of one static triangle `(A, B, C)`: `r[k]` holds the rank keys
+/// (`rank << 1 | dir`) of the events of pair `k` (0 = (A,B), 1 = (B,C), 2 = (A,C)), direction
+/// bits relative to the pair's first node (A, B, A), so that an event's label is `2k + dir`,
+/// followed by the sentinel `u32::MAX` (ranks are below 2^31, so `r < u32::MAX` for every
+/// event); `t[k]` their times (no sentinel).
+struct Triangle<'a> {
+    r: [&'a [u32]; 3],
+    t: [&'a [i64]; 3],
+}
+
+impl Triangle<'_> {
+    /// Calls `f(k, i, label)` for the triangle's events (event `i` of list `k`) in rank order.
+    #[inline]
+    fn merge(&self, mut f: impl FnMut(usize, usize, usize)) {
+        let mut pos = [0usize; 3];
+        let mut h = [self.r[0][0], self.r[1][0], self.r[2][0]];
+        let total = self.t.iter().map(|l| l.len()).sum::<usize>();
+        for _ in 0..total {
+            let k01 = (h[1] < h[0]) as usize;
+            let k = if h[2] < h[k01] { 2 } else { k01 };
+            f(k, pos[k], k * 2 + (h[k] & 1) as usize);
+            pos[k] += 1;
+            h[k] = self.r[k][pos[k]];
+        }
+    }
+
+    /// Adds the triangle's δ-instances to `acc` (by class) or `wide`; `all_within` = every
+    /// event pair of the whole input lies within δ.
+    #[allow(clippy::too_many_arguments)]
+    fn count(
+        &self,
+        delta: i64,
+        strict: bool,
+        all_within: bool,
+        tabs: &(TriTable, [[[u8; 6]; 6]; 6]),
+        seq: &mut Vec<(i64, u8)>,
+        acc: &mut [u64; 36],
+        wide: &mut WideTri,
+    ) {
+        let (tab, cls3) = tabs;
+        let (r, t) = (&self.r, &self.t);
+        if t.iter().all(|l| l.len() == 1) {
+            // One event per pair: the only candidate triple.
+            let mut tr = [(r[0][0], 0usize), (r[1][0], 1), (r[2][0], 2)];
+            // Three-element sorting network (rank keys are distinct).
+            for (x, y) in [(0, 1), (1, 2), (0, 1)] {
+                if tr[y].0 < tr[x].0 {
+                    tr.swap(x, y);
+                }
+            }
+            let ts = tr.map(|(_, k)| t[k][0]);
+            if ts[2] - ts[0] <= delta && (!strict || (ts[0] < ts[1] && ts[1] < ts[2])) {
+                let [a, b, c] = tr.map(|(x, k)| k * 2 + (x & 1) as usize);
+                acc[cls3[a][b][c] as usize] += 1;
+            }
+            return;
+        }
+        let within = all_within || {
+            let first = t.iter().map(|l| l[0]).min().unwrap_or(0);
+            let last = t.iter().map(|l| l[l.len() - 1]).max().unwrap_or(0);
+            last - first <= delta
+        };
+        if !strict && within {
+            // Every triple lies inside δ: a window-free 3-counter fused with the merge.
+            let mut st = WideState::default();
+            self.merge(|_, _, c| st.push(c, wide));
+            return;
+        }
+        if !strict {
+            // Ordered ties: one event per tie group, so the window pops event by event.
+            seq.clear();
+            self.merge(|k, i, c| seq.push((t[k][i], c as u8)));
+            let mut st = WideState::default();
+            let mut start = 0;
+            for &(ti, c) in seq.iter() {
+                // Stops at the current event at the latest (δ ≥ 1).
+                let lo = ti.saturating_sub(delta);
+                while seq[start].0 < lo {
+                    st.pop(seq[start].1 as usize);
+                    start += 1;
+                }
+                st.push(c as usize, wide);
+            }
+            return;
+        }
+        seq.clear();
+        self.merge(|k, i, c| seq.push((t[k][i], c as u8)));
+        count_triangle_seq(seq, delta, strict, tab, acc);
+    }
+}
+
+/// A neighbour in the static graph: node `w` and the span `items[s..e]` of the pair's events.
+#[derive(Clone, Copy, Default)]
+struct Nb {
+    w: u32,
+    s: u32,
+    e: u32,
+}
+
+/// Breadth-first order of the static graph (restarting at the lowest unvisited id), ids
+/// assigned at enqueue time: `order[k]` = the node at position `k`. Neighbourhoods, and so
+/// communities, get nearby positions, which is what the triangle pass's memory access needs
+/// (counts do not depend on the numbering).
+fn bfs_order(adj: &Csr<Nb>) -> Vec<u32> {
+    let n = adj.len();
+    let mut seen = vec![false; n];
+    let mut order: Vec<u32> = Vec::with_capacity(n);
+    let mut head = 0;
+    for root in 0..n {
+        if seen[root] {
+            continue;
+        }
+        seen[root] = true;
+        order.push(root as u32);
+        while head < order.len() {
+            let x = order[head] as usize;
+            head += 1;
+            for nb in adj.get(x) {
+                if !seen[nb.w as usize] {
+                    seen[nb.w as usize] = true;
+                    order.push(nb.w);
+                }
+            }
+        }
+    }
+    order
+}
+
+/// The triangle pass's static graph, in [`bfs_order`] positions. Position `x`'s forward
+/// neighbours (higher-ranked in the (degree, id) orientation) are `w[off[x]..off[x + 1]]`,
+/// with their pairs' events at `span[..]` in `r` (rank keys, direction bits relative to `x`,
+/// each list followed by a `u32::MAX` sentinel) and `t`, copied into `x`'s block. Split arrays keep the probe scan and the per-triangle
+/// merge on dense data.
+struct TriGraph {
+    off: Vec<usize>,
+    w: Vec<u32>,
+    span: Vec<(u32, u32)>,
+    r: Vec<u32>,
+    t: Vec<i64>,
+}
+
+impl TriGraph {
+    #[inline]
+    fn range(&self, x: usize) -> std::ops::Range<usize> {
+        self.off[x]..self.off[x + 1]
+    }
+
+    /// The rank keys with their sentinel, and the times, of the events at `(s, e)`.
+    #[inline]
+    fn events(&self, (s, e): (u32, u32)) -> (&[u32], &[i64]) {
+        (
+            &self.r[s as usize..=e as usize],
+            &self.t[s as usize..e as usize],
+        )
+    }
+}
+
+fn tri_graph(pi: &PairIndex, n: usize) -> TriGraph {
+    // Static undirected graph from the pairs (counting sort by endpoint).
+    let mut off = vec![0usize; n + 1];
+    for p in 0..pi.len() {
+        off[pi.lo[p] as usize + 1] += 1;
+        off[pi.hi[p] as usize + 1] += 1;
+    }
+    for k in 0..n {
+        off[k + 1] += off[k];
+    }
+    let mut fill = off.clone();
+    let mut nbs = vec![Nb::default(); off[n]];
+    for p in 0..pi.len() {
+        let (a, b) = (pi.lo[p] as usize, pi.hi[p] as usize);
+        let (s, e) = (pi.off[p] as u32, pi.off[p + 1] as u32);
+        nbs[fill[a]] = Nb { w: b as u32, s, e };
+        fill[a] += 1;
+        nbs[fill[b]] = Nb { w: a as u32, s, e };
+        fill[b] += 1;
+    }
+    let adj = Csr { off, items: nbs };
+    let deg: Vec<u32> = (0..n).map(|x| adj.get(x).len() as u32).collect();
+    let order = bfs_order(&adj);
+    let mut pos = vec![0u32; n];
+    for (k, &x) in order.iter().enumerate() {
+        pos[x as usize] = k as u32;
+    }
+    // Orientation by (degree, id): keep the higher-ranked neighbours.
+    let rank = |x: u32| ((deg[x as usize] as u64) << 32) | x as u64;
+    let mut off = Vec::with_capacity(n + 1);
+    off.push(0);
+    let mut w = Vec::with_capacity(pi.len());
+    let mut span = Vec::with_capacity(pi.len());
+    let mut r = Vec::with_capacity(pi.items.len() + pi.len());
+    let mut t = Vec::with_capacity(pi.items.len() + pi.len());
+    for &x in &order {
+        for nb in adj.get(x as usize).iter().filter(|nb| rank(nb.w) > rank(x)) {
+            // Stored direction is relative to the pair's lo node; flip it when x is hi.
+            let flip = (x > nb.w) as u32;
+            let s = r.len() as u32;
+            let evs = &pi.items[nb.s as usize..nb.e as usize];
+            r.extend(evs.iter().map(|e| e.r ^ flip));
+            r.push(u32::MAX);
+            t.extend(evs.iter().map(|e| e.t));
+            t.push(i64::MAX);
+            w.push(pos[nb.w as usize]);
+            span.push((s, r.len() as u32 - 1));
+        }
+        off.push(w.len());
+    }
+    TriGraph { off, w, span, r, t }
+}
+
+fn count_triangles(pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifMatrix {
+    let g = tri_graph(pi, n);
+    let all_within = match (
+        pi.items.iter().map(|e| e.t).min(),
+        pi.items.iter().map(|e| e.t).max(),
+    ) {
+        (Some(lo), Some(hi)) => hi - lo <= delta,
+        _ => true,
+    };
     let tab = triangle_table();
     // Full class table for the single-event-per-pair fast path.
     let mut cls3 = [[[255u8; 6]; 6]; 6];
@@ -716,82 +1067,61 @@ fn count_triangles(ev: &[Ev], pi: &PairIndex, n: usize, delta: i64, strict: bool
             cls3[a as usize][b as usize][c] = k;
         }
     }
-    // Static triangles (u, v, w) with rank(u) < rank(v) < rank(w): mark N+(u) (stamp u + 1 and
-    // the pair (u,w)), then scan N+(v) for every v in N+(u). Stamps are unique per u, so a
-    // scratch array serves a whole rayon job without clearing.
+    let tabs = (tab, cls3);
+    // Static triangles (u, v, w) with rank(u) < rank(v) < rank(w): set N+(u) in a bitmap (an
+    // L1-resident membership test) with each member's pair span in `span_of`, then scan N+(v)
+    // for every v in N+(u); the bits are cleared again before the next u.
     let raw: [u64; 36] = (0..n)
         .into_par_iter()
         .with_min_len(64)
-        .map_init(
-            || (vec![0u64; n], Vec::<(i64, u8)>::new()),
-            |(mark, seq), u| {
-                let mut acc = [0u64; 36];
-                let nu = fwd.get(u);
+        .fold(
+            || {
+                (
+                    [0u64; 36],
+                    vec![0u64; n / 64 + 1],
+                    vec![(0u32, 0u32); n],
+                    Vec::<(i64, u8)>::new(),
+                    WideTri::new(),
+                )
+            },
+            |(mut acc, mut bits, mut span_of, mut seq, mut wide), u| {
+                let nu = g.range(u);
                 if nu.len() < 2 {
-                    return acc;
+                    return (acc, bits, span_of, seq, wide);
                 }
-                let stamp = (u as u64 + 1) << 32;
-                for &(w, p_uw) in nu {
-                    mark[w as usize] = stamp | p_uw as u64;
+                for k in nu.clone() {
+                    let x = g.w[k] as usize;
+                    bits[x / 64] |= 1 << (x % 64);
+                    span_of[x] = g.span[k];
                 }
-                for &(v, p_uv) in nu {
-                    for &(w, p_vw) in fwd.get(v as usize) {
-                        let mk = mark[w as usize];
-                        if mk & !0xFFFF_FFFF != stamp {
+                for kv in nu.clone() {
+                    let (r_uv, t_uv) = g.events(g.span[kv]);
+                    for kw in g.range(g.w[kv] as usize) {
+                        let x = g.w[kw] as usize;
+                        if bits[x / 64] & (1 << (x % 64)) == 0 {
                             continue;
                         }
-                        let p_uw = mk as u32;
-                        // Triangle (A,B,C) = (u,v,w), pairs (u,v), (v,w), (u,w).
-                        let lists = [
-                            (pi.ranks.get(p_uv as usize), u as u32),
-                            (pi.ranks.get(p_vw as usize), v),
-                            (pi.ranks.get(p_uw as usize), u as u32),
-                        ];
-                        let label = |p: usize, r: u32| {
-                            (p * 2) as u8 + (ev[r as usize].src != lists[p].1) as u8
+                        let (r_vw, t_vw) = g.events(g.span[kw]);
+                        let (r_uw, t_uw) = g.events(span_of[x]);
+                        let tri = Triangle {
+                            r: [r_uv, r_vw, r_uw],
+                            t: [t_uv, t_vw, t_uw],
                         };
-                        if lists.iter().all(|l| l.0.len() == 1) {
-                            // One event per pair: the only candidate triple.
-                            let mut tr = [
-                                (lists[0].0[0], 0usize),
-                                (lists[1].0[0], 1),
-                                (lists[2].0[0], 2),
-                            ];
-                            tr.sort_unstable();
-                            let ts = tr.map(|(r, _)| ev[r as usize].t);
-                            let ok = ts[2] - ts[0] <= delta
-                                && (!strict || (ts[0] < ts[1] && ts[1] < ts[2]));
-                            if ok {
-                                let [a, b, c] = tr.map(|(r, p)| label(p, r) as usize);
-                                acc[cls3[a][b][c] as usize] += 1;
-                            }
-                            continue;
-                        }
-                        seq.clear();
-                        let mut pos = [0usize; 3];
-                        loop {
-                            let mut best = u32::MAX;
-                            let mut bp = 3;
-                            for p in 0..3 {
-                                if let Some(&r) = lists[p].0.get(pos[p]) {
-                                    if r < best {
-                                        best = r;
-                                        bp = p;
-                                    }
-                                }
-                            }
-                            if bp == 3 {
-                                break;
-                            }
-                            pos[bp] += 1;
-                            seq.push((ev[best as usize].t, label(bp, best)));
-                        }
-                        count_triangle_seq(seq, delta, strict, &tab, &mut acc);
+                        tri.count(
+                            delta, strict, all_within, &tabs, &mut seq, &mut acc, &mut wide,
+                        );
                     }
                 }
-                acc
+                for k in nu {
+                    bits[g.w[k] as usize / 64] = 0;
+                }
+                (acc, bits, span_of, seq, wide)
             },
         )
+        .map(|(mut acc, _, _, _, wide)| {
+            wide.classes(&tabs.0, &mut acc);
+            acc
+        })
         .reduce(
             || [0u64; 36],
             |mut a, b| {
@@ -818,28 +1148,40 @@ struct Parts {
     triangles: bool,
 }
 
-fn matrix_parts(ev: &[Ev], n: usize, delta: i64, tie: TieMode, parts: Parts) -> MotifMatrix {
+fn matrix_parts(
+    ev: &[MotifEvent],
+    n: usize,
+    delta: i64,
+    tie: TieMode,
+    parts: Parts,
+) -> MotifMatrix {
     let strict = tie == TieMode::Strict;
-    let mut m = [[0u64; 6]; 6];
-    let pi = if parts.pairs || parts.triangles {
-        Some(pair_index(ev))
-    } else {
-        None
-    };
-    if parts.pairs {
-        m = add_matrix(m, count_pairs(ev, pi.as_ref().unwrap(), delta, strict));
-    }
-    if parts.stars {
-        let inc = incidence(ev, n);
-        m = add_matrix(m, count_stars(&inc, delta, strict));
-    }
-    if parts.triangles {
-        m = add_matrix(
-            m,
-            count_triangles(ev, pi.as_ref().unwrap(), n, delta, strict),
-        );
-    }
-    m
+    // The star pass and the pair/triangle passes share nothing but the events: run them side
+    // by side so that the sequential index builds of one overlap the parallel loops of the
+    // other (the sums are the same for any schedule).
+    let (stars, rest) = rayon::join(
+        || {
+            if parts.stars {
+                count_stars(&incidence(ev, n), delta, strict)
+            } else {
+                [[0u64; 6]; 6]
+            }
+        },
+        || {
+            let mut m = [[0u64; 6]; 6];
+            if parts.pairs || parts.triangles {
+                let pi = pair_index(ev, n);
+                if parts.pairs {
+                    m = add_matrix(m, count_pairs(&pi, delta, strict));
+                }
+                if parts.triangles {
+                    m = add_matrix(m, count_triangles(&pi, n, delta, strict));
+                }
+            }
+            m
+        },
+    );
+    add_matrix(stars, rest)
 }
 
 /// The motif events of §14.1: edges whose `t` (= `vt_s`) lies in `[t_a, t_b)` and, with a
@@ -862,13 +1204,17 @@ pub fn select_events(
 /// All 36 counts `M_i_j` (`m[i-1][j-1]`) in one pass over the events (any order; sorted
 /// internally by `(t, eid)`).
 pub fn count_all(events: &[TEdge], delta: i64, tie: TieMode) -> MotifMatrix {
-    let ev = ranked(events);
+    count_all_ordered(&ranked(events), node_count(events), delta, tie)
+}
+
+/// [`count_all`] over events already in `(t, eid)` order, node ids below `n`.
+pub fn count_all_ordered(ev: &[MotifEvent], n: usize, delta: i64, tie: TieMode) -> MotifMatrix {
     let all = Parts {
         pairs: true,
         stars: true,
         triangles: true,
     };
-    matrix_parts(&ev, node_count(events), delta, tie, all)
+    matrix_parts(ev, n, delta, tie, all)
 }
 
 /// Sum of the matrix (the `count` of `motif: "all"`).
@@ -883,8 +1229,17 @@ pub fn matrix_total(m: &MotifMatrix) -> u64 {
 /// `M_path_3` = chained triples (dst(e1) = src(e2), dst(e2) = src(e3)) − `M_2_4` − `M_5_3` −
 /// `M_2_6` − `M_5_1`.
 pub fn count_motif(events: &[TEdge], delta: i64, tie: TieMode, motif: Motif) -> u64 {
-    let ev = ranked(events);
-    let n = node_count(events);
+    count_motif_ordered(&ranked(events), node_count(events), delta, tie, motif)
+}
+
+/// [`count_motif`] over events already in `(t, eid)` order, node ids below `n`.
+pub fn count_motif_ordered(
+    ev: &[MotifEvent],
+    n: usize,
+    delta: i64,
+    tie: TieMode,
+    motif: Motif,
+) -> u64 {
     let strict = tie == TieMode::Strict;
     let only = |pairs, stars, triangles| Parts {
         pairs,
@@ -905,19 +1260,19 @@ pub fn count_motif(events: &[TEdge], delta: i64, tie: TieMode, motif: Motif) -> 
             } else {
                 only(false, true, false)
             };
-            matrix_parts(&ev, n, delta, tie, parts)[i - 1][j - 1]
+            matrix_parts(ev, n, delta, tie, parts)[i - 1][j - 1]
         }
         Motif::Named(NamedMotif::TriangleCyclic) => {
-            matrix_parts(&ev, n, delta, tie, only(false, false, true))[1][3]
+            matrix_parts(ev, n, delta, tie, only(false, false, true))[1][3]
         }
         Motif::Named(NamedMotif::TriangleAcyclic1) => {
-            matrix_parts(&ev, n, delta, tie, only(false, false, true))[3][4]
+            matrix_parts(ev, n, delta, tie, only(false, false, true))[3][4]
         }
         Motif::Named(NamedMotif::Pingpong2) => {
-            matrix_parts(&ev, n, delta, tie, only(true, false, false))[4][0]
+            matrix_parts(ev, n, delta, tie, only(true, false, false))[4][0]
         }
         Motif::Named(NamedMotif::StarOut3) => {
-            let m = matrix_parts(&ev, n, delta, tie, only(true, true, false));
+            let m = matrix_parts(ev, n, delta, tie, only(true, true, false));
             let out = Csr::build(
                 n,
                 ev.iter()
@@ -936,8 +1291,8 @@ pub fn count_motif(events: &[TEdge], delta: i64, tie: TieMode, motif: Motif) -> 
             total - m[3][0] - m[3][2] - m[5][2] - m[5][0]
         }
         Motif::Named(NamedMotif::Path3) => {
-            let m = matrix_parts(&ev, n, delta, tie, only(true, true, true));
-            chained_triples(&ev, n, delta, strict) - m[1][3] - m[4][2] - m[1][5] - m[4][0]
+            let m = matrix_parts(ev, n, delta, tie, only(true, true, true));
+            chained_triples(ev, n, delta, strict) - m[1][3] - m[4][2] - m[1][5] - m[4][0]
         }
     }
 }
@@ -958,7 +1313,7 @@ pub fn count_named_all(events: &[TEdge], delta: i64, tie: TieMode) -> [u64; 5] {
 /// `#{(e1, e2, e3) : e1 < e2 < e3, dst(e1) = src(e2), dst(e2) = src(e3), no self loop,
 /// t3 − t1 <= δ}`: per middle event, a two-pointer count over the in-events of its source and
 /// the out-events of its destination inside its δ-neighbourhood.
-fn chained_triples(ev: &[Ev], n: usize, delta: i64, strict: bool) -> u64 {
+fn chained_triples(ev: &[MotifEvent], n: usize, delta: i64, strict: bool) -> u64 {
     let nl = || ev.iter().enumerate().filter(|(_, e)| e.src != e.dst);
     let out: Csr<u32> = Csr::build(n, nl().map(|(r, e)| (e.src as usize, r as u32)));
     let inn: Csr<u32> = Csr::build(n, nl().map(|(r, e)| (e.dst as usize, r as u32)));

@@ -31,13 +31,15 @@ use super::validate_window;
 use crate::args::Args;
 use crate::cost::Estimate;
 use crate::error::OpError;
-use crate::kernels::motifs::{count_all, count_motif, matrix_total, Motif};
+use crate::kernels::motifs::{
+    count_all_ordered, count_motif_ordered, matrix_total, Motif, MotifEvent, MAX_EVENTS,
+};
 use crate::kernels::{TEdge, TieMode};
 use crate::output::Output;
 use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs};
+use rayon::prelude::*;
 use serde_json::{json, Map, Value};
-use std::collections::HashSet;
-use tgms_engine::Stats;
+use tgms_engine::{EdgeVersion, Stats};
 
 const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`.";
 
@@ -202,21 +204,21 @@ fn cost(args: &Args, stats: &Stats) -> Estimate {
 /// `EXACT_EVENT_CAP` of §14.3 step 3.
 pub const EXACT_EVENT_CAP: usize = 5_000_000;
 
-/// The selected events of §14.1 with the graph they index into.
+/// The selected events of §14.1 with the graph they come from.
 pub struct Events<'s> {
     pub graph: Graph<'s>,
-    /// The events (window start, filter applied), in `graph` order.
+    /// The events (window start, filter applied): `events[i]` is `graph.versions[i]`.
     pub events: Vec<TEdge>,
-    /// `events[i]` is `graph.versions[index[i]]`.
-    pub index: Vec<u32>,
 }
 
-/// §14.3 steps 1–3 and §14.1: the window's events after the filter.
-pub fn events<'s>(
+/// §14.3 steps 1–3 and §14.1 up to the selection: the believed edge versions with
+/// `t_a <= vt_s < t_b` and, with a `node_filter`, both endpoints in it, in the `(vt_s, eid)`
+/// order of [`tgms_engine::Snapshot::edge_scan`] (= the total event order of §14.1).
+fn scan<'s>(
     snap: tgms_engine::Snapshot<'s>,
     args: &Args,
     cap_applies: bool,
-) -> Result<Events<'s>, OpError> {
+) -> Result<Vec<EdgeVersion<'s>>, OpError> {
     if args.str("mode")? == "sample" {
         return Err(OpError::invalid(
             "mode='sample' is not available in this build; use node_filter",
@@ -233,12 +235,12 @@ pub fn events<'s>(
     let (t_a, t_b) = args
         .window("window")?
         .ok_or_else(|| OpError::internal("window missing"))?;
-    let as_of = args.as_of_tt();
     // With a filter only edges between filter nodes can be events: read them from the
-    // filter nodes' adjacency instead of scanning the window.
-    let versions: Vec<_> = snap
+    // filter nodes' adjacency (`Touch::Both`: src and dst in the filter) instead of scanning
+    // the window.
+    let versions: Vec<EdgeVersion<'s>> = snap
         .edge_scan(&tgms_engine::EdgeScan {
-            as_of_tt: as_of,
+            as_of_tt: args.as_of_tt(),
             vt_window: Some((t_a, t_b)),
             rel_types: None,
             touching: filter.as_deref().map(|f| (f, tgms_engine::Touch::Both)),
@@ -246,32 +248,77 @@ pub fn events<'s>(
         .into_iter()
         .filter(|e| t_a <= e.vt_s() && e.vt_s() < t_b)
         .collect();
-    let graph = Graph::from_versions(versions);
-    let member: Option<Vec<bool>> = filter.as_ref().map(|f| {
-        let set: HashSet<&str> = f.iter().map(String::as_str).collect();
-        graph.uids.iter().map(|u| set.contains(u)).collect()
-    });
-    let keep = |i: usize| -> bool {
-        let e = &graph.edges[i];
-        member
-            .as_ref()
-            .is_none_or(|m| m[e.src as usize] && m[e.dst as usize])
-    };
-    let index: Vec<u32> = (0..graph.edges.len())
-        .filter(|&i| keep(i))
-        .map(|i| i as u32)
-        .collect();
-    if cap_applies && filter.is_none() && index.len() > EXACT_EVENT_CAP {
+    if cap_applies && filter.is_none() && versions.len() > EXACT_EVENT_CAP {
         return Err(OpError::invalid(
             "exact motif matching needs node_filter or <= 5000000 window events; add a node_filter or use mode='sample'",
         ));
     }
-    let events: Vec<TEdge> = index.iter().map(|&i| graph.edges[i as usize]).collect();
-    Ok(Events {
-        graph,
-        events,
-        index,
-    })
+    if versions.len() > MAX_EVENTS {
+        return Err(OpError::invalid(format!(
+            "motif counting takes at most {MAX_EVENTS} window events; narrow the window or add a node_filter"
+        )));
+    }
+    Ok(versions)
+}
+
+/// §14.3 steps 1–3 and §14.1: the window's events after the filter.
+pub fn events<'s>(
+    snap: tgms_engine::Snapshot<'s>,
+    args: &Args,
+    cap_applies: bool,
+) -> Result<Events<'s>, OpError> {
+    let versions = scan(snap, args, cap_applies)?;
+    let graph = Graph::from_versions(versions);
+    let events = graph.edges.clone();
+    Ok(Events { graph, events })
+}
+
+/// The scan's events for counting: `(t, src, dst)` in scan order over dense node ids
+/// numbered by ascending snapshot-local id (counts do not depend on the numbering, and no
+/// uid string is touched), with the number of ids. The renumbering table is sized by the
+/// input: a direct table when the id space is at most a few times the event count, else
+/// binary search over the sorted distinct ids.
+fn count_events(versions: &[EdgeVersion<'_>]) -> (Vec<MotifEvent>, usize) {
+    let mut ev: Vec<MotifEvent> = versions
+        .par_iter()
+        .with_min_len(4096)
+        .map(|e| MotifEvent {
+            t: e.vt_s(),
+            src: e.src_id(),
+            dst: e.dst_id(),
+        })
+        .collect();
+    let Some(max_id) = ev.iter().map(|e| e.src.max(e.dst)).max() else {
+        return (ev, 0);
+    };
+    if (max_id as usize) < 4 * ev.len() {
+        let mut dense = vec![0u32; max_id as usize + 1];
+        for e in &ev {
+            dense[e.src as usize] = 1;
+            dense[e.dst as usize] = 1;
+        }
+        let mut n = 0u32;
+        for d in dense.iter_mut() {
+            let seen = *d;
+            *d = n;
+            n += seen;
+        }
+        ev.par_iter_mut().with_min_len(4096).for_each(|e| {
+            e.src = dense[e.src as usize];
+            e.dst = dense[e.dst as usize];
+        });
+        (ev, n as usize)
+    } else {
+        let mut ids: Vec<u32> = ev.iter().flat_map(|e| [e.src, e.dst]).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        let id = |x: u32| ids.partition_point(|&y| y < x) as u32;
+        for e in ev.iter_mut() {
+            e.src = id(e.src);
+            e.dst = id(e.dst);
+        }
+        (ev, ids.len())
+    }
 }
 
 /// The tie mode argument.
@@ -288,17 +335,18 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let motif = Motif::parse(motif_name);
     // The step-3 cap applies to the five named motifs only (§14.5).
     let named = matches!(motif, Some(Motif::Named(_)));
-    let ev = events(ctx.snap, args, named)?;
+    let versions = scan(ctx.snap, args, named)?;
     let delta = args.int("delta")?;
     let tie = tie_mode(args)?;
-    let n_events = ev.events.len();
+    let (ev, n) = count_events(&versions);
+    drop(versions);
     match motif {
         Some(m) => {
-            let c = count_motif(&ev.events, delta, tie, m);
+            let c = count_motif_ordered(&ev, n, delta, tie, m);
             out.set("count", json!(c));
         }
         None => {
-            let m = count_all(&ev.events, delta, tie);
+            let m = count_all_ordered(&ev, n, delta, tie);
             let mut counts = Map::new();
             for (i, row) in m.iter().enumerate() {
                 for (j, c) in row.iter().enumerate() {
@@ -309,7 +357,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             out.set("counts", Value::Object(counts));
         }
     }
-    out.set("n_events_in_window", json!(n_events));
+    out.set("n_events_in_window", json!(ev.len()));
     out.set("truncated", Value::Bool(false));
     Ok(())
 }

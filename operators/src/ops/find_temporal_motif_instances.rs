@@ -64,11 +64,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let mut total = 0usize;
     let mut page: Vec<Value> = Vec::new();
     let mut lines: Vec<Vec<u8>> = Vec::new();
-    let eids: Vec<String> = ev
-        .index
-        .iter()
-        .map(|&i| ev.graph.versions[i as usize].eid())
-        .collect();
+    let eids: Vec<String> = ev.graph.versions.iter().map(|v| v.eid()).collect();
     for_each_instance(&ev.events, delta, tie, motif, |tri| {
         let mut line = String::with_capacity(100);
         line.push('[');
@@ -87,7 +83,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             let edges: Vec<Value> = tri
                 .iter()
                 .map(|&i| {
-                    let e = &ev.graph.versions[ev.index[i as usize] as usize];
+                    let e = &ev.graph.versions[i as usize];
                     json!({"src": e.src(), "dst": e.dst(), "t": e.vt_s(), "eid": eids[i as usize],
                         "rel_type": e.rel_type()})
                 })
