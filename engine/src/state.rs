@@ -7,6 +7,7 @@ use crate::error::{Error, Result};
 use crate::ident::{self, Id12};
 use crate::op::{AssertEdge, AssertNode, Correct, IngestEvents, Op, Origin, Ref, Retract};
 use crate::time::{overlaps, OPEN_END};
+use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
@@ -188,6 +189,9 @@ pub struct State {
     /// Sealed rows closed since the last flush, `(is_edge, row)`, in close order: the
     /// close run the next flush writes.
     pub(crate) pending_closes: Vec<(bool, u32)>,
+    /// Valid-time indexes of `nodes` / `edges`, built by reads (see `tindex.rs`).
+    pub(crate) node_index: IndexCache,
+    pub(crate) edge_index: IndexCache,
 }
 
 /// Dense-id counts of every table of the state: a segment covers `[base, end)` of each.
@@ -788,6 +792,8 @@ impl State {
         }
         self.nodes.truncate(u.node_len);
         self.edges.truncate(u.edge_len);
+        self.node_index.truncate(u.node_len);
+        self.edge_index.truncate(u.edge_len);
         self.idents.truncate(u.ident_len);
         self.edge_postings.truncate(u.ident_len);
         // Slots below `slot_len` belong to earlier batches' ordinals and are never written

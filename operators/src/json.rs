@@ -2,6 +2,7 @@
 //! `round9` float canonicalization, `digest`, completeness certificates (`set_digest`,
 //! `operators.md` §6.3) and the value rendering used in `E_SCHEMA` messages (§5.3).
 
+use rayon::prelude::*;
 use serde_json::{Number, Value};
 use sha2::{Digest, Sha256};
 pub use tgms_engine::canon::{digest, number_is_float, parse, to_string};
@@ -54,15 +55,17 @@ pub fn canonicalize_floats(v: &mut Value) -> Result<(), NonFinite> {
 
 /// The certificate of §6.3 over the multiset of key values `keys`.
 pub fn set_digest<'a>(keys: impl IntoIterator<Item = &'a Value>) -> String {
+    let keys: Vec<&Value> = keys.into_iter().collect();
+    // Rendered and sorted in parallel; the sorted multiset does not depend on the threads.
     let mut lines: Vec<Vec<u8>> = keys
-        .into_iter()
+        .par_iter()
         .map(|k| {
             let mut s = to_string(k).into_bytes();
             s.push(b'\n');
             s
         })
         .collect();
-    lines.sort_unstable();
+    lines.par_sort_unstable();
     let mut h = Sha256::new();
     for l in &lines {
         h.update(l);

@@ -106,6 +106,41 @@ impl Output {
         Ok(cut)
     }
 
+    /// [`Output::capped`] for kernels that render only the rows that survive the cap:
+    /// `head` holds the list's first `min(total, limit)` rows (more are dropped), `keys` the
+    /// key value of every row of the complete list, in list order.
+    pub fn capped_keyed(
+        &mut self,
+        name: &str,
+        head: Vec<Value>,
+        keys: Vec<Value>,
+    ) -> Result<bool, OpError> {
+        let decl = self.decl(name, Cut::Capped)?;
+        let total = keys.len();
+        if head.len() < total.min(self.limit) {
+            return Err(OpError::internal(format!(
+                "{name}: {} rows rendered, {} needed",
+                head.len(),
+                total.min(self.limit)
+            )));
+        }
+        let digest = set_digest(&keys);
+        let cut = total > self.limit;
+        let head: Vec<Value> = head.into_iter().take(self.limit).collect();
+        self.set(name, Value::Array(head));
+        self.set(&decl.total_field, Value::from(total));
+        if let Some(f) = &decl.truncated_field {
+            self.set(f, Value::Bool(cut));
+        }
+        self.set(&decl.digest_field, Value::from(digest));
+        Ok(cut)
+    }
+
+    /// The row cap of the call (`limit`).
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// The finished payload.
     pub fn into_payload(self) -> Map<String, Value> {
         self.map

@@ -2,7 +2,7 @@
 //! (believed edge versions) starting in a window.
 //!
 //! The kernel reads only the versions whose validity starts inside the window
-//! (`Snapshot::edge_starts`, engine read API), applies the filters in the spec's order
+//! (`Snapshot::edge_starts_list`, engine read API, through the valid-time index), applies the filters in the spec's order
 //! (`prop_filter` over the window, then the cohort, then `pair_mode`), assigns each event a
 //! fixed-size group key of interned values (integers and store-borrowed strings, no
 //! allocation per event) and keeps per group only its member indices. Per-call work (rel-type
@@ -615,8 +615,8 @@ impl Distinct {
 
 /// Events per grouping chunk (fixed: results never depend on the thread count).
 const CHUNK: usize = 32_768;
-/// Storage positions per scan part (fixed, as `CHUNK`).
-const SCAN_POSITIONS: usize = 65_536;
+/// Events per filter part of the scan (fixed, as `CHUNK`).
+const SCAN_PART: usize = 65_536;
 
 /// The per-call label lookup: per endpoint uid id, its believed node versions with per-call
 /// label indices (1-based; 0 = no label), cached once per uid.
@@ -803,21 +803,18 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let rel_set: Option<FxHashSet<&str>> = rels
         .as_ref()
         .map(|rs| rs.iter().map(String::as_str).collect());
-    // The scan runs over fixed ranges of storage positions in parallel; the parts are
-    // concatenated in order, so the event list equals a sequential scan.
-    let n_pos = snap.edge_positions();
-    let ranges: Vec<std::ops::Range<usize>> = (0..n_pos)
-        .step_by(SCAN_POSITIONS)
-        .map(|s| s..(s + SCAN_POSITIONS).min(n_pos))
-        .collect();
+    // The engine gathers the starts through its valid-time index (storage order); the rel
+    // test and property parsing run over fixed-size parts in parallel, concatenated in
+    // order, so the event list equals a sequential pass.
+    let starts = snap.edge_starts_list(t_a, t_b, a);
     type Part<'s> = Result<(Vec<EdgeVersion<'s>>, Vec<Value>), OpError>;
-    let parts: Vec<Part<'_>> = ranges
-        .into_par_iter()
-        .map(|r| {
+    let parts: Vec<Part<'_>> = starts
+        .par_chunks(SCAN_PART)
+        .map(|part| {
             let mut rel_ok: FxHashMap<u32, bool> = FxHashMap::default();
-            let mut es = Vec::new();
+            let mut es = Vec::with_capacity(part.len());
             let mut ps = Vec::new();
-            for e in snap.edge_starts_in(t_a, t_b, a, r) {
+            for &e in part {
                 if let Some(rs) = &rel_set {
                     let ok = *rel_ok
                         .entry(e.rel_id())
