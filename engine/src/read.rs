@@ -347,13 +347,20 @@ pub const MAX_COUNT_BUCKETS: usize = 1 << 16;
 /// Storage-order ids of the rows in `range` that satisfy `keep`, scanned in parallel.
 fn scan_ids(rows: &[Row], range: Range<usize>, keep: impl Fn(&Row) -> bool + Sync) -> Vec<u32> {
     let start = range.start;
-    rows[range]
-        .par_iter()
-        .with_min_len(CHUNK)
+    // One list per fixed chunk, concatenated in chunk order (one allocation at the end).
+    let parts: Vec<Vec<u32>> = rows[range]
+        .par_chunks(CHUNK)
         .enumerate()
-        .filter(|(_, r)| keep(r))
-        .map(|(i, _)| (start + i) as u32)
-        .collect()
+        .map(|(c, ch)| {
+            let base = start + c * CHUNK;
+            ch.iter()
+                .enumerate()
+                .filter(|(_, r)| keep(r))
+                .map(|(i, _)| (base + i) as u32)
+                .collect()
+        })
+        .collect();
+    parts.concat()
 }
 
 /// Storage-order ids of the rows satisfying `keep` among the index candidates `cands`
@@ -477,10 +484,23 @@ impl<'a> Snapshot<'a> {
     /// [`Snapshot::edge_starts`] as a list, gathered in parallel.
     pub fn edge_starts_list(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
         let st = self.st;
-        starts(&st.edges, &st.edge_index, t_a, t_b, as_of_tt)
+        self.edge_start_positions(t_a, t_b, as_of_tt)
             .into_iter()
             .map(|i| EdgeVersion { st, idx: i })
             .collect()
+    }
+
+    /// The storage positions of [`Snapshot::edge_starts`] (ascending; 4 bytes per version,
+    /// for callers that keep large event lists compact). See [`Snapshot::edge_at`].
+    pub fn edge_start_positions(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<u32> {
+        let st = self.st;
+        starts(&st.edges, &st.edge_index, t_a, t_b, as_of_tt)
+    }
+
+    /// The edge version at storage position `pos`, `None` when `pos >= edge_positions()`.
+    pub fn edge_at(&self, pos: u32) -> Option<EdgeVersion<'a>> {
+        let st = self.st;
+        ((pos as usize) < st.edges.len()).then_some(EdgeVersion { st, idx: pos })
     }
 
     /// The number of storage positions of edge rows: the index space of
@@ -570,8 +590,30 @@ impl<'a> Snapshot<'a> {
             x
         };
         let ix = st.edge_index.get(rows);
-        let cands = ix.by_start.ids_in(t_a, t_b - 1);
         let tail = &rows[ix.covered..];
+        if rel.is_none() {
+            // At a belief state after every stored transaction time, a covered row is
+            // believed unless it is listed as unbelieved: count keys per bucket by binary
+            // search, take the unbelieved rows off, and add the (exactly checked) tail.
+            let unb = st.edge_index.unbelieved(rows, &ix, st.edge_close_gen);
+            if clamp_tt(as_of_tt) >= unb.max_tt {
+                let mut c: Vec<u64> = (0..n as i64)
+                    .map(|i| {
+                        let lo = t_a + i * stride;
+                        let hi = lo.saturating_add(stride).min(t_b) - 1;
+                        ix.by_start.count_in(lo, hi) as u64
+                    })
+                    .collect();
+                for &i in &unb.ids {
+                    let r = &rows[i as usize];
+                    if t_a <= r.vt_s && r.vt_s < t_b && !believed_at(r, as_of_tt) {
+                        c[bucket(r)] -= 1;
+                    }
+                }
+                return Ok(sum(c, tail.iter().fold(vec![0u64; n], add)));
+            }
+        }
+        let cands = ix.by_start.ids_in(t_a, t_b - 1);
         if (cands.len() + tail.len()).saturating_mul(4) >= rows.len() {
             return Ok(rows
                 .par_chunks(CHUNK)

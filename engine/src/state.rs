@@ -192,6 +192,9 @@ pub struct State {
     /// Valid-time indexes of `nodes` / `edges`, built by reads (see `tindex.rs`).
     pub(crate) node_index: IndexCache,
     pub(crate) edge_index: IndexCache,
+    /// Bumped whenever an edge row's `tt_e` is closed (never lowered, also not by a
+    /// rollback): caches of believed-now facts about edge rows compare it.
+    pub(crate) edge_close_gen: u64,
 }
 
 /// Dense-id counts of every table of the state: a segment covers `[base, end)` of each.
@@ -438,6 +441,7 @@ impl State {
             Kind::Edge => &mut self.edges[r as usize],
         };
         if row.tt_s != cx.tt {
+            self.edge_close_gen += u64::from(is_edge);
             row.tt_e = cx.tt;
             row.closed_by = Some(cx.kind);
             row.close_reason = cx.reason;

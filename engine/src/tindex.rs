@@ -135,10 +135,53 @@ impl TableIndex {
     }
 }
 
+/// The covered rows that are not believed now (retired, or closed), for reads at a belief
+/// state at or after every stored transaction time: there, a covered row is believed
+/// exactly when it is not listed here. Valid while no covered row is closed, which the
+/// state's close generation tracks.
+pub(crate) struct Unbelieved {
+    /// The close generation and coverage it was computed at.
+    gen: u64,
+    covered: usize,
+    /// The largest `tt_s` or finite `tt_e` of the covered rows.
+    pub(crate) max_tt: i64,
+    pub(crate) ids: Vec<u32>,
+}
+
+impl Unbelieved {
+    fn build(rows: &[Row], covered: usize, gen: u64) -> Unbelieved {
+        let rows = &rows[..covered];
+        let ids: Vec<u32> = rows
+            .par_iter()
+            .enumerate()
+            .filter(|(_, r)| !r.believed_now())
+            .map(|(i, _)| i as u32)
+            .collect();
+        let max_tt = rows
+            .par_iter()
+            .map(|r| {
+                if r.tt_e == crate::time::OPEN_END {
+                    r.tt_s
+                } else {
+                    r.tt_s.max(r.tt_e)
+                }
+            })
+            .max()
+            .unwrap_or(i64::MIN);
+        Unbelieved {
+            gen,
+            covered,
+            max_tt,
+            ids,
+        }
+    }
+}
+
 /// The lazily built index of one table, shared by every snapshot of the state.
 #[derive(Default)]
 pub(crate) struct IndexCache {
     slot: Mutex<Option<Arc<TableIndex>>>,
+    unbelieved: Mutex<Option<Arc<Unbelieved>>>,
 }
 
 impl IndexCache {
@@ -160,11 +203,34 @@ impl IndexCache {
         ix
     }
 
-    /// Drops the index when it covers rows beyond `len` (rollback of a failed batch).
+    /// The unbelieved covered rows of `ix` at close generation `gen`.
+    pub(crate) fn unbelieved(&self, rows: &[Row], ix: &TableIndex, gen: u64) -> Arc<Unbelieved> {
+        let mut g = self
+            .unbelieved
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(u) = g.as_ref() {
+            if u.gen == gen && u.covered == ix.covered {
+                return u.clone();
+            }
+        }
+        let u = Arc::new(Unbelieved::build(rows, ix.covered, gen));
+        *g = Some(u.clone());
+        u
+    }
+
+    /// Drops what covers rows beyond `len` (rollback of a failed batch).
     pub(crate) fn truncate(&mut self, len: usize) {
         let slot = self.slot.get_mut().unwrap_or_else(PoisonError::into_inner);
         if slot.as_ref().is_some_and(|ix| ix.covered > len) {
             *slot = None;
+        }
+        let u = self
+            .unbelieved
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if u.as_ref().is_some_and(|u| u.covered > len) {
+            *u = None;
         }
     }
 }
