@@ -107,16 +107,17 @@ impl Output {
     }
 
     /// [`Output::capped`] for kernels that render only the rows that survive the cap:
-    /// `head` holds the list's first `min(total, limit)` rows (more are dropped), `keys` the
-    /// key value of every row of the complete list, in list order.
-    pub fn capped_keyed(
+    /// `head` holds the list's first `min(total, limit)` rows (more are dropped), `total`
+    /// is the length of the complete list and `digest` its certificate (e.g. from
+    /// [`crate::json::set_digest_by`] over every row's key).
+    pub fn capped_certified(
         &mut self,
         name: &str,
         head: Vec<Value>,
-        keys: Vec<Value>,
+        total: usize,
+        digest: String,
     ) -> Result<bool, OpError> {
         let decl = self.decl(name, Cut::Capped)?;
-        let total = keys.len();
         if head.len() < total.min(self.limit) {
             return Err(OpError::internal(format!(
                 "{name}: {} rows rendered, {} needed",
@@ -124,7 +125,6 @@ impl Output {
                 total.min(self.limit)
             )));
         }
-        let digest = set_digest(&keys);
         let cut = total > self.limit;
         let head: Vec<Value> = head.into_iter().take(self.limit).collect();
         self.set(name, Value::Array(head));

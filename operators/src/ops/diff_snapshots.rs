@@ -16,12 +16,13 @@ use super::stored_json;
 use crate::args::{str_list_of, Args};
 use crate::cost::scan_estimate;
 use crate::error::OpError;
+use crate::json::set_digest_by;
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use rayon::prelude::*;
 use serde_json::{json, Value};
 use std::collections::HashSet;
-use tgms_engine::canon::hex;
+use tgms_engine::canon::{hex, write_str};
 use tgms_engine::ident::Id12;
 use tgms_engine::{EdgeVersion, Identity, NodeVersion, Version};
 
@@ -95,10 +96,13 @@ fn edge_hit(e: EdgeVersion<'_>, t1: i64, t2: i64) -> Option<EdgeHit<'_>> {
     hit(|| e.eid_bytes(), e, e.vt_s(), e.vt_e(), t1, t2)
 }
 
-/// Hits grouped by key, in key order (a parallel stable sort, so the grouping does not
-/// depend on the thread count).
-fn presence<K: Ord + Send, V: Copy + Send>(mut hits: Vec<Hit<K, V>>) -> Vec<(K, Presence<V>)> {
-    hits.par_sort_by(|a, b| a.0.cmp(&b.0));
+/// Hits grouped by key, in key order (a parallel sort on (key, position), so the grouping
+/// does not depend on the thread count).
+fn presence<K: Ord + Send, V: Copy + Send>(hits: Vec<Hit<K, V>>) -> Vec<(K, Presence<V>)> {
+    // Ties broken by the hit's position, so an unstable sort is deterministic.
+    let mut hits: Vec<(usize, Hit<K, V>)> = hits.into_iter().enumerate().collect();
+    hits.par_sort_unstable_by(|a, b| (&a.1 .0, a.0).cmp(&(&b.1 .0, b.0)));
+    let hits = hits.into_iter().map(|(_, h)| h);
     let mut out: Vec<(K, Presence<V>)> = Vec::new();
     for (k, v, v1, v2) in hits {
         if out.last().is_none_or(|(last, _)| *last != k) {
@@ -129,11 +133,20 @@ enum Changed<'s> {
 }
 
 impl Changed<'_> {
-    fn key(&self) -> Value {
+    /// The canonical text of the row key `[kind, id]`.
+    fn key(&self, s: &mut String) {
         match self {
-            Changed::Node(uid, ..) => json!(["node", uid]),
-            Changed::Edge(eid, ..) => json!(["edge", hex(eid)]),
+            Changed::Node(uid, ..) => {
+                s.push_str("[\"node\",");
+                write_str(s, uid);
+            }
+            Changed::Edge(eid, ..) => {
+                s.push_str("[\"edge\",\"");
+                s.push_str(&hex(eid));
+                s.push('"');
+            }
         }
+        s.push(']');
     }
 
     fn row(&self) -> Result<Value, OpError> {
@@ -148,22 +161,23 @@ impl Changed<'_> {
     }
 }
 
-/// Sets one capped list: every row's key (in parallel), and rows rendered only up to the
-/// cap — the rows past it are counted and certified but never built.
+/// Sets one capped list: the certificate over every row's key text (`key`, rendered in
+/// parallel), and rows rendered only up to the cap — the rows past it are counted and
+/// certified but never built.
 fn emit<T: Sync>(
     out: &mut Output,
     name: &str,
     items: &[T],
-    key: impl Fn(&T) -> Value + Sync + Send,
+    key: impl Fn(&T, &mut String) + Sync,
     row: impl Fn(&T) -> Result<Value, OpError>,
 ) -> Result<bool, OpError> {
-    let keys: Vec<Value> = items.par_iter().map(key).collect();
+    let digest = set_digest_by(items, key);
     let head = items
         .iter()
         .take(out.limit())
         .map(row)
         .collect::<Result<Vec<Value>, OpError>>()?;
-    out.capped_keyed(name, head, keys)
+    out.capped_certified(name, head, items.len(), digest)
 }
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
@@ -253,9 +267,14 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             (None, None) => {}
         }
     }
-    let uid_key = |u: &&str| Value::from(*u);
+    // Key texts as `set_digest` renders them: a JSON string (the uid; the eid hex).
+    let uid_key = |u: &&str, s: &mut String| write_str(s, u);
     let uid_row = |u: &&str| Ok(Value::from(*u));
-    let eid_key = |(eid, _): &(Id12, EdgeVersion<'_>)| Value::from(hex(eid));
+    let eid_key = |(eid, _): &(Id12, EdgeVersion<'_>), s: &mut String| {
+        s.push('"');
+        s.push_str(&hex(eid));
+        s.push('"');
+    };
     let brief = |(eid, e): &(Id12, EdgeVersion<'_>)| {
         Ok(json!({"eid": hex(eid), "src": e.src(), "dst": e.dst(), "rel_type": e.rel_type()}))
     };
