@@ -436,16 +436,33 @@ fn boundaries(rows: &[Row], cache: &IndexCache, lo: i64, hi: i64, as_of: i64) ->
     })
 }
 
-/// Storage-order ids of the rows believed at `as_of` with `t_a <= vt_s < t_b`.
-fn starts(rows: &[Row], cache: &IndexCache, t_a: i64, t_b: i64, as_of: i64) -> Vec<u32> {
+/// Storage-order ids of the rows believed at `as_of` with `t_a <= vt_s < t_b`; `gen` is
+/// the table's close generation.
+fn starts(rows: &[Row], cache: &IndexCache, gen: u64, t_a: i64, t_b: i64, as_of: i64) -> Vec<u32> {
     if t_a >= t_b {
         return Vec::new();
     }
     let ix = cache.get(rows);
+    let keep = |r: &Row| believed_at(r, as_of) && t_a <= r.vt_s && r.vt_s < t_b;
     let cands = ix.by_start.ids_in(t_a, t_b - 1);
-    select(rows, &ix, &[cands], |r| {
-        believed_at(r, as_of) && t_a <= r.vt_s && r.vt_s < t_b
-    })
+    if !cands.is_empty() && cands.len() == ix.covered {
+        // Every covered row starts in the window: at a belief state after every stored
+        // transaction time the covered answer is all covered rows but the unbelieved ones,
+        // listed without reading a row.
+        let unb = cache.unbelieved(rows, &ix, gen);
+        if clamp_tt(as_of) >= unb.max_tt {
+            let mut ids = Vec::with_capacity(ix.covered - unb.ids.len() + rows.len() - ix.covered);
+            let mut skip = unb.ids.iter().copied().peekable();
+            for i in 0..ix.covered as u32 {
+                if skip.next_if_eq(&i).is_none() {
+                    ids.push(i);
+                }
+            }
+            ids.extend(scan_ids(rows, ix.covered..rows.len(), keep));
+            return ids;
+        }
+    }
+    select(rows, &ix, &[cands], keep)
 }
 
 impl<'a> Snapshot<'a> {
@@ -494,7 +511,14 @@ impl<'a> Snapshot<'a> {
     /// for callers that keep large event lists compact). See [`Snapshot::edge_at`].
     pub fn edge_start_positions(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<u32> {
         let st = self.st;
-        starts(&st.edges, &st.edge_index, t_a, t_b, as_of_tt)
+        starts(
+            &st.edges,
+            &st.edge_index,
+            st.edge_close_gen,
+            t_a,
+            t_b,
+            as_of_tt,
+        )
     }
 
     /// The edge version at storage position `pos`, `None` when `pos >= edge_positions()`.
