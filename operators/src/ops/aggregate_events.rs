@@ -676,6 +676,7 @@ impl Grouper<'_> {
     ) -> Vec<Group> {
         let mut index: FxHashMap<Key, u32> = FxHashMap::default();
         let mut groups: Vec<Group> = Vec::new();
+        let mut recent: [(Option<Key>, u32); 2] = [(None, 0); 2];
         for (j, ev) in evs.enumerate() {
             let ev = &ev;
             let i = offset + j as u32;
@@ -707,14 +708,26 @@ impl Grouper<'_> {
                     }
                 };
             }
-            let g = *index.entry(key).or_insert_with(|| {
-                groups.push(Group {
-                    key,
-                    rep: i,
-                    ..Group::default()
+            // The two most recently used groups are checked before the hash map: event
+            // runs tend to alternate among few keys (e.g. rel types within one bucket).
+            let g = if recent[0].0 == Some(key) {
+                recent[0].1
+            } else if recent[1].0 == Some(key) {
+                recent.swap(0, 1);
+                recent[0].1
+            } else {
+                let g = *index.entry(key).or_insert_with(|| {
+                    groups.push(Group {
+                        key,
+                        rep: i,
+                        ..Group::default()
+                    });
+                    (groups.len() - 1) as u32
                 });
-                (groups.len() - 1) as u32
-            });
+                recent[1] = recent[0];
+                recent[0] = (Some(key), g);
+                g
+            };
             groups[g as usize].add(ev, i, self.needs);
         }
         groups
