@@ -3,6 +3,8 @@
 //! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
 //!
 //! This is the in-memory implementation; the segment store will serve the same calls.
+//! Window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
+//! index of `tindex.rs` instead of filtering every row.
 
 use crate::canon;
 use crate::ident::{self, Id12};
