@@ -65,19 +65,22 @@ pub fn set_digest<'a>(keys: impl IntoIterator<Item = &'a Value>) -> String {
 /// so neither the result nor its equality with `set_digest` depends on the thread count.
 pub fn set_digest_by<T: Sync>(items: &[T], render: impl Fn(&T, &mut String) + Sync) -> String {
     const CHUNK: usize = 8192;
-    let bufs: Vec<(String, Vec<usize>)> = items
-        .par_chunks(CHUNK)
-        .map(|c| {
-            let mut text = String::with_capacity(c.len() * 32);
-            let mut ends = Vec::with_capacity(c.len());
-            for x in c {
-                render(x, &mut text);
-                text.push('\n');
-                ends.push(text.len());
-            }
-            (text, ends)
-        })
-        .collect();
+    let part = |c: &[T]| {
+        let mut text = String::with_capacity(c.len() * 32);
+        let mut ends = Vec::with_capacity(c.len());
+        for x in c {
+            render(x, &mut text);
+            text.push('\n');
+            ends.push(text.len());
+        }
+        (text, ends)
+    };
+    // Short lists stay on the calling thread (no pool round trip).
+    let bufs: Vec<(String, Vec<usize>)> = if items.len() <= CHUNK {
+        vec![part(items)]
+    } else {
+        items.par_chunks(CHUNK).map(part).collect()
+    };
     let mut lines: Vec<&[u8]> = Vec::with_capacity(items.len());
     for (text, ends) in &bufs {
         let mut start = 0;
@@ -86,7 +89,11 @@ pub fn set_digest_by<T: Sync>(items: &[T], render: impl Fn(&T, &mut String) + Sy
             start = end;
         }
     }
-    lines.par_sort_unstable();
+    if lines.len() <= CHUNK {
+        lines.sort_unstable();
+    } else {
+        lines.par_sort_unstable();
+    }
     let mut h = Sha256::new();
     for l in &lines {
         h.update(l);
