@@ -349,6 +349,15 @@ pub const MAX_COUNT_BUCKETS: usize = 1 << 16;
 /// Storage-order ids of the rows in `range` that satisfy `keep`, scanned in parallel.
 fn scan_ids(rows: &[Row], range: Range<usize>, keep: impl Fn(&Row) -> bool + Sync) -> Vec<u32> {
     let start = range.start;
+    if range.len() <= CHUNK {
+        // One work unit: stay on the calling thread (no pool round trip).
+        return rows[range]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| keep(r))
+            .map(|(i, _)| (start + i) as u32)
+            .collect();
+    }
     // One list per fixed chunk, concatenated in chunk order (one allocation at the end).
     let parts: Vec<Vec<u32>> = rows[range]
         .par_chunks(CHUNK)
@@ -379,13 +388,26 @@ fn select(
     if n.saturating_mul(4) >= rows.len() {
         return scan_ids(rows, 0..rows.len(), keep);
     }
-    let chunks: Vec<&[u32]> = cands.iter().flat_map(|c| c.chunks(CHUNK)).collect();
-    let mut ids: Vec<u32> = chunks
-        .par_iter()
-        .flat_map_iter(|c| c.iter().copied().filter(|&i| keep(&rows[i as usize])))
-        .collect();
+    let hit = |&i: &u32| keep(&rows[i as usize]);
+    let mut ids: Vec<u32> = if n <= CHUNK {
+        // One work unit: stay on the calling thread (no pool round trip).
+        cands
+            .iter()
+            .flat_map(|c| c.iter().copied().filter(hit))
+            .collect()
+    } else {
+        let chunks: Vec<&[u32]> = cands.iter().flat_map(|c| c.chunks(CHUNK)).collect();
+        chunks
+            .par_iter()
+            .flat_map_iter(|c| c.iter().copied().filter(hit))
+            .collect()
+    };
     ids.extend(scan_ids(rows, tail, &keep));
-    ids.par_sort_unstable();
+    if ids.len() <= CHUNK {
+        ids.sort_unstable();
+    } else {
+        ids.par_sort_unstable();
+    }
     ids.dedup();
     ids
 }

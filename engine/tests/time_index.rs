@@ -307,3 +307,85 @@ fn indexed_reads_match_a_brute_force_filter_under_writes() {
         "only {non_empty} non-empty boundary answers"
     );
 }
+
+/// The parallel paths (gathers and scans over several work units) against the brute force,
+/// on a store of 120,000 events with interval edges, corrections and retractions; the
+/// window (30,000, 48,000) gathers some 25,000 index candidates (several work units).
+#[test]
+fn parallel_gathers_match_a_brute_force_filter() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::create_with(&dir.path().join("s"), opts()).unwrap();
+    let mut g = Rng(41);
+    for b in 0..12i64 {
+        let evs: Vec<Value> = (0..10_000)
+            .map(|_| {
+                let t = g.below(100_000);
+                let mut ev = json!({"src": format!("u{}", g.below(200)), "dst": format!("u{}", g.below(200)),
+                    "rel_type": "R", "vt_s": t});
+                if g.below(5) == 0 {
+                    ev["vt_e"] = json!(t + 1 + g.below(20_000));
+                }
+                ev
+            })
+            .collect();
+        s.write_at(
+            b + 1,
+            vec![Op::from_json(
+                &json!({"op": "ingest_events", "events": evs}),
+            )],
+        )
+        .unwrap();
+    }
+    for k in 0..300i64 {
+        let (u, t) = (format!("u{}", g.below(200)), g.below(100_000));
+        let op = if k % 2 == 0 {
+            json!({"op":"correct","ref":{"kind":"node","uid":u},"props":{"p":k},"vt_s":t,"vt_e":t + 5000})
+        } else {
+            json!({"op":"retract","ref":{"kind":"node","uid":u},"t":t})
+        };
+        let _ = s.write_at(10 + k, vec![Op::from_json(&op)]);
+    }
+    let rows = rows_of(&s);
+    let snap = s.snapshot();
+    let edges: Vec<&Value> = rows.iter().filter(|r| r["kind"] == "edge").collect();
+    let mut large = 0;
+    for as_of in [OPEN_END, 4, 100] {
+        for (lo, hi) in [
+            (30_000, 48_000),
+            (0, 100_000),
+            (10_000, 11_000),
+            (0, OPEN_END),
+        ] {
+            let bound = |r: &&&Value| {
+                let (vs, ve) = (int(r, "vt_s"), int(r, "vt_e"));
+                believed(r, as_of) && ((lo < vs && vs <= hi) || (lo < ve && ve <= hi))
+            };
+            let want: Vec<&Value> = edges.iter().filter(bound).copied().collect();
+            let mut got: Vec<String> = snap
+                .edge_boundaries(lo, hi, as_of)
+                .iter()
+                .map(|e| e.vid())
+                .collect();
+            got.sort();
+            assert_eq!(got, vids(&want), "edge_boundaries({lo}, {hi}, {as_of})");
+            large += usize::from(want.len() > 20_000);
+            let over =
+                |r: &&&Value| believed(r, as_of) && int(r, "vt_s") < hi && lo < int(r, "vt_e");
+            let want: Vec<&Value> = edges.iter().filter(over).copied().collect();
+            let mut got: Vec<String> = snap
+                .edge_window(Some((lo, hi)), as_of)
+                .iter()
+                .map(|e| e.vid())
+                .collect();
+            got.sort();
+            assert_eq!(got, vids(&want), "edge_window([{lo}, {hi}), {as_of})");
+            let starting =
+                |r: &&&Value| believed(r, as_of) && lo <= int(r, "vt_s") && int(r, "vt_s") < hi;
+            let want: Vec<&Value> = edges.iter().filter(starting).copied().collect();
+            let mut got: Vec<String> = snap.edge_starts(lo, hi, as_of).map(|e| e.vid()).collect();
+            got.sort();
+            assert_eq!(got, vids(&want), "edge_starts({lo}, {hi}, {as_of})");
+        }
+    }
+    assert!(large >= 3, "only {large} answers above 20,000 rows");
+}
