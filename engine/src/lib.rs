@@ -20,6 +20,7 @@ pub mod seg;
 mod state;
 pub mod store;
 pub mod time;
+mod tindex;
 pub mod wal;
 
 pub use error::{Error, Result};

@@ -3,13 +3,17 @@
 //! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
 //!
 //! This is the in-memory implementation; the segment store will serve the same calls.
+//! Window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
+//! index of `tindex.rs` instead of filtering every row.
 
 use crate::canon;
 use crate::ident::{self, Id12};
 use crate::op::Origin;
 use crate::state::{Row, State, Stats, NONE};
 use crate::time::{clamp_tt, overlaps};
+use crate::tindex::{IndexCache, TableIndex};
 use rayon::prelude::*;
+use std::ops::Range;
 
 /// A node or edge identity as callers name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -155,9 +159,7 @@ impl<'a> Snapshot<'a> {
         let keep =
             |r: &Row| believed_at(r, scan.as_of_tt) && in_window(r, scan.vt_window) && rel_ok(r);
         let mut idx: Vec<u32> = match scan.touching {
-            None => (0..st.edges.len() as u32)
-                .filter(|&i| keep(&st.edges[i as usize]))
-                .collect(),
+            None => overlapping(&st.edges, &st.edge_index, scan.vt_window, keep),
             Some((uids, mode)) => {
                 let set: Vec<u32> = uids.iter().filter_map(|u| st.uids.get(u)).collect();
                 let member = |u: u32| set.contains(&u);
@@ -249,16 +251,13 @@ impl<'a> Snapshot<'a> {
     /// Node versions believed at `as_of_tt` and valid at `t`, ordered by uid.
     pub fn nodes_valid_at(&self, t: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
         let st = self.st;
-        let mut out: Vec<NodeVersion<'a>> = st
-            .node_postings
-            .iter()
-            .flat_map(|p| p.iter().copied())
-            .filter(|&i| {
-                let r = &st.nodes[i as usize];
-                believed_at(r, as_of_tt) && r.vt_s <= t && t < r.vt_e
-            })
+        let keep = |r: &Row| believed_at(r, as_of_tt) && r.vt_s <= t && t < r.vt_e;
+        let w = Some((t, t.saturating_add(1)));
+        let mut out: Vec<NodeVersion<'a>> = overlapping(&st.nodes, &st.node_index, w, keep)
+            .into_iter()
             .map(|i| NodeVersion { st, idx: i })
             .collect();
+        // One believed version per uid is valid at `t` (I1), so the order is total.
         out.sort_by(|a, b| a.uid().cmp(b.uid()));
         out
     }
@@ -333,59 +332,223 @@ impl<'a> Snapshot<'a> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Addition for `diff_snapshots` (operators issue #4): versions whose validity *changes*
-// inside a span. The contract is what a boundary index answers in O(result) — per segment, a
-// `vt_s`-sorted and a `vt_e`-sorted permutation, binary-searched for `(lo, hi]`. This
-// in-memory implementation scans rows on integers only (no id derivation, no sort).
+// Window selection through the valid-time index (`tindex.rs`). Every window read names its
+// candidate rows by binary search in the index (plus the unindexed tail of newest rows),
+// checks the exact predicate on each candidate in parallel chunks, and sorts the ids back
+// to storage order (ids are unique, so the order does not depend on the thread count). When
+// the candidates are a large share of the table, a parallel scan of the storage order is
+// cheaper and yields the same list, because the predicate is exact on its own.
+
+/// Rows per parallel work unit.
+const CHUNK: usize = 16_384;
+
+/// Cap on the bucket count of [`Snapshot::edge_start_counts`] (one counter per bucket and
+/// work unit).
+pub const MAX_COUNT_BUCKETS: usize = 1 << 16;
+
+/// Storage-order ids of the rows in `range` that satisfy `keep`, scanned in parallel.
+fn scan_ids(rows: &[Row], range: Range<usize>, keep: impl Fn(&Row) -> bool + Sync) -> Vec<u32> {
+    let start = range.start;
+    if range.len() <= CHUNK {
+        // One work unit: stay on the calling thread (no pool round trip).
+        return rows[range]
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| keep(r))
+            .map(|(i, _)| (start + i) as u32)
+            .collect();
+    }
+    // One list per fixed chunk, concatenated in chunk order (one allocation at the end).
+    let parts: Vec<Vec<u32>> = rows[range]
+        .par_chunks(CHUNK)
+        .enumerate()
+        .map(|(c, ch)| {
+            let base = start + c * CHUNK;
+            ch.iter()
+                .enumerate()
+                .filter(|(_, r)| keep(r))
+                .map(|(i, _)| (base + i) as u32)
+                .collect()
+        })
+        .collect();
+    parts.concat()
+}
+
+/// Storage-order ids of the rows satisfying `keep` among the index candidates `cands`
+/// (may overlap) and the tail `[ix.covered, rows.len())`. `keep` must be exact: it alone
+/// decides membership, the candidates only bound the work.
+fn select(
+    rows: &[Row],
+    ix: &TableIndex,
+    cands: &[&[u32]],
+    keep: impl Fn(&Row) -> bool + Sync,
+) -> Vec<u32> {
+    let tail = ix.covered..rows.len();
+    let n: usize = cands.iter().map(|c| c.len()).sum::<usize>() + tail.len();
+    if n.saturating_mul(4) >= rows.len() {
+        return scan_ids(rows, 0..rows.len(), keep);
+    }
+    let hit = |&i: &u32| keep(&rows[i as usize]);
+    let mut ids: Vec<u32> = if n <= CHUNK {
+        // One work unit: stay on the calling thread (no pool round trip).
+        cands
+            .iter()
+            .flat_map(|c| c.iter().copied().filter(hit))
+            .collect()
+    } else {
+        let chunks: Vec<&[u32]> = cands.iter().flat_map(|c| c.chunks(CHUNK)).collect();
+        chunks
+            .par_iter()
+            .flat_map_iter(|c| c.iter().copied().filter(hit))
+            .collect()
+    };
+    ids.extend(scan_ids(rows, tail, &keep));
+    if ids.len() <= CHUNK {
+        ids.sort_unstable();
+    } else {
+        ids.par_sort_unstable();
+    }
+    ids.dedup();
+    ids
+}
+
+/// Storage-order ids of the rows overlapping `w` (every row when `None`) that satisfy
+/// `keep`, which must imply the overlap.
+fn overlapping(
+    rows: &[Row],
+    cache: &IndexCache,
+    w: Option<(i64, i64)>,
+    keep: impl Fn(&Row) -> bool + Sync,
+) -> Vec<u32> {
+    let Some((a, b)) = w else {
+        return scan_ids(rows, 0..rows.len(), keep);
+    };
+    let ix = cache.get(rows);
+    // Rows starting in [a, b) overlap; a row starting before `a` overlaps only when it
+    // ends after `a`, which an instantaneous row cannot: those are long rows, found by the
+    // shorter of the `vt_e > a` suffix and the `vt_s < a` prefix.
+    let inside = ix.by_start.ids_in(a, b.saturating_sub(1));
+    let before = if a == i64::MIN {
+        &[][..]
+    } else if ix.by_end.count_in(a.saturating_add(1), i64::MAX)
+        <= ix.by_start.count_in(i64::MIN, a - 1)
+    {
+        ix.by_end.ids_in(a.saturating_add(1), i64::MAX)
+    } else {
+        ix.by_start.ids_in(i64::MIN, a - 1)
+    };
+    select(rows, &ix, &[inside, before], keep)
+}
 
 /// True when `[vt_s, vt_e)` starts or ends inside `(lo, hi]`.
 fn boundary_in(r: &Row, lo: i64, hi: i64) -> bool {
     (lo < r.vt_s && r.vt_s <= hi) || (lo < r.vt_e && r.vt_e <= hi)
 }
 
+/// Storage-order ids of the rows believed at `as_of` that start or end inside `(lo, hi]`.
+fn boundaries(rows: &[Row], cache: &IndexCache, lo: i64, hi: i64, as_of: i64) -> Vec<u32> {
+    if lo >= hi {
+        return Vec::new();
+    }
+    let ix = cache.get(rows);
+    // A start in (lo, hi] is found by `vt_s`; an end in (lo, hi] of an instantaneous row
+    // means `vt_s` in [lo, hi), of a long row it is found by `vt_e`.
+    let starts = ix.by_start.ids_in(lo, hi);
+    let ends = ix.by_end.ids_in(lo + 1, hi);
+    select(rows, &ix, &[starts, ends], |r| {
+        believed_at(r, as_of) && boundary_in(r, lo, hi)
+    })
+}
+
+/// Storage-order ids of the rows believed at `as_of` with `t_a <= vt_s < t_b`; `gen` is
+/// the table's close generation.
+fn starts(rows: &[Row], cache: &IndexCache, gen: u64, t_a: i64, t_b: i64, as_of: i64) -> Vec<u32> {
+    if t_a >= t_b {
+        return Vec::new();
+    }
+    let ix = cache.get(rows);
+    let keep = |r: &Row| believed_at(r, as_of) && t_a <= r.vt_s && r.vt_s < t_b;
+    let cands = ix.by_start.ids_in(t_a, t_b - 1);
+    if !cands.is_empty() && cands.len() == ix.covered {
+        // Every covered row starts in the window: at a belief state after every stored
+        // transaction time the covered answer is all covered rows but the unbelieved ones,
+        // listed without reading a row.
+        let unb = cache.unbelieved(rows, &ix, gen);
+        if clamp_tt(as_of) >= unb.max_tt {
+            let mut ids = Vec::with_capacity(ix.covered - unb.ids.len() + rows.len() - ix.covered);
+            let mut skip = unb.ids.iter().copied().peekable();
+            for i in 0..ix.covered as u32 {
+                if skip.next_if_eq(&i).is_none() {
+                    ids.push(i);
+                }
+            }
+            ids.extend(scan_ids(rows, ix.covered..rows.len(), keep));
+            return ids;
+        }
+    }
+    select(rows, &ix, &[cands], keep)
+}
+
 impl<'a> Snapshot<'a> {
     /// Node versions believed at `as_of_tt` whose valid interval starts or ends inside
     /// `(lo, hi]` (`lo < vt_s <= hi` or `lo < vt_e <= hi`), in storage order.
+    /// O(log n + boundary rows) through the valid-time index.
     pub fn node_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
         let st = self.st;
-        (0..st.nodes.len() as u32)
-            .filter(|&i| {
-                let r = &st.nodes[i as usize];
-                believed_at(r, as_of_tt) && boundary_in(r, lo, hi)
-            })
+        boundaries(&st.nodes, &st.node_index, lo, hi, as_of_tt)
+            .into_iter()
             .map(|i| NodeVersion { st, idx: i })
             .collect()
     }
 
     /// Edge versions believed at `as_of_tt` whose valid interval starts or ends inside
-    /// `(lo, hi]`, in storage order.
+    /// `(lo, hi]`, in storage order. O(log n + boundary rows) through the valid-time index.
     pub fn edge_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
         let st = self.st;
-        (0..st.edges.len() as u32)
-            .filter(|&i| {
-                let r = &st.edges[i as usize];
-                believed_at(r, as_of_tt) && boundary_in(r, lo, hi)
-            })
+        boundaries(&st.edges, &st.edge_index, lo, hi, as_of_tt)
+            .into_iter()
             .map(|i| EdgeVersion { st, idx: i })
             .collect()
     }
-}
 
-// ---------------------------------------------------------------------------------------
-// Addition for `aggregate_events`: the edge versions whose validity *starts* inside a
-// window. A segment store answers it from its `vt_s`-sorted permutation in O(result); this
-// in-memory implementation scans rows on integers only (no id derivation, no sort).
-
-impl<'a> Snapshot<'a> {
-    /// Edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b`, in storage order,
-    /// streamed (no intermediate list).
+    /// Edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b`, in storage order.
+    /// O(log n + rows starting in the window) through the valid-time index.
     pub fn edge_starts(
         &self,
         t_a: i64,
         t_b: i64,
         as_of_tt: i64,
     ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
-        self.edge_starts_in(t_a, t_b, as_of_tt, 0..self.edge_positions())
+        self.edge_starts_list(t_a, t_b, as_of_tt).into_iter()
+    }
+
+    /// [`Snapshot::edge_starts`] as a list, gathered in parallel.
+    pub fn edge_starts_list(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
+        let st = self.st;
+        self.edge_start_positions(t_a, t_b, as_of_tt)
+            .into_iter()
+            .map(|i| EdgeVersion { st, idx: i })
+            .collect()
+    }
+
+    /// The storage positions of [`Snapshot::edge_starts`] (ascending; 4 bytes per version,
+    /// for callers that keep large event lists compact). See [`Snapshot::edge_at`].
+    pub fn edge_start_positions(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<u32> {
+        let st = self.st;
+        starts(
+            &st.edges,
+            &st.edge_index,
+            st.edge_close_gen,
+            t_a,
+            t_b,
+            as_of_tt,
+        )
+    }
+
+    /// The edge version at storage position `pos`, `None` when `pos >= edge_positions()`.
+    pub fn edge_at(&self, pos: u32) -> Option<EdgeVersion<'a>> {
+        let st = self.st;
+        ((pos as usize) < st.edges.len()).then_some(EdgeVersion { st, idx: pos })
     }
 
     /// The number of storage positions of edge rows: the index space of
@@ -396,7 +559,7 @@ impl<'a> Snapshot<'a> {
 
     /// [`Snapshot::edge_starts`] restricted to the storage positions `pos`, for partitioned
     /// (parallel) scans: the concatenation over consecutive ranges covering
-    /// `0..edge_positions()` is exactly `edge_starts`.
+    /// `0..edge_positions()` is exactly `edge_starts`. Scans the positions (no index).
     pub fn edge_starts_in(
         &self,
         t_a: i64,
@@ -419,6 +582,100 @@ impl<'a> Snapshot<'a> {
                     },
                 )
             })
+    }
+
+    /// Per bucket `[t_a + i·stride, t_a + (i+1)·stride) ∩ [t_a, t_b)`, the number of edge
+    /// versions believed at `as_of_tt` that start in it (with `rel_type` when given), for
+    /// `i < ceil((t_b − t_a) / stride)`. Counted in parallel without materializing rows;
+    /// integer sums, so the result does not depend on the thread count. An empty window
+    /// gives no buckets; more than [`MAX_COUNT_BUCKETS`] buckets is an `invalid` error.
+    pub fn edge_start_counts(
+        &self,
+        t_a: i64,
+        t_b: i64,
+        stride: i64,
+        as_of_tt: i64,
+        rel_type: Option<&str>,
+    ) -> crate::Result<Vec<u64>> {
+        let st = self.st;
+        if t_a >= t_b {
+            return Ok(Vec::new());
+        }
+        if stride < 1 {
+            return Err(crate::Error::invalid(format!("stride {stride} is below 1")));
+        }
+        let width = (t_b as i128 - t_a as i128) as u128;
+        let n = width.div_ceil(stride as u128);
+        if n > MAX_COUNT_BUCKETS as u128 {
+            return Err(crate::Error::invalid(format!(
+                "{n} buckets exceed the cap {MAX_COUNT_BUCKETS}"
+            )));
+        }
+        let n = n as usize;
+        let rel = match rel_type {
+            None => None,
+            Some(r) => match st.strings.get(r) {
+                Some(id) => Some(id),
+                None => return Ok(vec![0; n]),
+            },
+        };
+        let rows = &st.edges;
+        let keep = |r: &Row| {
+            believed_at(r, as_of_tt)
+                && t_a <= r.vt_s
+                && r.vt_s < t_b
+                && rel.is_none_or(|x| st.idents[r.ident as usize].rel == x)
+        };
+        let bucket = |r: &Row| ((r.vt_s as i128 - t_a as i128) / stride as i128) as usize;
+        let add = |mut c: Vec<u64>, r: &Row| {
+            if keep(r) {
+                c[bucket(r)] += 1;
+            }
+            c
+        };
+        let sum = |mut x: Vec<u64>, y: Vec<u64>| {
+            x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
+            x
+        };
+        let ix = st.edge_index.get(rows);
+        let tail = &rows[ix.covered..];
+        if rel.is_none() {
+            // At a belief state after every stored transaction time, a covered row is
+            // believed unless it is listed as unbelieved: count keys per bucket by binary
+            // search, take the unbelieved rows off, and add the (exactly checked) tail.
+            let unb = st.edge_index.unbelieved(rows, &ix, st.edge_close_gen);
+            if clamp_tt(as_of_tt) >= unb.max_tt {
+                let mut c: Vec<u64> = (0..n as i64)
+                    .map(|i| {
+                        let lo = t_a + i * stride;
+                        let hi = lo.saturating_add(stride).min(t_b) - 1;
+                        ix.by_start.count_in(lo, hi) as u64
+                    })
+                    .collect();
+                for &i in &unb.ids {
+                    let r = &rows[i as usize];
+                    if t_a <= r.vt_s && r.vt_s < t_b && !believed_at(r, as_of_tt) {
+                        c[bucket(r)] -= 1;
+                    }
+                }
+                return Ok(sum(c, tail.iter().fold(vec![0u64; n], add)));
+            }
+        }
+        let cands = ix.by_start.ids_in(t_a, t_b - 1);
+        if (cands.len() + tail.len()).saturating_mul(4) >= rows.len() {
+            return Ok(rows
+                .par_chunks(CHUNK)
+                .map(|c| c.iter().fold(vec![0u64; n], add))
+                .reduce(|| vec![0u64; n], sum));
+        }
+        let indexed = cands
+            .par_chunks(CHUNK)
+            .map(|c| {
+                c.iter()
+                    .fold(vec![0u64; n], |acc, &i| add(acc, &rows[i as usize]))
+            })
+            .reduce(|| vec![0u64; n], sum);
+        Ok(sum(indexed, tail.iter().fold(vec![0u64; n], add)))
     }
 }
 
@@ -630,6 +887,15 @@ impl<'a> EdgeVersion<'a> {
     pub fn disc(&self) -> String {
         self.st.disc_text(self.ident().disc)
     }
+    /// Snapshot-local interned id of the edge identity (see [`EdgeVersion::src_id`]):
+    /// equal ids ⇔ same `(src, dst, rel_type, disc)`.
+    pub fn ident_id(&self) -> u32 {
+        self.row().ident
+    }
+    /// The 12 eid bytes (the hex of [`EdgeVersion::eid`] orders as these bytes do).
+    pub fn eid_bytes(&self) -> Id12 {
+        *self.st.eid(self.row().ident)
+    }
     /// The 24-hex eid.
     pub fn eid(&self) -> String {
         canon::hex(self.st.eid(self.row().ident))
@@ -674,21 +940,17 @@ impl<'a> EdgeVersion<'a> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Addition for the series operators (graph_metric_timeseries, burst_detection,
-// resolve_entities): window scans without ordering. The contract is what a segment store
-// answers by skipping segments whose valid-time range misses the window; this in-memory
-// implementation filters rows on integers only (no id derivation, no sort).
+// Window scans without ordering for the series operators (graph_metric_timeseries,
+// burst_detection, resolve_entities), through the valid-time index.
 
 impl<'a> Snapshot<'a> {
     /// Node versions believed at `as_of_tt` whose valid interval overlaps `vt_window`
     /// (every believed node version when `None`), in storage order.
     pub fn node_scan(&self, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
         let st = self.st;
-        (0..st.nodes.len() as u32)
-            .filter(|&i| {
-                let r = &st.nodes[i as usize];
-                believed_at(r, as_of_tt) && in_window(r, vt_window)
-            })
+        let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, vt_window);
+        overlapping(&st.nodes, &st.node_index, vt_window, keep)
+            .into_iter()
             .map(|i| NodeVersion { st, idx: i })
             .collect()
     }
@@ -701,11 +963,9 @@ impl<'a> Snapshot<'a> {
         as_of_tt: i64,
     ) -> Vec<EdgeVersion<'a>> {
         let st = self.st;
-        (0..st.edges.len() as u32)
-            .filter(|&i| {
-                let r = &st.edges[i as usize];
-                believed_at(r, as_of_tt) && in_window(r, vt_window)
-            })
+        let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, vt_window);
+        overlapping(&st.edges, &st.edge_index, vt_window, keep)
+            .into_iter()
             .map(|i| EdgeVersion { st, idx: i })
             .collect()
     }

@@ -8,6 +8,7 @@ use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
 use crate::op::{AssertEdge, AssertNode, Correct, IngestEvents, Op, Origin, Ref, Retract};
 use crate::time::{overlaps, OPEN_END};
+use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::collections::BTreeMap;
@@ -199,6 +200,12 @@ pub struct State {
     /// Sealed rows closed since the last flush, `(is_edge, row)`, in close order: the
     /// close run the next flush writes.
     pub(crate) pending_closes: Vec<(bool, u32)>,
+    /// Valid-time indexes of `nodes` / `edges`, built by reads (see `tindex.rs`).
+    pub(crate) node_index: IndexCache,
+    pub(crate) edge_index: IndexCache,
+    /// Bumped whenever an edge row's `tt_e` is closed (never lowered, also not by a
+    /// rollback): caches of believed-now facts about edge rows compare it.
+    pub(crate) edge_close_gen: u64,
 }
 
 /// Dense-id counts of every table of the state: a segment covers `[base, end)` of each.
@@ -445,6 +452,7 @@ impl State {
             Kind::Edge => &mut self.edges[r as usize],
         };
         if row.tt_s != cx.tt {
+            self.edge_close_gen += u64::from(is_edge);
             row.tt_e = cx.tt;
             row.closed_by = Some(cx.kind);
             row.close_reason = cx.reason;
@@ -799,6 +807,8 @@ impl State {
         }
         self.nodes.truncate(u.node_len);
         self.edges.truncate(u.edge_len);
+        self.node_index.truncate(u.node_len);
+        self.edge_index.truncate(u.edge_len);
         self.idents.truncate(u.ident_len);
         self.edge_postings.truncate(u.ident_len);
         // Slots below `slot_len` belong to earlier batches' ordinals and are never written

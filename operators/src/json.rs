@@ -2,6 +2,7 @@
 //! `round9` float canonicalization, `digest`, completeness certificates (`set_digest`,
 //! `operators.md` §6.3) and the value rendering used in `E_SCHEMA` messages (§5.3).
 
+use rayon::prelude::*;
 use serde_json::{Number, Value};
 use sha2::{Digest, Sha256};
 pub use tgms_engine::canon::{digest, number_is_float, parse, to_string};
@@ -54,15 +55,45 @@ pub fn canonicalize_floats(v: &mut Value) -> Result<(), NonFinite> {
 
 /// The certificate of §6.3 over the multiset of key values `keys`.
 pub fn set_digest<'a>(keys: impl IntoIterator<Item = &'a Value>) -> String {
-    let mut lines: Vec<Vec<u8>> = keys
-        .into_iter()
-        .map(|k| {
-            let mut s = to_string(k).into_bytes();
-            s.push(b'\n');
-            s
-        })
-        .collect();
-    lines.sort_unstable();
+    let keys: Vec<&Value> = keys.into_iter().collect();
+    set_digest_by(&keys, |k, s| tgms_engine::canon::write_value(s, k))
+}
+
+/// [`set_digest`] over the keys of `items`, where `render` appends the canonical JSON text
+/// of one item's key: SHA-256 over the sorted key lines. The lines are rendered in parallel
+/// into one buffer per fixed-size chunk (no allocation per key) and sorted as byte slices,
+/// so neither the result nor its equality with `set_digest` depends on the thread count.
+pub fn set_digest_by<T: Sync>(items: &[T], render: impl Fn(&T, &mut String) + Sync) -> String {
+    const CHUNK: usize = 8192;
+    let part = |c: &[T]| {
+        let mut text = String::with_capacity(c.len() * 32);
+        let mut ends = Vec::with_capacity(c.len());
+        for x in c {
+            render(x, &mut text);
+            text.push('\n');
+            ends.push(text.len());
+        }
+        (text, ends)
+    };
+    // Short lists stay on the calling thread (no pool round trip).
+    let bufs: Vec<(String, Vec<usize>)> = if items.len() <= CHUNK {
+        vec![part(items)]
+    } else {
+        items.par_chunks(CHUNK).map(part).collect()
+    };
+    let mut lines: Vec<&[u8]> = Vec::with_capacity(items.len());
+    for (text, ends) in &bufs {
+        let mut start = 0;
+        for &end in ends {
+            lines.push(&text.as_bytes()[start..end]);
+            start = end;
+        }
+    }
+    if lines.len() <= CHUNK {
+        lines.sort_unstable();
+    } else {
+        lines.par_sort_unstable();
+    }
     let mut h = Sha256::new();
     for l in &lines {
         h.update(l);

@@ -128,6 +128,41 @@ impl Output {
         Ok(cut)
     }
 
+    /// [`Output::capped`] for kernels that render only the rows that survive the cap:
+    /// `head` holds the list's first `min(total, limit)` rows (more are dropped), `total`
+    /// is the length of the complete list and `digest` its certificate (e.g. from
+    /// [`crate::json::set_digest_by`] over every row's key).
+    pub fn capped_certified(
+        &mut self,
+        name: &str,
+        head: Vec<Value>,
+        total: usize,
+        digest: String,
+    ) -> Result<bool, OpError> {
+        let decl = self.decl(name, Cut::Capped)?;
+        if head.len() < total.min(self.limit) {
+            return Err(OpError::internal(format!(
+                "{name}: {} rows rendered, {} needed",
+                head.len(),
+                total.min(self.limit)
+            )));
+        }
+        let cut = total > self.limit;
+        let head: Vec<Value> = head.into_iter().take(self.limit).collect();
+        self.set(name, Value::Array(head));
+        self.set(&decl.total_field, Value::from(total));
+        if let Some(f) = &decl.truncated_field {
+            self.set(f, Value::Bool(cut));
+        }
+        self.set(&decl.digest_field, Value::from(digest));
+        Ok(cut)
+    }
+
+    /// The row cap of the call (`limit`).
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// The finished payload.
     pub fn into_payload(self) -> Map<String, Value> {
         self.map

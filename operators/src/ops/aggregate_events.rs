@@ -2,7 +2,7 @@
 //! (believed edge versions) starting in a window.
 //!
 //! The kernel reads only the versions whose validity starts inside the window
-//! (`Snapshot::edge_starts`, engine read API), applies the filters in the spec's order
+//! (`Snapshot::edge_start_positions`, engine read API, through the valid-time index), applies the filters in the spec's order
 //! (`prop_filter` over the window, then the cohort, then `pair_mode`), assigns each event a
 //! fixed-size group key of interned values (integers and store-borrowed strings, no
 //! allocation per event) and keeps per group only its member indices. Per-call work (rel-type
@@ -615,8 +615,8 @@ impl Distinct {
 
 /// Events per grouping chunk (fixed: results never depend on the thread count).
 const CHUNK: usize = 32_768;
-/// Storage positions per scan part (fixed, as `CHUNK`).
-const SCAN_POSITIONS: usize = 65_536;
+/// Events per filter part of the scan (fixed, as `CHUNK`).
+const SCAN_PART: usize = 65_536;
 
 /// The per-call label lookup: per endpoint uid id, its believed node versions with per-call
 /// label indices (1-based; 0 = no label), cached once per uid.
@@ -670,13 +670,15 @@ impl Grouper<'_> {
     /// first occurrence, one hash of two integers per event.
     fn chunk<'a>(
         &self,
-        evs: &[Ev<'a>],
+        evs: impl Iterator<Item = Ev<'a>>,
         offset: u32,
         mut labels: Option<&mut LabelCtx<'a>>,
     ) -> Vec<Group> {
         let mut index: FxHashMap<Key, u32> = FxHashMap::default();
         let mut groups: Vec<Group> = Vec::new();
-        for (j, ev) in evs.iter().enumerate() {
+        let mut recent: [(Option<Key>, u32); 2] = [(None, 0); 2];
+        for (j, ev) in evs.enumerate() {
+            let ev = &ev;
             let i = offset + j as u32;
             let e = &ev.e;
             let (src, dst) = if !self.endpoint_dims {
@@ -706,14 +708,26 @@ impl Grouper<'_> {
                     }
                 };
             }
-            let g = *index.entry(key).or_insert_with(|| {
-                groups.push(Group {
-                    key,
-                    rep: i,
-                    ..Group::default()
+            // The two most recently used groups are checked before the hash map: event
+            // runs tend to alternate among few keys (e.g. rel types within one bucket).
+            let g = if recent[0].0 == Some(key) {
+                recent[0].1
+            } else if recent[1].0 == Some(key) {
+                recent.swap(0, 1);
+                recent[0].1
+            } else {
+                let g = *index.entry(key).or_insert_with(|| {
+                    groups.push(Group {
+                        key,
+                        rep: i,
+                        ..Group::default()
+                    });
+                    (groups.len() - 1) as u32
                 });
-                (groups.len() - 1) as u32
-            });
+                recent[1] = recent[0];
+                recent[0] = (Some(key), g);
+                g
+            };
             groups[g as usize].add(ev, i, self.needs);
         }
         groups
@@ -803,47 +817,56 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let rel_set: Option<FxHashSet<&str>> = rels
         .as_ref()
         .map(|rs| rs.iter().map(String::as_str).collect());
-    // The scan runs over fixed ranges of storage positions in parallel; the parts are
-    // concatenated in order, so the event list equals a sequential scan.
-    let n_pos = snap.edge_positions();
-    let ranges: Vec<std::ops::Range<usize>> = (0..n_pos)
-        .step_by(SCAN_POSITIONS)
-        .map(|s| s..(s + SCAN_POSITIONS).min(n_pos))
-        .collect();
-    type Part<'s> = Result<(Vec<EdgeVersion<'s>>, Vec<Value>), OpError>;
-    let parts: Vec<Part<'_>> = ranges
-        .into_par_iter()
-        .map(|r| {
-            let mut rel_ok: FxHashMap<u32, bool> = FxHashMap::default();
-            let mut es = Vec::new();
-            let mut ps = Vec::new();
-            for e in snap.edge_starts_in(t_a, t_b, a, r) {
-                if let Some(rs) = &rel_set {
-                    let ok = *rel_ok
-                        .entry(e.rel_id())
-                        .or_insert_with(|| rs.contains(e.rel_type()));
-                    if !ok {
-                        continue;
-                    }
-                }
-                if reads_props {
-                    ps.push(stored_json(e.props())?);
-                }
-                es.push(e);
-            }
-            Ok((es, ps))
-        })
-        .collect();
+    // The engine gathers the starts' storage positions through its valid-time index
+    // (ascending). The rel test and property parsing run over fixed-size parts in parallel,
+    // concatenated in order, so the event list equals a sequential pass.
+    let starts = snap.edge_start_positions(t_a, t_b, a);
+    if starts
+        .last()
+        .is_some_and(|&p| p as usize >= snap.edge_positions())
+    {
+        return Err(OpError::internal("edge start position out of range"));
+    }
+    // Without filters or property reads the events are the start positions themselves:
+    // grouping reads them in place and no per-event list is built.
+    let plain =
+        rel_set.is_none() && !reads_props && pf.is_none() && ef.is_none() && pair_mode.is_none();
     let mut props: Vec<Value> = Vec::new();
     let mut evs: Vec<Ev<'_>> = Vec::new();
-    for part in parts {
-        let (es, ps) = part?;
-        let base = props.len();
-        for (k, e) in es.into_iter().enumerate() {
-            let pi = if reads_props { (base + k) as u32 } else { 0 };
-            evs.push(Ev { e, pi });
+    if !plain {
+        type Part<'s> = Result<(Vec<EdgeVersion<'s>>, Vec<Value>), OpError>;
+        let parts: Vec<Part<'_>> = starts
+            .par_chunks(SCAN_PART)
+            .map(|part| {
+                let mut rel_ok: FxHashMap<u32, bool> = FxHashMap::default();
+                let mut es = Vec::with_capacity(part.len());
+                let mut ps = Vec::new();
+                for e in part.iter().filter_map(|&p| snap.edge_at(p)) {
+                    if let Some(rs) = &rel_set {
+                        let ok = *rel_ok
+                            .entry(e.rel_id())
+                            .or_insert_with(|| rs.contains(e.rel_type()));
+                        if !ok {
+                            continue;
+                        }
+                    }
+                    if reads_props {
+                        ps.push(stored_json(e.props())?);
+                    }
+                    es.push(e);
+                }
+                Ok((es, ps))
+            })
+            .collect();
+        for part in parts {
+            let (es, ps) = part?;
+            let base = props.len();
+            for (k, e) in es.into_iter().enumerate() {
+                let pi = if reads_props { (base + k) as u32 } else { 0 };
+                evs.push(Ev { e, pi });
+            }
+            props.extend(ps);
         }
-        props.extend(ps);
     }
     let prop_of = |ev: &Ev<'_>, p: &str| -> Option<&Value> {
         props.get(ev.pi as usize).and_then(|x| x.get(p))
@@ -940,15 +963,30 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         names: Vec::new(),
     };
     let has_label = dims.iter().any(|d| matches!(d, Dim::Label(_)));
+    // Event `i` (positions are validated above, so every index in range resolves).
+    let ev_of = |i: usize| -> Option<Ev<'_>> {
+        if plain {
+            let e = snap.edge_at(*starts.get(i)?)?;
+            Some(Ev { e, pi: 0 })
+        } else {
+            evs.get(i).copied()
+        }
+    };
+    let n_events = if plain { starts.len() } else { evs.len() };
+    let ranges: Vec<std::ops::Range<usize>> = (0..n_events)
+        .step_by(CHUNK)
+        .map(|s| s..(s + CHUNK).min(n_events))
+        .collect();
+    let part = |r: &std::ops::Range<usize>| r.clone().filter_map(ev_of);
     let parts: Vec<Vec<Group>> = if has_label {
-        evs.chunks(CHUNK)
-            .enumerate()
-            .map(|(c, ch)| grouper.chunk(ch, (c * CHUNK) as u32, Some(&mut labels)))
+        ranges
+            .iter()
+            .map(|r| grouper.chunk(part(r), r.start as u32, Some(&mut labels)))
             .collect()
     } else {
-        evs.par_chunks(CHUNK)
-            .enumerate()
-            .map(|(c, ch)| grouper.chunk(ch, (c * CHUNK) as u32, None))
+        ranges
+            .par_iter()
+            .map(|r| grouper.chunk(part(r), r.start as u32, None))
             .collect()
     };
     let label_names = labels.names;
@@ -978,22 +1016,25 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         ));
     }
     // Names of the key parts (from each group's representative) and the row order.
+    let rep_of = |g: &Group| ev_of(g.rep as usize).map(|ev| ev.e);
     let name = |g: &Group, slot: usize| -> SK<'_> {
         let k = g.key[slot];
         match dims.get(slot) {
             Some(Dim::Bucket | Dim::Calendar(..)) | None => SK::I(k as i64),
             Some(Dim::Label(_)) => SK::L(k.checked_sub(1).map(|x| label_names[x as usize])),
-            Some(Dim::Rel) => SK::S(evs[g.rep as usize].e.rel_type()),
-            Some(Dim::Endpoint(_)) => {
-                let e = &evs[g.rep as usize].e;
-                SK::S(if k == u64::from(e.src_id()) {
+            Some(Dim::Rel) => SK::S(rep_of(g).map_or("", |e| e.rel_type())),
+            Some(Dim::Endpoint(_)) => SK::S(rep_of(g).map_or("", |e| {
+                if k == u64::from(e.src_id()) {
                     e.src()
                 } else {
                     e.dst()
-                })
-            }
+                }
+            })),
         }
     };
+    if groups.iter().any(|g| g.count > 0 && rep_of(g).is_none()) {
+        return Err(OpError::internal("group representative out of range"));
+    }
     let mut sorted: Vec<([SK<'_>; 2], &Group)> = groups
         .iter()
         .map(|g| ([name(g, 0), name(g, 1)], g))

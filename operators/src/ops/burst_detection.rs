@@ -1,9 +1,9 @@
 //! `burst_detection` (O9, `operators.md` §17): buckets whose edge-event count is anomalous
 //! against the preceding buckets (population z-score or ratio to the median).
 //!
-//! The series is built in one pass over the versions overlapping the window (engine
-//! `edge_window`, or the node's adjacency for `node_activity`); the rel-type test is resolved
-//! once per call, not per row. Scores use exact integer sums (`i128`) so that the flag
+//! The series is the engine's per-bucket start counts (`edge_start_counts`: a parallel count
+//! through the valid-time index, rel type resolved once per call), or for `node_activity` one
+//! pass over the node's adjacency. Scores use exact integer sums (`i128`) so that the flag
 //! decision, taken on `round9(score)`, is independent of summation order.
 
 use super::graph_metric_timeseries::{stride_of, window_buckets};
@@ -14,7 +14,6 @@ use crate::json::{float, round9};
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
-use tgms_engine::EdgeVersion;
 
 const MANUAL: &str = "Flags `stride`-wide buckets whose edge-event count is anomalous against the previous `w` buckets: `zscore` (population z-score ≥ `z`) or `ratio` (count / median ≥ `r`). `target.kind: \"node_activity\"` with `target.uid` restricts to one node's edges. Only flagged buckets are returned; count them with `rows_total`. Example: `{\"target\": {\"kind\": \"edge_event_rate\"}, \"window\": {...}, \"stride\": 86400000000, \"limit\": 2000}` → first burst `rows[0]`.";
 
@@ -126,7 +125,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let a = args.as_of_tt();
     let w = Some((t_a, t_b));
     let rel = target_field(args, "rel_type").filter(|r| !r.is_empty());
-    let edges: Vec<EdgeVersion<'_>> = if target_field(args, "kind") == Some("node_activity") {
+    let x: Vec<i64> = if target_field(args, "kind") == Some("node_activity") {
         let uid = target_field(args, "uid").unwrap_or("");
         if !snap.has_uid(uid) {
             return Err(OpError::unknown_uid(uid));
@@ -138,17 +137,21 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 .into_iter()
                 .filter(|e| e.src() != uid),
         );
-        v
-    } else {
-        snap.edge_window(w, a)
-    };
-    let mut x = vec![0i64; bks.len()];
-    for e in &edges {
-        let t = e.vt_s();
-        if t_a <= t && t < t_b && rel.is_none_or(|r| e.rel_type() == r) {
-            x[((t - t_a) / stride) as usize] += 1;
+        let mut x = vec![0i64; bks.len()];
+        for e in &v {
+            let t = e.vt_s();
+            if t_a <= t && t < t_b && rel.is_none_or(|r| e.rel_type() == r) {
+                x[((t - t_a) / stride) as usize] += 1;
+            }
         }
-    }
+        x
+    } else {
+        // The buckets are those of `window_buckets` (same `t_a`, `stride`, count).
+        snap.edge_start_counts(t_a, t_b, stride, a, rel)?
+            .into_iter()
+            .map(|c| c as i64)
+            .collect()
+    };
     let params = args.get("params");
     let p = |k: &str| params.and_then(|p| p.get(k)).and_then(Value::as_f64);
     let hw = params

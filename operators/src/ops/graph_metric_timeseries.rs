@@ -4,7 +4,8 @@
 //! Work follows the window: the kernel reads only the versions whose valid interval overlaps
 //! the window (engine `node_scan` / `edge_window`, storage order, no sort) once, and then
 //! answers every bucket from per-call arrays — instant samples by binary search over sorted
-//! `vt_s` / `vt_e` arrays, start counts by bucket index arithmetic. Nothing per bucket reads
+//! `vt_s` / `vt_e` arrays, start counts by bucket index arithmetic; `edge_event_count` is the
+//! engine's parallel per-bucket start count (`edge_start_counts`), no rows materialized. Nothing per bucket reads
 //! the store, and nothing per row derives ids or allocates.
 
 use crate::args::Args;
@@ -145,15 +146,11 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 })
                 .collect()
         }
-        "edge_event_count" => {
-            let mut c = vec![0i64; bks.len()];
-            for e in snap.edge_window(w, a) {
-                if in_win(e.vt_s()) {
-                    c[bucket_of(e.vt_s())] += 1;
-                }
-            }
-            c.into_iter().map(Value::from).collect()
-        }
+        "edge_event_count" => snap
+            .edge_start_counts(t_a, t_b, stride, a, None)?
+            .into_iter()
+            .map(Value::from)
+            .collect(),
         "new_node_rate" => {
             // Earliest start per uid among the versions overlapping the window; a uid whose
             // earliest such start lies in the window may still have an earlier version
