@@ -161,28 +161,30 @@ impl<'a> Snapshot<'a> {
         let mut idx: Vec<u32> = match scan.touching {
             None => overlapping(&st.edges, &st.edge_index, scan.vt_window, keep),
             Some((uids, mode)) => {
-                let set: Vec<u32> = uids.iter().filter_map(|u| st.uids.get(u)).collect();
-                let member = |u: u32| set.contains(&u);
-                let mut v: Vec<u32> = set
-                    .iter()
-                    .flat_map(|&u| {
-                        st.out_adj[u as usize]
-                            .iter()
-                            .chain(st.in_adj[u as usize].iter())
-                    })
-                    .copied()
-                    .filter(|&i| {
-                        let r = &st.edges[i as usize];
-                        let e = &st.idents[r.ident as usize];
-                        let touch = match mode {
-                            Touch::Either => true,
-                            Touch::Both => member(e.src) && member(e.dst),
-                        };
-                        touch && keep(r)
-                    })
-                    .collect();
-                v.sort_unstable();
-                v.dedup();
+                let mut set: Vec<u32> = uids.iter().filter_map(|u| st.uids.get(u)).collect();
+                set.sort_unstable();
+                set.dedup();
+                let member = |u: u32| set.binary_search(&u).is_ok();
+                let out = set.iter().flat_map(|&u| st.out_adj[u as usize].iter());
+                let mut v: Vec<u32> = match mode {
+                    // Each row is in the out-list of its one source: no duplicates.
+                    Touch::Both => out
+                        .copied()
+                        .filter(|&i| {
+                            let r = &st.edges[i as usize];
+                            member(st.idents[r.ident as usize].dst) && keep(r)
+                        })
+                        .collect(),
+                    Touch::Either => out
+                        .chain(set.iter().flat_map(|&u| st.in_adj[u as usize].iter()))
+                        .copied()
+                        .filter(|&i| keep(&st.edges[i as usize]))
+                        .collect(),
+                };
+                if mode == Touch::Either {
+                    v.sort_unstable();
+                    v.dedup();
+                }
                 v
             }
         };
@@ -192,15 +194,24 @@ impl<'a> Snapshot<'a> {
             .collect()
     }
 
+    /// Sorts rows by `(vt_s, eid, tt_s)` (row id last, so the unstable sort is
+    /// deterministic). Keys are gathered once: comparing through the rows would chase two
+    /// pointers per comparison.
     fn sort_edges(&self, idx: &mut [u32]) {
         let st = self.st;
-        idx.sort_by(|&a, &b| {
-            let (ra, rb) = (&st.edges[a as usize], &st.edges[b as usize]);
-            ra.vt_s
-                .cmp(&rb.vt_s)
-                .then_with(|| st.eid(ra.ident).cmp(st.eid(rb.ident)))
-                .then_with(|| ra.tt_s.cmp(&rb.tt_s))
-        });
+        let key = |i: u32| {
+            let r = &st.edges[i as usize];
+            (r.vt_s, *st.eid(r.ident), r.tt_s, i)
+        };
+        if idx.len() < 4096 {
+            idx.sort_unstable_by_key(|&i| key(i));
+            return;
+        }
+        let mut keys: Vec<(i64, Id12, i64, u32)> = idx.par_iter().map(|&i| key(i)).collect();
+        keys.par_sort_unstable();
+        idx.par_iter_mut()
+            .zip(keys.par_iter())
+            .for_each(|(slot, k)| *slot = k.3);
     }
 
     fn adjacent(
