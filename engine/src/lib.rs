@@ -7,6 +7,7 @@
 
 pub mod canon;
 pub mod clock;
+mod cols;
 pub mod error;
 pub mod eventlog;
 pub mod fault;
@@ -23,6 +24,7 @@ pub mod time;
 mod tindex;
 pub mod wal;
 
+pub use cols::EdgeColumns;
 pub use error::{Error, Result};
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{EdgeScan, EdgeVersion, Identity, NodeVersion, Snapshot, Touch, Version};

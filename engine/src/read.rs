@@ -556,6 +556,14 @@ impl<'a> Snapshot<'a> {
         )
     }
 
+    /// Compact columns (`vt_s`, rel, src, dst) of the edge rows at storage positions
+    /// `[0, covered())`, shared and built on first use; positions above are read with
+    /// [`Snapshot::edge_at`]. Belief is not in them: pair with
+    /// [`Snapshot::edge_start_positions`] or another belief-checked read.
+    pub fn edge_columns(&self) -> std::sync::Arc<crate::cols::EdgeColumns> {
+        self.st.edge_cols.get(&self.st.edges, &self.st.idents)
+    }
+
     /// The edge version at storage position `pos`, `None` when `pos >= edge_positions()`.
     pub fn edge_at(&self, pos: u32) -> Option<EdgeVersion<'a>> {
         let st = self.st;

@@ -203,6 +203,8 @@ pub struct State {
     /// Valid-time indexes of `nodes` / `edges`, built by reads (see `tindex.rs`).
     pub(crate) node_index: IndexCache,
     pub(crate) edge_index: IndexCache,
+    /// Compact per-row edge columns for large scans (`cols.rs`), built lazily.
+    pub(crate) edge_cols: crate::cols::ColCache,
     /// Bumped whenever an edge row's `tt_e` is closed (never lowered, also not by a
     /// rollback): caches of believed-now facts about edge rows compare it.
     pub(crate) edge_close_gen: u64,
@@ -809,6 +811,7 @@ impl State {
         self.edges.truncate(u.edge_len);
         self.node_index.truncate(u.node_len);
         self.edge_index.truncate(u.edge_len);
+        self.edge_cols.truncate(u.edge_len);
         self.idents.truncate(u.ident_len);
         self.edge_postings.truncate(u.ident_len);
         // Slots below `slot_len` belong to earlier batches' ordinals and are never written

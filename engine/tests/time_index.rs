@@ -104,6 +104,19 @@ fn check(s: &Store, g: &mut Rng, last_tt: i64) -> usize {
             .collect::<Vec<&Value>>()
     };
     let (nodes, edges) = (kind(true), kind(false));
+    // The compact edge columns equal the rows they cover, and cover all but at most an
+    // eighth of the table (also after failed batches truncated it).
+    let cols = snap.edge_columns();
+    let n = snap.edge_positions();
+    assert!(cols.covered() <= n && n - cols.covered() <= cols.covered() / 8);
+    for p in 0..cols.covered() {
+        let e = snap.edge_at(p as u32).unwrap();
+        assert_eq!(
+            (cols.vt_s()[p], cols.rel()[p], cols.src()[p], cols.dst()[p]),
+            (e.vt_s(), e.rel_id(), e.src_id(), e.dst_id()),
+            "edge column entry {p}"
+        );
+    }
     for as_of in [0, g.below(last_tt + 1), last_tt / 2, OPEN_END] {
         // The full storage-order scans: the reference order of every storage-order read.
         let all_n: Vec<String> = snap

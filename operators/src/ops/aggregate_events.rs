@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Map, Value};
 use std::cmp::Ordering;
+use tgms_engine::EdgeColumns;
 use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
 
 const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride`, `calendar_unit` hour/day/month with an optional fixed UTC offset, `rel_type`, `endpoint` src/dst, endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `max_in_window` with `span`, `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
@@ -563,28 +564,32 @@ impl Group {
     }
     fn add(&mut self, ev: &Ev<'_>, i: u32, needs: Needs) {
         let e = &ev.e;
-        self.count += 1;
         let vt_s = e.vt_s();
-        if needs.vt {
-            self.vt.add(vt_s);
-        }
+        self.add_ints(vt_s, e.src_id(), e.dst_id(), needs);
         if needs.dur {
             let vt_e = e.vt_e();
             if vt_e != OPEN_END {
                 self.dur.add(vt_e - vt_s);
             }
         }
+        if needs.members {
+            self.members.push(i);
+        }
+    }
+    /// The accumulators that read only `vt_s` and the endpoint ids.
+    fn add_ints(&mut self, vt_s: i64, src: u32, dst: u32, needs: Needs) {
+        self.count += 1;
+        if needs.vt {
+            self.vt.add(vt_s);
+        }
         if needs.src_ids {
-            self.src_ids.push(e.src_id());
+            self.src_ids.push(src);
         }
         if needs.dst_ids {
-            self.dst_ids.push(e.dst_id());
+            self.dst_ids.push(dst);
         }
         if needs.times {
             self.times.push(vt_s);
-        }
-        if needs.members {
-            self.members.push(i);
         }
     }
 }
@@ -665,20 +670,75 @@ struct Grouper<'d> {
     needs: Needs,
 }
 
+/// The groups of one chunk in order of first occurrence, with a hash index and the two most
+/// recently used groups checked first (event runs tend to alternate among few keys, e.g. rel
+/// types within one bucket).
+#[derive(Default)]
+struct Slots {
+    index: FxHashMap<Key, u32>,
+    groups: Vec<Group>,
+    recent: [(Option<Key>, u32); 2],
+}
+
+impl Slots {
+    /// The group of `key`, created with representative `i` when new.
+    fn group(&mut self, key: Key, i: u32) -> &mut Group {
+        let g = if self.recent[0].0 == Some(key) {
+            self.recent[0].1
+        } else if self.recent[1].0 == Some(key) {
+            self.recent.swap(0, 1);
+            self.recent[0].1
+        } else {
+            let groups = &mut self.groups;
+            let g = *self.index.entry(key).or_insert_with(|| {
+                groups.push(Group {
+                    key,
+                    rep: i,
+                    ..Group::default()
+                });
+                (groups.len() - 1) as u32
+            });
+            self.recent[1] = self.recent[0];
+            self.recent[0] = (Some(key), g);
+            g
+        };
+        &mut self.groups[g as usize]
+    }
+}
+
 impl Grouper<'_> {
-    /// Groups one chunk of events (`offset` = index of its first event): groups in order of
-    /// first occurrence, one hash of two integers per event.
+    /// The key of an event from its integers; `label(is_src)` resolves label dimensions.
+    fn key(
+        &self,
+        vt_s: i64,
+        rel: u32,
+        src: u32,
+        dst: u32,
+        mut label: impl FnMut(bool) -> u64,
+    ) -> Key {
+        let mut key: Key = [0, 0];
+        for (slot, d) in self.dims.iter().enumerate() {
+            key[slot] = match *d {
+                Dim::Bucket => ((vt_s - self.t_a) / self.stride) as u64,
+                Dim::Calendar(u, tz) => calendar(u, tz, vt_s) as u64,
+                Dim::Rel => u64::from(rel),
+                Dim::Endpoint(true) => u64::from(src),
+                Dim::Endpoint(false) => u64::from(dst),
+                Dim::Label(is_src) => label(is_src),
+            };
+        }
+        key
+    }
+
+    /// Groups one chunk of events (`offset` = index of its first event).
     fn chunk<'a>(
         &self,
         evs: impl Iterator<Item = Ev<'a>>,
         offset: u32,
         mut labels: Option<&mut LabelCtx<'a>>,
     ) -> Vec<Group> {
-        let mut index: FxHashMap<Key, u32> = FxHashMap::default();
-        let mut groups: Vec<Group> = Vec::new();
-        let mut recent: [(Option<Key>, u32); 2] = [(None, 0); 2];
+        let mut slots = Slots::default();
         for (j, ev) in evs.enumerate() {
-            let ev = &ev;
             let i = offset + j as u32;
             let e = &ev.e;
             let (src, dst) = if !self.endpoint_dims {
@@ -688,49 +748,49 @@ impl Grouper<'_> {
             } else {
                 (e.src_id(), e.dst_id())
             };
-            let mut key: Key = [0, 0];
-            for (slot, d) in self.dims.iter().enumerate() {
-                key[slot] = match *d {
-                    Dim::Bucket => ((e.vt_s() - self.t_a) / self.stride) as u64,
-                    Dim::Calendar(u, tz) => calendar(u, tz, e.vt_s()) as u64,
-                    Dim::Rel => u64::from(e.rel_id()),
-                    Dim::Endpoint(true) => u64::from(src),
-                    Dim::Endpoint(false) => u64::from(dst),
-                    Dim::Label(is_src) => {
-                        let (id, uid) = if is_src {
-                            (e.src_id(), e.src())
-                        } else {
-                            (e.dst_id(), e.dst())
-                        };
-                        labels
-                            .as_deref_mut()
-                            .map_or(0, |l| l.label(id, uid, e.vt_s()))
-                    }
+            let key = self.key(e.vt_s(), e.rel_id(), src, dst, |is_src| {
+                let (id, uid) = if is_src {
+                    (e.src_id(), e.src())
+                } else {
+                    (e.dst_id(), e.dst())
                 };
-            }
-            // The two most recently used groups are checked before the hash map: event
-            // runs tend to alternate among few keys (e.g. rel types within one bucket).
-            let g = if recent[0].0 == Some(key) {
-                recent[0].1
-            } else if recent[1].0 == Some(key) {
-                recent.swap(0, 1);
-                recent[0].1
-            } else {
-                let g = *index.entry(key).or_insert_with(|| {
-                    groups.push(Group {
-                        key,
-                        rep: i,
-                        ..Group::default()
-                    });
-                    (groups.len() - 1) as u32
-                });
-                recent[1] = recent[0];
-                recent[0] = (Some(key), g);
-                g
-            };
-            groups[g as usize].add(ev, i, self.needs);
+                labels
+                    .as_deref_mut()
+                    .map_or(0, |l| l.label(id, uid, e.vt_s()))
+            });
+            slots.group(key, i).add(&ev, i, self.needs);
         }
-        groups
+        slots.groups
+    }
+
+    /// [`Grouper::chunk`] for unfiltered events given by storage positions, reading the
+    /// engine's compact columns (rows above their coverage from the table). Only for calls
+    /// without label dimensions, folding, durations or member lists.
+    fn chunk_columns(
+        &self,
+        snap: &tgms_engine::Snapshot<'_>,
+        cols: &EdgeColumns,
+        positions: &[u32],
+        offset: u32,
+    ) -> Vec<Group> {
+        let mut slots = Slots::default();
+        let n = cols.covered();
+        let (vts, rels, srcs, dsts) = (cols.vt_s(), cols.rel(), cols.src(), cols.dst());
+        for (j, &p) in positions.iter().enumerate() {
+            let i = offset + j as u32;
+            let p = p as usize;
+            let (vt_s, rel, src, dst) = if p < n {
+                (vts[p], rels[p], srcs[p], dsts[p])
+            } else {
+                match snap.edge_at(p as u32) {
+                    Some(e) => (e.vt_s(), e.rel_id(), e.src_id(), e.dst_id()),
+                    None => continue,
+                }
+            };
+            let key = self.key(vt_s, rel, src, dst, |_| 0);
+            slots.group(key, i).add_ints(vt_s, src, dst, self.needs);
+        }
+        slots.groups
     }
 }
 
@@ -978,7 +1038,14 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         .map(|s| s..(s + CHUNK).min(n_events))
         .collect();
     let part = |r: &std::ops::Range<usize>| r.clone().filter_map(ev_of);
-    let parts: Vec<Vec<Group>> = if has_label {
+    let columnar = plain && !has_label && !needs.dur && !needs.members;
+    let parts: Vec<Vec<Group>> = if columnar {
+        let cols = snap.edge_columns();
+        ranges
+            .par_iter()
+            .map(|r| grouper.chunk_columns(&snap, &cols, &starts[r.clone()], r.start as u32))
+            .collect()
+    } else if has_label {
         ranges
             .iter()
             .map(|r| grouper.chunk(part(r), r.start as u32, Some(&mut labels)))

@@ -1,0 +1,85 @@
+//! Compact columns of the edge table — `vt_s`, rel, src and dst per row, 20 bytes — for
+//! scans that read a few integers of millions of rows (grouped aggregation): streaming them
+//! touches a fifth of the bytes of the rows and their identities.
+//!
+//! Invariants: a row's `vt_s` and identity never change once written (closures change
+//! `tt_e`, retirement flips `alive`; callers read belief from the row), so a column entry
+//! stays valid for the life of its row. Columns cover the rows `[0, covered)`; rows above
+//! are read from the table by the caller. A read that finds the uncovered tail larger than
+//! `covered / 8` extends the columns first; a failed batch that truncates the table below
+//! `covered` drops them ([`ColCache::truncate`]). Built lazily by the first read that needs
+//! them, so opening a store and ingest pay nothing.
+
+use crate::state::{EdgeIdent, Row};
+use rayon::prelude::*;
+use std::sync::{Arc, Mutex, PoisonError};
+
+/// The columns of edge rows `[0, len)`.
+#[derive(Clone, Default)]
+pub struct EdgeColumns {
+    pub(crate) vt_s: Vec<i64>,
+    pub(crate) rel: Vec<u32>,
+    pub(crate) src: Vec<u32>,
+    pub(crate) dst: Vec<u32>,
+}
+
+impl EdgeColumns {
+    /// Number of rows covered (storage positions `[0, covered)`).
+    pub fn covered(&self) -> usize {
+        self.vt_s.len()
+    }
+    /// `vt_s` per storage position.
+    pub fn vt_s(&self) -> &[i64] {
+        &self.vt_s
+    }
+    /// Interned rel-type id per storage position (as [`crate::read::EdgeVersion::rel_id`]).
+    pub fn rel(&self) -> &[u32] {
+        &self.rel
+    }
+    /// Source uid id per storage position (as [`crate::read::EdgeVersion::src_id`]).
+    pub fn src(&self) -> &[u32] {
+        &self.src
+    }
+    /// Destination uid id per storage position.
+    pub fn dst(&self) -> &[u32] {
+        &self.dst
+    }
+
+    fn extend(&mut self, rows: &[Row], idents: &[EdgeIdent]) {
+        let from = self.covered();
+        let part = &rows[from..];
+        self.vt_s.par_extend(part.par_iter().map(|r| r.vt_s));
+        let ident = |r: &Row| &idents[r.ident as usize];
+        self.rel.par_extend(part.par_iter().map(|r| ident(r).rel));
+        self.src.par_extend(part.par_iter().map(|r| ident(r).src));
+        self.dst.par_extend(part.par_iter().map(|r| ident(r).dst));
+    }
+}
+
+/// The lazily built, shared columns of one state's edge table.
+#[derive(Default)]
+pub(crate) struct ColCache(Mutex<Option<Arc<EdgeColumns>>>);
+
+impl ColCache {
+    /// Columns covering all but at most an eighth of `rows`.
+    pub(crate) fn get(&self, rows: &[Row], idents: &[EdgeIdent]) -> Arc<EdgeColumns> {
+        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let cur = slot.get_or_insert_with(Arc::default);
+        let covered = cur.covered();
+        if covered == 0 || rows.len() - covered > covered / 8 {
+            // Readers holding the old Arc keep it; a shared one is copied once.
+            Arc::make_mut(cur).extend(rows, idents);
+        }
+        Arc::clone(cur)
+    }
+
+    /// Drops the columns when they cover rows beyond `len` (a failed batch removed them).
+    /// Columns are only built between batches, so today this never fires; it keeps the
+    /// invariant from depending on that.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        let slot = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|c| c.covered() > len) {
+            *slot = None;
+        }
+    }
+}
