@@ -632,7 +632,7 @@ fn mechanical_reporter_tv22_shapes() {
 
 #[test]
 fn wrong_belief_state_is_detected() {
-    let (d, mut s) = tv2();
+    let (d, mut s) = tv2_asserted();
     let rs = ResultStore::in_dir(&d.path().join("s"));
     correct_tv2(&mut s);
     // Pinned at tt 1, a has one version; under current beliefs the correction split it.

@@ -318,7 +318,7 @@ fn rerun_reproduces_digests_and_trace_id_and_stores_are_content_addressed() {
 
 #[test]
 fn pinned_results_keep_their_digests_after_corrections() {
-    let (d, mut s) = tv2();
+    let (d, mut s) = tv2_asserted();
     let p = plan(
         &[
             (
