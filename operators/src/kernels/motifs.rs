@@ -188,14 +188,18 @@ fn group_end<T>(seq: &[T], k: usize, limit: usize, strict: bool, t: impl Fn(&T) 
     g
 }
 
-/// The paper's sliding-window 3-counter over a labelled, `(t, eid)`-ordered sequence:
-/// `c3[a][b][c] += #{x < y < z : labels (a, b, c), t_z − t_x <= delta}` (strict: times strictly
-/// increasing). Updates are done per tie group so that strict mode never pairs equal times.
-fn count3<const L: usize>(
+/// The paper's sliding window over a labelled, `(t, eid)`-ordered sequence, updated per tie
+/// group so that strict mode never pairs equal times: `c1[a]` counts window events of label
+/// `a`, `c2[a][b]` the window pairs `x < y` with labels `(a, b)` and `t_y − t_x <= delta`.
+/// Only pairs with `b ∈ partners(a)` are tracked (`partners` is symmetric); `close(c, c2)`
+/// is called for each event of label `c` before it joins the window, with the pairs it
+/// completes to triples.
+fn slide<const L: usize>(
     seq: &[(i64, u8)],
     delta: i64,
     strict: bool,
-    c3: &mut [[[u64; L]; L]; L],
+    partners: impl Fn(usize) -> &'static [usize],
+    mut close: impl FnMut(usize, &[[u64; L]; L]),
 ) {
     let mut c1 = [0u64; L];
     let mut c2 = [[0u64; L]; L];
@@ -214,23 +218,18 @@ fn count3<const L: usize>(
             }
             for e in &seq[start..g2] {
                 let a = e.1 as usize;
-                for l in 0..L {
-                    c2[a][l] -= c1[l];
+                for &x in partners(a) {
+                    c2[a][x] -= c1[x];
                 }
             }
             start = g2;
         }
         for e in &seq[i..gend] {
-            let c = e.1 as usize;
-            for a in 0..L {
-                for b in 0..L {
-                    c3[a][b][c] += c2[a][b];
-                }
-            }
+            close(e.1 as usize, &c2);
         }
         for e in &seq[i..gend] {
             let c = e.1 as usize;
-            for a in 0..L {
+            for &a in partners(c) {
                 c2[a][c] += c1[a];
             }
         }
@@ -239,6 +238,32 @@ fn count3<const L: usize>(
         }
         i = gend;
     }
+}
+
+/// Every label `0..L` (the partners of any label in [`count3`]).
+static ALL_LABELS: [usize; 6] = [0, 1, 2, 3, 4, 5];
+
+/// The paper's sliding-window 3-counter: `c3[a][b][c] += #{x < y < z : labels (a, b, c),
+/// t_z − t_x <= delta}` (strict: times strictly increasing).
+fn count3<const L: usize>(
+    seq: &[(i64, u8)],
+    delta: i64,
+    strict: bool,
+    c3: &mut [[[u64; L]; L]; L],
+) {
+    slide::<L>(
+        seq,
+        delta,
+        strict,
+        |_| &ALL_LABELS[..L],
+        |c, c2| {
+            for a in 0..L {
+                for b in 0..L {
+                    c3[a][b][c] += c2[a][b];
+                }
+            }
+        },
+    );
 }
 
 fn add_matrix(mut a: MotifMatrix, b: MotifMatrix) -> MotifMatrix {
@@ -697,7 +722,7 @@ fn triangle_table() -> TriTable {
 }
 
 /// Labels on the other two pairs of pair `p` (a label `l` lies on pair `l / 2`).
-const OTHER: [[usize; 4]; 3] = [[2, 3, 4, 5], [0, 1, 4, 5], [0, 1, 2, 3]];
+static OTHER: [[usize; 4]; 3] = [[2, 3, 4, 5], [0, 1, 4, 5], [0, 1, 2, 3]];
 
 /// The 3-counter of [`count3`] specialised to one static triangle: only triples on three
 /// distinct pairs are tracked, and they are accumulated straight into the 36 classes.
@@ -708,45 +733,17 @@ fn count_triangle_seq(
     tab: &TriTable,
     acc: &mut [u64; 36],
 ) {
-    let mut c1 = [0u64; 6];
-    let mut c2 = [[0u64; 6]; 6];
-    let n = seq.len();
-    let tf = |e: &(i64, u8)| e.0;
-    let mut start = 0;
-    let mut i = 0;
-    while i < n {
-        let t = seq[i].0;
-        let gend = group_end(seq, i, n, strict, tf);
-        let lo = t.saturating_sub(delta);
-        while start < i && seq[start].0 < lo {
-            let g2 = group_end(seq, start, i, strict, tf);
-            for e in &seq[start..g2] {
-                c1[e.1 as usize] -= 1;
-            }
-            for e in &seq[start..g2] {
-                let a = e.1 as usize;
-                for &x in &OTHER[a / 2] {
-                    c2[a][x] -= c1[x];
-                }
-            }
-            start = g2;
-        }
-        for e in &seq[i..gend] {
-            for &(a, b, k) in &tab[e.1 as usize] {
+    slide::<6>(
+        seq,
+        delta,
+        strict,
+        |a| &OTHER[a / 2],
+        |c, c2| {
+            for &(a, b, k) in &tab[c] {
                 acc[k as usize] += c2[a as usize][b as usize];
             }
-        }
-        for e in &seq[i..gend] {
-            let c = e.1 as usize;
-            for &a in &OTHER[c / 2] {
-                c2[a][c] += c1[a];
-            }
-        }
-        for e in &seq[i..gend] {
-            c1[e.1 as usize] += 1;
-        }
-        i = gend;
-    }
+        },
+    );
 }
 
 type TriTable = [[(u8, u8, u8); 8]; 6];
