@@ -11,8 +11,9 @@
 //! them, so opening a store and ingest pay nothing.
 
 use crate::state::{EdgeIdent, Row};
+use crate::tindex::{Covers, TailCache};
 use rayon::prelude::*;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 /// The columns of edge rows `[0, len)`.
 #[derive(Clone, Default)]
@@ -26,7 +27,7 @@ pub struct EdgeColumns {
 impl EdgeColumns {
     /// Number of rows covered (storage positions `[0, covered)`).
     pub fn covered(&self) -> usize {
-        self.vt_s.len()
+        Covers::covered(self)
     }
     /// `vt_s` per storage position.
     pub fn vt_s(&self) -> &[i64] {
@@ -46,7 +47,7 @@ impl EdgeColumns {
     }
 
     fn extend(&mut self, rows: &[Row], idents: &[EdgeIdent]) {
-        let from = self.covered();
+        let from = self.vt_s.len();
         let part = &rows[from..];
         self.vt_s.par_extend(part.par_iter().map(|r| r.vt_s));
         let ident = |r: &Row| &idents[r.ident as usize];
@@ -56,30 +57,29 @@ impl EdgeColumns {
     }
 }
 
+impl Covers for EdgeColumns {
+    fn covered(&self) -> usize {
+        self.vt_s.len()
+    }
+}
+
 /// The lazily built, shared columns of one state's edge table.
 #[derive(Default)]
-pub(crate) struct ColCache(Mutex<Option<Arc<EdgeColumns>>>);
+pub(crate) struct ColCache(TailCache<EdgeColumns>);
 
 impl ColCache {
     /// Columns covering all but at most an eighth of `rows`.
     pub(crate) fn get(&self, rows: &[Row], idents: &[EdgeIdent]) -> Arc<EdgeColumns> {
-        let mut slot = self.0.lock().unwrap_or_else(PoisonError::into_inner);
-        let cur = slot.get_or_insert_with(Arc::default);
-        let covered = cur.covered();
-        if covered == 0 || rows.len() - covered > covered / 8 {
-            // Readers holding the old Arc keep it; a shared one is copied once.
-            Arc::make_mut(cur).extend(rows, idents);
-        }
-        Arc::clone(cur)
+        self.0.get(rows.len(), |prev| {
+            let mut cols = prev.cloned().unwrap_or_default();
+            cols.extend(rows, idents);
+            cols
+        })
     }
 
-    /// Drops the columns when they cover rows beyond `len` (a failed batch removed them).
-    /// Columns are only built between batches, so today this never fires; it keeps the
-    /// invariant from depending on that.
+    /// See [`TailCache::truncate`]. Columns are only built between batches, so today this
+    /// never fires; it keeps the invariant from depending on that.
     pub(crate) fn truncate(&mut self, len: usize) {
-        let slot = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|c| c.covered() > len) {
-            *slot = None;
-        }
+        self.0.truncate(len);
     }
 }

@@ -177,30 +177,67 @@ impl Unbelieved {
     }
 }
 
+/// Something derived from the rows `[0, covered())` of an append-only row table.
+pub(crate) trait Covers {
+    fn covered(&self) -> usize;
+}
+
+impl Covers for TableIndex {
+    fn covered(&self) -> usize {
+        self.covered
+    }
+}
+
+/// A lazily built value derived from a row table, shared by every snapshot of the state.
+/// A read gets a value whose uncovered tail (`len - covered`) is at most `covered / 8`: the
+/// cached one, or one `update` derives from it (or from nothing). A value covering rows
+/// that a rollback removed is dropped ([`TailCache::truncate`]).
+pub(crate) struct TailCache<T>(Mutex<Option<Arc<T>>>);
+
+impl<T> Default for TailCache<T> {
+    fn default() -> Self {
+        TailCache(Mutex::new(None))
+    }
+}
+
+impl<T: Covers> TailCache<T> {
+    pub(crate) fn get(&self, len: usize, update: impl FnOnce(Option<&T>) -> T) -> Arc<T> {
+        // A panic while building leaves the previous (still valid) value in place.
+        let mut g = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let prev = g.as_deref().filter(|x| x.covered() <= len);
+        if let Some(x) = prev {
+            if len - x.covered() <= x.covered() / 8 {
+                return Arc::clone(g.as_ref().expect("prev is Some"));
+            }
+        }
+        let next = Arc::new(update(prev));
+        *g = Some(Arc::clone(&next));
+        next
+    }
+
+    /// Drops the value when it covers rows beyond `len` (rollback of a failed batch).
+    pub(crate) fn truncate(&mut self, len: usize) {
+        let slot = self.0.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if slot.as_ref().is_some_and(|x| x.covered() > len) {
+            *slot = None;
+        }
+    }
+}
+
 /// The lazily built index of one table, shared by every snapshot of the state.
 #[derive(Default)]
 pub(crate) struct IndexCache {
-    slot: Mutex<Option<Arc<TableIndex>>>,
+    slot: TailCache<TableIndex>,
     unbelieved: Mutex<Option<Arc<Unbelieved>>>,
 }
 
 impl IndexCache {
     /// An index of `rows` whose tail (`rows.len() - covered`) is at most `covered / 8`.
     pub(crate) fn get(&self, rows: &[Row]) -> Arc<TableIndex> {
-        // A panic while building leaves the previous (still valid) value in place.
-        let mut g = self.slot.lock().unwrap_or_else(PoisonError::into_inner);
-        let next = match g.as_ref() {
-            Some(ix) if ix.covered <= rows.len() => {
-                if rows.len() - ix.covered <= ix.covered / 8 {
-                    return ix.clone();
-                }
-                ix.extend(rows)
-            }
-            _ => TableIndex::build(rows),
-        };
-        let ix = Arc::new(next);
-        *g = Some(ix.clone());
-        ix
+        self.slot.get(rows.len(), |prev| match prev {
+            Some(ix) => ix.extend(rows),
+            None => TableIndex::build(rows),
+        })
     }
 
     /// The unbelieved covered rows of `ix` at close generation `gen`.
@@ -221,10 +258,7 @@ impl IndexCache {
 
     /// Drops what covers rows beyond `len` (rollback of a failed batch).
     pub(crate) fn truncate(&mut self, len: usize) {
-        let slot = self.slot.get_mut().unwrap_or_else(PoisonError::into_inner);
-        if slot.as_ref().is_some_and(|ix| ix.covered > len) {
-            *slot = None;
-        }
+        self.slot.truncate(len);
         let u = self
             .unbelieved
             .get_mut()
