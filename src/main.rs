@@ -190,7 +190,9 @@ enum Cmd {
         store: PathBuf,
     },
     /// Flush the memtable and merge every segment into one; the store digest is unchanged.
-    /// Unreferenced files are collected.
+    /// Unreferenced files are collected. The result is an indexed image: read-only opens
+    /// (`tgms call`, `tgms bench run --store`) then map it and answer point reads at once
+    /// instead of decoding the store first (`format-spec.md` §9.4).
     ///
     /// Example: tgms compact /tmp/store
     Compact {

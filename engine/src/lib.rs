@@ -5,6 +5,7 @@
 // each block with a SAFETY paragraph.
 #![deny(unsafe_code)]
 
+mod base;
 pub mod canon;
 pub mod clock;
 mod cols;
@@ -12,6 +13,7 @@ pub mod error;
 pub mod eventlog;
 pub mod fault;
 pub mod ident;
+mod lazy;
 mod lowercase;
 pub mod manifest;
 pub mod mmap;

@@ -6,14 +6,18 @@
 //! Window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
 //! index of `tindex.rs` instead of filtering every row.
 
+use crate::base::Base;
 use crate::canon;
 use crate::ident::{self, Id12};
+use crate::lazy::Lazy;
 use crate::op::Origin;
-use crate::state::{Row, State, Stats, NONE};
+use crate::state::{ordinal_of, Content, Disc, IdentRec, Row, State, Stats, NONE};
 use crate::time::{clamp_tt, overlaps};
-use crate::tindex::{IndexCache, TableIndex};
+use crate::tindex::{IndexCache, TableIndex, Unbelieved};
 use rayon::prelude::*;
+use std::borrow::Cow;
 use std::ops::Range;
+use std::sync::Arc;
 
 /// A node or edge identity as callers name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -61,7 +65,293 @@ impl EdgeScan<'_> {
 /// A read view of the store at the time it was taken.
 #[derive(Clone, Copy)]
 pub struct Snapshot<'a> {
-    pub(crate) st: &'a State,
+    pub(crate) db: Db<'a>,
+}
+
+/// What a snapshot reads: the in-memory state, or a read-only store's mapped base image
+/// that is decoded into a state only when a read needs one (`lazy.rs`).
+#[derive(Clone, Copy)]
+pub(crate) enum Db<'a> {
+    Mem(&'a State),
+    Lazy(&'a Lazy),
+}
+
+/// Where a version view and a point read find rows, strings and identity lists: the
+/// in-memory state or the mapped base image. Both number everything the same way (the base
+/// image is the state's full image), so ids and views from either mix freely.
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'a> {
+    Mem(&'a State),
+    Map(&'a Base),
+}
+
+impl<'a> Src<'a> {
+    /// The in-memory table `k` (empty for a mapped source: callers branch on it first).
+    #[inline]
+    fn table(self, k: usize) -> &'a [Row] {
+        match self {
+            Src::Mem(st) => st.table(k),
+            Src::Map(_) => &[],
+        }
+    }
+    /// Row `i` of table `k` is believed at `as_of_tt` (read in place when in memory).
+    #[inline]
+    fn believed(self, k: usize, i: u32, as_of_tt: i64) -> bool {
+        match self {
+            Src::Mem(st) => believed_at(&st.table(k)[i as usize], as_of_tt),
+            Src::Map(b) => believed_at(&b.row(k, i), as_of_tt),
+        }
+    }
+    /// Row `i` of table `k` (0 nodes, 1 edges).
+    #[inline]
+    fn row(self, k: usize, i: u32) -> Row {
+        match self {
+            Src::Mem(st) => st.table(k)[i as usize],
+            Src::Map(b) => b.row(k, i),
+        }
+    }
+    #[inline]
+    fn nodes(self, i: u32) -> Row {
+        self.row(0, i)
+    }
+    #[inline]
+    fn edges(self, i: u32) -> Row {
+        self.row(1, i)
+    }
+    // Single fields of row `i` of table `k`: a mapped row reads one column for each.
+    #[inline]
+    fn row_ident(self, k: usize, i: u32) -> u32 {
+        match self {
+            Src::Mem(st) => st.table(k)[i as usize].ident,
+            Src::Map(b) => b.row_ident(k, i),
+        }
+    }
+    #[inline]
+    fn row_content(self, k: usize, i: u32) -> Content {
+        let c = match self {
+            Src::Mem(st) => st.table(k)[i as usize].content,
+            Src::Map(b) => b.row_content(k, i),
+        };
+        self.content(c)
+    }
+    /// `[vt_s, vt_e)`.
+    #[inline]
+    fn row_vt(self, k: usize, i: u32) -> (i64, i64) {
+        match self {
+            Src::Mem(st) => {
+                let r = &st.table(k)[i as usize];
+                (r.vt_s, r.vt_e)
+            }
+            Src::Map(b) => b.row_vt(k, i),
+        }
+    }
+    #[inline]
+    fn row_tt_s(self, k: usize, i: u32) -> i64 {
+        match self {
+            Src::Mem(st) => st.table(k)[i as usize].tt_s,
+            Src::Map(b) => b.row_tt_s(k, i),
+        }
+    }
+    /// `(tt_e, closed_by, close_reason)`.
+    #[inline]
+    fn row_close(self, k: usize, i: u32) -> (i64, Option<Origin>, u32) {
+        match self {
+            Src::Mem(st) => {
+                let r = &st.table(k)[i as usize];
+                (r.tt_e, r.closed_by, r.close_reason)
+            }
+            Src::Map(b) => b.row_close(k, i),
+        }
+    }
+    #[inline]
+    fn row_origin(self, k: usize, i: u32) -> Origin {
+        match self {
+            Src::Mem(st) => st.table(k)[i as usize].origin,
+            Src::Map(b) => b.row_origin(k, i),
+        }
+    }
+    #[inline]
+    fn row_reason(self, k: usize, i: u32) -> u32 {
+        match self {
+            Src::Mem(st) => st.table(k)[i as usize].reason,
+            Src::Map(b) => b.row_reason(k, i),
+        }
+    }
+    /// Column `c` (0 src, 1 dst, 2 rel) of identity `id`.
+    #[inline]
+    fn ident_part(self, id: u32, c: usize) -> u32 {
+        match self {
+            Src::Mem(st) => {
+                let e = &st.idents[id as usize];
+                [e.src, e.dst, e.rel][c]
+            }
+            Src::Map(b) => b.ident_part(id, c),
+        }
+    }
+    #[inline]
+    fn string(self, id: u32) -> &'a str {
+        match self {
+            Src::Mem(st) => st.strings.name(id),
+            Src::Map(b) => b.string(id),
+        }
+    }
+    #[inline]
+    fn uid(self, id: u32) -> &'a str {
+        match self {
+            Src::Mem(st) => st.uids.name(id),
+            Src::Map(b) => b.uid_name(id),
+        }
+    }
+    #[inline]
+    fn uid_id(self, uid: &str) -> Option<u32> {
+        match self {
+            Src::Mem(st) => st.uids.get(uid),
+            Src::Map(b) => b.uid_id(uid),
+        }
+    }
+    #[inline]
+    fn content(self, id: u32) -> Content {
+        match self {
+            Src::Mem(st) => *st.content(id),
+            Src::Map(b) => b.content(id),
+        }
+    }
+    #[inline]
+    fn ident(self, id: u32) -> IdentRec {
+        match self {
+            Src::Mem(st) => {
+                let e = &st.idents[id as usize];
+                IdentRec {
+                    src: e.src,
+                    dst: e.dst,
+                    rel: e.rel,
+                    disc: e.disc,
+                    mapped: e.mapped,
+                }
+            }
+            Src::Map(b) => b.ident(id),
+        }
+    }
+    #[inline]
+    fn disc_text(self, d: Disc) -> String {
+        match d {
+            Disc::Ordinal(k) => format!("#{k}"),
+            Disc::Str(id) => self.string(id).to_string(),
+        }
+    }
+    /// The 12 eid bytes of an identity (cached per identity in memory, derived when mapped).
+    fn eid(self, ident: u32) -> Id12 {
+        match self {
+            Src::Mem(st) => *st.eid(ident),
+            Src::Map(_) => {
+                let e = self.ident(ident);
+                ident::eid_bytes(
+                    self.uid(e.src),
+                    self.uid(e.dst),
+                    self.string(e.rel),
+                    &self.disc_text(e.disc),
+                )
+            }
+        }
+    }
+    fn node_postings(self, uid: u32) -> Cow<'a, [u32]> {
+        match self {
+            Src::Mem(st) => Cow::Borrowed(&st.node_postings[uid as usize][..]),
+            Src::Map(b) => Cow::Owned(b.node_postings(uid)),
+        }
+    }
+    fn edge_postings(self, ident: u32) -> Cow<'a, [u32]> {
+        match self {
+            Src::Mem(st) => Cow::Borrowed(&st.edge_postings[ident as usize][..]),
+            Src::Map(b) => Cow::Owned(b.edge_postings(ident)),
+        }
+    }
+    /// Edge rows with `src` (`out`) or `dst` (`!out`) = `uid`, ascending.
+    fn adjacency(self, uid: u32, out: bool) -> Cow<'a, [u32]> {
+        match (self, out) {
+            (Src::Mem(st), true) => Cow::Borrowed(&st.out_adj[uid as usize][..]),
+            (Src::Mem(st), false) => Cow::Borrowed(&st.in_adj[uid as usize][..]),
+            (Src::Map(b), true) => Cow::Owned(b.out_adj(uid)),
+            (Src::Map(b), false) => Cow::Owned(b.in_adj(uid)),
+        }
+    }
+    /// The identity `(src, dst, rel_type, disc)` names, if it exists (as
+    /// `State::lookup_edge`).
+    fn lookup_edge(self, src: &str, dst: &str, rel: &str, disc: &str) -> Option<u32> {
+        match self {
+            Src::Mem(st) => st.lookup_edge(src, dst, rel, disc),
+            Src::Map(b) => {
+                let (s, d) = (b.uid_id(src)?, b.uid_id(dst)?);
+                let rel = b.string_id(rel)?;
+                let disc = match ordinal_of(disc) {
+                    Some(k) => Disc::Ordinal(k),
+                    None => Disc::Str(b.string_id(disc)?),
+                };
+                if let Disc::Ordinal(k) = disc {
+                    if let Some(id) = b.slot(k) {
+                        let e = b.ident(id);
+                        if (e.src, e.dst, e.rel) == (s, d, rel) {
+                            return Some(id);
+                        }
+                    }
+                }
+                b.find_mapped_ident(s, d, rel, disc)
+            }
+        }
+    }
+
+    /// Views of edge rows sorted by `(vt_s, eid, tt_s)` (row id last, so the unstable sort
+    /// is deterministic). Keys are gathered once: comparing through the rows would chase
+    /// two pointers (or derive an eid) per comparison.
+    fn sorted_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
+        if let Src::Map(_) = self {
+            return self.sorted_mapped_edges(idx);
+        }
+        let key = |i: u32| {
+            let r = &self.table(1)[i as usize];
+            (r.vt_s, self.eid(r.ident), r.tt_s, i)
+        };
+        let view = |i: u32| EdgeVersion { src: self, idx: i };
+        if idx.len() < 4096 {
+            // In memory a key is two loads (the eid is cached): no key list for short lists.
+            let mut idx = idx;
+            idx.sort_unstable_by_key(|&i| key(i));
+            return idx.into_iter().map(view).collect();
+        }
+        let mut keys: Vec<(i64, Id12, i64, u32)> = idx.par_iter().map(|&i| key(i)).collect();
+        keys.par_sort_unstable();
+        keys.into_iter().map(|k| view(k.3)).collect()
+    }
+
+    /// [`Src::sorted_edges`] for mapped rows, where an eid is derived (hashed), not cached:
+    /// sort by `vt_s` first and derive eids only to order rows that share a `vt_s`.
+    fn sorted_mapped_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
+        let mut rows: Vec<(i64, u32)> = idx.iter().map(|&i| (self.row_vt(1, i).0, i)).collect();
+        rows.sort_unstable();
+        let mut out = Vec::with_capacity(rows.len());
+        for run in rows.chunk_by(|a, b| a.0 == b.0) {
+            if run.len() == 1 {
+                out.push(EdgeVersion {
+                    src: self,
+                    idx: run[0].1,
+                });
+                continue;
+            }
+            let mut keys: Vec<(Id12, i64, u32)> = run
+                .iter()
+                .map(|&(_, i)| {
+                    let r = self.edges(i);
+                    (self.eid(r.ident), r.tt_s, i)
+                })
+                .collect();
+            keys.sort_unstable();
+            out.extend(keys.into_iter().map(|k| EdgeVersion {
+                src: self,
+                idx: k.2,
+            }));
+        }
+        out
+    }
 }
 
 fn believed_at(r: &Row, as_of_tt: i64) -> bool {
@@ -74,73 +364,109 @@ fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
 }
 
 impl<'a> Snapshot<'a> {
+    /// The in-memory state (a lazy store decodes its base image on the first call).
+    pub(crate) fn st(&self) -> &'a State {
+        match self.db {
+            Db::Mem(st) => st,
+            Db::Lazy(l) => l.full(),
+        }
+    }
+
+    /// Where point reads look: the mapped base image until the state has been decoded,
+    /// then the state.
+    fn src(&self) -> Src<'a> {
+        match self.db {
+            Db::Lazy(l) if !l.hydrated() => Src::Map(&l.base),
+            _ => Src::Mem(self.st()),
+        }
+    }
+
+    /// Set when a lazy store's base image could not be decoded into a state (its checksums
+    /// passed at open, so only a defect gets here): reads after that saw an empty state and
+    /// their results must not be used. Callers that answer from a snapshot check it.
+    pub fn load_error(&self) -> Option<&'a str> {
+        match self.db {
+            Db::Mem(_) => None,
+            Db::Lazy(l) => l.error(),
+        }
+    }
+
     /// Statistics maintained at commit (O(1)).
     pub fn stats(&self) -> &'a Stats {
-        &self.st.stats
+        match self.db {
+            Db::Mem(st) => &st.stats,
+            Db::Lazy(l) => &l.stats,
+        }
     }
 
     /// True when `uid` was ever registered.
     pub fn has_uid(&self, uid: &str) -> bool {
-        self.st.uids.get(uid).is_some()
+        self.src().uid_id(uid).is_some()
     }
 
     /// Versions of one identity believed at `as_of_tt`, ordered by `vt_s`. O(its versions).
     pub fn versions_of(&self, id: &Identity, as_of_tt: i64) -> Vec<Version<'a>> {
         self.history_of(id)
             .into_iter()
-            .filter(|v| believed_at(v.row(), as_of_tt))
+            .filter(|v| believed_at(&v.row(), as_of_tt))
             .collect()
     }
 
     /// Every stored version of one identity (believed and closed), ordered by
     /// `(tt_s, vt_s)`. O(its versions).
     pub fn history_of(&self, id: &Identity) -> Vec<Version<'a>> {
-        let st = self.st;
+        let src = self.src();
         let mut out: Vec<Version<'a>> = match id {
-            Identity::Node(uid) => match st.uids.get(uid) {
+            Identity::Node(uid) => match src.uid_id(uid) {
                 None => Vec::new(),
-                Some(u) => st.node_postings[u as usize]
+                Some(u) => src
+                    .node_postings(u)
                     .iter()
-                    .filter(|&&r| st.nodes[r as usize].alive)
-                    .map(|&r| Version::Node(NodeVersion { st, idx: r }))
+                    .filter(|&&r| src.nodes(r).alive)
+                    .map(|&r| Version::Node(NodeVersion { src, idx: r }))
                     .collect(),
             },
             Identity::Edge {
-                src,
+                src: s,
                 dst,
                 rel_type,
                 disc,
-            } => match st.lookup_edge(src, dst, rel_type, disc) {
+            } => match src.lookup_edge(s, dst, rel_type, disc) {
                 None => Vec::new(),
-                Some(i) => st.edge_postings[i as usize]
+                Some(i) => src
+                    .edge_postings(i)
                     .iter()
-                    .filter(|&&r| st.edges[r as usize].alive)
-                    .map(|&r| Version::Edge(EdgeVersion { st, idx: r }))
+                    .filter(|&&r| src.edges(r).alive)
+                    .map(|&r| Version::Edge(EdgeVersion { src, idx: r }))
                     .collect(),
             },
         };
-        out.sort_by_key(|v| (v.row().tt_s, v.row().vt_s));
+        out.sort_by_cached_key(|v| {
+            let r = v.row();
+            (r.tt_s, r.vt_s)
+        });
         out
     }
 
     /// Every stored edge row (believed and closed) with `src` or `dst` = `uid`, ordered by
     /// `(tt_s, vt_s, vid)`. O(degree of uid).
     pub fn edge_history_touching(&self, uid: &str) -> Vec<EdgeVersion<'a>> {
-        let st = self.st;
-        let Some(u) = st.uids.get(uid) else {
+        let src = self.src();
+        let Some(u) = src.uid_id(uid) else {
             return Vec::new();
         };
-        let mut idx: Vec<u32> = st.out_adj[u as usize]
+        let mut idx: Vec<u32> = src
+            .adjacency(u, true)
             .iter()
-            .chain(st.in_adj[u as usize].iter())
+            .chain(src.adjacency(u, false).iter())
             .copied()
-            .filter(|&i| st.edges[i as usize].alive)
+            .filter(|&i| src.edges(i).alive)
             .collect();
         idx.sort_unstable();
         idx.dedup();
         let mut out: Vec<EdgeVersion<'a>> = idx
             .into_iter()
-            .map(|i| EdgeVersion { st, idx: i })
+            .map(|i| EdgeVersion { src, idx: i })
             .collect();
         out.sort_by_cached_key(|e| (e.tt_s(), e.vt_s(), e.vid()));
         out
@@ -148,7 +474,7 @@ impl<'a> Snapshot<'a> {
 
     /// Believed edge versions matching the scan, ordered by `(vt_s, eid)`.
     pub fn edge_scan(&self, scan: &EdgeScan) -> Vec<EdgeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         let rels: Option<Vec<u32>> = scan
             .rel_types
             .map(|rs| rs.iter().filter_map(|r| st.strings.get(r)).collect());
@@ -158,7 +484,7 @@ impl<'a> Snapshot<'a> {
         };
         let keep =
             |r: &Row| believed_at(r, scan.as_of_tt) && in_window(r, scan.vt_window) && rel_ok(r);
-        let mut idx: Vec<u32> = match scan.touching {
+        let idx: Vec<u32> = match scan.touching {
             None => overlapping(&st.edges, &st.edge_index, scan.vt_window, keep),
             Some((uids, mode)) => {
                 let mut set: Vec<u32> = uids.iter().filter_map(|u| st.uids.get(u)).collect();
@@ -188,55 +514,32 @@ impl<'a> Snapshot<'a> {
                 v
             }
         };
-        self.sort_edges(&mut idx);
-        idx.into_iter()
-            .map(|i| EdgeVersion { st, idx: i })
-            .collect()
-    }
-
-    /// Sorts rows by `(vt_s, eid, tt_s)` (row id last, so the unstable sort is
-    /// deterministic). Keys are gathered once: comparing through the rows would chase two
-    /// pointers per comparison.
-    fn sort_edges(&self, idx: &mut [u32]) {
-        let st = self.st;
-        let key = |i: u32| {
-            let r = &st.edges[i as usize];
-            (r.vt_s, *st.eid(r.ident), r.tt_s, i)
-        };
-        if idx.len() < 4096 {
-            idx.sort_unstable_by_key(|&i| key(i));
-            return;
-        }
-        let mut keys: Vec<(i64, Id12, i64, u32)> = idx.par_iter().map(|&i| key(i)).collect();
-        keys.par_sort_unstable();
-        idx.par_iter_mut()
-            .zip(keys.par_iter())
-            .for_each(|(slot, k)| *slot = k.3);
+        Src::Mem(st).sorted_edges(idx)
     }
 
     fn adjacent(
         &self,
-        lists: &[Vec<u32>],
+        out: bool,
         uid: &str,
         w: Option<(i64, i64)>,
         as_of: i64,
     ) -> Vec<EdgeVersion<'a>> {
-        let st = self.st;
-        let Some(u) = st.uids.get(uid) else {
+        let src = self.src();
+        let Some(u) = src.uid_id(uid) else {
             return Vec::new();
         };
-        let mut idx: Vec<u32> = lists[u as usize]
+        // The window is tested on the valid interval first: a mapped row is then decoded
+        // in full only when it can be in the answer.
+        let idx: Vec<u32> = src
+            .adjacency(u, out)
             .iter()
             .copied()
             .filter(|&i| {
-                let r = &st.edges[i as usize];
-                believed_at(r, as_of) && in_window(r, w)
+                let (s, e) = src.row_vt(1, i);
+                w.is_none_or(|(a, b)| overlaps(s, e, a, b)) && src.believed(1, i, as_of)
             })
             .collect();
-        self.sort_edges(&mut idx);
-        idx.into_iter()
-            .map(|i| EdgeVersion { st, idx: i })
-            .collect()
+        src.sorted_edges(idx)
     }
 
     /// Believed edges leaving `uid` that overlap the window, ordered by `(vt_s, eid)`.
@@ -246,7 +549,7 @@ impl<'a> Snapshot<'a> {
         vt_window: Option<(i64, i64)>,
         as_of_tt: i64,
     ) -> Vec<EdgeVersion<'a>> {
-        self.adjacent(&self.st.out_adj, uid, vt_window, as_of_tt)
+        self.adjacent(true, uid, vt_window, as_of_tt)
     }
 
     /// Believed edges entering `uid` that overlap the window, ordered by `(vt_s, eid)`.
@@ -256,17 +559,17 @@ impl<'a> Snapshot<'a> {
         vt_window: Option<(i64, i64)>,
         as_of_tt: i64,
     ) -> Vec<EdgeVersion<'a>> {
-        self.adjacent(&self.st.in_adj, uid, vt_window, as_of_tt)
+        self.adjacent(false, uid, vt_window, as_of_tt)
     }
 
     /// Node versions believed at `as_of_tt` and valid at `t`, ordered by uid.
     pub fn nodes_valid_at(&self, t: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         let keep = |r: &Row| believed_at(r, as_of_tt) && r.vt_s <= t && t < r.vt_e;
         let w = Some((t, t.saturating_add(1)));
         let mut out: Vec<NodeVersion<'a>> = overlapping(&st.nodes, &st.node_index, w, keep)
             .into_iter()
-            .map(|i| NodeVersion { st, idx: i })
+            .map(|i| NodeVersion::mem(st, i))
             .collect();
         // One believed version per uid is valid at `t` (I1), so the order is total.
         out.sort_by(|a, b| a.uid().cmp(b.uid()));
@@ -275,7 +578,7 @@ impl<'a> Snapshot<'a> {
 
     /// Every stored node row in digest order `(uid, tt_s, vt_s, vid)`.
     pub fn all_nodes(&self) -> Vec<NodeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         let mut idx: Vec<u32> = (0..st.nodes.len() as u32)
             .filter(|&i| st.nodes[i as usize].alive)
             .collect();
@@ -286,15 +589,13 @@ impl<'a> Snapshot<'a> {
                 .cmp(st.uids.name(rb.ident))
                 .then((ra.tt_s, ra.vt_s).cmp(&(rb.tt_s, rb.vt_s)))
         });
-        idx.into_iter()
-            .map(|i| NodeVersion { st, idx: i })
-            .collect()
+        idx.into_iter().map(|i| NodeVersion::mem(st, i)).collect()
     }
 
     /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`. The sort runs on
     /// contiguous keys, in parallel; eids are derived once per identity.
     pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         let mut keys: Vec<(Id12, i64, i64, u32)> = (0..st.edges.len() as u32)
             .into_par_iter()
             .filter(|&i| st.edges[i as usize].alive)
@@ -306,7 +607,7 @@ impl<'a> Snapshot<'a> {
         // (eid, tt_s, vt_s) is unique among stored rows (I8), so the order is total.
         keys.par_sort_unstable();
         keys.into_iter()
-            .map(|k| EdgeVersion { st, idx: k.3 })
+            .map(|k| EdgeVersion::mem(st, k.3))
             .collect()
     }
 
@@ -471,11 +772,106 @@ fn boundaries(rows: &[Row], cache: &IndexCache, lo: i64, hi: i64, as_of: i64) ->
     })
 }
 
+/// `0..n` without the ids of `skip` (ascending, unique, all `< n`), followed by `extra`
+/// zeroed slots for the caller to fill. Filled in parallel over fixed output chunks: output
+/// slot `k` holds `k + s` where `s` counts the skipped ids below it, i.e. the `s` with
+/// `skip[j] - j <= k` exactly for `j < s` (`skip[j] - j` is non-decreasing).
+fn complement(n: usize, skip: &[u32], extra: usize) -> Vec<u32> {
+    let kept = n - skip.len();
+    // Zeroed allocation: the pages are mapped lazily, written once by the fill.
+    let mut ids = vec![0u32; kept + extra];
+    ids[..kept]
+        .par_chunks_mut(CHUNK)
+        .enumerate()
+        .for_each(|(c, out)| {
+            let k0 = c * CHUNK;
+            // Binary search for the first `j` with `skip[j] - j > k0` (ids are unique and
+            // ascending, so `skip[j] >= j`).
+            let (mut s, mut hi) = (0, skip.len());
+            while s < hi {
+                let m = (s + hi) / 2;
+                if skip[m] as usize - m <= k0 {
+                    s = m + 1;
+                } else {
+                    hi = m;
+                }
+            }
+            for (k, o) in out.iter_mut().enumerate() {
+                let mut p = k0 + k + s;
+                while s < skip.len() && skip[s] as usize == p {
+                    s += 1;
+                    p += 1;
+                }
+                *o = p as u32;
+            }
+        });
+    ids
+}
+
+/// The storage positions of a start query, in one of two forms.
+enum Starts {
+    /// Every covered row `[0, covered)` but the ascending `skip` ids, then `tail` (ids of
+    /// uncovered rows, ascending).
+    AllBut {
+        covered: usize,
+        skip: Arc<Unbelieved>,
+        tail: Vec<u32>,
+    },
+    /// An ascending id list.
+    Ids(Vec<u32>),
+}
+
+impl Starts {
+    /// The positions as one ascending list.
+    fn ids(self) -> Vec<u32> {
+        match self {
+            Starts::AllBut {
+                covered,
+                skip,
+                tail,
+            } => {
+                let mut ids = complement(covered, &skip.ids, tail.len());
+                let n = ids.len() - tail.len();
+                ids[n..].copy_from_slice(&tail);
+                ids
+            }
+            Starts::Ids(ids) => ids,
+        }
+    }
+
+    /// The positions as maximal runs of consecutive ids, ascending.
+    fn runs(self) -> Vec<Range<u32>> {
+        let mut runs: Vec<Range<u32>> = Vec::new();
+        let mut add = |r: Range<u32>| match runs.last_mut() {
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ if r.is_empty() => {}
+            _ => runs.push(r),
+        };
+        match self {
+            Starts::AllBut {
+                covered,
+                skip,
+                tail,
+            } => {
+                let mut from = 0u32;
+                for &u in &skip.ids {
+                    add(from..u);
+                    from = u + 1;
+                }
+                add(from..covered as u32);
+                tail.iter().for_each(|&i| add(i..i + 1));
+            }
+            Starts::Ids(ids) => ids.iter().for_each(|&i| add(i..i + 1)),
+        }
+        runs
+    }
+}
+
 /// Storage-order ids of the rows believed at `as_of` with `t_a <= vt_s < t_b`; `gen` is
 /// the table's close generation.
-fn starts(rows: &[Row], cache: &IndexCache, gen: u64, t_a: i64, t_b: i64, as_of: i64) -> Vec<u32> {
+fn starts(rows: &[Row], cache: &IndexCache, gen: u64, t_a: i64, t_b: i64, as_of: i64) -> Starts {
     if t_a >= t_b {
-        return Vec::new();
+        return Starts::Ids(Vec::new());
     }
     let ix = cache.get(rows);
     let keep = |r: &Row| believed_at(r, as_of) && t_a <= r.vt_s && r.vt_s < t_b;
@@ -486,18 +882,14 @@ fn starts(rows: &[Row], cache: &IndexCache, gen: u64, t_a: i64, t_b: i64, as_of:
         // listed without reading a row.
         let unb = cache.unbelieved(rows, &ix, gen);
         if clamp_tt(as_of) >= unb.max_tt {
-            let mut ids = Vec::with_capacity(ix.covered - unb.ids.len() + rows.len() - ix.covered);
-            let mut skip = unb.ids.iter().copied().peekable();
-            for i in 0..ix.covered as u32 {
-                if skip.next_if_eq(&i).is_none() {
-                    ids.push(i);
-                }
-            }
-            ids.extend(scan_ids(rows, ix.covered..rows.len(), keep));
-            return ids;
+            return Starts::AllBut {
+                covered: ix.covered,
+                skip: unb,
+                tail: scan_ids(rows, ix.covered..rows.len(), keep),
+            };
         }
     }
-    select(rows, &ix, &[cands], keep)
+    Starts::Ids(select(rows, &ix, &[cands], keep))
 }
 
 impl<'a> Snapshot<'a> {
@@ -505,20 +897,20 @@ impl<'a> Snapshot<'a> {
     /// `(lo, hi]` (`lo < vt_s <= hi` or `lo < vt_e <= hi`), in storage order.
     /// O(log n + boundary rows) through the valid-time index.
     pub fn node_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         boundaries(&st.nodes, &st.node_index, lo, hi, as_of_tt)
             .into_iter()
-            .map(|i| NodeVersion { st, idx: i })
+            .map(|i| NodeVersion::mem(st, i))
             .collect()
     }
 
     /// Edge versions believed at `as_of_tt` whose valid interval starts or ends inside
     /// `(lo, hi]`, in storage order. O(log n + boundary rows) through the valid-time index.
     pub fn edge_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         boundaries(&st.edges, &st.edge_index, lo, hi, as_of_tt)
             .into_iter()
-            .map(|i| EdgeVersion { st, idx: i })
+            .map(|i| EdgeVersion::mem(st, i))
             .collect()
     }
 
@@ -535,17 +927,29 @@ impl<'a> Snapshot<'a> {
 
     /// [`Snapshot::edge_starts`] as a list, gathered in parallel.
     pub fn edge_starts_list(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         self.edge_start_positions(t_a, t_b, as_of_tt)
             .into_iter()
-            .map(|i| EdgeVersion { st, idx: i })
+            .map(|i| EdgeVersion::mem(st, i))
             .collect()
     }
 
     /// The storage positions of [`Snapshot::edge_starts`] (ascending; 4 bytes per version,
     /// for callers that keep large event lists compact). See [`Snapshot::edge_at`].
     pub fn edge_start_positions(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<u32> {
-        let st = self.st;
+        self.edge_start_query(t_a, t_b, as_of_tt).ids()
+    }
+
+    /// [`Snapshot::edge_start_positions`] as maximal runs of consecutive positions
+    /// (ascending, non-empty, separated by at least one position); their concatenation is
+    /// that list. A window covering the table at the current belief state is a few long runs
+    /// (gaps at the unbelieved rows), found without a per-version list.
+    pub fn edge_start_runs(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Range<u32>> {
+        self.edge_start_query(t_a, t_b, as_of_tt).runs()
+    }
+
+    fn edge_start_query(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Starts {
+        let st = self.st();
         starts(
             &st.edges,
             &st.edge_index,
@@ -561,19 +965,22 @@ impl<'a> Snapshot<'a> {
     /// [`Snapshot::edge_at`]. Belief is not in them: pair with
     /// [`Snapshot::edge_start_positions`] or another belief-checked read.
     pub fn edge_columns(&self) -> std::sync::Arc<crate::cols::EdgeColumns> {
-        self.st.edge_cols.get(&self.st.edges, &self.st.idents)
+        {
+            let st = self.st();
+            st.edge_cols.get(&st.edges, &st.idents)
+        }
     }
 
     /// The edge version at storage position `pos`, `None` when `pos >= edge_positions()`.
     pub fn edge_at(&self, pos: u32) -> Option<EdgeVersion<'a>> {
-        let st = self.st;
-        ((pos as usize) < st.edges.len()).then_some(EdgeVersion { st, idx: pos })
+        let st = self.st();
+        ((pos as usize) < st.edges.len()).then_some(EdgeVersion::mem(st, pos))
     }
 
     /// The number of storage positions of edge rows: the index space of
     /// [`Snapshot::edge_starts_in`].
     pub fn edge_positions(&self) -> usize {
-        self.st.edges.len()
+        self.st().edges.len()
     }
 
     /// [`Snapshot::edge_starts`] restricted to the storage positions `pos`, for partitioned
@@ -586,7 +993,7 @@ impl<'a> Snapshot<'a> {
         as_of_tt: i64,
         pos: std::ops::Range<usize>,
     ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
-        let st = self.st;
+        let st = self.st();
         let a = clamp_tt(as_of_tt);
         let start = pos.start.min(st.edges.len());
         let end = pos.end.clamp(start, st.edges.len());
@@ -594,12 +1001,8 @@ impl<'a> Snapshot<'a> {
             .iter()
             .enumerate()
             .filter_map(move |(i, r)| {
-                (t_a <= r.vt_s && r.vt_s < t_b && r.alive && r.tt_s <= a && a < r.tt_e).then_some(
-                    EdgeVersion {
-                        st,
-                        idx: (start + i) as u32,
-                    },
-                )
+                (t_a <= r.vt_s && r.vt_s < t_b && r.alive && r.tt_s <= a && a < r.tt_e)
+                    .then_some(EdgeVersion::mem(st, (start + i) as u32))
             })
     }
 
@@ -616,7 +1019,7 @@ impl<'a> Snapshot<'a> {
         as_of_tt: i64,
         rel_type: Option<&str>,
     ) -> crate::Result<Vec<u64>> {
-        let st = self.st;
+        let st = self.st();
         if t_a >= t_b {
             return Ok(Vec::new());
         }
@@ -706,7 +1109,7 @@ pub enum Version<'a> {
 }
 
 impl Version<'_> {
-    fn row(&self) -> &Row {
+    fn row(&self) -> Row {
         match self {
             Version::Node(n) => n.row(),
             Version::Edge(e) => e.row(),
@@ -726,74 +1129,74 @@ impl Version<'_> {
 
 /// Fields every version shares.
 macro_rules! common_fields {
-    ($t:ident, $rows:ident) => {
+    ($t:ident, $k:expr) => {
         impl<'a> $t<'a> {
-            fn row(&self) -> &'a Row {
-                &self.st.$rows[self.idx as usize]
+            #[inline]
+            fn row(&self) -> Row {
+                self.src.row($k, self.idx)
             }
             /// Start of the valid interval.
+            #[inline]
             pub fn vt_s(&self) -> i64 {
-                self.row().vt_s
+                self.src.row_vt($k, self.idx).0
             }
             /// End of the valid interval.
+            #[inline]
             pub fn vt_e(&self) -> i64 {
-                self.row().vt_e
+                self.src.row_vt($k, self.idx).1
             }
             /// Start of the transaction interval.
+            #[inline]
             pub fn tt_s(&self) -> i64 {
-                self.row().tt_s
+                self.src.row_tt_s($k, self.idx)
             }
             /// End of the transaction interval as stored (uncensored).
+            #[inline]
             pub fn tt_e(&self) -> i64 {
-                self.row().tt_e
+                self.src.row_close($k, self.idx).0
             }
             /// `tt_s − vt_s`.
+            #[inline]
             pub fn ingestion_lag_us(&self) -> i64 {
-                self.row().tt_s - self.row().vt_s
+                self.tt_s() - self.vt_s()
             }
             /// Canonical JSON text of `props`.
+            #[inline]
             pub fn props(&self) -> &'a str {
-                self.st
-                    .strings
-                    .name(self.st.content(self.row().content).props)
+                self.src.string(self.src.row_content($k, self.idx).props)
             }
             /// Provenance label.
+            #[inline]
             pub fn source(&self) -> &'a str {
-                self.st
-                    .strings
-                    .name(self.st.content(self.row().content).source)
+                self.src.string(self.src.row_content($k, self.idx).source)
             }
             /// Canonical JSON text of `provenance_ref`.
+            #[inline]
             pub fn provenance_ref(&self) -> &'a str {
-                self.st
-                    .strings
-                    .name(self.st.content(self.row().content).provenance)
+                self.src
+                    .string(self.src.row_content($k, self.idx).provenance)
             }
             /// Kind of the op that wrote the row.
+            #[inline]
             pub fn origin(&self) -> Origin {
-                self.row().origin
+                self.src.row_origin($k, self.idx)
             }
             /// Reason of the op that wrote the row.
+            #[inline]
             pub fn reason(&self) -> Option<&'a str> {
-                let r = self.row().reason;
-                (r != NONE).then(|| self.st.strings.name(r))
+                let r = self.src.row_reason($k, self.idx);
+                (r != NONE).then(|| self.src.string(r))
             }
             /// Kind of the op that closed the row (uncensored).
+            #[inline]
             pub fn closed_by(&self) -> Option<Origin> {
-                self.row().closed_by
+                self.src.row_close($k, self.idx).1
             }
             /// Reason of the op that closed the row (uncensored).
+            #[inline]
             pub fn close_reason(&self) -> Option<&'a str> {
-                let r = self.row().close_reason;
-                (r != NONE).then(|| self.st.strings.name(r))
-            }
-            fn write_audit_tail(&self, s: &mut String) {
-                // keys after "kind"... are written by the caller; this writes the shared
-                // `close_reason` and `closed_by` prefix.
-                s.push_str("{\"close_reason\":");
-                opt_str(s, self.close_reason());
-                s.push_str(",\"closed_by\":");
-                opt_str(s, self.closed_by().map(Origin::as_str));
+                let r = self.src.row_close($k, self.idx).2;
+                (r != NONE).then(|| self.src.string(r))
             }
         }
     };
@@ -802,25 +1205,67 @@ macro_rules! common_fields {
 /// A node version view.
 #[derive(Clone, Copy)]
 pub struct NodeVersion<'a> {
-    st: &'a State,
+    src: Src<'a>,
     idx: u32,
 }
 
 /// An edge version view.
 #[derive(Clone, Copy)]
 pub struct EdgeVersion<'a> {
-    st: &'a State,
+    src: Src<'a>,
     idx: u32,
 }
 
-common_fields!(NodeVersion, nodes);
-common_fields!(EdgeVersion, edges);
+impl<'a> NodeVersion<'a> {
+    fn mem(st: &'a State, idx: u32) -> Self {
+        NodeVersion {
+            src: Src::Mem(st),
+            idx,
+        }
+    }
+}
+
+impl<'a> EdgeVersion<'a> {
+    fn mem(st: &'a State, idx: u32) -> Self {
+        EdgeVersion {
+            src: Src::Mem(st),
+            idx,
+        }
+    }
+}
+
+common_fields!(NodeVersion, 0);
+common_fields!(EdgeVersion, 1);
 
 fn opt_str(s: &mut String, v: Option<&str>) {
     match v {
         None => s.push_str("null"),
         Some(x) => canon::write_str(s, x),
     }
+}
+
+fn opt_id_str(s: &mut String, src: Src<'_>, id: u32) {
+    opt_str(s, (id != NONE).then(|| src.string(id)));
+}
+
+/// The row line's keys before the kind-specific ones: `close_reason`, `closed_by`.
+fn write_head(s: &mut String, src: Src<'_>, r: &Row) {
+    s.push_str("{\"close_reason\":");
+    opt_id_str(s, src, r.close_reason);
+    s.push_str(",\"closed_by\":");
+    opt_str(s, r.closed_by.map(Origin::as_str));
+}
+
+/// The shared keys `origin`, `props`, `provenance_ref`, `reason`.
+fn write_body(s: &mut String, src: Src<'_>, r: &Row, c: &Content) {
+    s.push_str(",\"origin\":");
+    canon::write_str(s, r.origin.as_str());
+    s.push_str(",\"props\":");
+    s.push_str(src.string(c.props));
+    s.push_str(",\"provenance_ref\":");
+    s.push_str(src.string(c.provenance));
+    s.push_str(",\"reason\":");
+    opt_id_str(s, src, r.reason);
 }
 
 fn int(s: &mut String, k: &str, v: i64) {
@@ -830,14 +1275,14 @@ fn int(s: &mut String, k: &str, v: i64) {
 
 impl<'a> NodeVersion<'a> {
     /// The node's uid.
+    #[inline]
     pub fn uid(&self) -> &'a str {
-        self.st.uids.name(self.row().ident)
+        self.src.uid(self.uid_id())
     }
     /// The node's label.
+    #[inline]
     pub fn label(&self) -> &'a str {
-        self.st
-            .strings
-            .name(self.st.content(self.row().content).label)
+        self.src.string(self.src.row_content(0, self.idx).label)
     }
     /// `vid(uid, tt_s, vt_s)`.
     pub fn vid(&self) -> String {
@@ -846,78 +1291,83 @@ impl<'a> NodeVersion<'a> {
 
     /// Appends the canonical row line (with `\n`) of `data-model.md` §10.
     pub fn write_line(&self, s: &mut String) {
-        self.write_audit_tail(s);
+        // The row is read once (a mapped row is decoded from several columns).
+        let (src, r) = (self.src, self.row());
+        let c = src.content(r.content);
+        let uid = src.uid(r.ident);
+        write_head(s, src, &r);
         s.push_str(",\"kind\":\"node\",\"label\":");
-        canon::write_str(s, self.label());
-        s.push_str(",\"origin\":");
-        canon::write_str(s, self.origin().as_str());
-        s.push_str(",\"props\":");
-        s.push_str(self.props());
-        s.push_str(",\"provenance_ref\":");
-        s.push_str(self.provenance_ref());
-        s.push_str(",\"reason\":");
-        opt_str(s, self.reason());
+        canon::write_str(s, src.string(c.label));
+        write_body(s, src, &r, &c);
         s.push_str(",\"source\":");
-        canon::write_str(s, self.source());
-        int(s, ",\"tt_e\":", self.tt_e());
-        int(s, ",\"tt_s\":", self.tt_s());
+        canon::write_str(s, src.string(c.source));
+        int(s, ",\"tt_e\":", r.tt_e);
+        int(s, ",\"tt_s\":", r.tt_s);
         s.push_str(",\"uid\":");
-        canon::write_str(s, self.uid());
+        canon::write_str(s, uid);
         s.push_str(",\"vid\":\"");
-        s.push_str(&self.vid());
-        int(s, "\",\"vt_e\":", self.vt_e());
-        int(s, ",\"vt_s\":", self.vt_s());
+        s.push_str(&ident::vid(uid, r.tt_s, r.vt_s));
+        int(s, "\",\"vt_e\":", r.vt_e);
+        int(s, ",\"vt_s\":", r.vt_s);
         s.push_str("}\n");
     }
 }
 
 impl<'a> EdgeVersion<'a> {
-    fn ident(&self) -> &'a crate::state::EdgeIdent {
-        &self.st.idents[self.row().ident as usize]
+    fn ident(&self) -> IdentRec {
+        self.src.ident(self.ident_id())
     }
     /// Snapshot-local interned ids of the source uid, destination uid and rel_type: within
     /// one snapshot, equal ids ⇔ equal strings (uids and rel_types are separate id spaces).
     /// For grouping and set membership without hashing strings; never persisted or compared
     /// across snapshots.
+    #[inline]
     pub fn src_id(&self) -> u32 {
-        self.ident().src
+        self.src.ident_part(self.ident_id(), 0)
     }
     /// See [`EdgeVersion::src_id`].
+    #[inline]
     pub fn dst_id(&self) -> u32 {
-        self.ident().dst
+        self.src.ident_part(self.ident_id(), 1)
     }
     /// See [`EdgeVersion::src_id`].
+    #[inline]
     pub fn rel_id(&self) -> u32 {
-        self.ident().rel
+        self.src.ident_part(self.ident_id(), 2)
     }
     /// Source uid.
+    #[inline]
     pub fn src(&self) -> &'a str {
-        self.st.uids.name(self.ident().src)
+        self.src.uid(self.src_id())
     }
     /// Destination uid.
+    #[inline]
     pub fn dst(&self) -> &'a str {
-        self.st.uids.name(self.ident().dst)
+        self.src.uid(self.dst_id())
     }
     /// Relationship type.
+    #[inline]
     pub fn rel_type(&self) -> &'a str {
-        self.st.strings.name(self.ident().rel)
+        self.src.string(self.rel_id())
     }
     /// Discriminator.
     pub fn disc(&self) -> String {
-        self.st.disc_text(self.ident().disc)
+        self.src.disc_text(self.ident().disc)
     }
     /// Snapshot-local interned id of the edge identity (see [`EdgeVersion::src_id`]):
     /// equal ids ⇔ same `(src, dst, rel_type, disc)`.
+    #[inline]
     pub fn ident_id(&self) -> u32 {
-        self.row().ident
+        self.src.row_ident(1, self.idx)
     }
     /// The 12 eid bytes (the hex of [`EdgeVersion::eid`] orders as these bytes do).
+    #[inline]
     pub fn eid_bytes(&self) -> Id12 {
-        *self.st.eid(self.row().ident)
+        self.src.eid(self.ident_id())
     }
     /// The 24-hex eid.
     pub fn eid(&self) -> String {
-        canon::hex(self.st.eid(self.row().ident))
+        canon::hex(&self.src.eid(self.ident_id()))
     }
     /// `vid(eid, tt_s, vt_s)`.
     pub fn vid(&self) -> String {
@@ -926,34 +1376,32 @@ impl<'a> EdgeVersion<'a> {
 
     /// Appends the canonical row line (with `\n`) of `data-model.md` §10.
     pub fn write_line(&self, s: &mut String) {
-        let eid = self.eid();
-        self.write_audit_tail(s);
+        // The row and identity are read once (a mapped row is decoded from several columns).
+        let (src, r) = (self.src, self.row());
+        let id = src.ident(r.ident);
+        let c = src.content(r.content);
+        let eid = canon::hex(&src.eid(r.ident));
+        write_head(s, src, &r);
         s.push_str(",\"disc\":");
-        canon::write_str(s, &self.disc());
+        canon::write_str(s, &src.disc_text(id.disc));
         s.push_str(",\"dst\":");
-        canon::write_str(s, self.dst());
+        canon::write_str(s, src.uid(id.dst));
         s.push_str(",\"eid\":\"");
         s.push_str(&eid);
-        s.push_str("\",\"kind\":\"edge\",\"origin\":");
-        canon::write_str(s, self.origin().as_str());
-        s.push_str(",\"props\":");
-        s.push_str(self.props());
-        s.push_str(",\"provenance_ref\":");
-        s.push_str(self.provenance_ref());
-        s.push_str(",\"reason\":");
-        opt_str(s, self.reason());
+        s.push_str("\",\"kind\":\"edge\"");
+        write_body(s, src, &r, &c);
         s.push_str(",\"rel_type\":");
-        canon::write_str(s, self.rel_type());
+        canon::write_str(s, src.string(id.rel));
         s.push_str(",\"source\":");
-        canon::write_str(s, self.source());
+        canon::write_str(s, src.string(c.source));
         s.push_str(",\"src\":");
-        canon::write_str(s, self.src());
-        int(s, ",\"tt_e\":", self.tt_e());
-        int(s, ",\"tt_s\":", self.tt_s());
+        canon::write_str(s, src.uid(id.src));
+        int(s, ",\"tt_e\":", r.tt_e);
+        int(s, ",\"tt_s\":", r.tt_s);
         s.push_str(",\"vid\":\"");
-        s.push_str(&ident::vid(&eid, self.tt_s(), self.vt_s()));
-        int(s, "\",\"vt_e\":", self.vt_e());
-        int(s, ",\"vt_s\":", self.vt_s());
+        s.push_str(&ident::vid(&eid, r.tt_s, r.vt_s));
+        int(s, "\",\"vt_e\":", r.vt_e);
+        int(s, ",\"vt_s\":", r.vt_s);
         s.push_str("}\n");
     }
 }
@@ -966,11 +1414,11 @@ impl<'a> Snapshot<'a> {
     /// Node versions believed at `as_of_tt` whose valid interval overlaps `vt_window`
     /// (every believed node version when `None`), in storage order.
     pub fn node_scan(&self, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, vt_window);
         overlapping(&st.nodes, &st.node_index, vt_window, keep)
             .into_iter()
-            .map(|i| NodeVersion { st, idx: i })
+            .map(|i| NodeVersion::mem(st, i))
             .collect()
     }
 
@@ -981,11 +1429,11 @@ impl<'a> Snapshot<'a> {
         vt_window: Option<(i64, i64)>,
         as_of_tt: i64,
     ) -> Vec<EdgeVersion<'a>> {
-        let st = self.st;
+        let st = self.st();
         let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, vt_window);
         overlapping(&st.edges, &st.edge_index, vt_window, keep)
             .into_iter()
-            .map(|i| EdgeVersion { st, idx: i })
+            .map(|i| EdgeVersion::mem(st, i))
             .collect()
     }
 }
@@ -996,8 +1444,9 @@ impl<'a> Snapshot<'a> {
 
 impl EdgeVersion<'_> {
     /// The eid's 12 bytes; [`EdgeVersion::eid`] is their lowercase hex.
+    #[inline]
     pub fn eid_raw(&self) -> Id12 {
-        *self.st.eid(self.row().ident)
+        self.src.eid(self.ident_id())
     }
 }
 
@@ -1010,18 +1459,28 @@ impl EdgeVersion<'_> {
 impl<'a> Snapshot<'a> {
     /// The snapshot-local interned id of `uid` (see [`EdgeVersion::src_id`]).
     pub fn uid_id(&self, uid: &str) -> Option<u32> {
-        self.st.uids.get(uid)
+        self.src().uid_id(uid)
+    }
+
+    /// The size of this snapshot's uid id space: every uid id it hands out
+    /// ([`Snapshot::uid_id`], [`EdgeVersion::src_id`], [`EdgeVersion::dst_id`]) is below it,
+    /// so per-id tables (bitsets, counters) can be sized once.
+    pub fn uid_ids(&self) -> usize {
+        match self.src() {
+            Src::Mem(st) => st.uids.len(),
+            Src::Map(b) => b.marks().uids as usize,
+        }
     }
 
     /// The uid of an interned id handed out by this snapshot.
     pub fn uid_name(&self, id: u32) -> &'a str {
-        self.st.uids.name(id)
+        self.src().uid(id)
     }
 
     /// Ids of the uids whose `str::to_lowercase` form contains `needle_lower` (a lowercase
     /// needle), ascending. O(total uid bytes) after the first call on a uid set.
     pub fn uids_lowercase_containing(&self, needle_lower: &str) -> Vec<u32> {
-        self.st.uids.lower().containing(needle_lower)
+        self.st().uids.lower().containing(needle_lower)
     }
 
     /// Node versions of the uid with id `uid_id` believed at `as_of_tt`, any valid time, in
@@ -1031,18 +1490,19 @@ impl<'a> Snapshot<'a> {
         uid_id: u32,
         as_of_tt: i64,
     ) -> impl Iterator<Item = NodeVersion<'a>> + 'a {
-        let st = self.st;
-        st.node_postings[uid_id as usize]
-            .iter()
-            .copied()
-            .filter(move |&i| believed_at(&st.nodes[i as usize], as_of_tt))
-            .map(move |i| NodeVersion { st, idx: i })
+        let src = self.src();
+        let rows = src.node_postings(uid_id);
+        (0..rows.len())
+            .map(move |k| rows[k])
+            .filter(move |&i| src.believed(0, i, as_of_tt))
+            .map(move |i| NodeVersion { src, idx: i })
     }
 }
 
 impl NodeVersion<'_> {
     /// The snapshot-local interned id of the version's uid (see [`Snapshot::uid_id`]).
+    #[inline]
     pub fn uid_id(&self) -> u32 {
-        self.row().ident
+        self.src.row_ident(0, self.idx)
     }
 }

@@ -12,8 +12,12 @@ pub const SEG_MAGIC: &[u8; 8] = b"TGMSSEG\0";
 pub const SEG_TRAILER_MAGIC: &[u8; 4] = b"TGSE";
 /// Segment format major version.
 pub const SEG_MAJOR: u16 = 1;
-/// Segment format minor version. Minor 1 added codec 4 (DFOR) for integer columns.
+/// Segment format minor version of flush segments. Minor 1 added codec 4 (DFOR) for
+/// integer columns.
 pub const SEG_MINOR: u16 = 1;
+/// Segment minor of a compacted full image with index chunks (64–76) and random-access
+/// integer codecs only (FOR, DFORS, PFOR): format 1.3.
+pub const SEG_MINOR_INDEXED: u16 = 2;
 /// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
 pub const SEG_HEADER_LEN: usize = 88;
 /// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
@@ -50,6 +54,31 @@ pub mod chunk {
     pub const CLOSE_TT_E: u16 = 9;
     pub const CLOSE_BY: u16 = 10;
     pub const CLOSE_REASON: u16 = 11;
+    // index chunks of a minor-2 segment (full image only)
+    /// uid heap: n_uids + 1 cumulative byte offsets into the heap's string bytes.
+    pub const UID_OFFS: u16 = 64;
+    /// string heap: n_strings + 1 cumulative byte offsets.
+    pub const STR_OFFS: u16 = 65;
+    /// uid ids sorted by their UTF-8 bytes.
+    pub const UID_ORDER: u16 = 66;
+    /// string ids sorted by their UTF-8 bytes.
+    pub const STR_ORDER: u16 = 67;
+    /// node postings per uid: n_uids + 1 offsets into `NODE_POST`.
+    pub const NODE_POST_OFF: u16 = 68;
+    /// node row numbers grouped by uid, ascending within a uid.
+    pub const NODE_POST: u16 = 69;
+    /// edge postings per identity: n_idents + 1 offsets into `EDGE_POST`.
+    pub const EDGE_POST_OFF: u16 = 70;
+    pub const EDGE_POST: u16 = 71;
+    /// out adjacency per uid (edge rows whose identity has that src).
+    pub const OUT_OFF: u16 = 72;
+    pub const OUT: u16 = 73;
+    /// in adjacency per uid (edge rows whose identity has that dst).
+    pub const IN_OFF: u16 = 74;
+    pub const IN: u16 = 75;
+    /// ids of the mapped identities sorted by (src, dst, rel, disc tag bit 0, disc value
+    /// as u64).
+    pub const MAPPED_ORDER: u16 = 76;
 }
 
 /// Codec tags of the chunk directory.
@@ -62,7 +91,17 @@ pub mod codec {
     pub const HEAP: u8 = 3;
     /// Delta + frame-of-reference bit packing (segment minor ≥ 1).
     pub const DFOR: u8 = 4;
+    /// DFOR followed by a FOR column of every 32nd value, for random access (segment
+    /// minor 2).
+    pub const DFORS: u8 = 5;
+    /// Patched frame of reference with exception starts per 32 values, for sparse columns
+    /// (segment minor 2).
+    pub const PFOR: u8 = 6;
 }
+
+/// Values between two skip entries of a DFORS column (and between two exception starts of
+/// a PFOR column).
+pub const DFORS_STRIDE: usize = 32;
 
 /// Every chunk id a version-1.0 segment holds, in file order, with its codec.
 pub fn chunk_layout() -> Vec<(u16, u8)> {
@@ -74,6 +113,18 @@ pub fn chunk_layout() -> Vec<(u16, u8)> {
     for g in [ROWS_NODE, ROWS_EDGE] {
         for k in IDENT..=CLOSE_REASON {
             v.push((g + k, if k == TT_S { codec::RUNS } else { codec::FOR }));
+        }
+    }
+    v
+}
+
+/// Every chunk id a segment of minor `minor` holds, in file order, with its nominal codec
+/// (FOR chunks may use DFOR in minor 1 and DFORS or PFOR in minor 2).
+pub fn chunk_layout_for(minor: u16) -> Vec<(u16, u8)> {
+    let mut v = chunk_layout();
+    if minor >= SEG_MINOR_INDEXED {
+        for id in chunk::UID_OFFS..=chunk::MAPPED_ORDER {
+            v.push((id, codec::FOR));
         }
     }
     v
@@ -119,15 +170,18 @@ pub fn put_for(out: &mut Vec<u8>, v: &[i64]) {
 /// **exceptions**: their packed slot holds 0 and their value is in the exception list
 /// (indexes strictly ascending). The encoder picks `min` and `width` to minimize the size.
 pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
-    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-    out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
-    let deltas: Vec<i64> = v.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
-    let mut sorted = deltas.clone();
+    dfor_with_exceptions(out, v);
+}
+
+/// The frame `(min, width)` of a patched column of `vals` that minimises the packed bits
+/// plus 12 bytes per exception (a value outside `[min, min + 2^width)`). Candidate bases
+/// are the smallest value and a few low quantiles; `(0, 0)` for no values.
+fn patched_frame(vals: &[i64]) -> (i64, u32) {
+    let mut sorted = vals.to_vec();
     sorted.sort_unstable();
     let n = sorted.len();
     let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
     if n > 0 {
-        // Candidate bases: the smallest delta and a few low quantiles.
         let mut bases: Vec<i64> = [0, n / 10_000, n / 1_000, n / 100]
             .iter()
             .map(|&i| sorted[i.min(n - 1)])
@@ -153,30 +207,30 @@ pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
             }
         }
     }
-    let fits = |d: i64| {
-        best_w == 64
-            || (d as i128 >= best_min as i128 && (d as i128) < best_min as i128 + (1i128 << best_w))
-    };
-    let exc: Vec<(u32, i64)> = deltas
-        .iter()
-        .enumerate()
-        .filter(|(_, &d)| !fits(d))
-        .map(|(i, &d)| (i as u32, d))
-        .collect();
-    out.extend_from_slice(&(exc.len() as u32).to_le_bytes());
-    out.extend_from_slice(&best_min.to_le_bytes());
-    out.push(best_w as u8);
+    (best_min, best_w)
+}
+
+/// Whether `x` fits the frame `[min, min + 2^w)`.
+fn in_frame(x: i64, min: i64, w: u32) -> bool {
+    w == 64 || (x as i128 >= min as i128 && (x as i128) < min as i128 + (1i128 << w))
+}
+
+/// Appends `min | width | bits` of `vals` in the frame `(min, w)` (exceptions packed as
+/// 0) and returns the exceptions `(index, value)`, ascending.
+fn put_patched_body(out: &mut Vec<u8>, vals: &[i64], min: i64, w: u32) -> Vec<(u32, i64)> {
+    out.extend_from_slice(&min.to_le_bytes());
+    out.push(w as u8);
     let mut acc: u128 = 0;
     let mut bits = 0u32;
-    if best_w > 0 {
-        for &d in &deltas {
-            let x = if fits(d) {
-                (d as u64).wrapping_sub(best_min as u64)
+    if w > 0 {
+        for &d in vals {
+            let x = if in_frame(d, min, w) {
+                (d as u64).wrapping_sub(min as u64)
             } else {
                 0
             };
             acc |= (x as u128) << bits;
-            bits += best_w;
+            bits += w;
             while bits >= 8 {
                 out.push(acc as u8);
                 acc >>= 8;
@@ -187,10 +241,39 @@ pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
             out.push(acc as u8);
         }
     }
-    for (i, d) in exc {
+    vals.iter()
+        .enumerate()
+        .filter(|(_, &d)| !in_frame(d, min, w))
+        .map(|(i, &d)| (i as u32, d))
+        .collect()
+}
+
+fn put_exc_list(out: &mut Vec<u8>, exc: &[(u32, i64)]) {
+    for &(i, d) in exc {
         out.extend_from_slice(&i.to_le_bytes());
         out.extend_from_slice(&d.to_le_bytes());
     }
+}
+
+/// Per block of [`DFORS_STRIDE`] values of a column of `n`, the number of exceptions (of
+/// the ascending `exc`) whose index is below the block's first value.
+fn exc_starts(exc: &[usize], n: usize) -> Vec<i64> {
+    (0..n.div_ceil(DFORS_STRIDE))
+        .map(|k| exc.partition_point(|&i| i < k * DFORS_STRIDE) as i64)
+        .collect()
+}
+
+/// [`put_dfor`], returning the exception indexes (ascending).
+fn dfor_with_exceptions(out: &mut Vec<u8>, v: &[i64]) -> Vec<usize> {
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
+    let deltas: Vec<i64> = v.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
+    let (min, w) = patched_frame(&deltas);
+    let n_exc = deltas.iter().filter(|&&d| !in_frame(d, min, w)).count();
+    out.extend_from_slice(&(n_exc as u32).to_le_bytes());
+    let exc = put_patched_body(out, &deltas, min, w);
+    put_exc_list(out, &exc);
+    exc.into_iter().map(|(i, _)| i as usize).collect()
 }
 
 /// Encodes an integer column with whichever of FOR and DFOR is smaller; returns the codec.
@@ -206,6 +289,54 @@ pub fn put_int(out: &mut Vec<u8>, v: &[i64]) -> u8 {
         out.extend_from_slice(&a);
         codec::FOR
     }
+}
+
+/// DFORS codec (5): the DFOR layout, then a FOR column of the skip values `v[0], v[32],
+/// v[64], …` (`ceil(count / 32)` values) and a FOR column of the exception starts (per
+/// block, the number of exceptions with index below its first value), so value `i` is
+/// `skip[i / 32]` plus the deltas from `(i / 32) · 32` up to `i`, the exceptions among
+/// them found without a search.
+pub fn put_dfors(out: &mut Vec<u8>, v: &[i64]) {
+    let exc = dfor_with_exceptions(out, v);
+    let skips: Vec<i64> = v.iter().step_by(DFORS_STRIDE).copied().collect();
+    put_for(out, &skips);
+    put_for(out, &exc_starts(&exc, v.len()));
+}
+
+/// PFOR codec (6), patched frame of reference: `u32 count | i64 min | u8 width | bits |
+/// u32 n_exc | n_exc × (u32 index, i64 value)`, then a FOR column of the exception starts
+/// (per block of 32 values, the number of exceptions with index below its first value).
+/// A value outside `[min, min + 2^width)` is an exception: its packed slot holds 0. The
+/// encoder picks `min` and `width` to minimise the size, so a sparse column (mostly 0,
+/// rare large values) packs to a few bits per value.
+pub fn put_pfor(out: &mut Vec<u8>, v: &[i64]) {
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    let (min, w) = patched_frame(v);
+    let exc = put_patched_body(out, v, min, w);
+    out.extend_from_slice(&(exc.len() as u32).to_le_bytes());
+    put_exc_list(out, &exc);
+    let idx: Vec<usize> = exc.iter().map(|&(i, _)| i as usize).collect();
+    put_for(out, &exc_starts(&idx, v.len()));
+}
+
+/// Encodes an integer column with the smallest of FOR, DFORS and PFOR (the random-access
+/// codecs of a minor-2 segment; FOR on a tie, then DFORS); returns the codec.
+pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
+    let mut best = Vec::new();
+    put_for(&mut best, v);
+    let mut c = codec::FOR;
+    for (enc, k) in [
+        (put_dfors as fn(&mut Vec<u8>, &[i64]), codec::DFORS),
+        (put_pfor, codec::PFOR),
+    ] {
+        let mut b = Vec::new();
+        enc(&mut b, v);
+        if b.len() < best.len() {
+            (best, c) = (b, k);
+        }
+    }
+    out.extend_from_slice(&best);
+    c
 }
 
 /// RUNS codec: `u32 run_count | run_count × (i64 value, u32 length)`; lengths ≥ 1.
@@ -320,10 +451,56 @@ impl<'a> Rd<'a> {
         Ok(out)
     }
 
-    /// An integer column in codec `codec` (FOR or DFOR) holding `want` values.
+    /// Checks the FOR column of exception starts that ends a DFORS or PFOR column of `n`
+    /// values with the ascending exception indexes `exc`.
+    fn exc_starts(&mut self, n: usize, exc: &[usize]) -> Result<(), DecErr> {
+        let at = self.pos;
+        let starts = self.for_col(n.div_ceil(DFORS_STRIDE))?;
+        for (k, s) in starts.into_iter().enumerate() {
+            if s != exc.partition_point(|&i| i < k * DFORS_STRIDE) as i64 {
+                return Err((at, format!("exception start {k} disagrees with the list")));
+            }
+        }
+        Ok(())
+    }
+
+    /// An exception list of `n_exc` entries for a column of `n` values (or deltas): patches
+    /// `vals` and returns the indexes, checked strictly ascending and below `n`.
+    fn exc_list(&mut self, n_exc: usize, vals: &mut [i64]) -> Result<Vec<usize>, DecErr> {
+        let mut exc: Vec<usize> = Vec::with_capacity(n_exc);
+        for _ in 0..n_exc {
+            let at = self.pos;
+            let i = self.u32()? as usize;
+            let d = self.i64()?;
+            if i >= vals.len() || exc.last().is_some_and(|&p| i <= p) {
+                return Err((at, format!("exception index {i} out of order or range")));
+            }
+            vals[i] = d;
+            exc.push(i);
+        }
+        Ok(exc)
+    }
+
+    /// An integer column in codec `codec` (FOR, DFOR, DFORS or PFOR) holding `want` values.
     fn int_col(&mut self, codec: u8, want: usize) -> Result<Vec<i64>, DecErr> {
         if codec == codec::FOR {
             return self.for_col(want);
+        }
+        if codec == codec::PFOR {
+            let at = self.pos;
+            let n = self.u32()? as usize;
+            if n != want {
+                return Err((at, format!("column holds {n} values, {want} expected")));
+            }
+            let mut vals = self.for_body(n)?;
+            let at = self.pos;
+            let n_exc = self.u32()? as usize;
+            if n_exc > n {
+                return Err((at, format!("{n_exc} exceptions for {n} values")));
+            }
+            let exc = self.exc_list(n_exc, &mut vals)?;
+            self.exc_starts(n, &exc)?;
+            return Ok(vals);
         }
         let at = self.pos;
         let n = self.u32()? as usize;
@@ -337,17 +514,7 @@ impl<'a> Rd<'a> {
             return Err((self.pos - 4, format!("{n_exc} exceptions for {nd} deltas")));
         }
         let mut deltas = self.for_body(nd)?;
-        let mut prev: Option<usize> = None;
-        for _ in 0..n_exc {
-            let at = self.pos;
-            let i = self.u32()? as usize;
-            let d = self.i64()?;
-            if i >= nd || prev.is_some_and(|p| i <= p) {
-                return Err((at, format!("exception index {i} out of order or range")));
-            }
-            deltas[i] = d;
-            prev = Some(i);
-        }
+        let exc = self.exc_list(n_exc, &mut deltas)?;
         let mut out = Vec::with_capacity(n);
         if n > 0 {
             out.push(first);
@@ -356,6 +523,16 @@ impl<'a> Rd<'a> {
                 cur = cur.wrapping_add(d);
                 out.push(cur);
             }
+        }
+        if codec == codec::DFORS {
+            let at = self.pos;
+            let skips = self.for_col(n.div_ceil(DFORS_STRIDE))?;
+            for (k, s) in skips.into_iter().enumerate() {
+                if out[k * DFORS_STRIDE] != s {
+                    return Err((at, format!("skip value {k} disagrees with the deltas")));
+                }
+            }
+            self.exc_starts(n, &exc)?;
         }
         Ok(out)
     }
@@ -400,6 +577,15 @@ impl<'a> Rd<'a> {
     }
 }
 
+/// Fully decodes one integer column (FOR, DFOR, DFORS or PFOR) of `want` values that fills `b`.
+#[cfg(test)]
+pub(crate) fn decode_int(b: &[u8], codec: u8, want: usize) -> Result<Vec<i64>, String> {
+    let mut r = Rd { b, pos: 0 };
+    r.int_col(codec, want)
+        .and_then(|v| r.done().map(|_| v))
+        .map_err(|(o, k)| format!("at {o}: {k}"))
+}
+
 // ------------------------------------------------------------------ file layout
 
 /// Summary of a segment for the manifest's zone map (`format-spec.md` §7.2).
@@ -432,13 +618,49 @@ fn opt_id(x: u32) -> i64 {
 }
 
 /// Encodes a segment file. `rel_of` maps an edge identity id to its rel string id (for the
-/// zone map).
-pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec<u8>, ZoneMap) {
+/// zone map). With `indexes` and a full image (`d.base` all zero: compaction) the file is
+/// minor 2: random-access codecs only, plus the index chunks 64–76; otherwise (flush
+/// segments) it is minor 1.
+pub(crate) fn encode(
+    seq: u64,
+    d: &SegData,
+    rel_of: &dyn Fn(u32) -> u32,
+    indexes: bool,
+) -> (Vec<u8>, ZoneMap) {
     use chunk::*;
+    let indexed = indexes && d.base == Marks::default();
+    let minor = if indexed {
+        SEG_MINOR_INDEXED
+    } else {
+        SEG_MINOR
+    };
+    let put_int = |out: &mut Vec<u8>, v: &[i64]| -> u8 {
+        if indexed {
+            put_int_ra(out, v)
+        } else {
+            put_int(out, v)
+        }
+    };
+    // Columns that a flush segment always packs with FOR (small or sparse values); a
+    // minor-2 segment picks among its random-access codecs (a sparse `reason` column packs
+    // far smaller as PFOR).
+    let put_small = |out: &mut Vec<u8>, v: &[i64]| -> u8 {
+        if indexed {
+            put_int_ra(out, v)
+        } else {
+            put_for(out, v);
+            codec::FOR
+        }
+    };
+    let index_cols = if indexed {
+        index_columns(d)
+    } else {
+        Vec::new()
+    };
     let mut out = Vec::with_capacity(SEG_HEADER_LEN + 64 * (d.nodes.len() + d.edges.len()));
     out.extend_from_slice(SEG_MAGIC);
     out.extend_from_slice(&SEG_MAJOR.to_le_bytes());
-    out.extend_from_slice(&SEG_MINOR.to_le_bytes());
+    out.extend_from_slice(&minor.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
     out.extend_from_slice(&seq.to_le_bytes());
     for m in d.base.to_array() {
@@ -449,10 +671,17 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
     out.extend_from_slice(&0u32.to_le_bytes());
     let mut dir: Vec<(u16, u8, u64, u64, u32)> = Vec::new();
     let mut body = Vec::new();
-    for (id, codec) in chunk_layout() {
+    for (id, codec) in chunk_layout_for(minor) {
         body.clear();
         let mut used = codec;
         match id {
+            UID_OFFS..=MAPPED_ORDER => {
+                let v = index_cols
+                    .iter()
+                    .find(|(c, _)| *c == id)
+                    .map_or(&[][..], |(_, v)| &v[..]);
+                used = put_int(&mut body, v)
+            }
             UIDS => put_heap(&mut body, &d.uids),
             STRINGS => put_heap(&mut body, &d.strings),
             CONTENT_LABEL => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.label))),
@@ -490,17 +719,15 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
                 } else {
                     (ROWS_EDGE, &d.edges, &d.closes[1])
                 };
-                match id - g {
-                    IDENT => used = put_int(&mut body, &u32s(rows.iter().map(|r| r.ident))),
-                    CONTENT => used = put_int(&mut body, &u32s(rows.iter().map(|r| r.content))),
-                    VT_S => {
-                        used = put_int(&mut body, &rows.iter().map(|r| r.vt_s).collect::<Vec<_>>())
-                    }
-                    VT_LEN => {
-                        // 0 = open end; an instantaneous row stores 1, so a segment of
-                        // instantaneous rows packs this column to width 0 (elided).
-                        let l: Vec<i64> = rows
-                            .iter()
+                // (values, true when a flush segment always packs them with FOR)
+                let (vals, small): (Vec<i64>, bool) = match id - g {
+                    IDENT => (u32s(rows.iter().map(|r| r.ident)), false),
+                    CONTENT => (u32s(rows.iter().map(|r| r.content)), false),
+                    VT_S => (rows.iter().map(|r| r.vt_s).collect(), false),
+                    // 0 = open end; an instantaneous row stores 1, so a segment of
+                    // instantaneous rows packs this column to width 0 (elided).
+                    VT_LEN => (
+                        rows.iter()
                             .map(|r| {
                                 if r.vt_e == OPEN_END {
                                     0
@@ -508,45 +735,32 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
                                     r.vt_e - r.vt_s
                                 }
                             })
-                            .collect();
-                        used = put_int(&mut body, &l)
-                    }
-                    TT_S => put_runs(&mut body, &rows.iter().map(|r| r.tt_s).collect::<Vec<_>>()),
-                    REASON => put_for(
-                        &mut body,
-                        &rows.iter().map(|r| opt_id(r.reason)).collect::<Vec<_>>(),
+                            .collect(),
+                        false,
                     ),
-                    ORIGIN => put_for(
-                        &mut body,
-                        &rows
-                            .iter()
-                            .map(|r| r.origin as u8 as i64)
-                            .collect::<Vec<_>>(),
+                    TT_S => (rows.iter().map(|r| r.tt_s).collect(), false),
+                    REASON => (rows.iter().map(|r| opt_id(r.reason)).collect(), true),
+                    ORIGIN => (rows.iter().map(|r| r.origin as u8 as i64).collect(), true),
+                    ALIVE => (rows.iter().map(|r| r.alive as i64).collect(), true),
+                    CLOSE_ROW => (u32s(closes.iter().map(|c| c.row)), false),
+                    CLOSE_TT_E => (closes.iter().map(|c| c.tt_e).collect(), true),
+                    CLOSE_BY => (
+                        closes.iter().map(|c| c.closed_by as u8 as i64).collect(),
+                        true,
                     ),
-                    ALIVE => put_for(
-                        &mut body,
-                        &rows.iter().map(|r| r.alive as i64).collect::<Vec<_>>(),
+                    _ => (
+                        closes.iter().map(|c| opt_id(c.close_reason)).collect(),
+                        true,
                     ),
-                    CLOSE_ROW => used = put_int(&mut body, &u32s(closes.iter().map(|c| c.row))),
-                    CLOSE_TT_E => put_for(
-                        &mut body,
-                        &closes.iter().map(|c| c.tt_e).collect::<Vec<_>>(),
-                    ),
-                    CLOSE_BY => put_for(
-                        &mut body,
-                        &closes
-                            .iter()
-                            .map(|c| c.closed_by as u8 as i64)
-                            .collect::<Vec<_>>(),
-                    ),
-                    _ => put_for(
-                        &mut body,
-                        &closes
-                            .iter()
-                            .map(|c| opt_id(c.close_reason))
-                            .collect::<Vec<_>>(),
-                    ),
-                }
+                };
+                used = if id - g == TT_S {
+                    put_runs(&mut body, &vals);
+                    codec
+                } else if small {
+                    put_small(&mut body, &vals)
+                } else {
+                    put_int(&mut body, &vals)
+                };
             }
         }
         dir.push((
@@ -599,13 +813,127 @@ pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec
     (out, z)
 }
 
+/// The index chunks (64–76) of a full image `d`, as integer columns: exactly what
+/// `State::load_seg` builds (postings, adjacency) plus heap offsets and sort orders.
+pub(crate) fn index_columns(d: &SegData) -> Vec<(u16, Vec<i64>)> {
+    use chunk::*;
+    fn offsets(v: &[String]) -> Vec<i64> {
+        let mut o = Vec::with_capacity(v.len() + 1);
+        let mut at = 0i64;
+        o.push(0);
+        for s in v {
+            at += s.len() as i64;
+            o.push(at);
+        }
+        o
+    }
+    fn order(v: &[String]) -> Vec<i64> {
+        let mut ids: Vec<u32> = (0..v.len() as u32).collect();
+        ids.sort_by(|&a, &b| v[a as usize].as_bytes().cmp(v[b as usize].as_bytes()));
+        u32s(ids.into_iter())
+    }
+    /// Groups `0..keys.len()` by `keys[i]` (stable, so ascending within a key); keys ≥ n
+    /// are dropped.
+    fn group(n: usize, keys: impl Iterator<Item = u32> + Clone) -> (Vec<i64>, Vec<i64>) {
+        let mut off = vec![0i64; n + 1];
+        for k in keys.clone() {
+            if (k as usize) < n {
+                off[k as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            off[i + 1] += off[i];
+        }
+        let mut fill: Vec<i64> = off[..n].to_vec();
+        let mut vals = vec![0i64; off[n] as usize];
+        for (r, k) in keys.enumerate() {
+            if (k as usize) < n {
+                vals[fill[k as usize] as usize] = r as i64;
+                fill[k as usize] += 1;
+            }
+        }
+        (off, vals)
+    }
+    let nu = d.uids.len();
+    let ident_end = |r: &crate::state::Row, dst: bool| {
+        d.idents
+            .get(r.ident as usize)
+            .map_or(NONE, |e| if dst { e.dst } else { e.src })
+    };
+    let (npo, np) = group(nu, d.nodes.iter().map(|r| r.ident));
+    let (epo, ep) = group(d.idents.len(), d.edges.iter().map(|r| r.ident));
+    let (oo, o) = group(nu, d.edges.iter().map(|r| ident_end(r, false)));
+    let (io, i) = group(nu, d.edges.iter().map(|r| ident_end(r, true)));
+    let mut mapped: Vec<u32> = (0..d.idents.len() as u32)
+        .filter(|&k| d.idents[k as usize].mapped)
+        .collect();
+    mapped.sort_by_key(|&k| ident_key(&d.idents[k as usize]));
+    vec![
+        (UID_OFFS, offsets(&d.uids)),
+        (STR_OFFS, offsets(&d.strings)),
+        (UID_ORDER, order(&d.uids)),
+        (STR_ORDER, order(&d.strings)),
+        (NODE_POST_OFF, npo),
+        (NODE_POST, np),
+        (EDGE_POST_OFF, epo),
+        (EDGE_POST, ep),
+        (OUT_OFF, oo),
+        (OUT, o),
+        (IN_OFF, io),
+        (IN, i),
+        (MAPPED_ORDER, u32s(mapped.into_iter())),
+    ]
+}
+
+/// Sort key of an identity in the mapped-identity order (chunk 76): `(src, dst, rel, disc
+/// tag bit 0, disc value as u64)`.
+pub(crate) fn ident_key(e: &IdentRec) -> (u32, u32, u32, u8, u64) {
+    let (tag, val) = disc_parts(e.disc);
+    (e.src, e.dst, e.rel, tag, val)
+}
+
+/// A disc as its stored tag bit 0 and value.
+pub(crate) fn disc_parts(d: Disc) -> (u8, u64) {
+    match d {
+        Disc::Ordinal(k) => (0, k),
+        Disc::Str(s) => (1, s as u64),
+    }
+}
+
 /// A problem found in a segment file: byte offset in the file and what is wrong.
 pub type SegErr = (u64, String);
 
 /// Verifies and decodes a segment file: header, trailer, footer crc, every chunk's crc,
 /// then every column. The first problem is returned with its file offset.
+/// Index chunks (minor 2) are checked only for their crc and directory entry here; see
+/// [`verify`] for the full check.
 pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
-    use chunk::*;
+    decode_with(b, false)
+}
+
+/// [`decode`], also checking that the index chunks of a minor-2 segment equal what its rows
+/// imply (invariant S8; `tgms check`).
+pub(crate) fn decode_checked(b: &[u8]) -> Result<(u64, SegData), SegErr> {
+    decode_with(b, true)
+}
+
+/// A segment's verified header and chunk directory.
+pub(crate) struct Dir {
+    pub(crate) minor: u16,
+    pub(crate) seq: u64,
+    pub(crate) base: [u64; 7],
+    /// `(chunk id, nominal codec)` in file order (`chunk_layout_for(minor)`).
+    pub(crate) layout: Vec<(u16, u8)>,
+    /// The codec each chunk uses.
+    pub(crate) codecs: Vec<u8>,
+    /// File offset and byte length of each chunk.
+    pub(crate) offsets: Vec<u64>,
+    pub(crate) lens: Vec<usize>,
+}
+
+/// Checks a segment's header, trailer, footer crc, directory layout (for its minor) and
+/// every chunk's crc32; returns the directory.
+pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
     if b.len() < SEG_HEADER_LEN + SEG_TRAILER_LEN {
         return Err((
             0,
@@ -648,19 +976,31 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
     if crc32fast::hash(footer) != f_crc {
         return Err((f_off, "footer checksum mismatch".into()));
     }
-    let layout = chunk_layout();
+    let minor = u16::from_le_bytes([b[10], b[11]]);
+    if minor > SEG_MINOR_INDEXED {
+        return Err((
+            10,
+            format!("segment minor version {minor} is not supported"),
+        ));
+    }
+    let layout = chunk_layout_for(minor);
     if footer.len() != 4 + DIR_ENTRY_LEN * layout.len()
         || u32::from_le_bytes(footer[..4].try_into().unwrap_or([0; 4])) as usize != layout.len()
     {
         return Err((
             f_off,
-            "chunk directory does not list the chunks of format 1.0".into(),
+            format!("chunk directory does not list the chunks of segment minor {minor}"),
         ));
     }
-    let minor = u16::from_le_bytes([b[10], b[11]]);
+    if minor >= SEG_MINOR_INDEXED && base != [0; 7] {
+        return Err((
+            24,
+            "an indexed (minor 2) segment must be a full image".into(),
+        ));
+    }
     let mut codecs: Vec<u8> = Vec::with_capacity(layout.len());
-    let mut chunks: Vec<&[u8]> = Vec::with_capacity(layout.len());
     let mut offsets: Vec<u64> = Vec::with_capacity(layout.len());
+    let mut lens: Vec<usize> = Vec::with_capacity(layout.len());
     let mut expect_off = SEG_HEADER_LEN as u64;
     for (k, &(id, codec)) in layout.iter().enumerate() {
         let e = &footer[4 + DIR_ENTRY_LEN * k..4 + DIR_ENTRY_LEN * (k + 1)];
@@ -669,7 +1009,13 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
         let off = u64::from_le_bytes(e[4..12].try_into().unwrap_or([0; 8]));
         let len = u32::from_le_bytes(e[12..16].try_into().unwrap_or([0; 4])) as u64;
         let crc = u32::from_le_bytes(e[16..20].try_into().unwrap_or([0; 4]));
-        let codec_ok = e[2] == codec || (codec == codec::FOR && e[2] == codec::DFOR && minor >= 1);
+        let codec_ok = e[2] == codec
+            || (codec == codec::FOR
+                && match minor {
+                    0 => false,
+                    1 => e[2] == codec::DFOR,
+                    _ => e[2] == codec::DFORS || e[2] == codec::PFOR,
+                });
         if eid != id || !codec_ok || off != expect_off || off + len > f_off {
             return Err((
                 at,
@@ -681,7 +1027,7 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
         if crc32fast::hash(body) != crc {
             return Err((off, format!("chunk {id} checksum mismatch")));
         }
-        chunks.push(body);
+        lens.push(len as usize);
         offsets.push(off);
         expect_off = off + len;
     }
@@ -691,6 +1037,33 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
             "bytes between the last chunk and the footer".into(),
         ));
     }
+    Ok(Dir {
+        minor,
+        seq,
+        base,
+        layout,
+        codecs,
+        offsets,
+        lens,
+    })
+}
+
+fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> {
+    use chunk::*;
+    let Dir {
+        minor,
+        seq,
+        base,
+        layout,
+        codecs,
+        offsets,
+        lens,
+    } = read_dir(b)?;
+    let chunks: Vec<&[u8]> = offsets
+        .iter()
+        .zip(&lens)
+        .map(|(&o, &l)| &b[o as usize..o as usize + l])
+        .collect();
     // Decode. Counts come from the directory's chunks themselves; every column of a table
     // must agree with the first.
     let idx = |id: u16| layout.iter().position(|&(c, _)| c == id).unwrap_or(0);
@@ -887,13 +1260,24 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
         }
         d.closes[k] = closes;
     }
+    if check_indexes && minor >= SEG_MINOR_INDEXED {
+        for (id, want) in index_columns(&d) {
+            if col(id, want.len())? != want {
+                return Err((
+                    offsets[idx(id)],
+                    format!("index chunk {id} disagrees with the rows (invariant S8)"),
+                ));
+            }
+        }
+    }
     Ok((seq, d))
 }
 
-/// Verifies a segment file's structure, checksums and columns (not its chaining with other
-/// segments): `Err((file offset, what))` on the first problem.
+/// Verifies a segment file's structure, checksums and columns, and that the index chunks of
+/// a minor-2 segment equal what its rows imply (not its chaining with other segments):
+/// `Err((file offset, what))` on the first problem.
 pub fn verify(b: &[u8]) -> Result<(), SegErr> {
-    decode(b).map(|_| ())
+    decode_with(b, true).map(|_| ())
 }
 
 #[cfg(test)]

@@ -372,6 +372,16 @@ impl State {
         id
     }
 
+    /// Table `k` of the read path: 0 nodes, 1 edges.
+    #[inline]
+    pub(crate) fn table(&self, k: usize) -> &[Row] {
+        if k == 0 {
+            &self.nodes
+        } else {
+            &self.edges
+        }
+    }
+
     fn rows(&self, kind: Kind) -> &Vec<Row> {
         match kind {
             Kind::Node => &self.nodes,
@@ -930,7 +940,7 @@ fn kind_name(k: Kind) -> &'static str {
 }
 
 /// `Some(k)` when `s` is `"#"` followed by the canonical decimal of `k`.
-fn ordinal_of(s: &str) -> Option<u64> {
+pub(crate) fn ordinal_of(s: &str) -> Option<u64> {
     let d = s.strip_prefix('#')?;
     if d.is_empty() || (d.len() > 1 && d.starts_with('0')) || !d.bytes().all(|b| b.is_ascii_digit())
     {

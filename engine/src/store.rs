@@ -2,11 +2,14 @@
 //! write path (`design.md` §3): HLC tick → WAL record fsynced → apply under the carving
 //! rules → acknowledge. Read-only handles perform no recovery and touch no file.
 
+use crate::base::Base;
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::error::{Error, Result};
+use crate::lazy::Lazy;
 use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
 use crate::mmap::{IoMode, SegBytes};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
+use crate::read::Db;
 use crate::read::Snapshot;
 use crate::seg;
 use crate::state::{State, Stats};
@@ -43,6 +46,10 @@ pub struct Options {
     pub replay_whole_log: bool,
     /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
     pub io: Option<IoMode>,
+    /// Read-only opens only: decode every segment into memory at open even when the store
+    /// could be served from its mapped base image (`format-spec.md` §9.4). Also set by
+    /// the environment variable `TGMS_OPEN=eager` (the test suite runs both ways).
+    pub eager: bool,
 }
 
 /// Default memtable flush threshold in rows.
@@ -71,6 +78,9 @@ pub struct IngestReport {
 pub struct Store {
     dir: PathBuf,
     state: State,
+    /// Set for a read-only store served from its mapped base image (`lazy.rs`); `state`
+    /// is then unused (empty) and reads go through the image.
+    lazy: Option<Box<Lazy>>,
     wal: Option<Wal>,
     clock: Hlc,
     _lock: Option<File>,
@@ -101,10 +111,8 @@ fn load_segments(
     let (entries, good_len) = manifest::read(&mpath)?;
     for e in &entries {
         let path = dir.join(manifest::seg_name(e.seq));
-        let mapped = match SegBytes::open(&path, io) {
-            Ok(b) => b,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(err) => return Err(Error::io(&path, err)),
+        let Some(mapped) = open_listed(&path, io)? else {
+            return Ok(None);
         };
         let bytes = mapped.bytes();
         let corrupt = |offset: u64, kind: String| Error::Corruption {
@@ -112,22 +120,7 @@ fn load_segments(
             offset,
             kind,
         };
-        if bytes.len() as u64 != e.file_len {
-            return Err(corrupt(
-                0,
-                format!(
-                    "segment is {} bytes, the manifest says {}",
-                    bytes.len(),
-                    e.file_len
-                ),
-            ));
-        }
-        if blake3::hash(bytes).as_bytes() != &e.blake3 {
-            return Err(corrupt(
-                0,
-                "segment content digest (blake3) mismatch".into(),
-            ));
-        }
+        check_listed(&path, bytes, e)?;
         let (sq, data) = seg::decode(bytes).map_err(|(o, k)| corrupt(o, k))?;
         if sq != e.seq || data.base != e.base || data.end() != e.end {
             return Err(corrupt(
@@ -148,6 +141,95 @@ fn load_segments(
             })?;
     }
     Ok(Some((entries, good_len)))
+}
+
+/// The BLAKE3 digest of a segment's bytes (hashed on all cores: the digest is the same
+/// for any thread count, and a large segment is checked on every open).
+fn content_digest(bytes: &[u8]) -> [u8; 32] {
+    let mut h = blake3::Hasher::new();
+    h.update_rayon(bytes);
+    *h.finalize().as_bytes()
+}
+
+/// Maps (or reads) a segment file the manifest lists; `Ok(None)` when it vanished (a
+/// concurrent compaction collected it: the caller starts over).
+fn open_listed(path: &Path, io: IoMode) -> Result<Option<SegBytes>> {
+    match SegBytes::open(path, io) {
+        Ok(b) => Ok(Some(b)),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(Error::io(path, err)),
+    }
+}
+
+/// A listed segment's bytes have the length and BLAKE3 digest its manifest record gives.
+fn check_listed(path: &Path, bytes: &[u8], e: &SegEntry) -> Result<()> {
+    let corrupt = |kind: String| Error::Corruption {
+        file: path.to_path_buf(),
+        offset: 0,
+        kind,
+    };
+    if bytes.len() as u64 != e.file_len {
+        return Err(corrupt(format!(
+            "segment is {} bytes, the manifest says {}",
+            bytes.len(),
+            e.file_len
+        )));
+    }
+    if content_digest(bytes) != e.blake3 {
+        return Err(corrupt("segment content digest (blake3) mismatch".into()));
+    }
+    Ok(())
+}
+
+/// A read-only open served from the mapped base image (`format-spec.md` §9.4), when the
+/// published generation is exactly one full-image segment of minor ≥ 2 (with indexes) and
+/// the log holds no record after the position it covers. `Ok(None)` means "open the usual
+/// way" (other layouts, a log tail, a segment that vanished under a concurrent compaction).
+/// The segment's length and BLAKE3 digest are checked against the manifest and its
+/// structure and checksums by [`Base::open`] before anything is read from it.
+fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, SegEntry)>> {
+    let mpath = dir.join(MANIFEST_FILE);
+    if !mpath.exists() {
+        return Ok(None);
+    }
+    let (entries, _) = manifest::read(&mpath)?;
+    let [e] = entries.as_slice() else {
+        return Ok(None);
+    };
+    if e.base != crate::state::Marks::default() {
+        return Ok(None);
+    }
+    let mut tail = 0u64;
+    wal::scan_from(wal_path, e.wal_offset, e.wal_record, |_, _, _| {
+        tail += 1;
+        Ok(())
+    })?;
+    if tail > 0 {
+        return Ok(None);
+    }
+    let path = dir.join(manifest::seg_name(e.seq));
+    let Some(bytes) = open_listed(&path, io)? else {
+        return Ok(None);
+    };
+    let b = bytes.bytes();
+    // Segments without indexes (minor < 2) are decoded the usual way (which checks them).
+    if b.len() < 12 || u16::from_le_bytes([b[10], b[11]]) < 2 {
+        return Ok(None);
+    }
+    check_listed(&path, b, e)?;
+    let corrupt = |offset: u64, kind: String| Error::Corruption {
+        file: path.clone(),
+        offset,
+        kind,
+    };
+    let base = Base::open(bytes).map_err(|(o, k)| corrupt(o, k))?;
+    if base.seq() != e.seq || base.marks() != e.end {
+        return Err(corrupt(
+            0,
+            "segment does not match its manifest record".into(),
+        ));
+    }
+    Ok(Some((Lazy::new(base, e.stats.clone()), e.clone())))
 }
 
 /// Deletes segment files and temporary files that the manifest does not reference.
@@ -234,6 +316,7 @@ impl Store {
         Ok(Store {
             dir: dir.to_path_buf(),
             state,
+            lazy: None,
             wal: Some(wal),
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), None),
             _lock: Some(lock),
@@ -280,6 +363,30 @@ impl Store {
         } else {
             Some(lock(dir)?)
         };
+        let eager = opts.eager || std::env::var("TGMS_OPEN").as_deref() == Ok("eager");
+        if opts.read_only && !opts.replay_whole_log && !eager {
+            let io = opts.io.unwrap_or_else(IoMode::from_env);
+            if let Some((lazy, entry)) = open_lazy(dir, &wal_path, io)? {
+                let covered = (entry.wal_offset, entry.wal_record);
+                return Ok(Store {
+                    dir: dir.to_path_buf(),
+                    state: State::default(),
+                    clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), lazy.stats.last_tt),
+                    lazy: Some(Box::new(lazy)),
+                    wal: None,
+                    _lock: None,
+                    poisoned: false,
+                    next_seq: entry.seq + 1,
+                    segments: vec![entry],
+                    manifest: None,
+                    covered,
+                    wal_records: covered.1,
+                    flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
+                    compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
+                    no_sync: opts.no_sync,
+                });
+            }
+        }
         // Published segments first (a reader racing a compaction retries), then the log
         // from the position they cover.
         let mut attempts = 0;
@@ -395,6 +502,7 @@ impl Store {
         Ok(Store {
             dir: dir.to_path_buf(),
             state,
+            lazy: None,
             wal,
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), last_tt),
             _lock: lock,
@@ -422,12 +530,22 @@ impl Store {
 
     /// A read view of the current state.
     pub fn snapshot(&self) -> Snapshot<'_> {
-        Snapshot { st: &self.state }
+        let db = match &self.lazy {
+            Some(l) => Db::Lazy(l),
+            None => Db::Mem(&self.state),
+        };
+        Snapshot { db }
+    }
+
+    /// True when this read-only store is served from its mapped base image and its
+    /// in-memory state has not been decoded (yet): see `format-spec.md` §9.4.
+    pub fn is_lazy(&self) -> bool {
+        self.lazy.as_ref().is_some_and(|l| !l.hydrated())
     }
 
     /// Statistics (O(1)).
     pub fn stats(&self) -> &Stats {
-        &self.state.stats
+        self.snapshot().stats()
     }
 
     /// The store digest (`data-model.md` §10).
@@ -555,7 +673,7 @@ impl Store {
     /// May compact afterwards (automatic compaction threshold).
     pub fn flush(&mut self) -> Result<bool> {
         self.writable()?;
-        let r = self.flush_inner();
+        let r = self.flush_inner(false);
         let flushed = self.poison(r)?;
         if flushed && self.compact_segments > 0 && self.segments.len() >= self.compact_segments {
             self.compact()?;
@@ -563,7 +681,9 @@ impl Store {
         Ok(flushed)
     }
 
-    fn flush_inner(&mut self) -> Result<bool> {
+    /// `indexes`: when this flush writes the first segment (a full image), write it as an
+    /// indexed minor-2 image (compaction of a store without segments).
+    fn flush_inner(&mut self, indexes: bool) -> Result<bool> {
         let Some(wal) = self.wal.as_mut() else {
             return Err(Error::state("store is opened read-only"));
         };
@@ -573,7 +693,7 @@ impl Store {
         }
         wal.sync()?;
         let data = self.state.seg_data(self.state.sealed);
-        let entry = self.write_segment(&data)?;
+        let entry = self.write_segment(&data, indexes)?;
         drop(data);
         match self.manifest.as_mut() {
             Some(m) => m.append(&entry)?,
@@ -603,10 +723,10 @@ impl Store {
     }
 
     /// Encodes and durably writes segment `next_seq`; returns its manifest record.
-    fn write_segment(&mut self, data: &crate::state::SegData) -> Result<SegEntry> {
+    fn write_segment(&mut self, data: &crate::state::SegData, indexes: bool) -> Result<SegEntry> {
         let seq = self.next_seq;
         let st = &self.state;
-        let (bytes, zone) = seg::encode(seq, data, &|i| st.idents[i as usize].rel);
+        let (bytes, zone) = seg::encode(seq, data, &|i| st.idents[i as usize].rel, indexes);
         let path = self.dir.join(manifest::seg_name(seq));
         let mut f = OpenOptions::new()
             .write(true)
@@ -626,7 +746,7 @@ impl Store {
         Ok(SegEntry {
             seq,
             file_len: bytes.len() as u64,
-            blake3: *blake3::hash(&bytes).as_bytes(),
+            blake3: content_digest(&bytes),
             base: data.base,
             end: data.end(),
             wal_offset,
@@ -641,18 +761,32 @@ impl Store {
     /// The store digest does not change. Returns the number of files collected.
     pub fn compact(&mut self) -> Result<usize> {
         self.writable()?;
-        let r = self.flush_inner();
+        // Without segments, the flush writes the full image itself, indexed.
+        let r = self.flush_inner(self.segments.is_empty());
         self.poison(r)?;
-        if self.segments.len() <= 1 {
+        // One segment is already a full image; it is rewritten only to add the index
+        // chunks of a minor-2 image (`format-spec.md` §6.5).
+        if self.segments.len() <= 1 && self.segments.first().is_none_or(|e| self.is_indexed(e)) {
             return Ok(0);
         }
         let r = self.compact_inner();
         self.poison(r)
     }
 
+    /// True when segment `e` is a minor-2 full image (or its header cannot be read: then
+    /// nothing is rewritten).
+    fn is_indexed(&self, e: &SegEntry) -> bool {
+        let mut h = [0u8; 12];
+        File::open(self.dir.join(manifest::seg_name(e.seq)))
+            .and_then(|mut f| f.read_exact(&mut h))
+            .map_or(true, |_| {
+                u16::from_le_bytes([h[10], h[11]]) >= seg::SEG_MINOR_INDEXED
+            })
+    }
+
     fn compact_inner(&mut self) -> Result<usize> {
         let data = self.state.seg_data(crate::state::Marks::default());
-        let mut entry = self.write_segment(&data)?;
+        let mut entry = self.write_segment(&data, true)?;
         drop(data);
         entry.wal_offset = self.covered.0;
         entry.wal_record = self.covered.1;
@@ -788,9 +922,9 @@ pub struct CheckReport {
 
 /// Verifies a store without modifying it (`format-spec.md` §11): every WAL record's
 /// checksums; the manifest's records; every segment's length, BLAKE3 digest, header,
-/// footer and chunk checksums, column decoding and chaining (invariants S1–S6); and that the
-/// published segments plus the log tail equal a replay of the whole log (digest and
-/// statistics, S7). Every problem found is reported, not only the first.
+/// footer and chunk checksums, column decoding and chaining (invariants S1–S6, and S8 for
+/// indexed segments); and that the published segments plus the log tail equal a replay of
+/// the whole log (digest and statistics, S7). Every problem found is reported, not only the first.
 pub fn check(dir: &Path) -> Result<CheckReport> {
     let wal_path = dir.join(WAL_FILE);
     if !wal_path.exists() {
@@ -891,13 +1025,13 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
                 ),
             );
         }
-        if blake3::hash(bytes).as_bytes() != &e.blake3 {
+        if content_digest(bytes) != e.blake3 {
             bad(
                 0,
                 "S3: content digest (blake3) differs from the manifest".into(),
             );
         }
-        match seg::decode(bytes) {
+        match seg::decode_checked(bytes) {
             Err((o, k)) => bad(o, k),
             Ok((sq, d)) => {
                 if sq != e.seq || d.base != e.base || d.end() != e.end {

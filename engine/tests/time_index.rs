@@ -1,13 +1,13 @@
 //! Every read answered through the valid-time index (`node_boundaries`, `edge_boundaries`,
-//! `node_scan`, `edge_window`, `edge_starts`, `edge_start_counts`, windowed `edge_scan`,
-//! `nodes_valid_at`) against a brute-force filter over every stored row, on a randomized
+//! `node_scan`, `edge_window`, `edge_starts` — also as positions and as runs —,
+//! `edge_start_counts`, windowed `edge_scan`, `nodes_valid_at`) against a brute-force filter over every stored row, on a randomized
 //! store checked between writes — so the index is built, then read with an unindexed tail,
 //! then extended — and across corrections, retractions, failed batches, flush, compaction
 //! and reopen. Storage-order results are also checked for order against the full scan.
 
 mod common;
 
-use common::rows_of;
+use common::{rows_of, Rng};
 use serde_json::{json, Value};
 use std::path::Path;
 use tgms_engine::{EdgeScan, Op, Options, Store, OPEN_END};
@@ -16,18 +16,6 @@ fn opts() -> Options {
     Options {
         no_sync: true,
         ..Options::default()
-    }
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: i64) -> i64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n as u64) as i64
     }
 }
 
@@ -109,6 +97,14 @@ fn check(s: &Store, g: &mut Rng, last_tt: i64) -> usize {
     let cols = snap.edge_columns();
     let n = snap.edge_positions();
     assert!(cols.covered() <= n && n - cols.covered() <= cols.covered() / 8);
+    // Every uid id is below the id space size.
+    for p in 0..n {
+        let e = snap.edge_at(p as u32).unwrap();
+        assert!(
+            e.src_id().max(e.dst_id()) < snap.uid_ids() as u32,
+            "uid id space"
+        );
+    }
     for p in 0..cols.covered() {
         let e = snap.edge_at(p as u32).unwrap();
         assert_eq!(
@@ -218,6 +214,24 @@ fn check(s: &Store, g: &mut Rng, last_tt: i64) -> usize {
                 .map(|e| e.vid())
                 .collect();
             assert_eq!(got, by_pos, "edge_starts({lo}, {hi}, {as_of})");
+            // The same positions as a list and as maximal runs.
+            let pos = snap.edge_start_positions(lo, hi, as_of);
+            let runs = snap.edge_start_runs(lo, hi, as_of);
+            assert!(runs.iter().all(|r| !r.is_empty()), "empty run");
+            assert!(
+                runs.windows(2).all(|w| w[0].end < w[1].start),
+                "runs not maximal and ascending"
+            );
+            let flat: Vec<u32> = runs.into_iter().flatten().collect();
+            assert_eq!(flat, pos, "edge_start_runs({lo}, {hi}, {as_of})");
+            let by_pos_ids: Vec<String> = pos
+                .iter()
+                .map(|&p| snap.edge_at(p).unwrap().vid())
+                .collect();
+            assert_eq!(
+                by_pos_ids, by_pos,
+                "edge_start_positions({lo}, {hi}, {as_of})"
+            );
             let starting =
                 |r: &&&Value| believed(r, as_of) && lo <= int(r, "vt_s") && int(r, "vt_s") < hi;
             let want_s: Vec<&Value> = edges.iter().filter(starting).copied().collect();
@@ -226,8 +240,9 @@ fn check(s: &Store, g: &mut Rng, last_tt: i64) -> usize {
             assert_eq!(sorted, vids(&want_s));
 
             // Start counts per bucket, with and without a rel type.
-            let stride = if hi - lo > 1000 {
-                hi - lo
+            let span = hi as i128 - lo as i128;
+            let stride = if span > 1000 {
+                span.min(i64::MAX as i128) as i64
             } else {
                 1 + g.below(30)
             };
@@ -236,7 +251,7 @@ fn check(s: &Store, g: &mut Rng, last_tt: i64) -> usize {
                 let mut want = vec![
                     0u64;
                     if lo < hi {
-                        ((hi - lo + stride - 1) / stride) as usize
+                        ((hi as i128 - lo as i128 + stride as i128 - 1) / stride as i128) as usize
                     } else {
                         0
                     }
@@ -245,7 +260,7 @@ fn check(s: &Store, g: &mut Rng, last_tt: i64) -> usize {
                     .iter()
                     .filter(|r| rel.is_none_or(|x| r["rel_type"] == x))
                 {
-                    want[((int(r, "vt_s") - lo) / stride) as usize] += 1;
+                    want[((int(r, "vt_s") as i128 - lo as i128) / stride as i128) as usize] += 1;
                 }
                 assert_eq!(
                     got, want,
@@ -398,6 +413,16 @@ fn parallel_gathers_match_a_brute_force_filter() {
             let mut got: Vec<String> = snap.edge_starts(lo, hi, as_of).map(|e| e.vid()).collect();
             got.sort();
             assert_eq!(got, vids(&want), "edge_starts({lo}, {hi}, {as_of})");
+            let runs: Vec<u32> = snap
+                .edge_start_runs(lo, hi, as_of)
+                .into_iter()
+                .flatten()
+                .collect();
+            assert_eq!(
+                runs,
+                snap.edge_start_positions(lo, hi, as_of),
+                "edge_start_runs({lo}, {hi}, {as_of})"
+            );
         }
     }
     assert!(large >= 3, "only {large} answers above 20,000 rows");

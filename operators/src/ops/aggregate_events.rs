@@ -2,7 +2,8 @@
 //! (believed edge versions) starting in a window.
 //!
 //! The kernel reads only the versions whose validity starts inside the window
-//! (`Snapshot::edge_start_positions`, engine read API, through the valid-time index), applies the filters in the spec's order
+//! (`Snapshot::edge_start_positions` / `edge_start_runs`, engine read API, through the
+//! valid-time index), applies the filters in the spec's order
 //! (`prop_filter` over the window, then the cohort, then `pair_mode`), assigns each event a
 //! fixed-size group key of interned values (integers and store-borrowed strings, no
 //! allocation per event) and keeps per group only its member indices. Per-call work (rel-type
@@ -543,8 +544,8 @@ struct Group {
     key: Key,
     rep: u32,
     count: u64,
-    src_ids: Vec<u32>,
-    dst_ids: Vec<u32>,
+    src_ids: Ids,
+    dst_ids: Ids,
     vt: IntStat,
     dur: IntStat,
     times: Vec<i64>,
@@ -555,17 +556,17 @@ impl Group {
     /// Appends a later chunk's group of the same key.
     fn merge(&mut self, o: Group) {
         self.count += o.count;
-        self.src_ids.extend(o.src_ids);
-        self.dst_ids.extend(o.dst_ids);
+        self.src_ids.append(o.src_ids);
+        self.dst_ids.append(o.dst_ids);
         self.vt.merge(o.vt);
         self.dur.merge(o.dur);
         self.times.extend(o.times);
         self.members.extend(o.members);
     }
-    fn add(&mut self, ev: &Ev<'_>, i: u32, needs: Needs) {
+    /// The accumulators that read more of the event than `vt_s` and the endpoint ids.
+    fn add_row(&mut self, ev: &Ev<'_>, i: u32, needs: Needs) {
         let e = &ev.e;
         let vt_s = e.vt_s();
-        self.add_ints(vt_s, e.src_id(), e.dst_id(), needs);
         if needs.dur {
             let vt_e = e.vt_e();
             if vt_e != OPEN_END {
@@ -576,17 +577,11 @@ impl Group {
             self.members.push(i);
         }
     }
-    /// The accumulators that read only `vt_s` and the endpoint ids.
-    fn add_ints(&mut self, vt_s: i64, src: u32, dst: u32, needs: Needs) {
+    /// The accumulators that read only `vt_s` (endpoint ids are collected by [`Slots`]).
+    fn add_ints(&mut self, vt_s: i64, needs: Needs) {
         self.count += 1;
         if needs.vt {
             self.vt.add(vt_s);
-        }
-        if needs.src_ids {
-            self.src_ids.push(src);
-        }
-        if needs.dst_ids {
-            self.dst_ids.push(dst);
         }
         if needs.times {
             self.times.push(vt_s);
@@ -594,27 +589,146 @@ impl Group {
     }
 }
 
-/// Distinct-id counter: a stamp per id, reused across groups (O(n) per group, no sort).
+/// The endpoint ids one group collected in one chunk: a list while it is shorter than a
+/// bitset over the id space, a bitset of `words` words after that, so a part never takes
+/// more memory than the smaller of the two (dense sets, such as the destinations of a large
+/// bucket, cost one bit per possible id and no per-event growth).
+enum IdSet {
+    List(Vec<u32>),
+    Bits(Vec<u64>),
+}
+
+impl IdSet {
+    /// Adds `id` (below `64 * words`).
+    #[inline(always)]
+    fn insert(&mut self, id: u32, words: usize) {
+        match self {
+            IdSet::Bits(b) => b[(id >> 6) as usize] |= 1 << (id & 63),
+            IdSet::List(v) => {
+                v.push(id);
+                // 4 bytes per listed id against 8 per bitset word.
+                if v.len() >= 2 * words {
+                    self.densify(words);
+                }
+            }
+        }
+    }
+
+    /// Turns the list into the bitset of its ids (once per chunk and group at most).
+    #[cold]
+    #[inline(never)]
+    fn densify(&mut self, words: usize) {
+        if let IdSet::List(v) = self {
+            let mut b = vec![0u64; words];
+            for &id in v.iter() {
+                b[(id >> 6) as usize] |= 1 << (id & 63);
+            }
+            *self = IdSet::Bits(b);
+        }
+    }
+}
+
+/// A group's endpoint ids as the sets its chunks collected, in chunk order: merging the
+/// groups of later chunks moves their sets and never copies ids.
+#[derive(Default)]
+struct Ids(Vec<IdSet>);
+
+impl Ids {
+    fn append(&mut self, o: Ids) {
+        self.0.extend(o.0);
+    }
+}
+
+/// Distinct-id counter over the union of a group's sets: one bit per id (`words` words),
+/// reused across groups. Invariant: all bits are clear between calls (a count clears what
+/// it set), so a count costs O(listed ids + words of its bitset parts).
 struct Distinct {
-    stamp: Vec<u32>,
-    round: u32,
+    bits: Vec<u64>,
 }
 
 impl Distinct {
-    fn count(&mut self, ids: &[u32]) -> usize {
-        self.round += 1;
+    fn new(words: usize) -> Distinct {
+        Distinct {
+            bits: vec![0; words],
+        }
+    }
+
+    fn count(&mut self, ids: &Ids) -> usize {
+        let bits = &mut self.bits;
         let mut n = 0;
-        for &id in ids {
-            let i = id as usize;
-            if i >= self.stamp.len() {
-                self.stamp.resize(i + 1, 0);
+        let mut dense = false;
+        for part in &ids.0 {
+            match part {
+                IdSet::Bits(b) => {
+                    dense = true;
+                    bits.iter_mut().zip(b).for_each(|(x, y)| *x |= y);
+                }
+                IdSet::List(v) => {
+                    for &id in v {
+                        let (w, bit) = ((id >> 6) as usize, 1u64 << (id & 63));
+                        n += usize::from(bits[w] & bit == 0);
+                        bits[w] |= bit;
+                    }
+                }
             }
-            if self.stamp[i] != self.round {
-                self.stamp[i] = self.round;
-                n += 1;
+        }
+        if dense {
+            n = bits.iter().map(|w| w.count_ones() as usize).sum();
+            bits.fill(0);
+        } else {
+            for v in &ids.0 {
+                if let IdSet::List(v) = v {
+                    v.iter().for_each(|&id| bits[(id >> 6) as usize] = 0);
+                }
             }
         }
         n
+    }
+}
+
+/// Event positions as ascending runs of consecutive storage positions (event `i` is the
+/// `i`-th position of their concatenation), with the index of each run's first event.
+#[derive(Default)]
+struct Runs {
+    runs: Vec<std::ops::Range<u32>>,
+    first: Vec<usize>,
+    len: usize,
+}
+
+impl Runs {
+    fn new(runs: Vec<std::ops::Range<u32>>) -> Runs {
+        let mut first = Vec::with_capacity(runs.len());
+        let mut len = 0;
+        for r in &runs {
+            first.push(len);
+            len += r.len();
+        }
+        Runs { runs, first, len }
+    }
+
+    /// The position of event `i`.
+    fn get(&self, i: usize) -> Option<u32> {
+        let k = self.first.partition_point(|&f| f <= i).checked_sub(1)?;
+        let r = &self.runs[k];
+        let p = r.start as usize + (i - self.first[k]);
+        (p < r.end as usize).then_some(p as u32)
+    }
+
+    /// The positions of the events `ev`, as runs.
+    fn slice(&self, ev: std::ops::Range<usize>) -> impl Iterator<Item = std::ops::Range<u32>> + '_ {
+        let k0 = self
+            .first
+            .partition_point(|&f| f <= ev.start)
+            .saturating_sub(1);
+        self.runs[k0..]
+            .iter()
+            .zip(&self.first[k0..])
+            .take_while(move |(_, &f)| f < ev.end)
+            .map(move |(r, &f)| {
+                let lo = ev.start.saturating_sub(f).min(r.len());
+                let hi = (ev.end - f).min(r.len());
+                r.start + lo as u32..r.start + hi as u32
+            })
     }
 }
 
@@ -668,48 +782,137 @@ struct Grouper<'d> {
     fold: bool,
     endpoint_dims: bool,
     needs: Needs,
+    /// Words of a bitset over the uid id space (see [`IdSet`]).
+    words: usize,
 }
 
 /// The groups of one chunk in order of first occurrence, with a hash index and the two most
 /// recently used groups checked first (event runs tend to alternate among few keys, e.g. rel
-/// types within one bucket).
-#[derive(Default)]
+/// types within one bucket), and each group's endpoint id sets of the chunk.
 struct Slots {
     index: FxHashMap<Key, u32>,
     groups: Vec<Group>,
     recent: [(Option<Key>, u32); 2],
+    needs: Needs,
+    /// Words of a bitset over the uid id space.
+    words: usize,
+    /// Per group: its (src, dst) id sets of the chunk, when an aggregate needs them.
+    sets: Vec<(IdSet, IdSet)>,
 }
 
 impl Slots {
-    /// The group of `key`, created with representative `i` when new.
-    fn group(&mut self, key: Key, i: u32) -> &mut Group {
-        let g = if self.recent[0].0 == Some(key) {
+    fn new(needs: Needs, words: usize) -> Slots {
+        Slots {
+            index: FxHashMap::default(),
+            groups: Vec::new(),
+            recent: [(None, 0); 2],
+            needs,
+            words,
+            sets: Vec::new(),
+        }
+    }
+
+    /// Adds event `i` (start `vt_s`, endpoint ids `src`, `dst`) to the group of `key`;
+    /// returns the group for the accumulators that read more of the event.
+    #[inline(always)]
+    fn add(&mut self, key: Key, i: u32, vt_s: i64, src: u32, dst: u32) -> &mut Group {
+        let (needs, words) = (self.needs, self.words);
+        let g = self.slot(key, i) as usize;
+        if needs.src_ids {
+            self.sets[g].0.insert(src, words);
+        }
+        if needs.dst_ids {
+            self.sets[g].1.insert(dst, words);
+        }
+        let group = &mut self.groups[g];
+        group.add_ints(vt_s, needs);
+        group
+    }
+
+    /// The chunk's groups, each with its id sets of the chunk.
+    fn finish(mut self) -> Vec<Group> {
+        for (g, (src, dst)) in self.groups.iter_mut().zip(self.sets) {
+            if self.needs.src_ids {
+                g.src_ids.0.push(src);
+            }
+            if self.needs.dst_ids {
+                g.dst_ids.0.push(dst);
+            }
+        }
+        self.groups
+    }
+
+    /// The slot of the group of `key`, created with representative `i` when new.
+    #[inline(always)]
+    fn slot(&mut self, key: Key, i: u32) -> u32 {
+        if self.recent[0].0 == Some(key) {
             self.recent[0].1
         } else if self.recent[1].0 == Some(key) {
             self.recent.swap(0, 1);
             self.recent[0].1
         } else {
-            let groups = &mut self.groups;
-            let g = *self.index.entry(key).or_insert_with(|| {
-                groups.push(Group {
-                    key,
-                    rep: i,
-                    ..Group::default()
-                });
-                (groups.len() - 1) as u32
+            self.lookup(key, i)
+        }
+    }
+
+    /// [`Slots::slot`] past the two most recent groups.
+    #[inline(never)]
+    fn lookup(&mut self, key: Key, i: u32) -> u32 {
+        let (groups, sets) = (&mut self.groups, &mut self.sets);
+        let g = *self.index.entry(key).or_insert_with(|| {
+            groups.push(Group {
+                key,
+                rep: i,
+                ..Group::default()
             });
-            self.recent[1] = self.recent[0];
-            self.recent[0] = (Some(key), g);
-            g
-        };
-        &mut self.groups[g as usize]
+            sets.push((IdSet::List(Vec::new()), IdSet::List(Vec::new())));
+            (groups.len() - 1) as u32
+        });
+        self.recent[1] = self.recent[0];
+        self.recent[0] = (Some(key), g);
+        g
+    }
+}
+
+/// The time bucket of `vt_s >= t_a`, `(vt_s - t_a) / stride`, remembering the bounds
+/// `[lo, hi)` of the last one: events come nearly in `vt_s` order, so most need no division.
+struct BucketOf {
+    t_a: i64,
+    stride: i64,
+    lo: i64,
+    hi: i64,
+    idx: u64,
+}
+
+impl BucketOf {
+    fn new(t_a: i64, stride: i64) -> BucketOf {
+        BucketOf {
+            t_a,
+            stride,
+            lo: 0,
+            hi: 0,
+            idx: 0,
+        }
+    }
+    #[inline(always)]
+    fn of(&mut self, vt_s: i64) -> u64 {
+        if !(self.lo <= vt_s && vt_s < self.hi) {
+            let idx = (vt_s - self.t_a) / self.stride;
+            // lo <= vt_s; hi saturates, still above every vt_s of the bucket.
+            self.lo = self.t_a + idx * self.stride;
+            self.hi = self.lo.saturating_add(self.stride);
+            self.idx = idx as u64;
+        }
+        self.idx
     }
 }
 
 impl Grouper<'_> {
     /// The key of an event from its integers; `label(is_src)` resolves label dimensions.
+    #[inline(always)]
     fn key(
         &self,
+        bucket: &mut BucketOf,
         vt_s: i64,
         rel: u32,
         src: u32,
@@ -719,7 +922,7 @@ impl Grouper<'_> {
         let mut key: Key = [0, 0];
         for (slot, d) in self.dims.iter().enumerate() {
             key[slot] = match *d {
-                Dim::Bucket => ((vt_s - self.t_a) / self.stride) as u64,
+                Dim::Bucket => bucket.of(vt_s),
                 Dim::Calendar(u, tz) => calendar(u, tz, vt_s) as u64,
                 Dim::Rel => u64::from(rel),
                 Dim::Endpoint(true) => u64::from(src),
@@ -737,7 +940,8 @@ impl Grouper<'_> {
         offset: u32,
         mut labels: Option<&mut LabelCtx<'a>>,
     ) -> Vec<Group> {
-        let mut slots = Slots::default();
+        let mut slots = Slots::new(self.needs, self.words);
+        let mut bucket = BucketOf::new(self.t_a, self.stride);
         for (j, ev) in evs.enumerate() {
             let i = offset + j as u32;
             let e = &ev.e;
@@ -748,7 +952,7 @@ impl Grouper<'_> {
             } else {
                 (e.src_id(), e.dst_id())
             };
-            let key = self.key(e.vt_s(), e.rel_id(), src, dst, |is_src| {
+            let key = self.key(&mut bucket, e.vt_s(), e.rel_id(), src, dst, |is_src| {
                 let (id, uid) = if is_src {
                     (e.src_id(), e.src())
                 } else {
@@ -758,39 +962,55 @@ impl Grouper<'_> {
                     .as_deref_mut()
                     .map_or(0, |l| l.label(id, uid, e.vt_s()))
             });
-            slots.group(key, i).add(&ev, i, self.needs);
+            slots
+                .add(key, i, e.vt_s(), e.src_id(), e.dst_id())
+                .add_row(&ev, i, self.needs);
         }
-        slots.groups
+        slots.finish()
     }
 
-    /// [`Grouper::chunk`] for unfiltered events given by storage positions, reading the
-    /// engine's compact columns (rows above their coverage from the table). Only for calls
-    /// without label dimensions, folding, durations or member lists.
+    /// [`Grouper::chunk`] for unfiltered events given as runs of storage positions (the
+    /// events from `offset` on), reading the engine's compact columns run by run (rows above
+    /// their coverage from the table); columns the call does not use are not read. Only for
+    /// calls without label dimensions, folding, durations or member lists.
     fn chunk_columns(
         &self,
         snap: &tgms_engine::Snapshot<'_>,
         cols: &EdgeColumns,
-        positions: &[u32],
+        runs: impl Iterator<Item = std::ops::Range<u32>>,
         offset: u32,
     ) -> Vec<Group> {
-        let mut slots = Slots::default();
+        let mut slots = Slots::new(self.needs, self.words);
+        let mut bucket = BucketOf::new(self.t_a, self.stride);
+        let mut add = |i: u32, vt_s: i64, rel: u32, src: u32, dst: u32| {
+            let key = self.key(&mut bucket, vt_s, rel, src, dst, |_| 0);
+            slots.add(key, i, vt_s, src, dst);
+        };
         let n = cols.covered();
         let (vts, rels, srcs, dsts) = (cols.vt_s(), cols.rel(), cols.src(), cols.dst());
-        for (j, &p) in positions.iter().enumerate() {
-            let i = offset + j as u32;
-            let p = p as usize;
-            let (vt_s, rel, src, dst) = if p < n {
-                (vts[p], rels[p], srcs[p], dsts[p])
-            } else {
-                match snap.edge_at(p as u32) {
-                    Some(e) => (e.vt_s(), e.rel_id(), e.src_id(), e.dst_id()),
-                    None => continue,
+        let use_rel = self.dims.contains(&Dim::Rel);
+        let use_src = self.needs.src_ids || self.dims.contains(&Dim::Endpoint(true));
+        let use_dst = self.needs.dst_ids || self.dims.contains(&Dim::Endpoint(false));
+        let mut i = offset;
+        for r in runs {
+            let (a, b) = (r.start as usize, r.end as usize);
+            // [a, c) from the columns, [c, b) from the rows.
+            let c = b.min(n).max(a);
+            for p in a..c {
+                let rel = if use_rel { rels[p] } else { 0 };
+                let src = if use_src { srcs[p] } else { 0 };
+                let dst = if use_dst { dsts[p] } else { 0 };
+                add(i, vts[p], rel, src, dst);
+                i += 1;
+            }
+            for p in c..b {
+                if let Some(e) = snap.edge_at(p as u32) {
+                    add(i, e.vt_s(), e.rel_id(), e.src_id(), e.dst_id());
                 }
-            };
-            let key = self.key(vt_s, rel, src, dst, |_| 0);
-            slots.group(key, i).add_ints(vt_s, src, dst, self.needs);
+                i += 1;
+            }
         }
-        slots.groups
+        slots.finish()
     }
 }
 
@@ -878,19 +1098,26 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         .as_ref()
         .map(|rs| rs.iter().map(String::as_str).collect());
     // The engine gathers the starts' storage positions through its valid-time index
-    // (ascending). The rel test and property parsing run over fixed-size parts in parallel,
-    // concatenated in order, so the event list equals a sequential pass.
-    let starts = snap.edge_start_positions(t_a, t_b, a);
-    if starts
-        .last()
-        .is_some_and(|&p| p as usize >= snap.edge_positions())
-    {
-        return Err(OpError::internal("edge start position out of range"));
-    }
-    // Without filters or property reads the events are the start positions themselves:
-    // grouping reads them in place and no per-event list is built.
+    // (ascending). Without filters or property reads the events are the positions
+    // themselves, taken as runs of consecutive positions: grouping reads them in place and
+    // no per-event list is built. Otherwise the rel test and property parsing run over
+    // fixed-size parts of the position list in parallel, concatenated in order, so the event
+    // list equals a sequential pass.
     let plain =
         rel_set.is_none() && !reads_props && pf.is_none() && ef.is_none() && pair_mode.is_none();
+    let (runs, starts) = if plain {
+        (Runs::new(snap.edge_start_runs(t_a, t_b, a)), Vec::new())
+    } else {
+        (Runs::default(), snap.edge_start_positions(t_a, t_b, a))
+    };
+    let last = runs
+        .runs
+        .last()
+        .map(|r| r.end - 1)
+        .or(starts.last().copied());
+    if last.is_some_and(|p| p as usize >= snap.edge_positions()) {
+        return Err(OpError::internal("edge start position out of range"));
+    }
     let mut props: Vec<Value> = Vec::new();
     let mut evs: Vec<Ev<'_>> = Vec::new();
     if !plain {
@@ -1003,6 +1230,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         }
     }
 
+    let words = snap.uid_ids().div_ceil(64);
     let grouper = Grouper {
         dims: &dims,
         t_a,
@@ -1010,6 +1238,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         fold,
         endpoint_dims: dims.iter().any(|d| matches!(d, Dim::Endpoint(_))),
         needs,
+        words,
     };
     // Grouping: fixed-size chunks of the event list (independent of the thread count), each
     // grouped on its own — in parallel unless a label dimension needs the shared label cache
@@ -1026,24 +1255,34 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     // Event `i` (positions are validated above, so every index in range resolves).
     let ev_of = |i: usize| -> Option<Ev<'_>> {
         if plain {
-            let e = snap.edge_at(*starts.get(i)?)?;
+            let e = snap.edge_at(runs.get(i)?)?;
             Some(Ev { e, pi: 0 })
         } else {
             evs.get(i).copied()
         }
     };
-    let n_events = if plain { starts.len() } else { evs.len() };
+    let n_events = if plain { runs.len } else { evs.len() };
     let ranges: Vec<std::ops::Range<usize>> = (0..n_events)
         .step_by(CHUNK)
         .map(|s| s..(s + CHUNK).min(n_events))
         .collect();
-    let part = |r: &std::ops::Range<usize>| r.clone().filter_map(ev_of);
+    let part = |r: &std::ops::Range<usize>| -> Box<dyn Iterator<Item = Ev<'_>> + '_> {
+        if plain {
+            let evs = runs
+                .slice(r.clone())
+                .flatten()
+                .filter_map(|p| snap.edge_at(p));
+            Box::new(evs.map(|e| Ev { e, pi: 0 }))
+        } else {
+            Box::new(r.clone().filter_map(ev_of))
+        }
+    };
     let columnar = plain && !has_label && !needs.dur && !needs.members;
     let parts: Vec<Vec<Group>> = if columnar {
         let cols = snap.edge_columns();
         ranges
             .par_iter()
-            .map(|r| grouper.chunk_columns(&snap, &cols, &starts[r.clone()], r.start as u32))
+            .map(|r| grouper.chunk_columns(&snap, &cols, runs.slice(r.clone()), r.start as u32))
             .collect()
     } else if has_label {
         ranges
@@ -1114,10 +1353,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let built: Vec<Built> = sorted
         .par_iter()
         .map_init(
-            || Distinct {
-                stamp: Vec::new(),
-                round: 0,
-            },
+            || Distinct::new(words),
             |seen, (sk, g)| -> Built {
                 let mut row = Map::new();
                 let mut kv = Vec::new();
@@ -1230,4 +1466,52 @@ fn prop_stat(vals: &[(Num, &Value, &Ev<'_>)], which: u8) -> Result<Value, OpErro
         }
     }
     Ok(best.1.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The id sets of one group in chunks: lists turn into bitsets past the size of a bitset,
+    /// and the distinct count of a mix of both equals a set union, leaving the counter clear.
+    #[test]
+    fn distinct_counts_the_union_of_list_and_bitset_parts() {
+        let words = 3; // ids below 192; a list turns into a bitset at 6 ids
+        let chunks: [&[u32]; 4] = [&[5, 7, 5], &[1, 2, 3, 4, 5, 191, 64], &[], &[191, 0, 0]];
+        let mut ids = Ids::default();
+        for c in chunks {
+            let mut set = IdSet::List(Vec::new());
+            c.iter().for_each(|&id| set.insert(id, words));
+            let dense = c.len() >= 2 * words;
+            assert_eq!(matches!(set, IdSet::Bits(_)), dense, "{c:?}");
+            ids.append(Ids(vec![set]));
+        }
+        let want: FxHashSet<u32> = chunks.iter().flat_map(|c| c.iter().copied()).collect();
+        let mut d = Distinct::new(words);
+        assert_eq!(d.count(&ids), want.len());
+        assert!(d.bits.iter().all(|&w| w == 0), "counter left bits set");
+        let lists = Ids(vec![
+            IdSet::List(vec![9, 9, 100]),
+            IdSet::List(vec![100, 3]),
+        ]);
+        assert_eq!(d.count(&lists), 3);
+        assert!(d.bits.iter().all(|&w| w == 0), "counter left bits set");
+    }
+
+    #[test]
+    fn runs_map_events_to_positions() {
+        let runs = Runs::new(vec![2..5, 9..10, 20..24]);
+        let flat: Vec<u32> = vec![2, 3, 4, 9, 20, 21, 22, 23];
+        assert_eq!(runs.len, flat.len());
+        for (i, &p) in flat.iter().enumerate() {
+            assert_eq!(runs.get(i), Some(p));
+        }
+        assert_eq!(runs.get(flat.len()), None);
+        for a in 0..=flat.len() {
+            for b in a..=flat.len() {
+                let got: Vec<u32> = runs.slice(a..b).flatten().collect();
+                assert_eq!(got, flat[a..b], "events {a}..{b}");
+            }
+        }
+    }
 }

@@ -1,0 +1,277 @@
+//! Read-only opens served from the mapped base image (`format-spec.md` §9.4): on randomized
+//! compacted stores (corrections, retractions, failed batches, interval edges, explicit
+//! string and `#k` discriminators, non-ASCII uids) every point read of a lazy open — uid
+//! lookups, identity histories, believed versions, adjacency with windows and belief
+//! states — equals the same read of an eager open (every segment decoded into memory),
+//! field by field; point reads never decode the image; the first scan decodes it and
+//! everything still agrees. Layouts that cannot be served lazily open eagerly.
+
+mod common;
+
+use common::Rng;
+use serde_json::{json, Value};
+use std::path::Path;
+use tgms_engine::{EdgeVersion, Identity, Op, Options, Store, Version, OPEN_END};
+
+fn opts() -> Options {
+    Options {
+        no_sync: true,
+        ..Options::default()
+    }
+}
+
+fn read_only(path: &Path, eager: bool) -> Store {
+    Store::open_with(
+        path,
+        Options {
+            read_only: true,
+            eager,
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+const UIDS: [&str; 7] = ["a", "b", "c", "d", "é", "日本", "z"];
+const DISCS: [&str; 4] = ["", "x", "#0", "#7"];
+
+fn random_op(g: &mut Rng) -> Value {
+    let (vs, len) = (g.below(200), 1 + g.below(40));
+    let u = UIDS[g.below(7) as usize];
+    let w = UIDS[g.below(7) as usize];
+    let disc = DISCS[g.below(4) as usize];
+    let end = |g: &mut Rng| match g.below(4) {
+        0 => OPEN_END,
+        1 => vs + 1,
+        _ => vs + len,
+    };
+    let eref = json!({"kind":"edge","src":u,"dst":w,"rel_type":"R","disc":disc});
+    match g.below(9) {
+        0 => {
+            json!({"op":"assert_node","uid":u,"label":"N","props":{"p":g.below(3)},"vt_s":vs,"vt_e":end(g)})
+        }
+        1 | 2 => {
+            json!({"op":"assert_edge","src":u,"dst":w,"rel_type":"R","disc":disc,"props":{"w":g.below(4)},"vt_s":vs,"vt_e":end(g),"reason":"seen"})
+        }
+        3 => json!({"op":"retract","ref":eref,"t":vs,"reason":"wrong"}),
+        4 => json!({"op":"retract","ref":{"kind":"node","uid":u},"t":vs,"reason":"gone"}),
+        5 => {
+            json!({"op":"correct","ref":{"kind":"node","uid":u},"props":{"p":9},"vt_s":vs,"vt_e":vs+len,"reason":"fix"})
+        }
+        6 => {
+            json!({"op":"correct","ref":eref,"props":{"q":1},"vt_s":vs,"vt_e":vs+len,"reason":"fix"})
+        }
+        _ => {
+            let rel = if g.below(2) == 0 { "S" } else { "T" };
+            let evs: Vec<Value> = (0..1 + g.below(6))
+                .map(|k| {
+                    let d = UIDS[((g.below(7) + k) % 7) as usize];
+                    json!({"src":u,"dst":d,"rel_type":rel,"vt_s":vs + k})
+                })
+                .collect();
+            json!({"op":"ingest_events","events":evs})
+        }
+    }
+}
+
+fn edges(v: Vec<EdgeVersion<'_>>) -> Vec<Value> {
+    v.into_iter().map(|e| Version::Edge(e).to_json()).collect()
+}
+
+fn versions(v: Vec<Version<'_>>) -> Vec<Value> {
+    v.iter().map(Version::to_json).collect()
+}
+
+/// Every point read of `lazy` equals the same read of `eager`; returns how many answers
+/// were non-empty.
+fn compare_point_reads(lazy: &Store, eager: &Store, last_tt: i64) -> usize {
+    let (l, e) = (lazy.snapshot(), eager.snapshot());
+    assert_eq!(l.stats(), e.stats());
+    let mut non_empty = 0;
+    let mut count = |v: &Vec<Value>| non_empty += usize::from(!v.is_empty());
+    let as_ofs = [OPEN_END, last_tt / 2, last_tt / 3, 0];
+    let windows = [None, Some((0, 50)), Some((40, 41)), Some((100, 400))];
+    let mut uids: Vec<&str> = UIDS.to_vec();
+    uids.push("never-seen");
+    for uid in &uids {
+        assert_eq!(l.has_uid(uid), e.has_uid(uid), "has_uid {uid}");
+        let id = l.uid_id(uid);
+        assert_eq!(id, e.uid_id(uid), "uid_id {uid}");
+        if let Some(id) = id {
+            assert_eq!(l.uid_name(id), *uid);
+            for a in as_ofs {
+                let f = |s: &tgms_engine::Snapshot<'_>| -> Vec<Value> {
+                    let mut v: Vec<Value> = s
+                        .node_versions_of_uid(id, a)
+                        .map(|n| Version::Node(n).to_json())
+                        .collect();
+                    v.sort_by_key(|x| x.to_string());
+                    v
+                };
+                assert_eq!(f(&l), f(&e), "node_versions_of_uid {uid} as of {a}");
+            }
+        }
+        let node = Identity::Node(uid.to_string());
+        let h = versions(l.history_of(&node));
+        assert_eq!(h, versions(e.history_of(&node)), "history_of {uid}");
+        count(&h);
+        let t = edges(l.edge_history_touching(uid));
+        assert_eq!(t, edges(e.edge_history_touching(uid)), "touching {uid}");
+        count(&t);
+        for a in as_ofs {
+            let v = versions(l.versions_of(&node, a));
+            assert_eq!(v, versions(e.versions_of(&node, a)), "versions_of {uid}");
+            for w in windows {
+                let o = edges(l.out_edges(uid, w, a));
+                assert_eq!(o, edges(e.out_edges(uid, w, a)), "out {uid} {w:?} {a}");
+                let i = edges(l.in_edges(uid, w, a));
+                assert_eq!(i, edges(e.in_edges(uid, w, a)), "in {uid} {w:?} {a}");
+                count(&o);
+                count(&i);
+            }
+        }
+        for dst in &uids {
+            for rel in ["R", "S", "T", "absent"] {
+                for disc in DISCS.iter().chain(["#1", "#12", "#01", "y"].iter()) {
+                    let id = Identity::Edge {
+                        src: uid.to_string(),
+                        dst: dst.to_string(),
+                        rel_type: rel.to_string(),
+                        disc: disc.to_string(),
+                    };
+                    let h = versions(l.history_of(&id));
+                    assert_eq!(h, versions(e.history_of(&id)), "history_of {id:?}");
+                    count(&h);
+                    let v = versions(l.versions_of(&id, last_tt / 2));
+                    assert_eq!(v, versions(e.versions_of(&id, last_tt / 2)));
+                }
+            }
+        }
+    }
+    non_empty
+}
+
+#[test]
+fn point_reads_of_a_lazy_open_equal_an_eager_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(41);
+    let mut s = Store::create_with(&path, opts()).unwrap();
+    let (mut non_empty, mut failed, mut tt) = (0, 0, 0i64);
+    for stage in 0..4 {
+        for _ in 0..70 {
+            tt += 1;
+            let mut ops = vec![Op::from_json(&random_op(&mut g))];
+            if g.below(7) == 0 {
+                ops.push(Op::from_json(&random_op(&mut g)));
+                ops.push(Op::from_json(
+                    &json!({"op":"retract","ref":{"kind":"node","uid":"nobody"},"t":0}),
+                ));
+            }
+            failed += usize::from(s.write_at(tt, ops).is_err());
+            if g.below(25) == 0 {
+                s.flush().unwrap();
+            }
+        }
+        s.compact().unwrap();
+        drop(s);
+        let lazy = read_only(&path, false);
+        let eager = read_only(&path, true);
+        assert!(
+            lazy.is_lazy(),
+            "stage {stage}: a compacted store opens lazily"
+        );
+        assert!(!eager.is_lazy());
+        non_empty += compare_point_reads(&lazy, &eager, tt);
+        // The pread path (the image read into memory instead of mapped) answers the same.
+        let pread = Store::open_with(
+            &path,
+            Options {
+                read_only: true,
+                io: Some(tgms_engine::mmap::IoMode::Pread),
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert!(pread.is_lazy());
+        compare_point_reads(&pread, &eager, tt);
+        assert!(lazy.is_lazy(), "point reads must not decode the image");
+        // The first scan decodes the image; reads after it agree too.
+        assert_eq!(lazy.digest(), eager.digest());
+        assert!(!lazy.is_lazy());
+        assert!(lazy.snapshot().load_error().is_none());
+        non_empty += compare_point_reads(&lazy, &eager, tt);
+        drop((lazy, eager));
+        s = Store::open_with(&path, opts()).unwrap();
+    }
+    assert!(failed >= 10, "only {failed} failed batches");
+    assert!(non_empty >= 1000, "only {non_empty} non-empty answers");
+}
+
+#[test]
+fn layouts_that_cannot_be_served_lazily_open_eagerly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(7);
+    let mut s = Store::create_with(&path, opts()).unwrap();
+    for tt in 1..=30 {
+        let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
+    }
+    // Only the log: nothing to map.
+    drop(s);
+    assert!(!read_only(&path, false).is_lazy());
+    // A flush segment (no indexes).
+    let mut s = Store::open_with(&path, opts()).unwrap();
+    s.flush().unwrap();
+    drop(s);
+    assert!(!read_only(&path, false).is_lazy());
+    // A compacted image with a log tail after it.
+    let mut s = Store::open_with(&path, opts()).unwrap();
+    s.compact().unwrap();
+    let _ = s.write_at(31, vec![Op::from_json(&random_op(&mut g))]);
+    drop(s);
+    let tail = read_only(&path, false);
+    assert!(!tail.is_lazy());
+    let eager = read_only(&path, true);
+    assert_eq!(tail.digest(), eager.digest());
+    drop((tail, eager));
+    // Compacted again: lazy; a writable open is never lazy.
+    let mut s = Store::open_with(&path, opts()).unwrap();
+    s.compact().unwrap();
+    assert!(!s.is_lazy());
+    drop(s);
+    assert!(read_only(&path, false).is_lazy());
+}
+
+#[test]
+fn a_damaged_base_image_is_reported_not_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(3);
+    let mut s = Store::create_with(&path, opts()).unwrap();
+    for tt in 1..=40 {
+        let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
+    }
+    s.compact().unwrap();
+    drop(s);
+    let seg = std::fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "tgs"))
+        .unwrap();
+    let good = std::fs::read(&seg).unwrap();
+    for at in [0, 11, 100, good.len() / 2, good.len() - 30, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x20;
+        std::fs::write(&seg, &bad).unwrap();
+        let err = Store::open_read_only(&path)
+            .err()
+            .expect("damage is detected");
+        assert!(
+            matches!(err, tgms_engine::Error::Corruption { .. }),
+            "byte {at}: {err}"
+        );
+    }
+    std::fs::write(&seg, &good).unwrap();
+    assert!(read_only(&path, false).is_lazy());
+}
