@@ -823,12 +823,12 @@ impl Base {
         self.bytes.bytes()
     }
 
-    /// The segment's sequence number.
     /// The whole file (for decoding it into a state).
     pub(crate) fn bytes(&self) -> &[u8] {
         self.bytes.bytes()
     }
 
+    /// The segment's sequence number.
     pub(crate) fn seq(&self) -> u64 {
         self.seq
     }
