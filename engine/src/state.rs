@@ -1174,9 +1174,7 @@ impl State {
             self.ordinal_slots.push(s);
         }
         let nc = self.contents.len() as u32;
-        // Size every table once: a segment can hold millions of rows.
-        self.nodes.reserve(d.nodes.len());
-        self.edges.reserve(d.edges.len());
+        // Size every adjacency list once: a segment can hold millions of rows.
         let mut deg = vec![[0u32; 2]; nu as usize];
         for r in &d.edges {
             if let Some(i) = self.idents.get(r.ident as usize) {
@@ -1188,9 +1186,26 @@ impl State {
             self.out_adj[u].reserve(o as usize);
             self.in_adj[u].reserve(i as usize);
         }
+        // The segment's rows become the tables' tail as they are (moved, not copied, when a
+        // table is empty: a full image is loaded without a second copy of its rows); then
+        // each appended row is checked and indexed.
         for (kind, rows) in [(Kind::Node, d.nodes), (Kind::Edge, d.edges)] {
             let limit = if kind == Kind::Node { nu } else { ni };
-            for row in rows {
+            let table = match kind {
+                Kind::Node => &mut self.nodes,
+                Kind::Edge => &mut self.edges,
+            };
+            let first = table.len();
+            if first == 0 {
+                *table = rows;
+            } else {
+                table.extend(rows);
+            }
+            for idx in first..table.len() {
+                let row = match kind {
+                    Kind::Node => self.nodes[idx],
+                    Kind::Edge => self.edges[idx],
+                };
                 if row.ident >= limit || row.content >= nc || !opt_ok(row.reason) {
                     return Err("row refers to a missing identity, content or string".into());
                 }
@@ -1200,15 +1215,10 @@ impl State {
                         row.vt_s, row.vt_e, row.tt_s
                     ));
                 }
+                let idx = idx as u32;
                 match kind {
-                    Kind::Node => {
-                        let idx = self.nodes.len() as u32;
-                        self.nodes.push(row);
-                        self.node_postings[row.ident as usize].push(idx);
-                    }
+                    Kind::Node => self.node_postings[row.ident as usize].push(idx),
                     Kind::Edge => {
-                        let idx = self.edges.len() as u32;
-                        self.edges.push(row);
                         self.edge_postings[row.ident as usize].push(idx);
                         let (src, rel) = {
                             let i = &self.idents[row.ident as usize];
