@@ -568,6 +568,16 @@ struct Rows {
     close_reason: Col,
 }
 
+/// Columns of a run of rows (see [`Base::row_block`]); `ident` is empty unless asked for,
+/// `tt_s` and `alive` are empty when they cannot fail a belief test.
+pub(crate) struct RowBlock {
+    pub(crate) vt_s: Vec<i64>,
+    pub(crate) alive: Vec<bool>,
+    pub(crate) tt_s: Vec<i64>,
+    pub(crate) tt_e: Vec<i64>,
+    pub(crate) ident: Vec<u32>,
+}
+
 /// A grouped index: `off` (n + 1 offsets) into `vals`.
 #[derive(Clone, Copy, Debug, Default)]
 struct Postings {
@@ -1013,6 +1023,69 @@ impl Base {
             l => vt_s.saturating_add(l),
         };
         (vt_s, vt_e)
+    }
+
+    /// The belief and start columns of rows `[a, e)` of table `k` (clamped), each decoded in
+    /// one sequential pass, closures merged in: the unit of a scan over the image.
+    /// `tt_s` is decoded only when `as_of` precedes some row's `tt_s` (otherwise every row
+    /// passes `tt_s <= as_of`, and `tt_s` is empty); `alive` is empty when every row of the
+    /// table is alive.
+    pub(crate) fn row_block(
+        &self,
+        k: usize,
+        a: usize,
+        e: usize,
+        as_of: i64,
+        with_ident: bool,
+    ) -> RowBlock {
+        let (t, b) = (&self.rows[k], self.b());
+        let e = e.min(t.n);
+        let a = a.min(e);
+        let len = e - a;
+        let mut tt_s = Vec::new();
+        if t.tt_runs.iter().any(|&(_, v)| v > as_of) {
+            tt_s.reserve(len);
+            let mut run = t
+                .tt_runs
+                .partition_point(|&(start, _)| start <= a)
+                .saturating_sub(1);
+            for r in a..e {
+                while t.tt_runs.get(run + 1).is_some_and(|&(start, _)| start <= r) {
+                    run += 1;
+                }
+                tt_s.push(t.tt_runs.get(run).map_or(0, |&(_, v)| v));
+            }
+        }
+        let all_alive = matches!(t.alive, Col::For(f) if f.width == 0 && f.min == 1);
+        let mut tt_e = vec![OPEN_END; len];
+        let mut c = t.close_row.lower_bound(b, a as i64);
+        while c < t.n_close {
+            let r = t.close_row.get(b, c);
+            if r < a as i64 || r >= e as i64 {
+                break;
+            }
+            tt_e[r as usize - a] = t.close_tt_e.get(b, c);
+            c += 1;
+        }
+        RowBlock {
+            vt_s: t.vt_s.range(b, a, e),
+            alive: if all_alive {
+                Vec::new()
+            } else {
+                t.alive.range(b, a, e).into_iter().map(|x| x == 1).collect()
+            },
+            tt_s,
+            tt_e,
+            ident: if with_ident {
+                t.ident
+                    .range(b, a, e)
+                    .into_iter()
+                    .map(|x| u32::try_from(x).unwrap_or(NONE))
+                    .collect()
+            } else {
+                Vec::new()
+            },
+        }
     }
 
     pub(crate) fn row_tt_s(&self, k: usize, r: u32) -> i64 {

@@ -202,6 +202,12 @@ impl<'a> Src<'a> {
             Src::Map(b) => b.uid_name(id),
         }
     }
+    fn string_id(self, s: &str) -> Option<u32> {
+        match self {
+            Src::Mem(st) => st.strings.get(s),
+            Src::Map(b) => b.string_id(s),
+        }
+    }
     #[inline]
     fn uid_id(self, uid: &str) -> Option<u32> {
         match self {
@@ -1019,7 +1025,6 @@ impl<'a> Snapshot<'a> {
         as_of_tt: i64,
         rel_type: Option<&str>,
     ) -> crate::Result<Vec<u64>> {
-        let st = self.st();
         if t_a >= t_b {
             return Ok(Vec::new());
         }
@@ -1034,13 +1039,20 @@ impl<'a> Snapshot<'a> {
             )));
         }
         let n = n as usize;
+        let src = self.src();
         let rel = match rel_type {
             None => None,
-            Some(r) => match st.strings.get(r) {
+            Some(r) => match src.string_id(r) {
                 Some(id) => Some(id),
                 None => return Ok(vec![0; n]),
             },
         };
+        if let Src::Map(base) = src {
+            return Ok(mapped_start_counts(
+                base, t_a, t_b, stride, as_of_tt, rel, n,
+            ));
+        }
+        let st = self.st();
         let rows = &st.edges;
         let keep = |r: &Row| {
             believed_at(r, as_of_tt)
@@ -1099,6 +1111,52 @@ impl<'a> Snapshot<'a> {
             .reduce(|| vec![0u64; n], sum);
         Ok(sum(indexed, tail.iter().fold(vec![0u64; n], add)))
     }
+}
+
+/// [`Snapshot::edge_start_counts`] over a mapped image: fixed blocks of rows decoded column by
+/// column and counted in parallel (integer sums, so the counts do not depend on the thread
+/// count), without decoding the image into memory.
+fn mapped_start_counts(
+    b: &Base,
+    t_a: i64,
+    t_b: i64,
+    stride: i64,
+    as_of_tt: i64,
+    rel: Option<u32>,
+    n: usize,
+) -> Vec<u64> {
+    const BLOCK: usize = 1 << 16;
+    let a = clamp_tt(as_of_tt);
+    let rows = b.marks().edges as usize;
+    (0..rows.div_ceil(BLOCK))
+        .into_par_iter()
+        .map(|k| {
+            let blk = b.row_block(1, k * BLOCK, (k + 1) * BLOCK, a, rel.is_some());
+            let mut c = vec![0u64; n];
+            for j in 0..blk.vt_s.len() {
+                let vt = blk.vt_s[j];
+                if vt < t_a
+                    || vt >= t_b
+                    || a >= blk.tt_e[j]
+                    || blk.alive.get(j).is_some_and(|&x| !x)
+                    || blk.tt_s.get(j).is_some_and(|&x| x > a)
+                {
+                    continue;
+                }
+                if rel.is_some_and(|x| b.ident_part(blk.ident[j], 2) != x) {
+                    continue;
+                }
+                c[((vt as i128 - t_a as i128) / stride as i128) as usize] += 1;
+            }
+            c
+        })
+        .reduce(
+            || vec![0u64; n],
+            |mut x, y| {
+                x.iter_mut().zip(y).for_each(|(p, q)| *p += q);
+                x
+            },
+        )
 }
 
 /// A node or an edge version.

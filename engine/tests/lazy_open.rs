@@ -151,22 +151,61 @@ fn compare_point_reads(lazy: &Store, eager: &Store, last_tt: i64) -> usize {
     non_empty
 }
 
+/// `edge_start_counts` (answered from the image by a block scan) equals the in-memory count.
+fn compare_start_counts(lazy: &Store, eager: &Store, last_tt: i64, g: &mut Rng) {
+    let (l, e) = (lazy.snapshot(), eager.snapshot());
+    for _ in 0..60 {
+        let t_a = g.below(260) - 20;
+        let t_b = t_a + g.below(240);
+        let stride = 1 + g.below(50);
+        let as_of = [OPEN_END, last_tt / 2, g.below(last_tt + 1)][g.below(3) as usize];
+        for rel in [None, Some("R"), Some("S"), Some("T"), Some("absent")] {
+            let (x, y) = (
+                l.edge_start_counts(t_a, t_b, stride, as_of, rel),
+                e.edge_start_counts(t_a, t_b, stride, as_of, rel),
+            );
+            assert_eq!(
+                x.as_ref().ok(),
+                y.as_ref().ok(),
+                "edge_start_counts({t_a}, {t_b}, {stride}, {as_of}, {rel:?})"
+            );
+        }
+    }
+    for (t_a, t_b, stride) in [(0, 10, 0), (0, i64::MAX, 1), (5, 5, 1)] {
+        let (x, y) = (
+            l.edge_start_counts(t_a, t_b, stride, OPEN_END, None),
+            e.edge_start_counts(t_a, t_b, stride, OPEN_END, None),
+        );
+        assert_eq!(x.is_err(), y.is_err());
+        assert_eq!(x.ok(), y.ok());
+    }
+}
+
 #[test]
 fn point_reads_of_a_lazy_open_equal_an_eager_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     let mut g = Rng(41);
     let mut s = Store::create_with(&path, opts()).unwrap();
-    let (mut non_empty, mut failed, mut tt) = (0, 0, 0i64);
+    let (mut non_empty, mut failed, mut tt, mut retired) = (0, 0, 0i64, 0);
     for stage in 0..4 {
         for _ in 0..70 {
             tt += 1;
-            let mut ops = vec![Op::from_json(&random_op(&mut g))];
+            let first = random_op(&mut g);
+            let mut ops = vec![Op::from_json(&first)];
             if g.below(7) == 0 {
                 ops.push(Op::from_json(&random_op(&mut g)));
                 ops.push(Op::from_json(
                     &json!({"op":"retract","ref":{"kind":"node","uid":"nobody"},"t":0}),
                 ));
+            } else if first["op"] == "assert_edge" && g.below(2) == 0 {
+                // The same identity again, overlapping, in the same batch: the first row is
+                // retired (never existed, `alive = 0`) and carved into fragments.
+                let mut again = first.clone();
+                again["vt_s"] = json!(first["vt_s"].as_i64().unwrap() + 1);
+                again["vt_e"] = json!(OPEN_END);
+                retired += 1;
+                ops.push(Op::from_json(&again));
             }
             failed += usize::from(s.write_at(tt, ops).is_err());
             if g.below(25) == 0 {
@@ -195,7 +234,11 @@ fn point_reads_of_a_lazy_open_equal_an_eager_open() {
         .unwrap();
         assert!(pread.is_lazy());
         compare_point_reads(&pread, &eager, tt);
-        assert!(lazy.is_lazy(), "point reads must not decode the image");
+        compare_start_counts(&lazy, &eager, tt, &mut g);
+        assert!(
+            lazy.is_lazy(),
+            "point reads and start counts must not decode the image"
+        );
         // The first scan decodes the image; reads after it agree too.
         assert_eq!(lazy.digest(), eager.digest());
         assert!(!lazy.is_lazy());
@@ -205,6 +248,7 @@ fn point_reads_of_a_lazy_open_equal_an_eager_open() {
         s = Store::open_with(&path, opts()).unwrap();
     }
     assert!(failed >= 10, "only {failed} failed batches");
+    assert!(retired >= 10, "only {retired} same-batch retirements");
     assert!(non_empty >= 1000, "only {non_empty} non-empty answers");
 }
 
@@ -274,4 +318,75 @@ fn a_damaged_base_image_is_reported_not_served() {
     }
     std::fs::write(&seg, &good).unwrap();
     assert!(read_only(&path, false).is_lazy());
+}
+
+/// Start counts over an image of several scan blocks (150,000 ingested events, 20 % with
+/// durations, then retractions and corrections that close rows across the blocks).
+#[test]
+fn start_counts_over_many_blocks_equal_the_in_memory_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(77);
+    let mut s = Store::create_with(&path, opts()).unwrap();
+    let mut evs: Vec<(String, String, &str, i64)> = Vec::new();
+    for b in 0..3 {
+        let batch: Vec<Value> = (0..50_000)
+            .map(|_| {
+                let (u, w) = (format!("n{}", g.below(200)), format!("n{}", g.below(200)));
+                let rel = ["R", "S"][g.below(2) as usize];
+                let t = g.below(100_000);
+                let mut ev = json!({"src": u, "dst": w, "rel_type": rel, "vt_s": t});
+                if g.below(5) == 0 {
+                    ev["vt_e"] = json!(t + 1 + g.below(5_000));
+                }
+                evs.push((u, w, rel, t));
+                ev
+            })
+            .collect();
+        s.write_at(
+            b + 1,
+            vec![Op::from_json(
+                &json!({"op": "ingest_events", "events": batch}),
+            )],
+        )
+        .unwrap();
+    }
+    let mut closed = 0;
+    for tt in 10..210 {
+        let k = g.below(evs.len() as i64) as usize;
+        let (u, w, rel, t) = &evs[k];
+        let r =
+            json!({"kind": "edge", "src": u, "dst": w, "rel_type": rel, "disc": format!("#{k}")});
+        let op = if tt % 2 == 0 {
+            json!({"op": "retract", "ref": r, "t": t, "reason": "gone"})
+        } else {
+            json!({"op": "correct", "ref": r, "props": {"w": 1}, "vt_s": t, "vt_e": t + 1, "reason": "fix"})
+        };
+        closed += usize::from(s.write_at(tt, vec![Op::from_json(&op)]).is_ok());
+    }
+    assert!(closed >= 150, "only {closed} closing writes");
+    s.compact().unwrap();
+    drop(s);
+    let (lazy, eager) = (read_only(&path, false), read_only(&path, true));
+    assert!(lazy.is_lazy());
+    compare_start_counts_wide(&lazy, &eager, &mut g);
+    assert!(lazy.is_lazy());
+}
+
+fn compare_start_counts_wide(lazy: &Store, eager: &Store, g: &mut Rng) {
+    let (l, e) = (lazy.snapshot(), eager.snapshot());
+    for _ in 0..20 {
+        let t_a = g.below(60_000) - 1_000;
+        let t_b = t_a + 1 + g.below(60_000);
+        let stride = 1 + g.below(5_000);
+        for as_of in [OPEN_END, 5, 100, 150] {
+            for rel in [None, Some("R"), Some("S")] {
+                assert_eq!(
+                    l.edge_start_counts(t_a, t_b, stride, as_of, rel).unwrap(),
+                    e.edge_start_counts(t_a, t_b, stride, as_of, rel).unwrap(),
+                    "({t_a}, {t_b}, {stride}, {as_of}, {rel:?})"
+                );
+            }
+        }
+    }
 }
