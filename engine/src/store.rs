@@ -199,6 +199,15 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Se
     if e.base != crate::state::Marks::default() {
         return Ok(None);
     }
+    // Anything after the covered position (records, or a torn tail) is left to the usual
+    // open, which replays or reports it; checking the length first keeps a long tail from
+    // being scanned twice. The scan of the empty tail still checks the log's header.
+    let wal_len = fs::metadata(wal_path)
+        .map_err(|err| Error::io(wal_path, err))?
+        .len();
+    if wal_len != e.wal_offset {
+        return Ok(None);
+    }
     let mut tail = 0u64;
     wal::scan_from(wal_path, e.wal_offset, e.wal_record, |_, _, _| {
         tail += 1;
