@@ -85,6 +85,40 @@ pub(crate) enum Src<'a> {
     Map(&'a Base),
 }
 
+/// Single fields of row `i` of table `k` (0 nodes, 1 edges): a field of the in-memory row,
+/// or the same-named `Base` accessor, which reads that field's column alone.
+macro_rules! row_fields {
+    ($($(#[$m:meta])* $name:ident -> $t:ty = |$r:ident| $mem:expr;)*) => {
+        impl Src<'_> {
+            $(
+                $(#[$m])*
+                #[inline]
+                fn $name(self, k: usize, i: u32) -> $t {
+                    match self {
+                        Src::Mem(st) => {
+                            let $r = &st.table(k)[i as usize];
+                            $mem
+                        }
+                        Src::Map(b) => b.$name(k, i),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+row_fields! {
+    row_ident -> u32 = |r| r.ident;
+    /// `[vt_s, vt_e)`.
+    row_vt -> (i64, i64) = |r| (r.vt_s, r.vt_e);
+    row_tt_s -> i64 = |r| r.tt_s;
+    /// `(tt_e, closed_by, close_reason)`.
+    row_close -> (i64, Option<Origin>, u32) = |r| (r.tt_e, r.closed_by, r.close_reason);
+    row_origin -> Origin = |r| r.origin;
+    row_reason -> u32 = |r| r.reason;
+    row_alive -> bool = |r| r.alive;
+}
+
 impl<'a> Src<'a> {
     /// The in-memory table `k` (empty for a mapped source: callers branch on it first).
     #[inline]
@@ -94,12 +128,16 @@ impl<'a> Src<'a> {
             Src::Map(_) => &[],
         }
     }
-    /// Row `i` of table `k` is believed at `as_of_tt` (read in place when in memory).
+    /// Row `i` of table `k` is believed at `as_of_tt` (read in place when in memory; a
+    /// mapped row reads its alive, `tt_s` and closure columns only).
     #[inline]
     fn believed(self, k: usize, i: u32, as_of_tt: i64) -> bool {
         match self {
             Src::Mem(st) => believed_at(&st.table(k)[i as usize], as_of_tt),
-            Src::Map(b) => believed_at(&b.row(k, i), as_of_tt),
+            Src::Map(b) => {
+                let a = clamp_tt(as_of_tt);
+                b.row_alive(k, i) && b.row_tt_s(k, i) <= a && a < b.row_close(k, i).0
+            }
         }
     }
     /// Row `i` of table `k` (0 nodes, 1 edges).
@@ -111,71 +149,12 @@ impl<'a> Src<'a> {
         }
     }
     #[inline]
-    fn nodes(self, i: u32) -> Row {
-        self.row(0, i)
-    }
-    #[inline]
-    fn edges(self, i: u32) -> Row {
-        self.row(1, i)
-    }
-    // Single fields of row `i` of table `k`: a mapped row reads one column for each.
-    #[inline]
-    fn row_ident(self, k: usize, i: u32) -> u32 {
-        match self {
-            Src::Mem(st) => st.table(k)[i as usize].ident,
-            Src::Map(b) => b.row_ident(k, i),
-        }
-    }
-    #[inline]
     fn row_content(self, k: usize, i: u32) -> Content {
         let c = match self {
             Src::Mem(st) => st.table(k)[i as usize].content,
             Src::Map(b) => b.row_content(k, i),
         };
         self.content(c)
-    }
-    /// `[vt_s, vt_e)`.
-    #[inline]
-    fn row_vt(self, k: usize, i: u32) -> (i64, i64) {
-        match self {
-            Src::Mem(st) => {
-                let r = &st.table(k)[i as usize];
-                (r.vt_s, r.vt_e)
-            }
-            Src::Map(b) => b.row_vt(k, i),
-        }
-    }
-    #[inline]
-    fn row_tt_s(self, k: usize, i: u32) -> i64 {
-        match self {
-            Src::Mem(st) => st.table(k)[i as usize].tt_s,
-            Src::Map(b) => b.row_tt_s(k, i),
-        }
-    }
-    /// `(tt_e, closed_by, close_reason)`.
-    #[inline]
-    fn row_close(self, k: usize, i: u32) -> (i64, Option<Origin>, u32) {
-        match self {
-            Src::Mem(st) => {
-                let r = &st.table(k)[i as usize];
-                (r.tt_e, r.closed_by, r.close_reason)
-            }
-            Src::Map(b) => b.row_close(k, i),
-        }
-    }
-    #[inline]
-    fn row_origin(self, k: usize, i: u32) -> Origin {
-        match self {
-            Src::Mem(st) => st.table(k)[i as usize].origin,
-            Src::Map(b) => b.row_origin(k, i),
-        }
-    }
-    #[inline]
-    fn row_reason(self, k: usize, i: u32) -> u32 {
-        match self {
-            Src::Mem(st) => st.table(k)[i as usize].reason,
-            Src::Map(b) => b.row_reason(k, i),
-        }
     }
     /// Column `c` (0 src, 1 dst, 2 rel) of identity `id`.
     #[inline]
@@ -345,10 +324,7 @@ impl<'a> Src<'a> {
             }
             let mut keys: Vec<(Id12, i64, u32)> = run
                 .iter()
-                .map(|&(_, i)| {
-                    let r = self.edges(i);
-                    (self.eid(r.ident), r.tt_s, i)
-                })
+                .map(|&(_, i)| (self.eid(self.row_ident(1, i)), self.row_tt_s(1, i), i))
                 .collect();
             keys.sort_unstable();
             out.extend(keys.into_iter().map(|k| EdgeVersion {
@@ -428,7 +404,7 @@ impl<'a> Snapshot<'a> {
                 Some(u) => src
                     .node_postings(u)
                     .iter()
-                    .filter(|&&r| src.nodes(r).alive)
+                    .filter(|&&r| src.row_alive(0, r))
                     .map(|&r| Version::Node(NodeVersion { src, idx: r }))
                     .collect(),
             },
@@ -442,7 +418,7 @@ impl<'a> Snapshot<'a> {
                 Some(i) => src
                     .edge_postings(i)
                     .iter()
-                    .filter(|&&r| src.edges(r).alive)
+                    .filter(|&&r| src.row_alive(1, r))
                     .map(|&r| Version::Edge(EdgeVersion { src, idx: r }))
                     .collect(),
             },
@@ -466,7 +442,7 @@ impl<'a> Snapshot<'a> {
             .iter()
             .chain(src.adjacency(u, false).iter())
             .copied()
-            .filter(|&i| src.edges(i).alive)
+            .filter(|&i| src.row_alive(1, i))
             .collect();
         idx.sort_unstable();
         idx.dedup();

@@ -48,7 +48,7 @@ pub struct Options {
     pub io: Option<IoMode>,
     /// Read-only opens only: decode every segment into memory at open even when the store
     /// could be served from its mapped base image (`format-spec.md` §9.4). Also set by
-    /// the environment variable `TGMS_OPEN=eager` (the test suite runs both ways).
+    /// the environment variable `TGMS_OPEN=eager` (tests open both ways and compare).
     pub eager: bool,
 }
 
@@ -183,7 +183,7 @@ fn check_listed(path: &Path, bytes: &[u8], e: &SegEntry) -> Result<()> {
 
 /// A read-only open served from the mapped base image (`format-spec.md` §9.4), when the
 /// published generation is exactly one full-image segment of minor ≥ 2 (with indexes) and
-/// the log holds no record after the position it covers. `Ok(None)` means "open the usual
+/// the log ends at the position it covers. `Ok(None)` means "open the usual
 /// way" (other layouts, a log tail, a segment that vanished under a concurrent compaction).
 /// The segment's length and BLAKE3 digest are checked against the manifest and its
 /// structure and checksums by [`Base::open`] before anything is read from it.
@@ -200,22 +200,15 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Se
         return Ok(None);
     }
     // Anything after the covered position (records, or a torn tail) is left to the usual
-    // open, which replays or reports it; checking the length first keeps a long tail from
-    // being scanned twice. The scan of the empty tail still checks the log's header.
+    // open, which replays or reports it, so a long tail is never scanned twice. The scan
+    // of the (empty) tail still checks the log's header.
     let wal_len = fs::metadata(wal_path)
         .map_err(|err| Error::io(wal_path, err))?
         .len();
     if wal_len != e.wal_offset {
         return Ok(None);
     }
-    let mut tail = 0u64;
-    wal::scan_from(wal_path, e.wal_offset, e.wal_record, |_, _, _| {
-        tail += 1;
-        Ok(())
-    })?;
-    if tail > 0 {
-        return Ok(None);
-    }
+    wal::scan_from(wal_path, e.wal_offset, e.wal_record, |_, _, _| Ok(()))?;
     let path = dir.join(manifest::seg_name(e.seq));
     let Some(bytes) = open_listed(&path, io)? else {
         return Ok(None);

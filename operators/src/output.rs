@@ -117,15 +117,7 @@ impl Output {
         let decl = self.decl(name, Cut::Capped)?;
         let total = rows.len();
         let digest = set_digest(&rows.iter().map(|r| decl.key.of(r)).collect::<Vec<_>>());
-        let cut = total > self.limit;
-        let head: Vec<Value> = rows.into_iter().take(self.limit).collect();
-        self.set(name, Value::Array(head));
-        self.set(&decl.total_field, Value::from(total));
-        if let Some(f) = &decl.truncated_field {
-            self.set(f, Value::Bool(cut));
-        }
-        self.set(&decl.digest_field, Value::from(digest));
-        Ok(cut)
+        self.capped_certified(name, rows, total, digest)
     }
 
     /// [`Output::capped`] for kernels that render only the rows that survive the cap:
