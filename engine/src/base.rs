@@ -15,12 +15,15 @@
 //!
 //! [`State`]: crate::state::State
 
+use crate::cols::EdgeColumns;
+use crate::lowercase::LowerHeap;
 use crate::mmap::SegBytes;
 use crate::op::Origin;
 use crate::seg::{self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_INDEXED};
 use crate::state::{Content, Disc, IdentRec, Marks, Row, NONE};
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
+use std::sync::{Arc, OnceLock};
 
 /// Reads up to 16 bytes at `at` as a little-endian u128 (missing bytes read as 0).
 fn le_u128(b: &[u8], at: usize) -> u128 {
@@ -568,14 +571,40 @@ struct Rows {
     close_reason: Col,
 }
 
-/// Columns of a run of rows (see [`Base::row_block`]); `ident` is empty unless asked for,
-/// `tt_s` and `alive` are empty when they cannot fail a belief test.
+/// Columns of a run of rows (see [`Base::row_block`]); `ident` and `vt_e` are empty unless
+/// asked for, `tt_s` and `alive` are empty when they cannot fail a belief test.
 pub(crate) struct RowBlock {
     pub(crate) vt_s: Vec<i64>,
+    pub(crate) vt_e: Vec<i64>,
     pub(crate) alive: Vec<bool>,
     pub(crate) tt_s: Vec<i64>,
     pub(crate) tt_e: Vec<i64>,
     pub(crate) ident: Vec<u32>,
+}
+
+impl RowBlock {
+    /// Row `j` of the block is believed at `as_of` (the clamped `as_of` the block was
+    /// decoded for).
+    #[inline]
+    pub(crate) fn believed(&self, j: usize, as_of: i64) -> bool {
+        as_of < self.tt_e[j]
+            && self.alive.get(j).is_none_or(|&x| x)
+            && self.tt_s.get(j).is_none_or(|&x| x <= as_of)
+    }
+}
+
+/// Per-zone caches of a base image that the first scan needing them builds
+/// (`mapscan.rs`); the image itself never changes, so they never go stale.
+#[derive(Default)]
+pub(crate) struct Caches {
+    /// Valid-time bounds of each zone of rows, per table (0 nodes, 1 edges).
+    pub(crate) zones: [OnceLock<Vec<crate::mapscan::Zone>>; 2],
+    /// The compact edge columns of every edge row.
+    pub(crate) cols: OnceLock<Arc<EdgeColumns>>,
+    /// The lowercase uid search heap.
+    pub(crate) lower: OnceLock<LowerHeap>,
+    /// The edge rows not believed at the current belief state.
+    pub(crate) unbelieved: OnceLock<crate::mapscan::Unbelieved>,
 }
 
 /// A grouped index: `off` (n + 1 offsets) into `vals`.
@@ -620,6 +649,7 @@ pub(crate) struct Base {
     out_adj: Postings,
     in_adj: Postings,
     mapped: Col,
+    pub(crate) caches: Caches,
 }
 
 /// A row of `NONE` ids returned for an out-of-range row number.
@@ -637,6 +667,24 @@ fn missing_row() -> Row {
         closed_by: None,
         alive: false,
     }
+}
+
+/// Values as u32 ids (`NONE` for a value out of range).
+fn id_list(v: Vec<i64>) -> Vec<u32> {
+    v.into_iter()
+        .map(|x| u32::try_from(x).unwrap_or(NONE))
+        .collect()
+}
+
+/// `vt_e` of rows from their `vt_s` and stored lengths (0 = open end).
+fn vt_ends(vt_s: &[i64], len: Vec<i64>) -> Vec<i64> {
+    vt_s.iter()
+        .zip(len)
+        .map(|(&s, l)| match l {
+            0 => OPEN_END,
+            l => s.saturating_add(l),
+        })
+        .collect()
 }
 
 fn opt_id(x: i64) -> u32 {
@@ -826,15 +874,11 @@ impl Base {
             in_adj,
             mapped,
             bytes,
+            caches: Caches::default(),
         })
     }
 
     fn b(&self) -> &[u8] {
-        self.bytes.bytes()
-    }
-
-    /// The whole file (for decoding it into a state).
-    pub(crate) fn bytes(&self) -> &[u8] {
         self.bytes.bytes()
     }
 
@@ -1037,6 +1081,7 @@ impl Base {
         e: usize,
         as_of: i64,
         with_ident: bool,
+        with_vt_e: bool,
     ) -> RowBlock {
         let (t, b) = (&self.rows[k], self.b());
         let e = e.min(t.n);
@@ -1067,8 +1112,15 @@ impl Base {
             tt_e[r as usize - a] = t.close_tt_e.get(b, c);
             c += 1;
         }
+        let vt_s = t.vt_s.range(b, a, e);
+        let vt_e = if with_vt_e {
+            vt_ends(&vt_s, t.vt_len.range(b, a, e))
+        } else {
+            Vec::new()
+        };
         RowBlock {
-            vt_s: t.vt_s.range(b, a, e),
+            vt_s,
+            vt_e,
             alive: if all_alive {
                 Vec::new()
             } else {
@@ -1077,15 +1129,50 @@ impl Base {
             tt_s,
             tt_e,
             ident: if with_ident {
-                t.ident
-                    .range(b, a, e)
-                    .into_iter()
-                    .map(|x| u32::try_from(x).unwrap_or(NONE))
-                    .collect()
+                id_list(t.ident.range(b, a, e))
             } else {
                 Vec::new()
             },
         }
+    }
+
+    /// `(vt_s, vt_e)` columns of rows `[a, e)` of table `k` (clamped).
+    pub(crate) fn vt_cols(&self, k: usize, a: usize, e: usize) -> (Vec<i64>, Vec<i64>) {
+        let (t, b) = (&self.rows[k], self.b());
+        let vt_s = t.vt_s.range(b, a, e);
+        let vt_e = vt_ends(&vt_s, t.vt_len.range(b, a, e));
+        (vt_s, vt_e)
+    }
+
+    /// Identity ids of edge rows (`k` = 1) or uid ids of node rows (`k` = 0) `[a, e)`
+    /// (clamped).
+    pub(crate) fn ident_col(&self, k: usize, a: usize, e: usize) -> Vec<u32> {
+        id_list(self.rows[k].ident.range(self.b(), a, e))
+    }
+
+    /// Column `c` (0 src, 1 dst, 2 rel) of edge identities `[a, e)` (clamped).
+    pub(crate) fn ident_part_range(&self, c: usize, a: usize, e: usize) -> Vec<u32> {
+        id_list(self.ident[c].range(self.b(), a, e))
+    }
+
+    /// The number of rows of table `k`.
+    pub(crate) fn n_rows(&self, k: usize) -> usize {
+        self.rows[k].n
+    }
+
+    /// The largest `tt_s` or closure `tt_e` of table `k` (`i64::MIN` when it has no rows):
+    /// at every belief state at or after it, a row is believed exactly when it is alive
+    /// and not closed.
+    pub(crate) fn max_tt(&self, k: usize) -> i64 {
+        let t = &self.rows[k];
+        let starts = t.tt_runs.iter().map(|&(_, v)| v);
+        let ends = t.close_tt_e.range(self.b(), 0, t.n_close);
+        starts.chain(ends).max().unwrap_or(i64::MIN)
+    }
+
+    /// The `i`-th uid id in uid byte order (`NONE` when out of range).
+    pub(crate) fn uid_by_rank(&self, i: usize) -> u32 {
+        self.uids.order.id(self.b(), i)
     }
 
     pub(crate) fn row_tt_s(&self, k: usize, r: u32) -> i64 {

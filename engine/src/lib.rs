@@ -16,6 +16,7 @@ pub mod ident;
 mod lazy;
 mod lowercase;
 pub mod manifest;
+mod mapscan;
 pub mod mmap;
 pub mod op;
 pub mod read;

@@ -2,14 +2,17 @@
 //! `versions_of`, `edge_scan`, `out_edges` / `in_edges`, `nodes_valid_at` and `stats`.
 //! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
 //!
-//! This is the in-memory implementation; the segment store will serve the same calls.
-//! Window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
-//! index of `tindex.rs` instead of filtering every row.
+//! Every call is served from one of two sources ([`Src`]): the in-memory state, whose
+//! window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
+//! index of `tindex.rs` instead of filtering every row; or a read-only store's mapped base
+//! image, read through its index chunks (point reads) and zone-pruned block scans
+//! (`mapscan.rs`), never decoded into memory. Both give the same answers.
 
 use crate::base::Base;
 use crate::canon;
 use crate::ident::{self, Id12};
 use crate::lazy::Lazy;
+use crate::mapscan;
 use crate::op::Origin;
 use crate::state::{ordinal_of, Content, Disc, IdentRec, Row, State, Stats, NONE};
 use crate::time::{clamp_tt, overlaps};
@@ -285,6 +288,23 @@ impl<'a> Src<'a> {
         }
     }
 
+    /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that overlap the
+    /// window (every believed row when `None`).
+    fn window_ids(self, k: usize, w: Option<(i64, i64)>, as_of_tt: i64) -> Vec<u32> {
+        match self {
+            Src::Mem(st) => {
+                let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, w);
+                let ix = if k == 0 {
+                    &st.node_index
+                } else {
+                    &st.edge_index
+                };
+                overlapping(st.table(k), ix, w, keep)
+            }
+            Src::Map(b) => mapscan::overlapping(b, k, w, as_of_tt, None),
+        }
+    }
+
     /// Views of edge rows sorted by `(vt_s, eid, tt_s)` (row id last, so the unstable sort
     /// is deterministic). Keys are gathered once: comparing through the rows would chase
     /// two pointers (or derive an eid) per comparison.
@@ -346,30 +366,11 @@ fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
 }
 
 impl<'a> Snapshot<'a> {
-    /// The in-memory state (a lazy store decodes its base image on the first call).
-    pub(crate) fn st(&self) -> &'a State {
-        match self.db {
-            Db::Mem(st) => st,
-            Db::Lazy(l) => l.full(),
-        }
-    }
-
-    /// Where point reads look: the mapped base image until the state has been decoded,
-    /// then the state.
+    /// Where reads look: the in-memory state, or a read-only store's mapped base image.
     fn src(&self) -> Src<'a> {
         match self.db {
-            Db::Lazy(l) if !l.hydrated() => Src::Map(&l.base),
-            _ => Src::Mem(self.st()),
-        }
-    }
-
-    /// Set when a lazy store's base image could not be decoded into a state (its checksums
-    /// passed at open, so only a defect gets here): reads after that saw an empty state and
-    /// their results must not be used. Callers that answer from a snapshot check it.
-    pub fn load_error(&self) -> Option<&'a str> {
-        match self.db {
-            Db::Mem(_) => None,
-            Db::Lazy(l) => l.error(),
+            Db::Mem(st) => Src::Mem(st),
+            Db::Lazy(l) => Src::Map(&l.base),
         }
     }
 
@@ -456,39 +457,52 @@ impl<'a> Snapshot<'a> {
 
     /// Believed edge versions matching the scan, ordered by `(vt_s, eid)`.
     pub fn edge_scan(&self, scan: &EdgeScan) -> Vec<EdgeVersion<'a>> {
-        let st = self.st();
+        let src = self.src();
         let rels: Option<Vec<u32>> = scan
             .rel_types
-            .map(|rs| rs.iter().filter_map(|r| st.strings.get(r)).collect());
-        let rel_ok = |r: &Row| {
+            .map(|rs| rs.iter().filter_map(|r| src.string_id(r)).collect());
+        let rel_ok = |i: u32| {
             rels.as_ref()
-                .is_none_or(|rs| rs.contains(&st.idents[r.ident as usize].rel))
+                .is_none_or(|rs| rs.contains(&src.ident_part(src.row_ident(1, i), 2)))
         };
-        let keep =
-            |r: &Row| believed_at(r, scan.as_of_tt) && in_window(r, scan.vt_window) && rel_ok(r);
-        let idx: Vec<u32> = match scan.touching {
-            None => overlapping(&st.edges, &st.edge_index, scan.vt_window, keep),
-            Some((uids, mode)) => {
-                let mut set: Vec<u32> = uids.iter().filter_map(|u| st.uids.get(u)).collect();
+        // The window is tested on the valid interval first: a mapped row's belief columns
+        // are read only when it can be in the answer.
+        let keep = |i: u32| {
+            let (s, e) = src.row_vt(1, i);
+            scan.vt_window.is_none_or(|(a, b)| overlaps(s, e, a, b))
+                && src.believed(1, i, scan.as_of_tt)
+                && rel_ok(i)
+        };
+        let idx: Vec<u32> = match (scan.touching, src) {
+            (None, Src::Mem(st)) => {
+                let keep = |r: &Row| {
+                    believed_at(r, scan.as_of_tt)
+                        && in_window(r, scan.vt_window)
+                        && rels
+                            .as_ref()
+                            .is_none_or(|rs| rs.contains(&st.idents[r.ident as usize].rel))
+                };
+                overlapping(&st.edges, &st.edge_index, scan.vt_window, keep)
+            }
+            (None, Src::Map(b)) => {
+                mapscan::overlapping(b, 1, scan.vt_window, scan.as_of_tt, rels.as_deref())
+            }
+            (Some((uids, mode)), _) => {
+                let mut set: Vec<u32> = uids.iter().filter_map(|u| src.uid_id(u)).collect();
                 set.sort_unstable();
                 set.dedup();
                 let member = |u: u32| set.binary_search(&u).is_ok();
-                let out = set.iter().flat_map(|&u| st.out_adj[u as usize].iter());
-                let mut v: Vec<u32> = match mode {
+                let mut v: Vec<u32> = Vec::new();
+                for &u in &set {
                     // Each row is in the out-list of its one source: no duplicates.
-                    Touch::Both => out
-                        .copied()
-                        .filter(|&i| {
-                            let r = &st.edges[i as usize];
-                            member(st.idents[r.ident as usize].dst) && keep(r)
-                        })
-                        .collect(),
-                    Touch::Either => out
-                        .chain(set.iter().flat_map(|&u| st.in_adj[u as usize].iter()))
-                        .copied()
-                        .filter(|&i| keep(&st.edges[i as usize]))
-                        .collect(),
-                };
+                    v.extend(src.adjacency(u, true).iter().copied().filter(|&i| {
+                        (mode == Touch::Either || member(src.ident_part(src.row_ident(1, i), 1)))
+                            && keep(i)
+                    }));
+                    if mode == Touch::Either {
+                        v.extend(src.adjacency(u, false).iter().copied().filter(|&i| keep(i)));
+                    }
+                }
                 if mode == Touch::Either {
                     v.sort_unstable();
                     v.dedup();
@@ -496,7 +510,7 @@ impl<'a> Snapshot<'a> {
                 v
             }
         };
-        Src::Mem(st).sorted_edges(idx)
+        src.sorted_edges(idx)
     }
 
     fn adjacent(
@@ -546,13 +560,7 @@ impl<'a> Snapshot<'a> {
 
     /// Node versions believed at `as_of_tt` and valid at `t`, ordered by uid.
     pub fn nodes_valid_at(&self, t: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
-        let st = self.st();
-        let keep = |r: &Row| believed_at(r, as_of_tt) && r.vt_s <= t && t < r.vt_e;
-        let w = Some((t, t.saturating_add(1)));
-        let mut out: Vec<NodeVersion<'a>> = overlapping(&st.nodes, &st.node_index, w, keep)
-            .into_iter()
-            .map(|i| NodeVersion::mem(st, i))
-            .collect();
+        let mut out = self.node_scan(Some((t, t.saturating_add(1))), as_of_tt);
         // One believed version per uid is valid at `t` (I1), so the order is total.
         out.sort_by(|a, b| a.uid().cmp(b.uid()));
         out
@@ -560,7 +568,18 @@ impl<'a> Snapshot<'a> {
 
     /// Every stored node row in digest order `(uid, tt_s, vt_s, vid)`.
     pub fn all_nodes(&self) -> Vec<NodeVersion<'a>> {
-        let st = self.st();
+        let st = match self.src() {
+            Src::Map(b) => {
+                return mapscan::node_digest_order(b)
+                    .into_iter()
+                    .map(|i| NodeVersion {
+                        src: Src::Map(b),
+                        idx: i,
+                    })
+                    .collect()
+            }
+            Src::Mem(st) => st,
+        };
         let mut idx: Vec<u32> = (0..st.nodes.len() as u32)
             .filter(|&i| st.nodes[i as usize].alive)
             .collect();
@@ -577,7 +596,17 @@ impl<'a> Snapshot<'a> {
     /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`. The sort runs on
     /// contiguous keys, in parallel; eids are derived once per identity.
     pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
-        let st = self.st();
+        let st = match self.src() {
+            Src::Map(b) => {
+                let src = Src::Map(b);
+                return mapscan::ident_digest_order(b)
+                    .into_iter()
+                    .flat_map(|(_, id)| mapscan::ident_rows(b, id))
+                    .map(|i| EdgeVersion { src, idx: i })
+                    .collect();
+            }
+            Src::Mem(st) => st,
+        };
         let mut keys: Vec<(Id12, i64, i64, u32)> = (0..st.edges.len() as u32)
             .into_par_iter()
             .filter(|&i| st.edges[i as usize].alive)
@@ -620,7 +649,19 @@ impl<'a> Snapshot<'a> {
         }
         let mut h = blake3::Hasher::new();
         feed(&mut h, &self.all_nodes(), |n, s| n.write_line(s));
-        feed(&mut h, &self.all_edges(), |e, s| e.write_line(s));
+        match self.src() {
+            Src::Mem(_) => feed(&mut h, &self.all_edges(), |e, s| e.write_line(s)),
+            // Mapped: identity by identity, so no list of every edge row is held.
+            Src::Map(b) => feed(&mut h, &mapscan::ident_digest_order(b), |&(_, id), s| {
+                for i in mapscan::ident_rows(b, id) {
+                    EdgeVersion {
+                        src: Src::Map(b),
+                        idx: i,
+                    }
+                    .write_line(s)
+                }
+            }),
+        }
         h.finalize().to_hex().to_string()
     }
 }
@@ -801,6 +842,8 @@ enum Starts {
     },
     /// An ascending id list.
     Ids(Vec<u32>),
+    /// Maximal runs of consecutive ids, ascending.
+    Runs(Vec<Range<u32>>),
 }
 
 impl Starts {
@@ -818,6 +861,7 @@ impl Starts {
                 ids
             }
             Starts::Ids(ids) => ids,
+            Starts::Runs(runs) => runs.into_iter().flatten().collect(),
         }
     }
 
@@ -844,6 +888,7 @@ impl Starts {
                 tail.iter().for_each(|&i| add(i..i + 1));
             }
             Starts::Ids(ids) => ids.iter().for_each(|&i| add(i..i + 1)),
+            Starts::Runs(runs) => return runs,
         }
         runs
     }
@@ -879,20 +924,26 @@ impl<'a> Snapshot<'a> {
     /// `(lo, hi]` (`lo < vt_s <= hi` or `lo < vt_e <= hi`), in storage order.
     /// O(log n + boundary rows) through the valid-time index.
     pub fn node_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
-        let st = self.st();
-        boundaries(&st.nodes, &st.node_index, lo, hi, as_of_tt)
-            .into_iter()
-            .map(|i| NodeVersion::mem(st, i))
+        let src = self.src();
+        let ids = match src {
+            Src::Mem(st) => boundaries(&st.nodes, &st.node_index, lo, hi, as_of_tt),
+            Src::Map(b) => mapscan::boundaries(b, 0, lo, hi, as_of_tt),
+        };
+        ids.into_iter()
+            .map(|i| NodeVersion { src, idx: i })
             .collect()
     }
 
     /// Edge versions believed at `as_of_tt` whose valid interval starts or ends inside
     /// `(lo, hi]`, in storage order. O(log n + boundary rows) through the valid-time index.
     pub fn edge_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
-        let st = self.st();
-        boundaries(&st.edges, &st.edge_index, lo, hi, as_of_tt)
-            .into_iter()
-            .map(|i| EdgeVersion::mem(st, i))
+        let src = self.src();
+        let ids = match src {
+            Src::Mem(st) => boundaries(&st.edges, &st.edge_index, lo, hi, as_of_tt),
+            Src::Map(b) => mapscan::boundaries(b, 1, lo, hi, as_of_tt),
+        };
+        ids.into_iter()
+            .map(|i| EdgeVersion { src, idx: i })
             .collect()
     }
 
@@ -909,10 +960,10 @@ impl<'a> Snapshot<'a> {
 
     /// [`Snapshot::edge_starts`] as a list, gathered in parallel.
     pub fn edge_starts_list(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
-        let st = self.st();
+        let src = self.src();
         self.edge_start_positions(t_a, t_b, as_of_tt)
             .into_iter()
-            .map(|i| EdgeVersion::mem(st, i))
+            .map(|i| EdgeVersion { src, idx: i })
             .collect()
     }
 
@@ -931,7 +982,10 @@ impl<'a> Snapshot<'a> {
     }
 
     fn edge_start_query(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Starts {
-        let st = self.st();
+        let st = match self.src() {
+            Src::Map(b) => return Starts::Runs(mapscan::start_runs(b, t_a, t_b, as_of_tt)),
+            Src::Mem(st) => st,
+        };
         starts(
             &st.edges,
             &st.edge_index,
@@ -947,22 +1001,25 @@ impl<'a> Snapshot<'a> {
     /// [`Snapshot::edge_at`]. Belief is not in them: pair with
     /// [`Snapshot::edge_start_positions`] or another belief-checked read.
     pub fn edge_columns(&self) -> std::sync::Arc<crate::cols::EdgeColumns> {
-        {
-            let st = self.st();
-            st.edge_cols.get(&st.edges, &st.idents)
+        match self.src() {
+            Src::Mem(st) => st.edge_cols.get(&st.edges, &st.idents),
+            Src::Map(b) => mapscan::edge_columns(b),
         }
     }
 
     /// The edge version at storage position `pos`, `None` when `pos >= edge_positions()`.
     pub fn edge_at(&self, pos: u32) -> Option<EdgeVersion<'a>> {
-        let st = self.st();
-        ((pos as usize) < st.edges.len()).then_some(EdgeVersion::mem(st, pos))
+        let src = self.src();
+        ((pos as usize) < self.edge_positions()).then_some(EdgeVersion { src, idx: pos })
     }
 
     /// The number of storage positions of edge rows: the index space of
     /// [`Snapshot::edge_starts_in`].
     pub fn edge_positions(&self) -> usize {
-        self.st().edges.len()
+        match self.src() {
+            Src::Mem(st) => st.edges.len(),
+            Src::Map(b) => b.n_rows(1),
+        }
     }
 
     /// [`Snapshot::edge_starts`] restricted to the storage positions `pos`, for partitioned
@@ -975,17 +1032,14 @@ impl<'a> Snapshot<'a> {
         as_of_tt: i64,
         pos: std::ops::Range<usize>,
     ) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
-        let st = self.st();
-        let a = clamp_tt(as_of_tt);
-        let start = pos.start.min(st.edges.len());
-        let end = pos.end.clamp(start, st.edges.len());
-        st.edges[start..end]
-            .iter()
-            .enumerate()
-            .filter_map(move |(i, r)| {
-                (t_a <= r.vt_s && r.vt_s < t_b && r.alive && r.tt_s <= a && a < r.tt_e)
-                    .then_some(EdgeVersion::mem(st, (start + i) as u32))
-            })
+        let src = self.src();
+        let start = pos.start.min(self.edge_positions());
+        let end = pos.end.clamp(start, self.edge_positions());
+        (start as u32..end as u32).filter_map(move |i| {
+            let vt_s = src.row_vt(1, i).0;
+            (t_a <= vt_s && vt_s < t_b && src.believed(1, i, as_of_tt))
+                .then_some(EdgeVersion { src, idx: i })
+        })
     }
 
     /// Per bucket `[t_a + i·stride, t_a + (i+1)·stride) ∩ [t_a, t_b)`, the number of edge
@@ -1023,12 +1077,18 @@ impl<'a> Snapshot<'a> {
                 None => return Ok(vec![0; n]),
             },
         };
-        if let Src::Map(base) = src {
-            return Ok(mapped_start_counts(
-                base, t_a, t_b, stride, as_of_tt, rel, n,
-            ));
-        }
-        let st = self.st();
+        let st = match src {
+            Src::Map(base) => {
+                return Ok(mapscan::start_counts(
+                    base,
+                    (t_a, t_b, stride),
+                    as_of_tt,
+                    rel,
+                    n,
+                ))
+            }
+            Src::Mem(st) => st,
+        };
         let rows = &st.edges;
         let keep = |r: &Row| {
             believed_at(r, as_of_tt)
@@ -1087,52 +1147,6 @@ impl<'a> Snapshot<'a> {
             .reduce(|| vec![0u64; n], sum);
         Ok(sum(indexed, tail.iter().fold(vec![0u64; n], add)))
     }
-}
-
-/// [`Snapshot::edge_start_counts`] over a mapped image: fixed blocks of rows decoded column by
-/// column and counted in parallel (integer sums, so the counts do not depend on the thread
-/// count), without decoding the image into memory.
-fn mapped_start_counts(
-    b: &Base,
-    t_a: i64,
-    t_b: i64,
-    stride: i64,
-    as_of_tt: i64,
-    rel: Option<u32>,
-    n: usize,
-) -> Vec<u64> {
-    const BLOCK: usize = 1 << 16;
-    let a = clamp_tt(as_of_tt);
-    let rows = b.marks().edges as usize;
-    (0..rows.div_ceil(BLOCK))
-        .into_par_iter()
-        .map(|k| {
-            let blk = b.row_block(1, k * BLOCK, (k + 1) * BLOCK, a, rel.is_some());
-            let mut c = vec![0u64; n];
-            for j in 0..blk.vt_s.len() {
-                let vt = blk.vt_s[j];
-                if vt < t_a
-                    || vt >= t_b
-                    || a >= blk.tt_e[j]
-                    || blk.alive.get(j).is_some_and(|&x| !x)
-                    || blk.tt_s.get(j).is_some_and(|&x| x > a)
-                {
-                    continue;
-                }
-                if rel.is_some_and(|x| b.ident_part(blk.ident[j], 2) != x) {
-                    continue;
-                }
-                c[((vt as i128 - t_a as i128) / stride as i128) as usize] += 1;
-            }
-            c
-        })
-        .reduce(
-            || vec![0u64; n],
-            |mut x, y| {
-                x.iter_mut().zip(y).for_each(|(p, q)| *p += q);
-                x
-            },
-        )
 }
 
 /// A node or an edge version.
@@ -1448,11 +1462,10 @@ impl<'a> Snapshot<'a> {
     /// Node versions believed at `as_of_tt` whose valid interval overlaps `vt_window`
     /// (every believed node version when `None`), in storage order.
     pub fn node_scan(&self, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
-        let st = self.st();
-        let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, vt_window);
-        overlapping(&st.nodes, &st.node_index, vt_window, keep)
+        let src = self.src();
+        src.window_ids(0, vt_window, as_of_tt)
             .into_iter()
-            .map(|i| NodeVersion::mem(st, i))
+            .map(|i| NodeVersion { src, idx: i })
             .collect()
     }
 
@@ -1463,11 +1476,10 @@ impl<'a> Snapshot<'a> {
         vt_window: Option<(i64, i64)>,
         as_of_tt: i64,
     ) -> Vec<EdgeVersion<'a>> {
-        let st = self.st();
-        let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, vt_window);
-        overlapping(&st.edges, &st.edge_index, vt_window, keep)
+        let src = self.src();
+        src.window_ids(1, vt_window, as_of_tt)
             .into_iter()
-            .map(|i| EdgeVersion::mem(st, i))
+            .map(|i| EdgeVersion { src, idx: i })
             .collect()
     }
 }
@@ -1514,7 +1526,10 @@ impl<'a> Snapshot<'a> {
     /// Ids of the uids whose `str::to_lowercase` form contains `needle_lower` (a lowercase
     /// needle), ascending. O(total uid bytes) after the first call on a uid set.
     pub fn uids_lowercase_containing(&self, needle_lower: &str) -> Vec<u32> {
-        self.st().uids.lower().containing(needle_lower)
+        match self.src() {
+            Src::Mem(st) => st.uids.lower().containing(needle_lower),
+            Src::Map(b) => mapscan::lower(b).containing(needle_lower),
+        }
     }
 
     /// Node versions of the uid with id `uid_id` believed at `as_of_tt`, any valid time, in

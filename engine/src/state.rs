@@ -61,7 +61,8 @@ impl Interner {
 
     /// The lowercase search heap of the current names (built once, then cached).
     pub(crate) fn lower(&self) -> &LowerHeap {
-        self.lower.get_or_init(|| LowerHeap::build(&self.names))
+        self.lower
+            .get_or_init(|| LowerHeap::build(self.names.iter().map(|n| &**n)))
     }
 }
 

@@ -231,7 +231,11 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Se
             "segment does not match its manifest record".into(),
         ));
     }
-    Ok(Some((Lazy::new(base, e.stats.clone()), e.clone())))
+    let lazy = Lazy {
+        base,
+        stats: e.stats.clone(),
+    };
+    Ok(Some((lazy, e.clone())))
 }
 
 /// Deletes segment files and temporary files that the manifest does not reference.
@@ -539,10 +543,10 @@ impl Store {
         Snapshot { db }
     }
 
-    /// True when this read-only store is served from its mapped base image and its
-    /// in-memory state has not been decoded (yet): see `format-spec.md` §9.4.
+    /// True when this read-only store is served from its mapped base image, without an
+    /// in-memory state: see `format-spec.md` §9.4.
     pub fn is_lazy(&self) -> bool {
-        self.lazy.as_ref().is_some_and(|l| !l.hydrated())
+        self.lazy.is_some()
     }
 
     /// Statistics (O(1)).

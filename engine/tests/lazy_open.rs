@@ -2,9 +2,11 @@
 //! compacted stores (corrections, retractions, failed batches, interval edges, explicit
 //! string and `#k` discriminators, non-ASCII uids) every point read of a lazy open — uid
 //! lookups, identity histories, believed versions, adjacency with windows and belief
-//! states — equals the same read of an eager open (every segment decoded into memory),
-//! field by field; point reads never decode the image; the first scan decodes it and
-//! everything still agrees. Layouts that cannot be served lazily open eagerly.
+//! states — and every scan — edge scans by window, rel type and incidence, node and edge
+//! windows, boundaries, starts (positions, runs, lists, ranges), compact edge columns, the
+//! digest orders, the digest and the uid search — equals the same read of an eager open
+//! (every segment decoded into memory), field by field, on images of one zone and of many
+//! zones (pruned and unpruned). Layouts that cannot be served lazily open eagerly.
 
 mod common;
 
@@ -151,6 +153,161 @@ fn compare_point_reads(lazy: &Store, eager: &Store, last_tt: i64) -> usize {
     non_empty
 }
 
+const SMALL_WINDOWS: [(i64, i64); 6] = [
+    (0, 50),
+    (40, 41),
+    (100, 400),
+    (-5, 0),
+    (199, 260),
+    (0, OPEN_END),
+];
+
+/// Every scan of `lazy` equals the same scan of `eager`, over the given windows (and no
+/// window), belief states and random boundary and start ranges inside them; returns how
+/// many answers were non-empty.
+fn compare_scans(
+    lazy: &Store,
+    eager: &Store,
+    windows: &[(i64, i64)],
+    last_tt: i64,
+    g: &mut Rng,
+) -> usize {
+    let (l, e) = (lazy.snapshot(), eager.snapshot());
+    let mut non_empty = 0;
+    let mut count = |v: &Vec<Value>| non_empty += usize::from(!v.is_empty());
+    let nodes = |v: Vec<tgms_engine::NodeVersion<'_>>| -> Vec<Value> {
+        v.into_iter().map(|n| Version::Node(n).to_json()).collect()
+    };
+    let as_ofs = [OPEN_END, last_tt / 2, g.below(last_tt + 1), 0];
+    let rels: [Option<Vec<String>>; 4] = [
+        None,
+        Some(vec!["R".into()]),
+        Some(vec!["S".into(), "T".into(), "absent".into()]),
+        Some(vec!["absent".into()]),
+    ];
+    let sets: Vec<Vec<String>> = vec![
+        vec!["a".into()],
+        vec!["b".into(), "é".into(), "n3".into(), "never-seen".into()],
+        vec!["n1".into(), "n2".into(), "日本".into(), "z".into()],
+    ];
+    let mut ws: Vec<Option<(i64, i64)>> = windows.iter().copied().map(Some).collect();
+    ws.push(None);
+    for a in as_ofs {
+        for w in &ws {
+            for r in &rels {
+                let scan = tgms_engine::EdgeScan {
+                    as_of_tt: a,
+                    vt_window: *w,
+                    rel_types: r.as_deref(),
+                    touching: None,
+                };
+                let x = edges(l.edge_scan(&scan));
+                assert_eq!(x, edges(e.edge_scan(&scan)), "edge_scan {w:?} {a} {r:?}");
+                count(&x);
+            }
+            for set in &sets {
+                for mode in [tgms_engine::Touch::Both, tgms_engine::Touch::Either] {
+                    let scan = tgms_engine::EdgeScan {
+                        as_of_tt: a,
+                        vt_window: *w,
+                        rel_types: None,
+                        touching: Some((set, mode)),
+                    };
+                    let x = edges(l.edge_scan(&scan));
+                    assert_eq!(x, edges(e.edge_scan(&scan)), "touching {w:?} {a} {set:?}");
+                    count(&x);
+                }
+            }
+            let x = edges(l.edge_window(*w, a));
+            assert_eq!(x, edges(e.edge_window(*w, a)), "edge_window {w:?} {a}");
+            count(&x);
+            let x = nodes(l.node_scan(*w, a));
+            assert_eq!(x, nodes(e.node_scan(*w, a)), "node_scan {w:?} {a}");
+            count(&x);
+            let Some((lo, hi)) = *w else { continue };
+            let (lo, hi) = (lo.min(1 << 40), hi.min(1 << 40));
+            let x = edges(l.edge_boundaries(lo, hi, a));
+            assert_eq!(
+                x,
+                edges(e.edge_boundaries(lo, hi, a)),
+                "edge_boundaries {lo} {hi} {a}"
+            );
+            count(&x);
+            let x = nodes(l.node_boundaries(lo, hi, a));
+            assert_eq!(
+                x,
+                nodes(e.node_boundaries(lo, hi, a)),
+                "node_boundaries {lo} {hi}"
+            );
+            count(&x);
+            let t = lo + g.below((hi - lo).max(1));
+            let x = nodes(l.nodes_valid_at(t, a));
+            assert_eq!(x, nodes(e.nodes_valid_at(t, a)), "nodes_valid_at {t} {a}");
+            count(&x);
+            let p = l.edge_start_positions(lo, hi, a);
+            assert_eq!(p, e.edge_start_positions(lo, hi, a), "starts {lo} {hi} {a}");
+            assert_eq!(l.edge_start_runs(lo, hi, a), e.edge_start_runs(lo, hi, a));
+            let x = edges(l.edge_starts_list(lo, hi, a));
+            assert_eq!(x, edges(e.edge_starts_list(lo, hi, a)));
+            count(&x);
+            for stride in [1, 7, 1_000, 50_000] {
+                for rel in [None, Some("R"), Some("absent")] {
+                    let (x, y) = (
+                        l.edge_start_counts(lo, hi, stride, a, rel),
+                        e.edge_start_counts(lo, hi, stride, a, rel),
+                    );
+                    assert_eq!(
+                        x.as_ref().ok(),
+                        y.as_ref().ok(),
+                        "counts {lo} {hi} {stride}"
+                    );
+                    assert_eq!(x.is_err(), y.is_err());
+                }
+            }
+            let n = l.edge_positions();
+            assert_eq!(n, e.edge_positions());
+            let cut = g.below(n as i64 + 1) as usize;
+            for range in [0..cut, cut..n + 3] {
+                let f = |s: &tgms_engine::Snapshot<'_>| -> Vec<Value> {
+                    s.edge_starts_in(lo, hi, a, range.clone())
+                        .map(|e| Version::Edge(e).to_json())
+                        .collect()
+                };
+                assert_eq!(f(&l), f(&e), "edge_starts_in {range:?}");
+            }
+        }
+    }
+    // Compact columns, positions, digest orders, digest, uid search.
+    let (cl, ce) = (l.edge_columns(), e.edge_columns());
+    let c = cl.covered().min(ce.covered());
+    assert_eq!(cl.covered(), l.edge_positions());
+    assert_eq!(cl.vt_s()[..c], ce.vt_s()[..c]);
+    assert_eq!(cl.rel()[..c], ce.rel()[..c]);
+    assert_eq!(cl.src()[..c], ce.src()[..c]);
+    assert_eq!(cl.dst()[..c], ce.dst()[..c]);
+    for p in [
+        0,
+        1,
+        l.edge_positions() as u32 / 2,
+        l.edge_positions() as u32,
+    ] {
+        let f = |s: &tgms_engine::Snapshot<'_>| s.edge_at(p).map(|e| Version::Edge(e).to_json());
+        assert_eq!(f(&l), f(&e), "edge_at {p}");
+    }
+    assert_eq!(nodes(l.all_nodes()), nodes(e.all_nodes()), "all_nodes");
+    assert_eq!(edges(l.all_edges()), edges(e.all_edges()), "all_edges");
+    assert_eq!(lazy.digest(), eager.digest());
+    for needle in ["", "a", "é", "日", "n1", "1", "zz"] {
+        assert_eq!(
+            l.uids_lowercase_containing(needle),
+            e.uids_lowercase_containing(needle),
+            "uid search {needle:?}"
+        );
+    }
+    assert!(lazy.is_lazy());
+    non_empty
+}
+
 /// `edge_start_counts` (answered from the image by a block scan) equals the in-memory count.
 fn compare_start_counts(lazy: &Store, eager: &Store, last_tt: i64, g: &mut Rng) {
     let (l, e) = (lazy.snapshot(), eager.snapshot());
@@ -239,12 +396,9 @@ fn point_reads_of_a_lazy_open_equal_an_eager_open() {
             lazy.is_lazy(),
             "point reads and start counts must not decode the image"
         );
-        // The first scan decodes the image; reads after it agree too.
-        assert_eq!(lazy.digest(), eager.digest());
-        assert!(!lazy.is_lazy());
-        assert!(lazy.snapshot().load_error().is_none());
-        non_empty += compare_point_reads(&lazy, &eager, tt);
-        drop((lazy, eager));
+        non_empty += compare_scans(&lazy, &eager, &SMALL_WINDOWS, tt, &mut g);
+        compare_scans(&pread, &eager, &SMALL_WINDOWS, tt, &mut g);
+        drop((lazy, eager, pread));
         s = Store::open_with(&path, opts()).unwrap();
     }
     assert!(failed >= 10, "only {failed} failed batches");
@@ -389,4 +543,79 @@ fn compare_start_counts_wide(lazy: &Store, eager: &Store, g: &mut Rng) {
             }
         }
     }
+}
+
+/// Every scan over an image of many zones: 30,000 events in ascending valid time (zones
+/// the window reads skip), 20 % with durations, 5,000 out of order (zones that span the
+/// whole range), 9,000 node versions, then retractions and corrections across the zones.
+#[test]
+fn scans_over_many_zones_equal_the_in_memory_scans() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(78);
+    let mut s = Store::create_with(&path, opts()).unwrap();
+    let mut evs: Vec<(String, String, &str, i64)> = Vec::new();
+    let mut event = |g: &mut Rng, t: i64| {
+        let (u, w) = (format!("n{}", g.below(300)), format!("n{}", g.below(300)));
+        let rel = ["R", "S"][g.below(2) as usize];
+        let mut ev = json!({"src": u, "dst": w, "rel_type": rel, "vt_s": t});
+        if g.below(5) == 0 {
+            ev["vt_e"] = json!(t + 1 + g.below(2_000));
+        }
+        evs.push((u, w, rel, t));
+        ev
+    };
+    let sorted: Vec<Value> = (0..30_000).map(|i| event(&mut g, 3 * i)).collect();
+    let random: Vec<Value> = (0..5_000)
+        .map(|_| {
+            let t = g.below(90_000);
+            event(&mut g, t)
+        })
+        .collect();
+    for (tt, batch) in [(1, sorted), (2, random)] {
+        let op = json!({"op": "ingest_events", "events": batch});
+        s.write_at(tt, vec![Op::from_json(&op)]).unwrap();
+    }
+    let node_ops: Vec<Op> = (0..9_000)
+        .map(|i| {
+            let end = if i % 7 == 0 { OPEN_END } else { 10 * i + 500 };
+            Op::from_json(
+                &json!({"op": "assert_node", "uid": format!("v{i}"), "label": "N",
+                "vt_s": 10 * i, "vt_e": end}),
+            )
+        })
+        .collect();
+    s.write_at(3, node_ops).unwrap();
+    let mut closed = 0;
+    for tt in 10..110 {
+        let k = g.below(evs.len() as i64) as usize;
+        let (u, w, rel, t) = &evs[k];
+        let r =
+            json!({"kind": "edge", "src": u, "dst": w, "rel_type": rel, "disc": format!("#{k}")});
+        let op = match tt % 3 {
+            0 => json!({"op": "retract", "ref": r, "t": t, "reason": "gone"}),
+            1 => {
+                json!({"op": "correct", "ref": r, "props": {"w": 1}, "vt_s": t, "vt_e": t + 1, "reason": "fix"})
+            }
+            _ => {
+                json!({"op": "retract", "ref": {"kind": "node", "uid": format!("v{}", g.below(9_000))},
+                "t": g.below(90_000), "reason": "gone"})
+            }
+        };
+        closed += usize::from(s.write_at(tt, vec![Op::from_json(&op)]).is_ok());
+    }
+    assert!(closed >= 60, "only {closed} closing writes");
+    s.compact().unwrap();
+    drop(s);
+    let (lazy, eager) = (read_only(&path, false), read_only(&path, true));
+    assert!(lazy.is_lazy());
+    let windows = [
+        (0, 100),
+        (45_000, 45_500),
+        (89_000, 95_000),
+        (10_000, 60_000),
+        (-100, 1 << 41),
+    ];
+    let non_empty = compare_scans(&lazy, &eager, &windows, 110, &mut g);
+    assert!(non_empty >= 150, "only {non_empty} non-empty answers");
 }

@@ -1,0 +1,405 @@
+//! Scans of a read-only store's mapped base image (`base.rs`, `format-spec.md` §9.4)
+//! without decoding it into memory: window, boundary and start selections over fixed zones
+//! of rows, each zone skipped when its valid-time bounds rule it out; the compact edge
+//! columns; the lowercase uid heap; and the row orders of the store digest.
+//!
+//! Determinism: zones are fixed row ranges; the hits of each zone are listed in row order
+//! and the lists concatenated in zone order, so every selection is in ascending row order
+//! whatever the thread count.
+//!
+//! Memory: a selection holds its answer plus one zone's decoded columns per worker. The
+//! caches in [`crate::base::Caches`] are built once per open store: zone bounds (32 bytes
+//! per [`ZONE_ROWS`] rows), the edge columns (20 bytes per edge row, only when a grouped
+//! aggregation asks for them) and the lowercase heap (about the uid bytes).
+
+use crate::base::{Base, RowBlock};
+use crate::cols::EdgeColumns;
+use crate::ident::{self, Id12};
+use crate::lowercase::LowerHeap;
+use crate::state::Disc;
+use crate::time::{clamp_tt, overlaps};
+use rayon::prelude::*;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// Rows per zone: the unit of pruning and of parallel work.
+pub(crate) const ZONE_ROWS: usize = 4096;
+
+/// The valid-time bounds of a zone's rows (every row, believed or not, so the bounds hold
+/// at every belief state).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Zone {
+    vs_min: i64,
+    vs_max: i64,
+    ve_min: i64,
+    ve_max: i64,
+}
+
+impl Zone {
+    fn of(vt_s: &[i64], vt_e: &[i64]) -> Zone {
+        let min_max = |v: &[i64]| {
+            v.iter()
+                .fold((i64::MAX, i64::MIN), |(lo, hi), &x| (lo.min(x), hi.max(x)))
+        };
+        let ((vs_min, vs_max), (ve_min, ve_max)) = (min_max(vt_s), min_max(vt_e));
+        Zone {
+            vs_min,
+            vs_max,
+            ve_min,
+            ve_max,
+        }
+    }
+
+    /// Some row may overlap `[a, b)`.
+    fn may_overlap(&self, a: i64, b: i64) -> bool {
+        self.vs_min < b && a < self.ve_max
+    }
+
+    /// Some row may start in `[a, b]`.
+    fn may_start_in(&self, a: i64, b: i64) -> bool {
+        a <= self.vs_max && self.vs_min <= b
+    }
+
+    /// Some row may end in `[a, b]`.
+    fn may_end_in(&self, a: i64, b: i64) -> bool {
+        a <= self.ve_max && self.ve_min <= b
+    }
+}
+
+/// The zones of table `k` (0 nodes, 1 edges), computed by the first caller.
+fn zones(b: &Base, k: usize) -> &[Zone] {
+    b.caches.zones[k].get_or_init(|| {
+        (0..b.n_rows(k).div_ceil(ZONE_ROWS))
+            .into_par_iter()
+            .map(|z| {
+                let (s, e) = b.vt_cols(k, z * ZONE_ROWS, (z + 1) * ZONE_ROWS);
+                Zone::of(&s, &e)
+            })
+            .collect()
+    })
+}
+
+/// `f(row, block, j)` for every row of table `k` believed at `as_of_tt` in a zone that
+/// `zone_ok` admits (`j`: the row's place in its decoded `block`, which holds `vt_s`, `vt_e`
+/// and, with `with_ident`, the identity column), in ascending row order.
+fn select<T: Send>(
+    b: &Base,
+    k: usize,
+    as_of_tt: i64,
+    with_ident: bool,
+    zone_ok: impl Fn(&Zone) -> bool + Sync,
+    f: impl Fn(u32, &RowBlock, usize) -> Option<T> + Sync,
+) -> Vec<T> {
+    let a = clamp_tt(as_of_tt);
+    let zs = zones(b, k);
+    let hit: Vec<usize> = (0..zs.len()).filter(|&z| zone_ok(&zs[z])).collect();
+    let parts: Vec<Vec<T>> = hit
+        .par_iter()
+        .map(|&z| {
+            let start = z * ZONE_ROWS;
+            let blk = b.row_block(k, start, start + ZONE_ROWS, a, with_ident, true);
+            (0..blk.vt_s.len())
+                .filter(|&j| blk.believed(j, a))
+                .filter_map(|j| f((start + j) as u32, &blk, j))
+                .collect()
+        })
+        .collect();
+    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    parts.into_iter().for_each(|p| out.extend(p));
+    out
+}
+
+/// Ascending rows of table `k` believed at `as_of_tt` that overlap `w` (all when `None`),
+/// of an edge identity with a rel id in `rels` when given (edges only).
+pub(crate) fn overlapping(
+    b: &Base,
+    k: usize,
+    w: Option<(i64, i64)>,
+    as_of_tt: i64,
+    rels: Option<&[u32]>,
+) -> Vec<u32> {
+    select(
+        b,
+        k,
+        as_of_tt,
+        rels.is_some(),
+        |z| w.is_none_or(|(a, e)| z.may_overlap(a, e)),
+        |r, blk, j| {
+            let inside = w.is_none_or(|(a, e)| overlaps(blk.vt_s[j], blk.vt_e[j], a, e));
+            let rel_ok = || rels.is_none_or(|rs| rs.contains(&b.ident_part(blk.ident[j], 2)));
+            (inside && rel_ok()).then_some(r)
+        },
+    )
+}
+
+/// Ascending rows of table `k` believed at `as_of_tt` that start or end inside `(lo, hi]`.
+pub(crate) fn boundaries(b: &Base, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
+    if lo >= hi {
+        return Vec::new();
+    }
+    select(
+        b,
+        k,
+        as_of_tt,
+        false,
+        |z| z.may_start_in(lo + 1, hi) || z.may_end_in(lo + 1, hi),
+        |r, blk, j| {
+            let (s, e) = (blk.vt_s[j], blk.vt_e[j]);
+            ((lo < s && s <= hi) || (lo < e && e <= hi)).then_some(r)
+        },
+    )
+}
+
+/// The edge rows not believed at the **current** belief state — any `as_of_tt` at or
+/// after `max_tt`, the largest stored transaction time — ascending: there a row is believed
+/// exactly when it is not listed, so whole zones are answered without reading a row.
+pub(crate) struct Unbelieved {
+    max_tt: i64,
+    ids: Vec<u32>,
+}
+
+impl Unbelieved {
+    /// The listed rows in `[a, e)`.
+    fn within(&self, a: u32, e: u32) -> &[u32] {
+        let (i, j) = (
+            self.ids.partition_point(|&x| x < a),
+            self.ids.partition_point(|&x| x < e),
+        );
+        &self.ids[i..j]
+    }
+}
+
+/// The edge table's [`Unbelieved`], computed by the first caller.
+fn unbelieved(b: &Base) -> &Unbelieved {
+    b.caches.unbelieved.get_or_init(|| {
+        let max_tt = b.max_tt(1);
+        let a = clamp_tt(max_tt);
+        let parts: Vec<Vec<u32>> = (0..b.n_rows(1).div_ceil(ZONE_ROWS))
+            .into_par_iter()
+            .map(|z| {
+                let start = z * ZONE_ROWS;
+                let blk = b.row_block(1, start, start + ZONE_ROWS, a, false, false);
+                (0..blk.vt_s.len())
+                    .filter(|&j| !blk.believed(j, a))
+                    .map(|j| (start + j) as u32)
+                    .collect()
+            })
+            .collect();
+        Unbelieved {
+            max_tt,
+            ids: parts.concat(),
+        }
+    })
+}
+
+/// Appends run `r` to `runs`, merging it into the last run when they touch.
+fn push_run(runs: &mut Vec<Range<u32>>, r: Range<u32>) {
+    match runs.last_mut() {
+        _ if r.is_empty() => {}
+        Some(last) if last.end == r.start => last.end = r.end,
+        _ => runs.push(r),
+    }
+}
+
+/// The edge rows believed at `as_of_tt` with `t_a <= vt_s < t_b`, as maximal runs of
+/// consecutive rows, ascending. At the current belief state a zone whose rows all start
+/// in the window is its row range minus the unbelieved rows, with nothing decoded.
+pub(crate) fn start_runs(b: &Base, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Range<u32>> {
+    if t_a >= t_b {
+        return Vec::new();
+    }
+    let n = b.n_rows(1);
+    let zs = zones(b, 1);
+    let unb = unbelieved(b);
+    let current = clamp_tt(as_of_tt) >= clamp_tt(unb.max_tt);
+    let a = clamp_tt(as_of_tt);
+    let hit: Vec<usize> = (0..zs.len())
+        .filter(|&z| zs[z].may_start_in(t_a, t_b - 1))
+        .collect();
+    let parts: Vec<Vec<Range<u32>>> = hit
+        .par_iter()
+        .map(|&z| {
+            let (start, end) = (z * ZONE_ROWS, ((z + 1) * ZONE_ROWS).min(n));
+            let mut runs = Vec::new();
+            if current && t_a <= zs[z].vs_min && zs[z].vs_max < t_b {
+                let mut from = start as u32;
+                for &u in unb.within(start as u32, end as u32) {
+                    push_run(&mut runs, from..u);
+                    from = u + 1;
+                }
+                push_run(&mut runs, from..end as u32);
+                return runs;
+            }
+            let blk = b.row_block(1, start, end, a, false, false);
+            for j in 0..blk.vt_s.len() {
+                if t_a <= blk.vt_s[j] && blk.vt_s[j] < t_b && blk.believed(j, a) {
+                    let r = (start + j) as u32;
+                    push_run(&mut runs, r..r + 1);
+                }
+            }
+            runs
+        })
+        .collect();
+    let mut out: Vec<Range<u32>> = Vec::new();
+    parts
+        .into_iter()
+        .flatten()
+        .for_each(|r| push_run(&mut out, r));
+    out
+}
+
+/// Per bucket `[t_a + i·stride, …) ∩ [t_a, t_b)` (`n` buckets), the edge rows believed at
+/// `as_of_tt` that start in it, of rel id `rel` when given. At the current belief state,
+/// without a rel filter, a zone whose rows all start in one bucket adds its row count minus
+/// its unbelieved rows, with nothing decoded; other zones are decoded and counted row by
+/// row. Integer sums in zone order: the counts do not depend on the thread count.
+pub(crate) fn start_counts(
+    b: &Base,
+    (t_a, t_b, stride): (i64, i64, i64),
+    as_of_tt: i64,
+    rel: Option<u32>,
+    n: usize,
+) -> Vec<u64> {
+    let rows = b.n_rows(1);
+    let zs = zones(b, 1);
+    let unb = unbelieved(b);
+    let current = rel.is_none() && clamp_tt(as_of_tt) >= clamp_tt(unb.max_tt);
+    let a = clamp_tt(as_of_tt);
+    let bucket = |vt: i64| ((vt as i128 - t_a as i128) / stride as i128) as usize;
+    let hit: Vec<usize> = (0..zs.len())
+        .filter(|&z| zs[z].may_start_in(t_a, t_b - 1))
+        .collect();
+    hit.par_iter()
+        .fold(
+            || vec![0u64; n],
+            |mut c, &z| {
+                let (start, end) = (z * ZONE_ROWS, ((z + 1) * ZONE_ROWS).min(rows));
+                let (lo, hi) = (zs[z].vs_min, zs[z].vs_max);
+                if current && t_a <= lo && hi < t_b && bucket(lo) == bucket(hi) {
+                    let off = unb.within(start as u32, end as u32).len();
+                    c[bucket(lo)] += (end - start - off) as u64;
+                    return c;
+                }
+                let blk = b.row_block(1, start, end, a, rel.is_some(), false);
+                for j in 0..blk.vt_s.len() {
+                    let vt = blk.vt_s[j];
+                    if vt < t_a || vt >= t_b || !blk.believed(j, a) {
+                        continue;
+                    }
+                    if rel.is_some_and(|x| b.ident_part(blk.ident[j], 2) != x) {
+                        continue;
+                    }
+                    c[bucket(vt)] += 1;
+                }
+                c
+            },
+        )
+        .reduce(
+            || vec![0u64; n],
+            |mut x, y| {
+                x.iter_mut().zip(y).for_each(|(p, q)| *p += q);
+                x
+            },
+        )
+}
+
+/// The compact columns of every edge row, built by the first caller: per zone, the `vt_s`
+/// and identity columns are decoded in one pass each; the identities' src, dst and rel are
+/// decoded as one range when the zone's identities are dense (ingest creates identities in
+/// row order), else read one by one.
+pub(crate) fn edge_columns(b: &Base) -> Arc<EdgeColumns> {
+    b.caches
+        .cols
+        .get_or_init(|| {
+            let n = b.n_rows(1);
+            let parts: Vec<EdgeColumns> = (0..n.div_ceil(ZONE_ROWS))
+                .into_par_iter()
+                .map(|z| {
+                    let (a, e) = (z * ZONE_ROWS, ((z + 1) * ZONE_ROWS).min(n));
+                    let ids = b.ident_col(1, a, e);
+                    let lo = ids.iter().copied().min().unwrap_or(0) as usize;
+                    let hi = ids.iter().copied().max().unwrap_or(0) as usize;
+                    let part = |c: usize| -> Vec<u32> {
+                        if hi - lo < 4 * ids.len() {
+                            let v = b.ident_part_range(c, lo, hi + 1);
+                            ids.iter()
+                                .map(|&i| v.get(i as usize - lo).copied().unwrap_or(u32::MAX))
+                                .collect()
+                        } else {
+                            ids.iter().map(|&i| b.ident_part(i, c)).collect()
+                        }
+                    };
+                    EdgeColumns {
+                        vt_s: b.vt_cols(1, a, e).0,
+                        src: part(0),
+                        dst: part(1),
+                        rel: part(2),
+                    }
+                })
+                .collect();
+            let mut cols = EdgeColumns::default();
+            for p in parts {
+                cols.vt_s.extend(p.vt_s);
+                cols.src.extend(p.src);
+                cols.dst.extend(p.dst);
+                cols.rel.extend(p.rel);
+            }
+            Arc::new(cols)
+        })
+        .clone()
+}
+
+/// The lowercase search heap of the image's uids, built by the first caller.
+pub(crate) fn lower(b: &Base) -> &LowerHeap {
+    b.caches
+        .lower
+        .get_or_init(|| LowerHeap::build((0..b.marks().uids as u32).map(|i| b.uid_name(i))))
+}
+
+/// Every alive node row in digest order `(uid bytes, tt_s, vt_s)`.
+pub(crate) fn node_digest_order(b: &Base) -> Vec<u32> {
+    let mut out = Vec::with_capacity(b.n_rows(0));
+    for i in 0..b.marks().uids as usize {
+        let mut rows: Vec<(i64, i64, u32)> = b
+            .node_postings(b.uid_by_rank(i))
+            .into_iter()
+            .filter(|&r| b.row_alive(0, r))
+            .map(|r| (b.row_tt_s(0, r), b.row_vt(0, r).0, r))
+            .collect();
+        rows.sort_unstable();
+        out.extend(rows.into_iter().map(|x| x.2));
+    }
+    out
+}
+
+/// The 12 eid bytes of edge identity `id`.
+pub(crate) fn eid(b: &Base, id: u32) -> Id12 {
+    let e = b.ident(id);
+    let disc = match e.disc {
+        Disc::Ordinal(k) => format!("#{k}"),
+        Disc::Str(s) => b.string(s).to_string(),
+    };
+    ident::eid_bytes(b.uid_name(e.src), b.uid_name(e.dst), b.string(e.rel), &disc)
+}
+
+/// Every edge identity, by eid (16 bytes per identity; eids derived in parallel).
+pub(crate) fn ident_digest_order(b: &Base) -> Vec<(Id12, u32)> {
+    let mut v: Vec<(Id12, u32)> = (0..b.marks().idents as u32)
+        .into_par_iter()
+        .map(|i| (eid(b, i), i))
+        .collect();
+    v.par_sort_unstable();
+    v
+}
+
+/// The alive rows of edge identity `id` in digest order `(tt_s, vt_s)`.
+pub(crate) fn ident_rows(b: &Base, id: u32) -> Vec<u32> {
+    let mut rows: Vec<(i64, i64, u32)> = b
+        .edge_postings(id)
+        .into_iter()
+        .filter(|&r| b.row_alive(1, r))
+        .map(|r| (b.row_tt_s(1, r), b.row_vt(1, r).0, r))
+        .collect();
+    rows.sort_unstable();
+    rows.into_iter().map(|x| x.2).collect()
+}
