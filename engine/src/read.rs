@@ -1485,18 +1485,6 @@ impl<'a> Snapshot<'a> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Addition for temporal_paths: an edge version's eid as its 12 bytes (byte order = hex
-// order), without deriving the hex text.
-
-impl EdgeVersion<'_> {
-    /// The eid's 12 bytes; [`EdgeVersion::eid`] is their lowercase hex.
-    #[inline]
-    pub fn eid_raw(&self) -> Id12 {
-        self.src.eid(self.ident_id())
-    }
-}
-
-// ---------------------------------------------------------------------------------------
 // Addition for resolve_entities and temporal_paths: uid-level access by interned uid id (the
 // id space of `EdgeVersion::src_id`) and a case-insensitive uid search over a lowercase uid
 // heap that the state builds once per uid set and caches (dropped when a uid is added or

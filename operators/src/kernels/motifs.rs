@@ -453,12 +453,16 @@ struct NbState {
     mid_pair: [[u64; 2]; 2],
 }
 
-/// Incident (non-self-loop) events per node in rank order: `(t, nbr, dir)`, dir 0 = out.
-fn incidence(ev: &[MotifEvent], n: usize) -> Csr<(i64, u32, u8)> {
+/// Incident (non-self-loop) events per centre node `c0..c1` (list `k` = node `c0 + k`) in
+/// rank order: `(t, nbr, dir)`, dir 0 = out.
+fn incidence(ev: &[MotifEvent], (c0, c1): (usize, usize)) -> Csr<(i64, u32, u8)> {
+    let n = c1 - c0;
+    let local = |x: u32| (x as usize).checked_sub(c0).filter(|&k| k < n);
     let mut off = vec![0usize; n + 1];
     for e in ev.iter().filter(|e| e.src != e.dst) {
-        off[e.src as usize + 1] += 1;
-        off[e.dst as usize + 1] += 1;
+        for k in [local(e.src), local(e.dst)].into_iter().flatten() {
+            off[k + 1] += 1;
+        }
     }
     for k in 0..n {
         off[k + 1] += off[k];
@@ -466,13 +470,49 @@ fn incidence(ev: &[MotifEvent], n: usize) -> Csr<(i64, u32, u8)> {
     let mut pos = off.clone();
     let mut items = vec![(0i64, 0u32, 0u8); off[n]];
     for e in ev.iter().filter(|e| e.src != e.dst) {
-        let (s, d) = (e.src as usize, e.dst as usize);
-        items[pos[s]] = (e.t, e.dst, 0);
-        pos[s] += 1;
-        items[pos[d]] = (e.t, e.src, 1);
-        pos[d] += 1;
+        if let Some(s) = local(e.src) {
+            items[pos[s]] = (e.t, e.dst, 0);
+            pos[s] += 1;
+        }
+        if let Some(d) = local(e.dst) {
+            items[pos[d]] = (e.t, e.src, 1);
+            pos[d] += 1;
+        }
     }
     Csr { off, items }
+}
+
+/// Incidence entries (16 bytes each) the star pass holds at once: centres are taken in
+/// consecutive ranges of at most this many entries (a range of one centre may exceed it).
+const STAR_CHUNK_ENTRIES: usize = 4 << 20;
+
+/// The star pass over centre ranges of bounded incidence (each range's lists built by one
+/// pass over the events), summed: integer sums per centre, so the result equals one pass
+/// over all centres. Memory: one range's incidence instead of two entries per event.
+fn count_stars_chunked(
+    ev: &[MotifEvent],
+    n: usize,
+    delta: i64,
+    strict: bool,
+    cap: usize,
+) -> MotifMatrix {
+    let mut deg = vec![0usize; n];
+    for e in ev.iter().filter(|e| e.src != e.dst) {
+        deg[e.src as usize] += 1;
+        deg[e.dst as usize] += 1;
+    }
+    let mut m = [[0u64; 6]; 6];
+    let mut c0 = 0;
+    while c0 < n {
+        let (mut c1, mut size) = (c0, 0);
+        while c1 < n && (c1 == c0 || size + deg[c1] <= cap) {
+            size += deg[c1];
+            c1 += 1;
+        }
+        m = add_matrix(m, count_stars(&incidence(ev, (c0, c1)), n, delta, strict));
+        c0 = c1;
+    }
+    m
 }
 
 /// `tab[pos][a][b][c]` = the class of a star triple with centre `C`: pos 0 (pre) = events
@@ -637,7 +677,8 @@ fn star_centre(
     }
 }
 
-fn count_stars(inc: &Csr<(i64, u32, u8)>, delta: i64, strict: bool) -> MotifMatrix {
+/// Star counts of the centres of `inc` (any range of centres; neighbour ids below `n`).
+fn count_stars(inc: &Csr<(i64, u32, u8)>, n: usize, delta: i64, strict: bool) -> MotifMatrix {
     let raw = (0..inc.len())
         .into_par_iter()
         .with_min_len(64)
@@ -646,7 +687,7 @@ fn count_stars(inc: &Csr<(i64, u32, u8)>, delta: i64, strict: bool) -> MotifMatr
                 (
                     [[[[0u64; 2]; 2]; 2]; 3],
                     StarScratch {
-                        local: vec![0; inc.len()],
+                        local: vec![0; n],
                         seq: Vec::new(),
                         st: Vec::new(),
                     },
@@ -1153,31 +1194,31 @@ fn matrix_parts(
     parts: Parts,
 ) -> MotifMatrix {
     let strict = tie == TieMode::Strict;
+    let stars = || {
+        if parts.stars {
+            count_stars_chunked(ev, n, delta, strict, STAR_CHUNK_ENTRIES)
+        } else {
+            [[0u64; 6]; 6]
+        }
+    };
+    let rest = || {
+        let mut m = [[0u64; 6]; 6];
+        if parts.pairs || parts.triangles {
+            let pi = pair_index(ev, n);
+            if parts.pairs {
+                m = add_matrix(m, count_pairs(&pi, delta, strict));
+            }
+            if parts.triangles {
+                m = add_matrix(m, count_triangles(&pi, n, delta, strict));
+            }
+        }
+        m
+    };
     // The star pass and the pair/triangle passes share nothing but the events: run them side
     // by side so that the sequential index builds of one overlap the parallel loops of the
-    // other (the sums are the same for any schedule).
-    let (stars, rest) = rayon::join(
-        || {
-            if parts.stars {
-                count_stars(&incidence(ev, n), delta, strict)
-            } else {
-                [[0u64; 6]; 6]
-            }
-        },
-        || {
-            let mut m = [[0u64; 6]; 6];
-            if parts.pairs || parts.triangles {
-                let pi = pair_index(ev, n);
-                if parts.pairs {
-                    m = add_matrix(m, count_pairs(&pi, delta, strict));
-                }
-                if parts.triangles {
-                    m = add_matrix(m, count_triangles(&pi, n, delta, strict));
-                }
-            }
-            m
-        },
-    );
+    // other (the sums are the same for any schedule). The star pass holds one bounded range
+    // of centres at a time, so running it alongside adds little to the pair pass's memory.
+    let (stars, rest) = rayon::join(stars, rest);
     add_matrix(stars, rest)
 }
 
@@ -1354,4 +1395,43 @@ fn chained_triples(ev: &[MotifEvent], n: usize, delta: i64, strict: bool) -> u64
             cnt
         })
         .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The star pass over centre ranges of any size equals one pass over every centre.
+    #[test]
+    fn chunked_star_pass_equals_one_pass() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut non_zero = 0;
+        for round in 0..20 {
+            let n = 2 + next(40) as usize;
+            let mut ev: Vec<MotifEvent> = (0..next(400))
+                .map(|_| MotifEvent {
+                    t: next(200) as i64,
+                    src: next(n as u64) as u32,
+                    dst: next(n as u64) as u32,
+                })
+                .collect();
+            ev.sort_by_key(|e| e.t);
+            for strict in [false, true] {
+                let delta = next(30) as i64;
+                let whole = count_stars(&incidence(&ev, (0, n)), n, delta, strict);
+                for cap in [0, 1, 5, 17, 100, usize::MAX] {
+                    let got = count_stars_chunked(&ev, n, delta, strict, cap);
+                    assert_eq!(got, whole, "round {round} cap {cap} strict {strict}");
+                }
+                non_zero += usize::from(matrix_total(&whole) > 0);
+            }
+        }
+        assert!(non_zero >= 20, "only {non_zero} non-zero star counts");
+    }
 }

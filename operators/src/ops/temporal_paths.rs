@@ -121,7 +121,7 @@ impl OutEdges for StoreOut<'_> {
                 dst: e.dst_id(),
                 t: e.vt_s(),
                 t_end: e.vt_e(),
-                eid: e.eid_raw(),
+                eid: e.eid_bytes(),
             });
             self.versions.push(e);
         }

@@ -5,6 +5,7 @@
 
 use crate::error::{Code, OpError};
 use crate::kernels::{BudgetExceeded, TEdge};
+use rayon::prelude::*;
 use serde_json::json;
 use std::collections::HashMap;
 use tgms_engine::{EdgeScan, EdgeVersion, Snapshot};
@@ -35,18 +36,25 @@ impl<'s> Graph<'s> {
 
     /// Kernel edges of `versions` (any order is kept).
     pub fn from_versions(versions: Vec<EdgeVersion<'s>>) -> Graph<'s> {
-        // First-seen ids, then renumbered in uid code-point order.
-        let mut first: HashMap<&'s str, u32> = HashMap::new();
+        // Each version's fields read once, in parallel (a mapped store derives the eid).
+        let fields: Vec<(u32, u32, i64, i64, [u8; 12])> = versions
+            .par_iter()
+            .with_min_len(1024)
+            .map(|e| (e.src_id(), e.dst_id(), e.vt_s(), e.vt_e(), e.eid_bytes()))
+            .collect();
+        // First-seen ids by snapshot uid id (one uid per id), then renumbered in uid
+        // code-point order; a uid string is read once per node.
+        let mut first: HashMap<u32, u32> = HashMap::new();
         let mut names: Vec<&'s str> = Vec::new();
         let mut ends: Vec<(u32, u32)> = Vec::with_capacity(versions.len());
-        for e in &versions {
-            let mut id = |u: &'s str| {
-                *first.entry(u).or_insert_with(|| {
-                    names.push(u);
+        for (e, f) in versions.iter().zip(&fields) {
+            let mut id = |uid_id: u32, name: &dyn Fn() -> &'s str| {
+                *first.entry(uid_id).or_insert_with(|| {
+                    names.push(name());
                     names.len() as u32 - 1
                 })
             };
-            let (s, d) = (id(e.src()), id(e.dst()));
+            let (s, d) = (id(f.0, &|| e.src()), id(f.1, &|| e.dst()));
             ends.push((s, d));
         }
         let mut order: Vec<u32> = (0..names.len() as u32).collect();
@@ -56,15 +64,15 @@ impl<'s> Graph<'s> {
             rank[i as usize] = r as u32;
         }
         let uids: Vec<&'s str> = order.iter().map(|&i| names[i as usize]).collect();
-        let edges = versions
+        let edges = fields
             .iter()
             .zip(&ends)
-            .map(|(e, &(s, d))| TEdge {
+            .map(|(f, &(s, d))| TEdge {
                 src: rank[s as usize],
                 dst: rank[d as usize],
-                t: e.vt_s(),
-                t_end: e.vt_e(),
-                eid: eid_bytes(&e.eid()),
+                t: f.2,
+                t_end: f.3,
+                eid: f.4,
             })
             .collect();
         Graph {
@@ -83,23 +91,6 @@ impl<'s> Graph<'s> {
     pub fn n(&self) -> usize {
         self.uids.len()
     }
-}
-
-/// The 12 bytes of a 24-hex eid (byte order = hex string order).
-pub fn eid_bytes(hex: &str) -> [u8; 12] {
-    let mut out = [0u8; 12];
-    let b = hex.as_bytes();
-    let nib = |c: u8| match c {
-        b'0'..=b'9' => c - b'0',
-        b'a'..=b'f' => c - b'a' + 10,
-        _ => 0,
-    };
-    for (i, o) in out.iter_mut().enumerate() {
-        if 2 * i + 1 < b.len() {
-            *o = (nib(b[2 * i]) << 4) | nib(b[2 * i + 1]);
-        }
-    }
-    out
 }
 
 /// The §5.4 budget error: `E_COST` reporting budget + 1, no `ceilings` key.
