@@ -1144,6 +1144,11 @@ impl Base {
         (vt_s, vt_e)
     }
 
+    /// The `vt_s` column of rows `[a, e)` of table `k` (clamped).
+    pub(crate) fn vt_s_col(&self, k: usize, a: usize, e: usize) -> Vec<i64> {
+        self.rows[k].vt_s.range(self.b(), a, e)
+    }
+
     /// Identity ids of edge rows (`k` = 1) or uid ids of node rows (`k` = 0) `[a, e)`
     /// (clamped).
     pub(crate) fn ident_col(&self, k: usize, a: usize, e: usize) -> Vec<u32> {

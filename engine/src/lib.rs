@@ -30,7 +30,9 @@ pub mod wal;
 pub use cols::EdgeColumns;
 pub use error::{Error, Result};
 pub use op::{Event, EventEnd, Op, Origin, Ref};
-pub use read::{EdgeScan, EdgeVersion, Identity, NodeVersion, Snapshot, Touch, Version};
+pub use read::{
+    EdgeScan, EdgeVersion, Identity, NodeVersion, Snapshot, StartEvent, Touch, Version,
+};
 pub use state::Stats;
 pub use store::{IngestReport, Options, Store};
 pub use time::OPEN_END;

@@ -93,21 +93,29 @@ fn select<T: Send>(
     let a = clamp_tt(as_of_tt);
     let zs = zones(b, k);
     let hit: Vec<usize> = (0..zs.len()).filter(|&z| zone_ok(&zs[z])).collect();
-    let parts: Vec<Vec<T>> = hit
-        .par_iter()
-        .map(|&z| {
-            let start = z * ZONE_ROWS;
-            let blk = b.row_block(k, start, start + ZONE_ROWS, a, with_ident, true);
-            (0..blk.vt_s.len())
-                .filter(|&j| blk.believed(j, a))
-                .filter_map(|j| f((start + j) as u32, &blk, j))
-                .collect()
-        })
-        .collect();
-    let mut out = Vec::with_capacity(parts.iter().map(Vec::len).sum());
-    parts.into_iter().for_each(|p| out.extend(p));
+    // Zones in groups: a group's per-zone lists are appended and freed before the next
+    // group, so the temporary lists of a large answer never coexist (their freed blocks
+    // would otherwise stay with the allocator, in the process's memory).
+    let mut out = Vec::new();
+    for group in hit.chunks(ZONE_GROUP) {
+        let parts: Vec<Vec<T>> = group
+            .par_iter()
+            .map(|&z| {
+                let start = z * ZONE_ROWS;
+                let blk = b.row_block(k, start, start + ZONE_ROWS, a, with_ident, true);
+                (0..blk.vt_s.len())
+                    .filter(|&j| blk.believed(j, a))
+                    .filter_map(|j| f((start + j) as u32, &blk, j))
+                    .collect()
+            })
+            .collect();
+        parts.into_iter().for_each(|p| out.extend(p));
+    }
     out
 }
+
+/// Zones per group of [`select`].
+const ZONE_GROUP: usize = 64;
 
 /// Ascending rows of table `k` believed at `as_of_tt` that overlap `w` (all when `None`),
 /// of an edge identity with a rel id in `rels` when given (edges only).
@@ -148,6 +156,40 @@ pub(crate) fn boundaries(b: &Base, k: usize, lo: i64, hi: i64, as_of_tt: i64) ->
             ((lo < s && s <= hi) || (lo < e && e <= hi)).then_some(r)
         },
     )
+}
+
+/// `(vt_s, row, identity)` of the edge rows believed at `as_of_tt` with
+/// `t_a <= vt_s < t_b`, in ascending row order.
+pub(crate) fn start_rows(b: &Base, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<(i64, u32, u32)> {
+    if t_a >= t_b {
+        return Vec::new();
+    }
+    select(
+        b,
+        1,
+        as_of_tt,
+        true,
+        |z| z.may_start_in(t_a, t_b - 1),
+        |r, blk, j| {
+            let t = blk.vt_s[j];
+            (t_a <= t && t < t_b).then_some((t, r, blk.ident[j]))
+        },
+    )
+}
+
+/// Columns `c` (0 src, 1 dst, 2 rel) of the identities `ids`, decoded as one range when
+/// they are dense (ingest creates identities in row order), else read one by one.
+pub(crate) fn ident_parts(b: &Base, ids: &[u32], c: usize) -> Vec<u32> {
+    let lo = ids.iter().copied().min().unwrap_or(0) as usize;
+    let hi = ids.iter().copied().max().unwrap_or(0) as usize;
+    if hi - lo < 4 * ids.len() {
+        let v = b.ident_part_range(c, lo, hi + 1);
+        ids.iter()
+            .map(|&i| v.get(i as usize - lo).copied().unwrap_or(u32::MAX))
+            .collect()
+    } else {
+        ids.iter().map(|&i| b.ident_part(i, c)).collect()
+    }
 }
 
 /// The edge rows not believed at the **current** belief state — any `as_of_tt` at or
@@ -317,20 +359,9 @@ pub(crate) fn edge_columns(b: &Base) -> Arc<EdgeColumns> {
                 .map(|z| {
                     let (a, e) = (z * ZONE_ROWS, ((z + 1) * ZONE_ROWS).min(n));
                     let ids = b.ident_col(1, a, e);
-                    let lo = ids.iter().copied().min().unwrap_or(0) as usize;
-                    let hi = ids.iter().copied().max().unwrap_or(0) as usize;
-                    let part = |c: usize| -> Vec<u32> {
-                        if hi - lo < 4 * ids.len() {
-                            let v = b.ident_part_range(c, lo, hi + 1);
-                            ids.iter()
-                                .map(|&i| v.get(i as usize - lo).copied().unwrap_or(u32::MAX))
-                                .collect()
-                        } else {
-                            ids.iter().map(|&i| b.ident_part(i, c)).collect()
-                        }
-                    };
+                    let part = |c: usize| ident_parts(b, &ids, c);
                     EdgeColumns {
-                        vt_s: b.vt_cols(1, a, e).0,
+                        vt_s: b.vt_s_col(1, a, e),
                         src: part(0),
                         dst: part(1),
                         rel: part(2),

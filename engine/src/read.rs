@@ -1149,6 +1149,80 @@ impl<'a> Snapshot<'a> {
     }
 }
 
+/// An edge version as an event of a time-ordered pass: its `vt_s` and its endpoints'
+/// snapshot-local uid ids (see [`EdgeVersion::src_id`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StartEvent {
+    pub t: i64,
+    pub src: u32,
+    pub dst: u32,
+}
+
+/// Rows per parallel work unit of [`Snapshot::start_events`]' endpoint lookup.
+const EVENT_CHUNK: usize = 1 << 16;
+
+impl Snapshot<'_> {
+    /// The edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b` as events, in the
+    /// `(vt_s, eid)` order of [`Snapshot::edge_scan`] (16 bytes per version, no view or
+    /// row kept): for passes over millions of versions that need only time and endpoints.
+    /// Eids are derived only to order versions that share a `vt_s`.
+    pub fn start_events(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<StartEvent> {
+        let src = self.src();
+        // (vt_s, row, identity) in row order; `src` and `dst` carry row and identity until
+        // the endpoints are looked up.
+        let mut ev: Vec<StartEvent> = match src {
+            Src::Mem(st) => self
+                .edge_start_positions(t_a, t_b, as_of_tt)
+                .into_par_iter()
+                .map(|i| {
+                    let r = &st.edges[i as usize];
+                    StartEvent {
+                        t: r.vt_s,
+                        src: i,
+                        dst: r.ident,
+                    }
+                })
+                .collect(),
+            Src::Map(b) => mapscan::start_rows(b, t_a, t_b, as_of_tt)
+                .into_iter()
+                .map(|(t, row, ident)| StartEvent {
+                    t,
+                    src: row,
+                    dst: ident,
+                })
+                .collect(),
+        };
+        ev.par_sort_unstable_by_key(|e| (e.t, e.src));
+        // Versions sharing a vt_s: by (eid, tt_s, row), as `sorted_edges` orders them.
+        let mut at = 0;
+        while at < ev.len() {
+            let end = at + ev[at..].partition_point(|e| e.t == ev[at].t);
+            if end - at > 1 {
+                ev[at..end].sort_by_cached_key(|e| (src.eid(e.dst), src.row_tt_s(1, e.src), e.src));
+            }
+            at = end;
+        }
+        ev.par_chunks_mut(EVENT_CHUNK).for_each(|c| {
+            let ids: Vec<u32> = c.iter().map(|e| e.dst).collect();
+            let (s, d): (Vec<u32>, Vec<u32>) = match src {
+                Src::Mem(st) => (
+                    ids.iter().map(|&i| st.idents[i as usize].src).collect(),
+                    ids.iter().map(|&i| st.idents[i as usize].dst).collect(),
+                ),
+                Src::Map(b) => (
+                    mapscan::ident_parts(b, &ids, 0),
+                    mapscan::ident_parts(b, &ids, 1),
+                ),
+            };
+            for (k, e) in c.iter_mut().enumerate() {
+                e.src = s[k];
+                e.dst = d[k];
+            }
+        });
+        ev
+    }
+}
+
 /// A node or an edge version.
 #[derive(Clone, Copy)]
 pub enum Version<'a> {

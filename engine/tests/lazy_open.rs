@@ -250,6 +250,30 @@ fn compare_scans(
             let x = edges(l.edge_starts_list(lo, hi, a));
             assert_eq!(x, edges(e.edge_starts_list(lo, hi, a)));
             count(&x);
+            // Start events: the versions of an edge scan that start in the window, in its
+            // order, for both sources.
+            let scan = tgms_engine::EdgeScan {
+                as_of_tt: a,
+                vt_window: Some((lo, hi)),
+                rel_types: None,
+                touching: None,
+            };
+            let want: Vec<tgms_engine::StartEvent> = e
+                .edge_scan(&scan)
+                .into_iter()
+                .filter(|v| lo <= v.vt_s() && v.vt_s() < hi)
+                .map(|v| tgms_engine::StartEvent {
+                    t: v.vt_s(),
+                    src: v.src_id(),
+                    dst: v.dst_id(),
+                })
+                .collect();
+            assert_eq!(
+                l.start_events(lo, hi, a),
+                want,
+                "start_events {lo} {hi} {a}"
+            );
+            assert_eq!(e.start_events(lo, hi, a), want, "start_events (memory)");
             for stride in [1, 7, 1_000, 50_000] {
                 for rel in [None, Some("R"), Some("absent")] {
                     let (x, y) = (

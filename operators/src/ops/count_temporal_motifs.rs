@@ -219,22 +219,7 @@ fn scan<'s>(
     args: &Args,
     cap_applies: bool,
 ) -> Result<Vec<EdgeVersion<'s>>, OpError> {
-    if args.str("mode")? == "sample" {
-        return Err(OpError::invalid(
-            "mode='sample' is not available in this build; use node_filter",
-        ));
-    }
-    let filter = args.str_list("node_filter")?;
-    if let Some(f) = &filter {
-        let mut unknown: Vec<&String> = f.iter().filter(|u| !snap.has_uid(u)).collect();
-        unknown.sort();
-        if let Some(u) = unknown.first() {
-            return Err(OpError::unknown_uid(u));
-        }
-    }
-    let (t_a, t_b) = args
-        .window("window")?
-        .ok_or_else(|| OpError::internal("window missing"))?;
+    let (filter, (t_a, t_b)) = selection(snap, args)?;
     // With a filter only edges between filter nodes can be events: read them from the
     // filter nodes' adjacency (`Touch::Both`: src and dst in the filter) instead of scanning
     // the window.
@@ -248,17 +233,47 @@ fn scan<'s>(
         .into_iter()
         .filter(|e| t_a <= e.vt_s() && e.vt_s() < t_b)
         .collect();
-    if cap_applies && filter.is_none() && versions.len() > EXACT_EVENT_CAP {
+    event_caps(versions.len(), cap_applies && filter.is_none())?;
+    Ok(versions)
+}
+
+/// The §14.3 step-3 cap (when it applies) and the kernel's event limit.
+fn event_caps(n: usize, cap_applies: bool) -> Result<(), OpError> {
+    if cap_applies && n > EXACT_EVENT_CAP {
         return Err(OpError::invalid(
             "exact motif matching needs node_filter or <= 5000000 window events; add a node_filter or use mode='sample'",
         ));
     }
-    if versions.len() > MAX_EVENTS {
+    if n > MAX_EVENTS {
         return Err(OpError::invalid(format!(
             "motif counting takes at most {MAX_EVENTS} window events; narrow the window or add a node_filter"
         )));
     }
-    Ok(versions)
+    Ok(())
+}
+
+/// A motif call's node filter and window.
+type Selection = (Option<Vec<String>>, (i64, i64));
+
+/// The checked node filter (every uid known) and window of a motif call.
+fn selection(snap: tgms_engine::Snapshot<'_>, args: &Args) -> Result<Selection, OpError> {
+    if args.str("mode")? == "sample" {
+        return Err(OpError::invalid(
+            "mode='sample' is not available in this build; use node_filter",
+        ));
+    }
+    let filter = args.str_list("node_filter")?;
+    if let Some(f) = &filter {
+        let mut unknown: Vec<&String> = f.iter().filter(|u| !snap.has_uid(u)).collect();
+        unknown.sort();
+        if let Some(u) = unknown.first() {
+            return Err(OpError::unknown_uid(u));
+        }
+    }
+    let window = args
+        .window("window")?
+        .ok_or_else(|| OpError::internal("window missing"))?;
+    Ok((filter, window))
 }
 
 /// §14.3 steps 1–3 and §14.1: the window's events after the filter.
@@ -273,21 +288,44 @@ pub fn events<'s>(
     Ok(Events { graph, events })
 }
 
-/// The scan's events for counting: `(t, src, dst)` in scan order over dense node ids
-/// numbered by ascending snapshot-local id (counts do not depend on the numbering, and no
-/// uid string is touched), with the number of ids. The renumbering table is sized by the
-/// input: a direct table when the id space is at most a few times the event count, else
-/// binary search over the sorted distinct ids.
-fn count_events(versions: &[EdgeVersion<'_>]) -> (Vec<MotifEvent>, usize) {
-    let mut ev: Vec<MotifEvent> = versions
-        .par_iter()
-        .with_min_len(4096)
-        .map(|e| MotifEvent {
-            t: e.vt_s(),
-            src: e.src_id(),
-            dst: e.dst_id(),
-        })
-        .collect();
+/// The events to count, `(t, src, dst)` in the scan order of §14.1: without a node filter
+/// straight from [`tgms_engine::Snapshot::start_events`] (16 bytes per event, no version
+/// views), with one from the filtered scan.
+fn count_events(
+    snap: tgms_engine::Snapshot<'_>,
+    args: &Args,
+    cap_applies: bool,
+) -> Result<(Vec<MotifEvent>, usize), OpError> {
+    let (filter, (t_a, t_b)) = selection(snap, args)?;
+    let ev: Vec<MotifEvent> = if filter.is_none() {
+        let ev = snap.start_events(t_a, t_b, args.as_of_tt());
+        event_caps(ev.len(), cap_applies)?;
+        ev.into_iter()
+            .map(|e| MotifEvent {
+                t: e.t,
+                src: e.src,
+                dst: e.dst,
+            })
+            .collect()
+    } else {
+        scan(snap, args, cap_applies)?
+            .par_iter()
+            .with_min_len(4096)
+            .map(|e| MotifEvent {
+                t: e.vt_s(),
+                src: e.src_id(),
+                dst: e.dst_id(),
+            })
+            .collect()
+    };
+    Ok(dense_ids(ev))
+}
+
+/// The events over dense node ids numbered by ascending snapshot-local id (counts do not
+/// depend on the numbering, and no uid string is touched), with the number of ids. The
+/// renumbering table is sized by the input: a direct table when the id space is at most a
+/// few times the event count, else binary search over the sorted distinct ids.
+fn dense_ids(mut ev: Vec<MotifEvent>) -> (Vec<MotifEvent>, usize) {
     let Some(max_id) = ev.iter().map(|e| e.src.max(e.dst)).max() else {
         return (ev, 0);
     };
@@ -335,11 +373,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let motif = Motif::parse(motif_name);
     // The step-3 cap applies to the five named motifs only (§14.5).
     let named = matches!(motif, Some(Motif::Named(_)));
-    let versions = scan(ctx.snap, args, named)?;
     let delta = args.int("delta")?;
     let tie = tie_mode(args)?;
-    let (ev, n) = count_events(&versions);
-    drop(versions);
+    let (ev, n) = count_events(ctx.snap, args, named)?;
     match motif {
         Some(m) => {
             let c = count_motif_ordered(&ev, n, delta, tie, m);
