@@ -191,8 +191,9 @@ enum Cmd {
     },
     /// Flush the memtable and merge every segment into one; the store digest is unchanged.
     /// Unreferenced files are collected. The result is an indexed image: read-only opens
-    /// (`tgms call`, `tgms bench run --store`) then map it and answer point reads at once
-    /// instead of decoding the store first (`format-spec.md` §9.4).
+    /// (`tgms call`, `tgms bench run --store`) then map it and answer every read from the
+    /// file, without decoding the store into memory (`format-spec.md` §9.4): a fresh process
+    /// answers its first query in milliseconds and its memory stays near the pages it reads.
     ///
     /// Example: tgms compact /tmp/store
     Compact {

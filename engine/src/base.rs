@@ -1,8 +1,8 @@
-//! A mapped **base image**: random access to a compacted, minor-2 segment
+//! A mapped **base image**: random access to a compacted, minor-2 or minor-3 segment
 //! (`format-spec.md` §6.5) without decoding it into the in-memory [`State`].
 //!
 //! [`Base::open`] verifies the header, trailer, footer and every chunk's crc32, the
-//! directory layout of minor 2, every column header (counts agree with the table counts,
+//! directory layout of its minor, every column header (counts agree with the table counts,
 //! lengths are exact), the UTF-8 of both string heaps and their offset columns. It then
 //! keeps only the file's bytes and, per column, a few header fields and file offsets;
 //! every accessor reads the values it needs straight from the bytes. Only the `tt_s` runs
@@ -19,7 +19,9 @@ use crate::cols::EdgeColumns;
 use crate::lowercase::LowerHeap;
 use crate::mmap::SegBytes;
 use crate::op::Origin;
-use crate::seg::{self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_INDEXED};
+use crate::seg::{
+    self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_INDEXED, SEG_MINOR_TIME_INDEX,
+};
 use crate::state::{Content, Disc, IdentRec, Marks, Row, NONE};
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
@@ -632,7 +634,7 @@ impl Postings {
     }
 }
 
-/// Random access to a compacted (minor-2, full-image) segment.
+/// Random access to a compacted (minor-2 or 3, full-image) segment.
 pub(crate) struct Base {
     bytes: SegBytes,
     seq: u64,
@@ -649,7 +651,27 @@ pub(crate) struct Base {
     out_adj: Postings,
     in_adj: Postings,
     mapped: Col,
+    /// The valid-time index of each row table (minor ≥ 3).
+    time: Option<[TimeIndex; 2]>,
     pub(crate) caches: Caches,
+}
+
+/// The valid-time index of a row table (chunks 77–80): row numbers by `(vt_s, row)`, and
+/// the long rows by `(vt_e, row)`.
+#[derive(Debug, Default)]
+struct TimeIndex {
+    by_start: Col,
+    by_end: Col,
+}
+
+impl TimeIndex {
+    fn col(&self, by_end: bool) -> &Col {
+        if by_end {
+            &self.by_end
+        } else {
+            &self.by_start
+        }
+    }
 }
 
 /// A row of `NONE` ids returned for an out-of-range row number.
@@ -695,7 +717,7 @@ fn opt_id(x: i64) -> u32 {
 }
 
 impl Base {
-    /// Verifies and indexes a minor-2 full-image segment (see the module doc). Errors are
+    /// Verifies and indexes a minor-2 or 3 full-image segment (see the module doc). Errors are
     /// `(file offset, what)` like [`seg::decode`]'s.
     pub(crate) fn open(bytes: SegBytes) -> Result<Base, SegErr> {
         use chunk::*;
@@ -858,9 +880,32 @@ impl Base {
                 "more mapped identities than identities".into(),
             ));
         }
+        let time = if dir.minor >= SEG_MINOR_TIME_INDEX {
+            let mut t: [TimeIndex; 2] = Default::default();
+            for (k, (s, e)) in [
+                (NODE_BY_START, NODE_LONG_BY_END),
+                (EDGE_BY_START, EDGE_LONG_BY_END),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                let by_end = col(e, None)?;
+                if by_end.len() > rows[k].n {
+                    return Err(err(e, "more long rows than rows".into()));
+                }
+                t[k] = TimeIndex {
+                    by_start: col(s, Some(rows[k].n))?,
+                    by_end,
+                };
+            }
+            Some(t)
+        } else {
+            None
+        };
         let seq = dir.seq;
         Ok(Base {
             seq,
+            time,
             marks,
             uids,
             strings,
@@ -1173,6 +1218,51 @@ impl Base {
         let starts = t.tt_runs.iter().map(|&(_, v)| v);
         let ends = t.close_tt_e.range(self.b(), 0, t.n_close);
         starts.chain(ends).max().unwrap_or(i64::MIN)
+    }
+
+    /// True when the image holds the valid-time index (segment minor ≥ 3).
+    pub(crate) fn has_time_index(&self) -> bool {
+        self.time.is_some()
+    }
+
+    /// In the valid-time index of table `k`: the number of rows with `vt_s < t` (`by_end`:
+    /// of long rows with `vt_e < t`), by binary search through the rows' columns; 0
+    /// without an index.
+    pub(crate) fn time_rank(&self, k: usize, by_end: bool, t: i64) -> usize {
+        let Some(ti) = &self.time else { return 0 };
+        let (c, b) = (ti[k].col(by_end), self.b());
+        let key = |p: usize| {
+            let (s, e) = self.row_vt(k, c.id(b, p));
+            if by_end {
+                e
+            } else {
+                s
+            }
+        };
+        let (mut lo, mut hi) = (0, c.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if key(mid) < t {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    /// Entries `[a, e)` of the valid-time index of table `k` (`by_end`: the long rows by
+    /// `vt_e`), as row numbers.
+    pub(crate) fn time_rows(&self, k: usize, by_end: bool, a: usize, e: usize) -> Vec<u32> {
+        match &self.time {
+            None => Vec::new(),
+            Some(ti) => id_list(ti[k].col(by_end).range(self.b(), a, e)),
+        }
+    }
+
+    /// The number of long rows of table `k` in the valid-time index.
+    pub(crate) fn n_long(&self, k: usize) -> usize {
+        self.time.as_ref().map_or(0, |t| t[k].by_end.len())
     }
 
     /// The `i`-th uid id in uid byte order (`NONE` when out of range).
@@ -1677,10 +1767,46 @@ mod tests {
     fn compare(bytes: &[u8]) -> [usize; 5] {
         assert_eq!(
             u16::from_le_bytes([bytes[10], bytes[11]]),
-            SEG_MINOR_INDEXED
+            SEG_MINOR_TIME_INDEX
         );
         seg::verify(bytes).unwrap();
         let (seq, d) = seg::decode(bytes).unwrap();
+        // The valid-time index against a brute-force sort of the rows.
+        {
+            let b = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
+            for (k, rows) in [&d.nodes, &d.edges].into_iter().enumerate() {
+                let mut by_start: Vec<(i64, u32)> =
+                    (0..rows.len()).map(|r| (rows[r].vt_s, r as u32)).collect();
+                by_start.sort();
+                let mut by_end: Vec<(i64, u32)> = (0..rows.len())
+                    .filter(|&r| rows[r].vt_e != rows[r].vt_s + 1)
+                    .map(|r| (rows[r].vt_e, r as u32))
+                    .collect();
+                by_end.sort();
+                let ids = |v: &[(i64, u32)]| v.iter().map(|p| p.1).collect::<Vec<u32>>();
+                assert_eq!(b.time_rows(k, false, 0, rows.len()), ids(&by_start));
+                assert_eq!(b.n_long(k), by_end.len());
+                assert_eq!(b.time_rows(k, true, 0, by_end.len()), ids(&by_end));
+                for t in [
+                    i64::MIN,
+                    -1,
+                    0,
+                    1,
+                    5,
+                    50,
+                    120,
+                    199,
+                    200,
+                    250,
+                    OPEN_END,
+                    i64::MAX,
+                ] {
+                    let below = |v: &[(i64, u32)]| v.iter().filter(|p| p.0 < t).count();
+                    assert_eq!(b.time_rank(k, false, t), below(&by_start), "start rank {t}");
+                    assert_eq!(b.time_rank(k, true, t), below(&by_end), "end rank {t}");
+                }
+            }
+        }
         let mut st = State::default();
         st.load_seg(d).unwrap();
         let base = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
@@ -1841,7 +1967,7 @@ mod tests {
     }
 
     #[test]
-    fn flush_segments_stay_minor_1_and_compaction_writes_minor_2() {
+    fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
         let mut s = manual_store(&dir);
@@ -1875,7 +2001,7 @@ mod tests {
         };
         assert_eq!(minors(&dir), [1, 1, 1]);
         assert_eq!(s.compact().unwrap(), 3);
-        assert_eq!(minors(&dir), [SEG_MINOR_INDEXED]);
+        assert_eq!(minors(&dir), [SEG_MINOR_TIME_INDEX]);
         // An indexed image is not rewritten again.
         assert_eq!(s.compact().unwrap(), 0);
         // A store with a single (first-flush, minor-1) segment: compaction rewrites it as
@@ -1887,7 +2013,7 @@ mod tests {
         s2.flush().unwrap();
         assert_eq!(minors(&dir2), [1]);
         assert_eq!(s2.compact().unwrap(), 1);
-        assert_eq!(minors(&dir2), [SEG_MINOR_INDEXED]);
+        assert_eq!(minors(&dir2), [SEG_MINOR_TIME_INDEX]);
         drop(s2);
         let mut s3 = Store::create_with(&t.path().join("s3"), Options::default()).unwrap();
         assert_eq!(s3.compact().unwrap(), 0);
@@ -1896,7 +2022,7 @@ mod tests {
         let ops: Vec<Op> = (0..6).map(|_| Op::from_json(&random_op(&mut r))).collect();
         let _ = s3.write_at(1000, ops);
         assert_eq!(s3.compact().unwrap(), 0);
-        assert_eq!(minors(&t.path().join("s3")), [SEG_MINOR_INDEXED]);
+        assert_eq!(minors(&t.path().join("s3")), [SEG_MINOR_TIME_INDEX]);
         assert!(t.path().join("s3/seg-00000001.tgs").exists());
     }
 
@@ -2061,7 +2187,7 @@ mod tests {
         assert!(err(&b).contains("full image"), "{}", err(&b));
         assert!(Base::open(SegBytes::Heap(b)).is_err());
         let mut b = bytes.clone();
-        b[10] = 3; // minor 3
+        b[10] = 4; // minor 4
         recrc(&mut b);
         assert!(err(&b).contains("not supported"), "{}", err(&b));
         // A minor-1 file with a codec-5 directory entry.

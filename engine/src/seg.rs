@@ -18,6 +18,9 @@ pub const SEG_MINOR: u16 = 1;
 /// Segment minor of a compacted full image with index chunks (64–76) and random-access
 /// integer codecs only (FOR, DFORS, PFOR): format 1.3.
 pub const SEG_MINOR_INDEXED: u16 = 2;
+/// Segment minor of a full image that also holds the valid-time index chunks (77–80):
+/// format 1.4. Compaction writes this minor.
+pub const SEG_MINOR_TIME_INDEX: u16 = 3;
 /// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
 pub const SEG_HEADER_LEN: usize = 88;
 /// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
@@ -54,7 +57,7 @@ pub mod chunk {
     pub const CLOSE_TT_E: u16 = 9;
     pub const CLOSE_BY: u16 = 10;
     pub const CLOSE_REASON: u16 = 11;
-    // index chunks of a minor-2 segment (full image only)
+    // index chunks of a minor-2 or minor-3 segment (full image only)
     /// uid heap: n_uids + 1 cumulative byte offsets into the heap's string bytes.
     pub const UID_OFFS: u16 = 64;
     /// string heap: n_strings + 1 cumulative byte offsets.
@@ -79,6 +82,15 @@ pub mod chunk {
     /// ids of the mapped identities sorted by (src, dst, rel, disc tag bit 0, disc value
     /// as u64).
     pub const MAPPED_ORDER: u16 = 76;
+    // valid-time index chunks of a minor-3 segment (full image only)
+    /// node row numbers sorted by `(vt_s, row)`.
+    pub const NODE_BY_START: u16 = 77;
+    /// node rows whose interval is not one microsecond, sorted by `(vt_e, row)`.
+    pub const NODE_LONG_BY_END: u16 = 78;
+    /// edge row numbers sorted by `(vt_s, row)`.
+    pub const EDGE_BY_START: u16 = 79;
+    /// edge rows whose interval is not one microsecond, sorted by `(vt_e, row)`.
+    pub const EDGE_LONG_BY_END: u16 = 80;
 }
 
 /// Codec tags of the chunk directory.
@@ -92,10 +104,10 @@ pub mod codec {
     /// Delta + frame-of-reference bit packing (segment minor ≥ 1).
     pub const DFOR: u8 = 4;
     /// DFOR followed by a FOR column of every 32nd value, for random access (segment
-    /// minor 2).
+    /// minors 2 and 3).
     pub const DFORS: u8 = 5;
     /// Patched frame of reference with exception starts per 32 values, for sparse columns
-    /// (segment minor 2).
+    /// (segment minors 2 and 3).
     pub const PFOR: u8 = 6;
 }
 
@@ -119,11 +131,16 @@ pub fn chunk_layout() -> Vec<(u16, u8)> {
 }
 
 /// Every chunk id a segment of minor `minor` holds, in file order, with its nominal codec
-/// (FOR chunks may use DFOR in minor 1 and DFORS or PFOR in minor 2).
+/// (FOR chunks may use DFOR in minor 1 and DFORS or PFOR in minors 2 and 3).
 pub fn chunk_layout_for(minor: u16) -> Vec<(u16, u8)> {
     let mut v = chunk_layout();
     if minor >= SEG_MINOR_INDEXED {
         for id in chunk::UID_OFFS..=chunk::MAPPED_ORDER {
+            v.push((id, codec::FOR));
+        }
+    }
+    if minor >= SEG_MINOR_TIME_INDEX {
+        for id in chunk::NODE_BY_START..=chunk::EDGE_LONG_BY_END {
             v.push((id, codec::FOR));
         }
     }
@@ -320,7 +337,7 @@ pub fn put_pfor(out: &mut Vec<u8>, v: &[i64]) {
 }
 
 /// Encodes an integer column with the smallest of FOR, DFORS and PFOR (the random-access
-/// codecs of a minor-2 segment; FOR on a tie, then DFORS); returns the codec.
+/// codecs of a minor-2 or 3 segment; FOR on a tie, then DFORS); returns the codec.
 pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     let mut best = Vec::new();
     put_for(&mut best, v);
@@ -619,7 +636,7 @@ fn opt_id(x: u32) -> i64 {
 
 /// Encodes a segment file. `rel_of` maps an edge identity id to its rel string id (for the
 /// zone map). With `indexes` and a full image (`d.base` all zero: compaction) the file is
-/// minor 2: random-access codecs only, plus the index chunks 64–76; otherwise (flush
+/// minor 3: random-access codecs only, plus the index chunks 64–80; otherwise (flush
 /// segments) it is minor 1.
 pub(crate) fn encode(
     seq: u64,
@@ -627,13 +644,23 @@ pub(crate) fn encode(
     rel_of: &dyn Fn(u32) -> u32,
     indexes: bool,
 ) -> (Vec<u8>, ZoneMap) {
-    use chunk::*;
-    let indexed = indexes && d.base == Marks::default();
-    let minor = if indexed {
-        SEG_MINOR_INDEXED
+    let minor = if indexes && d.base == Marks::default() {
+        SEG_MINOR_TIME_INDEX
     } else {
         SEG_MINOR
     };
+    encode_as(seq, d, rel_of, minor)
+}
+
+/// [`encode`] as segment minor `minor`: 1, or (a full image only) 2 or 3.
+pub(crate) fn encode_as(
+    seq: u64,
+    d: &SegData,
+    rel_of: &dyn Fn(u32) -> u32,
+    minor: u16,
+) -> (Vec<u8>, ZoneMap) {
+    use chunk::*;
+    let indexed = minor >= SEG_MINOR_INDEXED;
     let put_int = |out: &mut Vec<u8>, v: &[i64]| -> u8 {
         if indexed {
             put_int_ra(out, v)
@@ -642,7 +669,7 @@ pub(crate) fn encode(
         }
     };
     // Columns that a flush segment always packs with FOR (small or sparse values); a
-    // minor-2 segment picks among its random-access codecs (a sparse `reason` column packs
+    // minor-3 segment picks among its random-access codecs (a sparse `reason` column packs
     // far smaller as PFOR).
     let put_small = |out: &mut Vec<u8>, v: &[i64]| -> u8 {
         if indexed {
@@ -653,7 +680,7 @@ pub(crate) fn encode(
         }
     };
     let index_cols = if indexed {
-        index_columns(d)
+        index_columns(d, minor)
     } else {
         Vec::new()
     };
@@ -675,7 +702,7 @@ pub(crate) fn encode(
         body.clear();
         let mut used = codec;
         match id {
-            UID_OFFS..=MAPPED_ORDER => {
+            UID_OFFS..=EDGE_LONG_BY_END => {
                 let v = index_cols
                     .iter()
                     .find(|(c, _)| *c == id)
@@ -813,9 +840,10 @@ pub(crate) fn encode(
     (out, z)
 }
 
-/// The index chunks (64–76) of a full image `d`, as integer columns: exactly what
-/// `State::load_seg` builds (postings, adjacency) plus heap offsets and sort orders.
-pub(crate) fn index_columns(d: &SegData) -> Vec<(u16, Vec<i64>)> {
+/// The index chunks of a full image `d` of segment minor `minor` (64–76; from minor 3 also
+/// 77–80), as integer columns: exactly what `State::load_seg` builds (postings, adjacency)
+/// plus heap offsets, sort orders and the valid-time orders.
+pub(crate) fn index_columns(d: &SegData, minor: u16) -> Vec<(u16, Vec<i64>)> {
     use chunk::*;
     fn offsets(v: &[String]) -> Vec<i64> {
         let mut o = Vec::with_capacity(v.len() + 1);
@@ -868,7 +896,7 @@ pub(crate) fn index_columns(d: &SegData) -> Vec<(u16, Vec<i64>)> {
         .filter(|&k| d.idents[k as usize].mapped)
         .collect();
     mapped.sort_by_key(|&k| ident_key(&d.idents[k as usize]));
-    vec![
+    let mut cols = vec![
         (UID_OFFS, offsets(&d.uids)),
         (STR_OFFS, offsets(&d.strings)),
         (UID_ORDER, order(&d.uids)),
@@ -882,7 +910,33 @@ pub(crate) fn index_columns(d: &SegData) -> Vec<(u16, Vec<i64>)> {
         (IN_OFF, io),
         (IN, i),
         (MAPPED_ORDER, u32s(mapped.into_iter())),
-    ]
+    ];
+    if minor >= SEG_MINOR_TIME_INDEX {
+        let [(ns, nl), (es, el)] = [&d.nodes, &d.edges].map(|rows| time_orders(rows));
+        cols.extend([
+            (NODE_BY_START, ns),
+            (NODE_LONG_BY_END, nl),
+            (EDGE_BY_START, es),
+            (EDGE_LONG_BY_END, el),
+        ]);
+    }
+    cols
+}
+
+/// The valid-time index of a row table (chunks 77–80): every row number sorted by
+/// `(vt_s, row)`, and the rows whose interval is longer than one microsecond (`vt_e !=
+/// vt_s + 1`, open ends included) sorted by `(vt_e, row)`. Every row is listed, alive or
+/// not, open or closed: readers test belief on the row.
+fn time_orders(rows: &[crate::state::Row]) -> (Vec<i64>, Vec<i64>) {
+    let mut by_start: Vec<(i64, u32)> = (0..rows.len()).map(|r| (rows[r].vt_s, r as u32)).collect();
+    by_start.sort_unstable();
+    let mut by_end: Vec<(i64, u32)> = (0..rows.len())
+        .filter(|&r| rows[r].vt_e != rows[r].vt_s.saturating_add(1))
+        .map(|r| (rows[r].vt_e, r as u32))
+        .collect();
+    by_end.sort_unstable();
+    let ids = |v: Vec<(i64, u32)>| u32s(v.into_iter().map(|p| p.1));
+    (ids(by_start), ids(by_end))
 }
 
 /// Sort key of an identity in the mapped-identity order (chunk 76): `(src, dst, rel, disc
@@ -905,13 +959,13 @@ pub type SegErr = (u64, String);
 
 /// Verifies and decodes a segment file: header, trailer, footer crc, every chunk's crc,
 /// then every column. The first problem is returned with its file offset.
-/// Index chunks (minor 2) are checked only for their crc and directory entry here; see
+/// Index chunks (minors 2, 3) are checked only for their crc and directory entry here; see
 /// [`verify`] for the full check.
 pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
     decode_with(b, false)
 }
 
-/// [`decode`], also checking that the index chunks of a minor-2 segment equal what its rows
+/// [`decode`], also checking that the index chunks of a minor-2 or 3 segment equal what its rows
 /// imply (invariant S8; `tgms check`).
 pub(crate) fn decode_checked(b: &[u8]) -> Result<(u64, SegData), SegErr> {
     decode_with(b, true)
@@ -977,7 +1031,7 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
         return Err((f_off, "footer checksum mismatch".into()));
     }
     let minor = u16::from_le_bytes([b[10], b[11]]);
-    if minor > SEG_MINOR_INDEXED {
+    if minor > SEG_MINOR_TIME_INDEX {
         return Err((
             10,
             format!("segment minor version {minor} is not supported"),
@@ -995,7 +1049,7 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
     if minor >= SEG_MINOR_INDEXED && base != [0; 7] {
         return Err((
             24,
-            "an indexed (minor 2) segment must be a full image".into(),
+            "an indexed (minor 2 or 3) segment must be a full image".into(),
         ));
     }
     let mut codecs: Vec<u8> = Vec::with_capacity(layout.len());
@@ -1261,7 +1315,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
         d.closes[k] = closes;
     }
     if check_indexes && minor >= SEG_MINOR_INDEXED {
-        for (id, want) in index_columns(&d) {
+        for (id, want) in index_columns(&d, minor) {
             if col(id, want.len())? != want {
                 return Err((
                     offsets[idx(id)],
@@ -1274,7 +1328,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
 }
 
 /// Verifies a segment file's structure, checksums and columns, and that the index chunks of
-/// a minor-2 segment equal what its rows imply (not its chaining with other segments):
+/// a minor-2 or 3 segment equal what its rows imply (not its chaining with other segments):
 /// `Err((file offset, what))` on the first problem.
 pub fn verify(b: &[u8]) -> Result<(), SegErr> {
     decode_with(b, true).map(|_| ())

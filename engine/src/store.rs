@@ -771,7 +771,7 @@ impl Store {
         let r = self.flush_inner(self.segments.is_empty());
         self.poison(r)?;
         // One segment is already a full image; it is rewritten only to add the index
-        // chunks of a minor-2 image (`format-spec.md` §6.5).
+        // chunks of a minor-3 image (`format-spec.md` §6.5).
         if self.segments.len() <= 1 && self.segments.first().is_none_or(|e| self.is_indexed(e)) {
             return Ok(0);
         }
@@ -779,14 +779,14 @@ impl Store {
         self.poison(r)
     }
 
-    /// True when segment `e` is a minor-2 full image (or its header cannot be read: then
-    /// nothing is rewritten).
+    /// True when segment `e` is a full image of the newest indexed minor, 3 (or its header
+    /// cannot be read: then nothing is rewritten).
     fn is_indexed(&self, e: &SegEntry) -> bool {
         let mut h = [0u8; 12];
         File::open(self.dir.join(manifest::seg_name(e.seq)))
             .and_then(|mut f| f.read_exact(&mut h))
             .map_or(true, |_| {
-                u16::from_le_bytes([h[10], h[11]]) >= seg::SEG_MINOR_INDEXED
+                u16::from_le_bytes([h[10], h[11]]) >= seg::SEG_MINOR_TIME_INDEX
             })
     }
 
