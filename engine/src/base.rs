@@ -607,6 +607,9 @@ pub(crate) struct Caches {
     pub(crate) lower: OnceLock<LowerHeap>,
     /// The edge rows not believed at the current belief state.
     pub(crate) unbelieved: OnceLock<crate::mapscan::Unbelieved>,
+    /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
+    /// read of an open row skips the search in the close rows.
+    closed: [OnceLock<Vec<u64>>; 2],
 }
 
 /// A grouped index: `off` (n + 1 offsets) into `vals`.
@@ -1282,6 +1285,21 @@ impl Base {
     /// (strictly ascending) close rows; `(OPEN_END, None, NONE)` for an open row.
     pub(crate) fn row_close(&self, k: usize, r: u32) -> (i64, Option<Origin>, u32) {
         let (t, b) = (&self.rows[k], self.b());
+        let bits = self.caches.closed[k].get_or_init(|| {
+            let mut bits = vec![0u64; t.n.div_ceil(64)];
+            for x in t.close_row.range(b, 0, t.n_close) {
+                if let Some(w) = usize::try_from(x).ok().and_then(|x| bits.get_mut(x / 64)) {
+                    *w |= 1 << (x % 64);
+                }
+            }
+            bits
+        });
+        if bits
+            .get(r as usize / 64)
+            .is_none_or(|w| w & (1 << (r % 64)) == 0)
+        {
+            return (OPEN_END, None, NONE);
+        }
         let c = t.close_row.lower_bound(b, i64::from(r));
         if c >= t.n_close || t.close_row.get(b, c) != i64::from(r) {
             return (OPEN_END, None, NONE);

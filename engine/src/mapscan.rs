@@ -16,7 +16,7 @@ use crate::base::{Base, RowBlock};
 use crate::cols::EdgeColumns;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::state::Disc;
+use crate::state::{ordinal_text, Disc};
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
 use std::ops::Range;
@@ -510,11 +510,12 @@ pub(crate) fn node_digest_order(b: &Base) -> Vec<u32> {
 /// The 12 eid bytes of edge identity `id`.
 pub(crate) fn eid(b: &Base, id: u32) -> Id12 {
     let e = b.ident(id);
+    let mut buf = [0u8; 21];
     let disc = match e.disc {
-        Disc::Ordinal(k) => format!("#{k}"),
-        Disc::Str(s) => b.string(s).to_string(),
+        Disc::Ordinal(k) => ordinal_text(k, &mut buf),
+        Disc::Str(s) => b.string(s),
     };
-    ident::eid_bytes(b.uid_name(e.src), b.uid_name(e.dst), b.string(e.rel), &disc)
+    ident::eid_bytes(b.uid_name(e.src), b.uid_name(e.dst), b.string(e.rel), disc)
 }
 
 /// Every edge identity, by eid (16 bytes per identity; eids derived in parallel).
@@ -614,6 +615,14 @@ mod tests {
         );
         assert!(x3.has_time_index() && !x2.has_time_index());
         (x3, x2)
+    }
+
+    #[test]
+    fn ordinal_text_writes_the_disc() {
+        for k in [0, 1, 9, 10, 99, 100, 12_345, u32::MAX as u64, u64::MAX] {
+            let mut buf = [0u8; 21];
+            assert_eq!(ordinal_text(k, &mut buf), format!("#{k}"));
+        }
     }
 
     /// Every window read through the valid-time index (minor 3) equals the same read by

@@ -231,15 +231,7 @@ impl<'a> Src<'a> {
     fn eid(self, ident: u32) -> Id12 {
         match self {
             Src::Mem(st) => *st.eid(ident),
-            Src::Map(_) => {
-                let e = self.ident(ident);
-                ident::eid_bytes(
-                    self.uid(e.src),
-                    self.uid(e.dst),
-                    self.string(e.rel),
-                    &self.disc_text(e.disc),
-                )
-            }
+            Src::Map(b) => mapscan::eid(b, ident),
         }
     }
     fn node_postings(self, uid: u32) -> Cow<'a, [u32]> {
@@ -331,7 +323,12 @@ impl<'a> Src<'a> {
     /// [`Src::sorted_edges`] for mapped rows, where an eid is derived (hashed), not cached:
     /// sort by `vt_s` first and derive eids only to order rows that share a `vt_s`.
     fn sorted_mapped_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
-        let mut rows: Vec<(i64, u32)> = idx.iter().map(|&i| (self.row_vt(1, i).0, i)).collect();
+        let rows: Vec<(i64, u32)> = idx.iter().map(|&i| (self.row_vt(1, i).0, i)).collect();
+        self.sorted_mapped_pairs(rows)
+    }
+
+    /// [`Src::sorted_mapped_edges`] of `(vt_s, row)` pairs whose `vt_s` the caller has read.
+    fn sorted_mapped_pairs(self, mut rows: Vec<(i64, u32)>) -> Vec<EdgeVersion<'a>> {
         rows.sort_unstable();
         let mut out = Vec::with_capacity(rows.len());
         for run in rows.chunk_by(|a, b| a.0 == b.0) {
@@ -520,22 +517,38 @@ impl<'a> Snapshot<'a> {
         w: Option<(i64, i64)>,
         as_of: i64,
     ) -> Vec<EdgeVersion<'a>> {
-        let src = self.src();
-        let Some(u) = src.uid_id(uid) else {
+        match self.src().uid_id(uid) {
+            Some(u) => self.adjacent_id(out, u, w, as_of),
+            None => Vec::new(),
+        }
+    }
+
+    fn adjacent_id(
+        &self,
+        out: bool,
+        u: u32,
+        w: Option<(i64, i64)>,
+        as_of: i64,
+    ) -> Vec<EdgeVersion<'a>> {
+        if u as usize >= self.uid_ids() {
             return Vec::new();
-        };
-        // The window is tested on the valid interval first: a mapped row is then decoded
-        // in full only when it can be in the answer.
-        let idx: Vec<u32> = src
+        }
+        let src = self.src();
+        // The window is tested on the valid interval first: a mapped row's belief columns
+        // are read only when it can be in the answer, and its `vt_s` is kept as sort key.
+        let keyed: Vec<(i64, u32)> = src
             .adjacency(u, out)
             .iter()
-            .copied()
-            .filter(|&i| {
+            .filter_map(|&i| {
                 let (s, e) = src.row_vt(1, i);
-                w.is_none_or(|(a, b)| overlaps(s, e, a, b)) && src.believed(1, i, as_of)
+                (w.is_none_or(|(a, b)| overlaps(s, e, a, b)) && src.believed(1, i, as_of))
+                    .then_some((s, i))
             })
             .collect();
-        src.sorted_edges(idx)
+        match src {
+            Src::Map(_) => src.sorted_mapped_pairs(keyed),
+            Src::Mem(_) => src.sorted_edges(keyed.into_iter().map(|p| p.1).collect()),
+        }
     }
 
     /// Believed edges leaving `uid` that overlap the window, ordered by `(vt_s, eid)`.
@@ -546,6 +559,17 @@ impl<'a> Snapshot<'a> {
         as_of_tt: i64,
     ) -> Vec<EdgeVersion<'a>> {
         self.adjacent(true, uid, vt_window, as_of_tt)
+    }
+
+    /// [`Snapshot::out_edges`] of the uid with snapshot-local id `uid_id` (see
+    /// [`Snapshot::uid_id`]); empty for an id no uid has.
+    pub fn out_edges_of(
+        &self,
+        uid_id: u32,
+        vt_window: Option<(i64, i64)>,
+        as_of_tt: i64,
+    ) -> Vec<EdgeVersion<'a>> {
+        self.adjacent_id(true, uid_id, vt_window, as_of_tt)
     }
 
     /// Believed edges entering `uid` that overlap the window, ordered by `(vt_s, eid)`.
@@ -1193,15 +1217,17 @@ impl Snapshot<'_> {
                 .collect(),
         };
         ev.par_sort_unstable_by_key(|e| (e.t, e.src));
-        // Versions sharing a vt_s: by (eid, tt_s, row), as `sorted_edges` orders them.
-        let mut at = 0;
-        while at < ev.len() {
-            let end = at + ev[at..].partition_point(|e| e.t == ev[at].t);
-            if end - at > 1 {
-                ev[at..end].sort_by_cached_key(|e| (src.eid(e.dst), src.row_tt_s(1, e.src), e.src));
-            }
-            at = end;
-        }
+        // Versions sharing a vt_s: by (eid, tt_s, row), as `sorted_edges` orders them, in
+        // pieces that hold whole runs.
+        run_pieces(&mut ev, EVENT_CHUNK)
+            .into_par_iter()
+            .for_each(|p| {
+                for run in p.chunk_by_mut(|a, b| a.t == b.t) {
+                    if run.len() > 1 {
+                        run.sort_by_cached_key(|e| (src.eid(e.dst), src.row_tt_s(1, e.src), e.src));
+                    }
+                }
+            });
         ev.par_chunks_mut(EVENT_CHUNK).for_each(|c| {
             let ids: Vec<u32> = c.iter().map(|e| e.dst).collect();
             let (s, d): (Vec<u32>, Vec<u32>) = match src {
@@ -1221,6 +1247,27 @@ impl Snapshot<'_> {
         });
         ev
     }
+}
+
+/// `ev` (sorted by `t`) cut into consecutive pieces of about `chunk` events, each cut at a
+/// change of `t`, so that every run of equal `t` lies in one piece.
+fn run_pieces(ev: &mut [StartEvent], chunk: usize) -> Vec<&mut [StartEvent]> {
+    let mut cuts = vec![0];
+    for k in 1..ev.len().div_ceil(chunk.max(1)) {
+        let at = k * chunk;
+        let t = ev[at].t;
+        cuts.push(at + ev[at..].partition_point(|e| e.t == t));
+    }
+    cuts.push(ev.len());
+    cuts.dedup();
+    let mut pieces = Vec::with_capacity(cuts.len());
+    let mut rest = ev;
+    for w in cuts.windows(2) {
+        let (head, tail) = rest.split_at_mut(w[1] - w[0]);
+        pieces.push(head);
+        rest = tail;
+    }
+    pieces
 }
 
 /// A node or an edge version.
@@ -1615,5 +1662,33 @@ impl NodeVersion<'_> {
     #[inline]
     pub fn uid_id(&self) -> u32 {
         self.src.row_ident(0, self.idx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Pieces cover the list in order and never split a run of equal `t`.
+    #[test]
+    fn run_pieces_keep_runs_whole() {
+        let ts = [1, 1, 1, 2, 3, 3, 3, 3, 3, 4, 5, 5, 6, 6, 6, 6, 6, 6, 6, 7];
+        for chunk in 1..=ts.len() + 1 {
+            let mut ev: Vec<StartEvent> = ts
+                .iter()
+                .map(|&t| StartEvent { t, src: 0, dst: 0 })
+                .collect();
+            let pieces = run_pieces(&mut ev, chunk);
+            let flat: Vec<i64> = pieces.iter().flat_map(|p| p.iter().map(|e| e.t)).collect();
+            assert_eq!(flat, ts, "chunk {chunk}");
+            for w in pieces.windows(2) {
+                assert!(!w[0].is_empty() && !w[1].is_empty());
+                assert_ne!(w[0].last().unwrap().t, w[1][0].t, "chunk {chunk}");
+            }
+            if chunk == 1 {
+                assert_eq!(pieces.len(), 7);
+            }
+        }
+        assert!(run_pieces(&mut [], 4).is_empty());
     }
 }

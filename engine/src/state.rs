@@ -941,6 +941,23 @@ fn kind_name(k: Kind) -> &'static str {
 }
 
 /// `Some(k)` when `s` is `"#"` followed by the canonical decimal of `k`.
+/// The disc text `#k` of ordinal `k`, written into `buf` (no allocation).
+pub(crate) fn ordinal_text(k: u64, buf: &mut [u8; 21]) -> &str {
+    let mut at = buf.len();
+    let mut x = k;
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (x % 10) as u8;
+        x /= 10;
+        if x == 0 {
+            break;
+        }
+    }
+    at -= 1;
+    buf[at] = b'#';
+    std::str::from_utf8(&buf[at..]).unwrap_or("#")
+}
+
 pub(crate) fn ordinal_of(s: &str) -> Option<u64> {
     let d = s.strip_prefix('#')?;
     if d.is_empty() || (d.len() > 1 && d.starts_with('0')) || !d.bytes().all(|b| b.is_ascii_digit())

@@ -95,6 +95,10 @@ fn compare_point_reads(lazy: &Store, eager: &Store, last_tt: i64) -> usize {
     let windows = [None, Some((0, 50)), Some((40, 41)), Some((100, 400))];
     let mut uids: Vec<&str> = UIDS.to_vec();
     uids.push("never-seen");
+    for bad in [l.uid_ids() as u32, u32::MAX] {
+        assert!(l.out_edges_of(bad, None, OPEN_END).is_empty());
+        assert!(e.out_edges_of(bad, None, OPEN_END).is_empty());
+    }
     for uid in &uids {
         assert_eq!(l.has_uid(uid), e.has_uid(uid), "has_uid {uid}");
         let id = l.uid_id(uid);
@@ -126,6 +130,10 @@ fn compare_point_reads(lazy: &Store, eager: &Store, last_tt: i64) -> usize {
             for w in windows {
                 let o = edges(l.out_edges(uid, w, a));
                 assert_eq!(o, edges(e.out_edges(uid, w, a)), "out {uid} {w:?} {a}");
+                if let Some(id) = l.uid_id(uid) {
+                    assert_eq!(edges(l.out_edges_of(id, w, a)), o, "out_edges_of {uid}");
+                    assert_eq!(edges(e.out_edges_of(id, w, a)), o);
+                }
                 let i = edges(l.in_edges(uid, w, a));
                 assert_eq!(i, edges(e.in_edges(uid, w, a)), "in {uid} {w:?} {a}");
                 count(&o);

@@ -113,8 +113,7 @@ struct StoreOut<'s> {
 
 impl OutEdges for StoreOut<'_> {
     fn load(&mut self, u: u32, buf: &mut Vec<u32>) {
-        let uid = self.snap.uid_name(u);
-        for e in self.snap.out_edges(uid, Some(self.window), self.as_of_tt) {
+        for e in self.snap.out_edges_of(u, Some(self.window), self.as_of_tt) {
             buf.push(self.edges.len() as u32);
             self.edges.push(TEdge {
                 src: u,
