@@ -607,6 +607,9 @@ pub(crate) struct Caches {
     pub(crate) lower: OnceLock<LowerHeap>,
     /// The edge rows not believed at the current belief state.
     pub(crate) unbelieved: OnceLock<crate::mapscan::Unbelieved>,
+    /// The offsets of the uid heap (0) and of the string heap (1), decoded when small
+    /// enough (see [`Base::cached_str`]; empty otherwise).
+    heap_offs: [OnceLock<Vec<u32>>; 2],
     /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
     /// read of an open row skips the search in the close rows.
     closed: [OnceLock<Vec<u64>>; 2],
@@ -676,6 +679,9 @@ impl TimeIndex {
         }
     }
 }
+
+/// The most strings a heap may hold for its offsets to be decoded into memory (16 MB).
+const CACHED_HEAP_STRINGS: usize = 1 << 22;
 
 /// A row of `NONE` ids returned for an out-of-range row number.
 fn missing_row() -> Row {
@@ -958,13 +964,13 @@ impl Base {
             .unwrap_or("")
     }
 
-    fn heap_find(&self, h: &Heap, s: &str) -> Option<u32> {
+    fn heap_find(&self, h: &Heap, cache: &OnceLock<Vec<u32>>, s: &str) -> Option<u32> {
         let b = self.b();
         let (mut lo, mut hi) = (0usize, h.n);
         while lo < hi {
             let mid = (lo + hi) / 2;
             let id = h.order.id(b, mid);
-            match self.heap_str(h, id).as_bytes().cmp(s.as_bytes()) {
+            match self.cached_str(h, cache, id).as_bytes().cmp(s.as_bytes()) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return ((id as usize) < h.n).then_some(id),
@@ -975,22 +981,47 @@ impl Base {
 
     /// The uid string of uid id `id` ("" when out of range).
     pub(crate) fn uid_name(&self, id: u32) -> &str {
-        self.heap_str(&self.uids, id)
+        self.cached_str(&self.uids, &self.caches.heap_offs[0], id)
+    }
+
+    /// Heap string `id` through the heap's offsets decoded once into `cache` (4 bytes per
+    /// string, for heaps of at most [`CACHED_HEAP_STRINGS`] strings under 4 GiB: every edge
+    /// read names two uids, and a random read of a DFORS offset costs several cache misses);
+    /// larger heaps are read in place.
+    fn cached_str<'a>(&'a self, h: &Heap, cache: &'a OnceLock<Vec<u32>>, id: u32) -> &'a str {
+        let offs = cache.get_or_init(|| {
+            if h.n > CACHED_HEAP_STRINGS || h.len >= u32::MAX as usize {
+                return Vec::new();
+            }
+            let v = h.offs.range(self.b(), 0, h.n + 1);
+            v.into_iter()
+                .map(|x| u32::try_from(x).unwrap_or(u32::MAX))
+                .collect()
+        });
+        let i = id as usize;
+        match (offs.get(i), offs.get(i + 1)) {
+            (Some(&a), Some(&e)) if a <= e && e as usize <= h.len => self
+                .b()
+                .get(h.data + a as usize..h.data + e as usize)
+                .and_then(|s| std::str::from_utf8(s).ok())
+                .unwrap_or(""),
+            _ => self.heap_str(h, id),
+        }
     }
 
     /// The id of uid `s`, by binary search in the uid order.
     pub(crate) fn uid_id(&self, s: &str) -> Option<u32> {
-        self.heap_find(&self.uids, s)
+        self.heap_find(&self.uids, &self.caches.heap_offs[0], s)
     }
 
     /// Heap string `id` ("" when out of range).
     pub(crate) fn string(&self, id: u32) -> &str {
-        self.heap_str(&self.strings, id)
+        self.cached_str(&self.strings, &self.caches.heap_offs[1], id)
     }
 
     /// The id of heap string `s`.
     pub(crate) fn string_id(&self, s: &str) -> Option<u32> {
-        self.heap_find(&self.strings, s)
+        self.heap_find(&self.strings, &self.caches.heap_offs[1], s)
     }
 
     /// Content `id` (all fields `NONE` when out of range).
