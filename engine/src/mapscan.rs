@@ -518,14 +518,48 @@ pub(crate) fn eid(b: &Base, id: u32) -> Id12 {
     ident::eid_bytes(b.uid_name(e.src), b.uid_name(e.dst), b.string(e.rel), disc)
 }
 
-/// Every edge identity, by eid (16 bytes per identity; eids derived in parallel).
-pub(crate) fn ident_digest_order(b: &Base) -> Vec<(Id12, u32)> {
-    let mut v: Vec<(Id12, u32)> = (0..b.marks().idents as u32)
+/// Identities per group of [`ident_digest_groups`] (16 MB of sort keys).
+const IDENT_GROUP: usize = 1 << 20;
+
+/// Every edge identity in eid order, handed to `f` group by group (each group sorted by
+/// eid, the groups in eid order), so that at most about [`IDENT_GROUP`] sort keys are held:
+/// a first pass keeps each eid's first two bytes (2 bytes per identity) and cuts the
+/// two-byte prefix space into groups; each group's eids are then derived again and sorted.
+pub(crate) fn ident_digest_groups(b: &Base, f: impl FnMut(&[(Id12, u32)])) {
+    digest_groups_of(b, IDENT_GROUP, f)
+}
+
+/// [`ident_digest_groups`] with groups of at most `group` identities (one prefix may
+/// exceed it).
+fn digest_groups_of(b: &Base, group: usize, mut f: impl FnMut(&[(Id12, u32)])) {
+    let n = b.marks().idents as u32;
+    let prefix: Vec<u16> = (0..n)
         .into_par_iter()
-        .map(|i| (eid(b, i), i))
+        .map(|i| {
+            let e = eid(b, i);
+            u16::from_be_bytes([e[0], e[1]])
+        })
         .collect();
-    v.par_sort_unstable();
-    v
+    let mut count = vec![0usize; 1 << 16];
+    prefix.iter().for_each(|&p| count[p as usize] += 1);
+    let mut lo = 0usize;
+    while lo < count.len() {
+        let (mut hi, mut size) = (lo, 0);
+        while hi < count.len() && (hi == lo || size + count[hi] <= group) {
+            size += count[hi];
+            hi += 1;
+        }
+        if size > 0 {
+            let mut group: Vec<(Id12, u32)> = (0..n)
+                .into_par_iter()
+                .filter(|&i| (lo..hi).contains(&(prefix[i as usize] as usize)))
+                .map(|i| (eid(b, i), i))
+                .collect();
+            group.par_sort_unstable();
+            f(&group);
+        }
+        lo = hi;
+    }
 }
 
 /// The alive rows of edge identity `id` in digest order `(tt_s, vt_s)`.
@@ -622,6 +656,25 @@ mod tests {
         for k in [0, 1, 9, 10, 99, 100, 12_345, u32::MAX as u64, u64::MAX] {
             let mut buf = [0u8; 21];
             assert_eq!(ordinal_text(k, &mut buf), format!("#{k}"));
+        }
+    }
+
+    /// Identities handed over group by group come out in eid order, whatever the group size.
+    #[test]
+    fn digest_groups_are_the_eid_order() {
+        let (b, _) = images(3_000, true, 9);
+        let mut want: Vec<(Id12, u32)> = (0..b.marks().idents as u32)
+            .map(|i| (eid(&b, i), i))
+            .collect();
+        want.sort();
+        for group in [1, 7, 100, 1 << 20] {
+            let (mut got, mut groups) = (Vec::new(), 0);
+            digest_groups_of(&b, group, |g| {
+                got.extend_from_slice(g);
+                groups += 1;
+            });
+            assert_eq!(got, want, "group {group}");
+            assert!(group > 3_000 || groups > 1);
         }
     }
 

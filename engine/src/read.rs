@@ -622,12 +622,18 @@ impl<'a> Snapshot<'a> {
     pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
         let st = match self.src() {
             Src::Map(b) => {
-                let src = Src::Map(b);
-                return mapscan::ident_digest_order(b)
-                    .into_iter()
-                    .flat_map(|(_, id)| mapscan::ident_rows(b, id))
-                    .map(|i| EdgeVersion { src, idx: i })
-                    .collect();
+                let mut out = Vec::with_capacity(b.n_rows(1));
+                mapscan::ident_digest_groups(b, |g| {
+                    out.extend(
+                        g.iter()
+                            .flat_map(|&(_, id)| mapscan::ident_rows(b, id))
+                            .map(|i| EdgeVersion {
+                                src: Src::Map(b),
+                                idx: i,
+                            }),
+                    )
+                });
+                return out;
             }
             Src::Mem(st) => st,
         };
@@ -675,15 +681,18 @@ impl<'a> Snapshot<'a> {
         feed(&mut h, &self.all_nodes(), |n, s| n.write_line(s));
         match self.src() {
             Src::Mem(_) => feed(&mut h, &self.all_edges(), |e, s| e.write_line(s)),
-            // Mapped: identity by identity, so no list of every edge row is held.
-            Src::Map(b) => feed(&mut h, &mapscan::ident_digest_order(b), |&(_, id), s| {
-                for i in mapscan::ident_rows(b, id) {
-                    EdgeVersion {
-                        src: Src::Map(b),
-                        idx: i,
+            // Mapped: identity by identity, a bounded group of identities at a time, so no
+            // list of every edge row or identity is held.
+            Src::Map(b) => mapscan::ident_digest_groups(b, |g| {
+                feed(&mut h, g, |&(_, id), s| {
+                    for i in mapscan::ident_rows(b, id) {
+                        EdgeVersion {
+                            src: Src::Map(b),
+                            idx: i,
+                        }
+                        .write_line(s)
                     }
-                    .write_line(s)
-                }
+                })
             }),
         }
         h.finalize().to_hex().to_string()
