@@ -506,39 +506,45 @@ fn a_damaged_base_image_is_reported_not_served() {
     assert!(read_only(&path, false).is_lazy());
 }
 
-/// Start counts over an image of several scan blocks (150,000 ingested events, 20 % with
-/// durations, then retractions and corrections that close rows across the blocks).
-#[test]
-fn start_counts_over_many_blocks_equal_the_in_memory_count() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s");
-    let mut g = Rng(77);
-    let mut s = Store::create_with(&path, opts()).unwrap();
-    let mut evs: Vec<(String, String, &str, i64)> = Vec::new();
-    for b in 0..3 {
-        let batch: Vec<Value> = (0..50_000)
-            .map(|_| {
-                let (u, w) = (format!("n{}", g.below(200)), format!("n{}", g.below(200)));
-                let rel = ["R", "S"][g.below(2) as usize];
-                let t = g.below(100_000);
-                let mut ev = json!({"src": u, "dst": w, "rel_type": rel, "vt_s": t});
-                if g.below(5) == 0 {
-                    ev["vt_e"] = json!(t + 1 + g.below(5_000));
-                }
-                evs.push((u, w, rel, t));
-                ev
-            })
-            .collect();
-        s.write_at(
-            b + 1,
-            vec![Op::from_json(
-                &json!({"op": "ingest_events", "events": batch}),
-            )],
-        )
-        .unwrap();
-    }
+/// Ingested events of the many-row tests, one per time in `ts`: endpoints among `n_uids`
+/// uids, rel R or S, a fifth with a duration below `max_len`; `evs` records each event's
+/// `(src, dst, rel, vt_s)` (its ingest ordinal is its index).
+fn events(
+    g: &mut Rng,
+    ts: Vec<i64>,
+    n_uids: i64,
+    max_len: i64,
+    evs: &mut Vec<(String, String, &'static str, i64)>,
+) -> Value {
+    let batch: Vec<Value> = ts
+        .into_iter()
+        .map(|t| {
+            let (u, w) = (
+                format!("n{}", g.below(n_uids)),
+                format!("n{}", g.below(n_uids)),
+            );
+            let rel = ["R", "S"][g.below(2) as usize];
+            let mut ev = json!({"src": u, "dst": w, "rel_type": rel, "vt_s": t});
+            if g.below(5) == 0 {
+                ev["vt_e"] = json!(t + 1 + g.below(max_len));
+            }
+            evs.push((u, w, rel, t));
+            ev
+        })
+        .collect();
+    json!({"op": "ingest_events", "events": batch})
+}
+
+/// Closes random recorded events at each tt of `tts`: retracts them (even tt) or corrects
+/// them to one microsecond (odd tt); returns how many batches succeeded.
+fn close_events(
+    s: &mut Store,
+    g: &mut Rng,
+    evs: &[(String, String, &str, i64)],
+    tts: impl Iterator<Item = i64>,
+) -> usize {
     let mut closed = 0;
-    for tt in 10..210 {
+    for tt in tts {
         let k = g.below(evs.len() as i64) as usize;
         let (u, w, rel, t) = &evs[k];
         let r =
@@ -550,6 +556,24 @@ fn start_counts_over_many_blocks_equal_the_in_memory_count() {
         };
         closed += usize::from(s.write_at(tt, vec![Op::from_json(&op)]).is_ok());
     }
+    closed
+}
+
+/// Start counts over an image of several scan blocks (150,000 ingested events, 20 % with
+/// durations, then retractions and corrections that close rows across the blocks).
+#[test]
+fn start_counts_over_many_blocks_equal_the_in_memory_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(77);
+    let mut s = Store::create_with(&path, opts()).unwrap();
+    let mut evs = Vec::new();
+    for b in 0..3 {
+        let ts: Vec<i64> = (0..50_000).map(|_| g.below(100_000)).collect();
+        let op = events(&mut g, ts, 200, 5_000, &mut evs);
+        s.write_at(b + 1, vec![Op::from_json(&op)]).unwrap();
+    }
+    let closed = close_events(&mut s, &mut g, &evs, 10..210);
     assert!(closed >= 150, "only {closed} closing writes");
     s.compact().unwrap();
     drop(s);
@@ -586,26 +610,17 @@ fn scans_over_many_zones_equal_the_in_memory_scans() {
     let path = dir.path().join("s");
     let mut g = Rng(78);
     let mut s = Store::create_with(&path, opts()).unwrap();
-    let mut evs: Vec<(String, String, &str, i64)> = Vec::new();
-    let mut event = |g: &mut Rng, t: i64| {
-        let (u, w) = (format!("n{}", g.below(300)), format!("n{}", g.below(300)));
-        let rel = ["R", "S"][g.below(2) as usize];
-        let mut ev = json!({"src": u, "dst": w, "rel_type": rel, "vt_s": t});
-        if g.below(5) == 0 {
-            ev["vt_e"] = json!(t + 1 + g.below(2_000));
-        }
-        evs.push((u, w, rel, t));
-        ev
-    };
-    let sorted: Vec<Value> = (0..30_000).map(|i| event(&mut g, 3 * i)).collect();
-    let random: Vec<Value> = (0..5_000)
-        .map(|_| {
-            let t = g.below(90_000);
-            event(&mut g, t)
-        })
-        .collect();
-    for (tt, batch) in [(1, sorted), (2, random)] {
-        let op = json!({"op": "ingest_events", "events": batch});
+    let mut evs = Vec::new();
+    let sorted = events(
+        &mut g,
+        (0..30_000).map(|i| 3 * i).collect(),
+        300,
+        2_000,
+        &mut evs,
+    );
+    let ts: Vec<i64> = (0..5_000).map(|_| g.below(90_000)).collect();
+    let random = events(&mut g, ts, 300, 2_000, &mut evs);
+    for (tt, op) in [(1, sorted), (2, random)] {
         s.write_at(tt, vec![Op::from_json(&op)]).unwrap();
     }
     let node_ops: Vec<Op> = (0..9_000)
@@ -618,22 +633,11 @@ fn scans_over_many_zones_equal_the_in_memory_scans() {
         })
         .collect();
     s.write_at(3, node_ops).unwrap();
-    let mut closed = 0;
-    for tt in 10..110 {
-        let k = g.below(evs.len() as i64) as usize;
-        let (u, w, rel, t) = &evs[k];
-        let r =
-            json!({"kind": "edge", "src": u, "dst": w, "rel_type": rel, "disc": format!("#{k}")});
-        let op = match tt % 3 {
-            0 => json!({"op": "retract", "ref": r, "t": t, "reason": "gone"}),
-            1 => {
-                json!({"op": "correct", "ref": r, "props": {"w": 1}, "vt_s": t, "vt_e": t + 1, "reason": "fix"})
-            }
-            _ => {
-                json!({"op": "retract", "ref": {"kind": "node", "uid": format!("v{}", g.below(9_000))},
-                "t": g.below(90_000), "reason": "gone"})
-            }
-        };
+    let mut closed = close_events(&mut s, &mut g, &evs, 10..80);
+    for tt in 80..110 {
+        let uid = format!("v{}", g.below(9_000));
+        let op = json!({"op": "retract", "ref": {"kind": "node", "uid": uid},
+            "t": g.below(90_000), "reason": "gone"});
         closed += usize::from(s.write_at(tt, vec![Op::from_json(&op)]).is_ok());
     }
     assert!(closed >= 60, "only {closed} closing writes");
