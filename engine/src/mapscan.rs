@@ -295,6 +295,8 @@ pub(crate) fn ident_parts(b: &Base, ids: &[u32], c: usize) -> Vec<u32> {
 pub(crate) struct Unbelieved {
     max_tt: i64,
     ids: Vec<u32>,
+    /// The listed rows' `vt_s`, ascending.
+    vt_s: Vec<i64>,
 }
 
 impl Unbelieved {
@@ -313,21 +315,20 @@ fn unbelieved(b: &Base) -> &Unbelieved {
     b.caches.unbelieved.get_or_init(|| {
         let max_tt = b.max_tt(1);
         let a = clamp_tt(max_tt);
-        let parts: Vec<Vec<u32>> = (0..b.n_rows(1).div_ceil(ZONE_ROWS))
+        let parts: Vec<Vec<(u32, i64)>> = (0..b.n_rows(1).div_ceil(ZONE_ROWS))
             .into_par_iter()
             .map(|z| {
                 let start = z * ZONE_ROWS;
                 let blk = b.row_block(1, start, start + ZONE_ROWS, a, false, false);
                 (0..blk.vt_s.len())
                     .filter(|&j| !blk.believed(j, a))
-                    .map(|j| (start + j) as u32)
+                    .map(|j| ((start + j) as u32, blk.vt_s[j]))
                     .collect()
             })
             .collect();
-        Unbelieved {
-            max_tt,
-            ids: parts.concat(),
-        }
+        let (ids, mut vt_s): (Vec<u32>, Vec<i64>) = parts.into_iter().flatten().unzip();
+        vt_s.sort_unstable();
+        Unbelieved { max_tt, ids, vt_s }
     })
 }
 
@@ -406,10 +407,24 @@ pub(crate) fn start_counts(
     rel: Option<u32>,
     n: usize,
 ) -> Vec<u64> {
-    let rows = b.n_rows(1);
-    let zs = zones(b, 1);
     let unb = unbelieved(b);
     let current = rel.is_none() && clamp_tt(as_of_tt) >= clamp_tt(unb.max_tt);
+    if current && b.has_time_index() {
+        // At the current belief state a bucket's count is the rows starting in it (two
+        // binary searches in the valid-time index) less the unbelieved ones among them.
+        let starting = |lo: i64, hi: i64| {
+            let below = |t: i64| b.time_rank(1, false, t) - unb.vt_s.partition_point(|&v| v < t);
+            below(hi).saturating_sub(below(lo)) as u64
+        };
+        return (0..n as i64)
+            .map(|i| {
+                let lo = t_a.saturating_add(i.saturating_mul(stride));
+                starting(lo, lo.saturating_add(stride).min(t_b))
+            })
+            .collect();
+    }
+    let rows = b.n_rows(1);
+    let zs = zones(b, 1);
     let a = clamp_tt(as_of_tt);
     let bucket = |vt: i64| ((vt as i128 - t_a as i128) / stride as i128) as usize;
     let hit: Vec<usize> = (0..zs.len())
