@@ -286,14 +286,18 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => {
                 let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, w);
-                let ix = if k == 0 {
-                    &st.node_index
-                } else {
-                    &st.edge_index
-                };
-                overlapping(st.table(k), ix, w, keep)
+                overlapping(st.table(k), st.index(k), w, keep)
             }
             Src::Map(b) => mapscan::overlapping(b, k, w, as_of_tt, None),
+        }
+    }
+
+    /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that start or end
+    /// inside `(lo, hi]`.
+    fn boundary_ids(self, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
+        match self {
+            Src::Mem(st) => boundaries(st.table(k), st.index(k), lo, hi, as_of_tt),
+            Src::Map(b) => mapscan::boundaries(b, k, lo, hi, as_of_tt),
         }
     }
 
@@ -958,11 +962,8 @@ impl<'a> Snapshot<'a> {
     /// O(log n + boundary rows) through the valid-time index.
     pub fn node_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
         let src = self.src();
-        let ids = match src {
-            Src::Mem(st) => boundaries(&st.nodes, &st.node_index, lo, hi, as_of_tt),
-            Src::Map(b) => mapscan::boundaries(b, 0, lo, hi, as_of_tt),
-        };
-        ids.into_iter()
+        src.boundary_ids(0, lo, hi, as_of_tt)
+            .into_iter()
             .map(|i| NodeVersion { src, idx: i })
             .collect()
     }
@@ -971,11 +972,8 @@ impl<'a> Snapshot<'a> {
     /// `(lo, hi]`, in storage order. O(log n + boundary rows) through the valid-time index.
     pub fn edge_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
         let src = self.src();
-        let ids = match src {
-            Src::Mem(st) => boundaries(&st.edges, &st.edge_index, lo, hi, as_of_tt),
-            Src::Map(b) => mapscan::boundaries(b, 1, lo, hi, as_of_tt),
-        };
-        ids.into_iter()
+        src.boundary_ids(1, lo, hi, as_of_tt)
+            .into_iter()
             .map(|i| EdgeVersion { src, idx: i })
             .collect()
     }

@@ -383,6 +383,15 @@ impl State {
         }
     }
 
+    /// The valid-time index cache of table `k` (as [`State::table`]).
+    pub(crate) fn index(&self, k: usize) -> &IndexCache {
+        if k == 0 {
+            &self.node_index
+        } else {
+            &self.edge_index
+        }
+    }
+
     fn rows(&self, kind: Kind) -> &Vec<Row> {
         match kind {
             Kind::Node => &self.nodes,

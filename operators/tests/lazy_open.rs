@@ -5,7 +5,7 @@
 //! batches.
 
 mod common;
-use common::kit::{grow, Rng, UIDS};
+use common::kit::{grow, Rng, METRICS, UIDS};
 use common::*;
 use serde_json::{json, Value};
 use tgms_engine::{Options, Store};
@@ -39,14 +39,7 @@ fn scan_calls(r: &mut Rng, last_tt: i64) -> Vec<(&'static str, Value)> {
         "temporal_reachability",
         json!({"src": a, "window": w.clone()}),
     ));
-    for metric in [
-        "node_count",
-        "edge_event_count",
-        "active_edge_count",
-        "mean_out_degree",
-        "new_node_rate",
-        "reciprocity",
-    ] {
+    for metric in METRICS {
         v.push((
             "graph_metric_timeseries",
             json!({"metric": metric, "window": w.clone(), "stride": r.int(1, 20)}),

@@ -1870,14 +1870,7 @@ fn series_window_arg(r: &mut Rng) -> Value {
 fn args_for_series(op: &str, r: &mut Rng) -> Value {
     match op {
         "graph_metric_timeseries" => {
-            let metric = r.pick(&[
-                "node_count",
-                "edge_event_count",
-                "active_edge_count",
-                "mean_out_degree",
-                "new_node_rate",
-                "reciprocity",
-            ]);
+            let metric = r.pick(&METRICS);
             if r.chance(4) {
                 return json!({"metric": metric, "window": {"t_a": 0, "t_b": r.int(2001, 5000)}, "stride": 1});
             }

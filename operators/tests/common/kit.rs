@@ -36,6 +36,16 @@ impl Rng {
 }
 
 pub const UIDS: [&str; 6] = ["a", "b", "c", "d", "é", "e"];
+
+/// Every metric of `graph_metric_timeseries` (operators.md §16).
+pub const METRICS: [&str; 6] = [
+    "node_count",
+    "edge_event_count",
+    "active_edge_count",
+    "mean_out_degree",
+    "new_node_rate",
+    "reciprocity",
+];
 pub const RELS: [&str; 2] = ["R", "S"];
 
 pub fn interval(r: &mut Rng) -> (i64, Value) {
