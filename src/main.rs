@@ -189,8 +189,9 @@ enum Cmd {
         /// Existing store directory (only read).
         store: PathBuf,
     },
-    /// Flush the memtable and merge every segment into one; the store digest is unchanged.
-    /// Unreferenced files are collected. The result is an indexed image: read-only opens
+    /// Rewrite the store as one image of every segment and the log tail, rows sorted by
+    /// valid time; the store digest and every answer are unchanged. Unreferenced files are
+    /// collected. The result is an indexed image: read-only opens
     /// (`tgms call`, `tgms bench run --store`) then map it and answer every read from the
     /// file, without decoding the store into memory (`format-spec.md` §9.4): a fresh process
     /// answers its first query in milliseconds and its memory stays near the pages it reads.

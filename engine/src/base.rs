@@ -561,8 +561,9 @@ struct Rows {
     content: Col,
     vt_s: Col,
     vt_len: Col,
-    /// `(first row, tt_s)` of every run, rows ascending.
-    tt_runs: Vec<(usize, i64)>,
+    tt_s: TtCol,
+    /// The largest `tt_s` (`i64::MIN` without rows), found by the first caller.
+    tt_max: OnceLock<i64>,
     reason: Col,
     origin: Col,
     alive: Col,
@@ -571,6 +572,22 @@ struct Rows {
     close_tt_e: Col,
     close_by: Col,
     close_reason: Col,
+}
+
+/// The `tt_s` column of a row table: runs (`format-spec.md` §6.3), or — in a minor-4 image
+/// where that is smaller (rows sorted by `vt_s` from a log that arrived out of time order)
+/// — a random-access integer column.
+#[derive(Debug)]
+enum TtCol {
+    /// `(first row, tt_s)` of every run, rows ascending.
+    Runs(Vec<(usize, i64)>),
+    Col(Col),
+}
+
+impl Default for TtCol {
+    fn default() -> Self {
+        TtCol::Runs(Vec::new())
+    }
 }
 
 /// Columns of a run of rows (see [`Base::row_block`]); `ident` and `vt_e` are empty unless
@@ -707,6 +724,36 @@ fn id_list(v: Vec<i64>) -> Vec<u32> {
         .collect()
 }
 
+/// The runs of a RUNS chunk at `(at, end)` of a table of `n` rows, as `(first row, tt_s)`.
+fn tt_runs(
+    b: &[u8],
+    (at, end, _): (usize, usize, u8),
+    n: usize,
+) -> Result<Vec<(usize, i64)>, String> {
+    if at + 4 > end {
+        return Err("runs chunk too short".into());
+    }
+    let nruns = le_u32(b, at) as usize;
+    if nruns > n || (nruns as u128) * 12 != (end - at - 4) as u128 {
+        return Err("run count does not match the chunk".into());
+    }
+    let mut runs = Vec::with_capacity(nruns);
+    let mut row = 0usize;
+    for r in 0..nruns {
+        let p = at + 4 + 12 * r;
+        let (v, len) = (le_i64(b, p), le_u32(b, p + 8) as usize);
+        if len == 0 || row + len > n {
+            return Err("run does not fit the rows".into());
+        }
+        runs.push((row, v));
+        row += len;
+    }
+    if row != n {
+        return Err("runs do not cover the rows".into());
+    }
+    Ok(runs)
+}
+
 /// `vt_e` of rows from their `vt_s` and stored lengths (0 = open end).
 fn vt_ends(vt_s: &[i64], len: Vec<i64>) -> Vec<i64> {
     vt_s.iter()
@@ -726,7 +773,7 @@ fn opt_id(x: i64) -> u32 {
 }
 
 impl Base {
-    /// Verifies and indexes a minor-2 or 3 full-image segment (see the module doc). Errors are
+    /// Verifies and indexes a minor-2, 3 or 4 full-image segment (see the module doc). Errors are
     /// `(file offset, what)` like [`seg::decode`]'s.
     pub(crate) fn open(bytes: SegBytes) -> Result<Base, SegErr> {
         use chunk::*;
@@ -817,29 +864,11 @@ impl Base {
         for (k, g) in [ROWS_NODE, ROWS_EDGE].into_iter().enumerate() {
             let id_col = col(g + IDENT, None)?;
             let n = id_col.len();
-            let (at, end, _) = span(g + TT_S);
-            let tt_err = |what: &str| err(g + TT_S, what.to_string());
-            if at + 4 > end {
-                return Err(tt_err("runs chunk too short"));
-            }
-            let nruns = le_u32(b, at) as usize;
-            if nruns > n || (nruns as u128) * 12 != (end - at - 4) as u128 {
-                return Err(tt_err("run count does not match the chunk"));
-            }
-            let mut tt_runs = Vec::with_capacity(nruns);
-            let mut row = 0usize;
-            for r in 0..nruns {
-                let p = at + 4 + 12 * r;
-                let (v, len) = (le_i64(b, p), le_u32(b, p + 8) as usize);
-                if len == 0 || row + len > n {
-                    return Err(tt_err("run does not fit the rows"));
-                }
-                tt_runs.push((row, v));
-                row += len;
-            }
-            if row != n {
-                return Err(tt_err("runs do not cover the rows"));
-            }
+            let tt_s = if dir.codecs[pos(g + TT_S)] == codec::RUNS {
+                TtCol::Runs(tt_runs(b, span(g + TT_S), n).map_err(|k| err(g + TT_S, k))?)
+            } else {
+                TtCol::Col(col(g + TT_S, Some(n))?)
+            };
             let close_row = col(g + CLOSE_ROW, None)?;
             let nclose = close_row.len();
             rows[k] = Rows {
@@ -848,7 +877,8 @@ impl Base {
                 content: col(g + CONTENT, Some(n))?,
                 vt_s: col(g + VT_S, Some(n))?,
                 vt_len: col(g + VT_LEN, Some(n))?,
-                tt_runs,
+                tt_s,
+                tt_max: OnceLock::new(),
                 reason: col(g + REASON, Some(n))?,
                 origin: col(g + ORIGIN, Some(n))?,
                 alive: col(g + ALIVE, Some(n))?,
@@ -1167,17 +1197,21 @@ impl Base {
         let a = a.min(e);
         let len = e - a;
         let mut tt_s = Vec::new();
-        if t.tt_runs.iter().any(|&(_, v)| v > as_of) {
-            tt_s.reserve(len);
-            let mut run = t
-                .tt_runs
-                .partition_point(|&(start, _)| start <= a)
-                .saturating_sub(1);
-            for r in a..e {
-                while t.tt_runs.get(run + 1).is_some_and(|&(start, _)| start <= r) {
-                    run += 1;
+        if self.max_tt_s(k) > as_of {
+            match &t.tt_s {
+                TtCol::Runs(runs) => {
+                    tt_s.reserve(len);
+                    let mut run = runs
+                        .partition_point(|&(start, _)| start <= a)
+                        .saturating_sub(1);
+                    for r in a..e {
+                        while runs.get(run + 1).is_some_and(|&(start, _)| start <= r) {
+                            run += 1;
+                        }
+                        tt_s.push(runs.get(run).map_or(0, |&(_, v)| v));
+                    }
                 }
-                tt_s.push(t.tt_runs.get(run).map_or(0, |&(_, v)| v));
+                TtCol::Col(c) => tt_s = c.range(b, a, e),
             }
         }
         let all_alive = matches!(t.alive, Col::For(f) if f.width == 0 && f.min == 1);
@@ -1249,9 +1283,20 @@ impl Base {
     /// and not closed.
     pub(crate) fn max_tt(&self, k: usize) -> i64 {
         let t = &self.rows[k];
-        let starts = t.tt_runs.iter().map(|&(_, v)| v);
         let ends = t.close_tt_e.range(self.b(), 0, t.n_close);
-        starts.chain(ends).max().unwrap_or(i64::MIN)
+        ends.into_iter().fold(self.max_tt_s(k), i64::max)
+    }
+
+    /// The largest `tt_s` of table `k` (`i64::MIN` when it has no rows).
+    fn max_tt_s(&self, k: usize) -> i64 {
+        let t = &self.rows[k];
+        *t.tt_max.get_or_init(|| {
+            match &t.tt_s {
+                TtCol::Runs(runs) => runs.iter().map(|&(_, v)| v).max(),
+                TtCol::Col(c) => c.range(self.b(), 0, t.n).into_iter().max(),
+            }
+            .unwrap_or(i64::MIN)
+        })
     }
 
     /// True when the image holds the valid-time index (segment minor ≥ 3).
@@ -1305,11 +1350,15 @@ impl Base {
     }
 
     pub(crate) fn row_tt_s(&self, k: usize, r: u32) -> i64 {
-        let t = &self.rows[k];
-        let run = t.tt_runs.partition_point(|&(start, _)| start <= r as usize);
-        run.checked_sub(1)
-            .and_then(|k| t.tt_runs.get(k))
-            .map_or(0, |&(_, v)| v)
+        match &self.rows[k].tt_s {
+            TtCol::Runs(runs) => {
+                let run = runs.partition_point(|&(start, _)| start <= r as usize);
+                run.checked_sub(1)
+                    .and_then(|k| runs.get(k))
+                    .map_or(0, |&(_, v)| v)
+            }
+            TtCol::Col(c) => c.get(self.b(), r as usize),
+        }
     }
 
     /// `(tt_e, closed_by, close_reason)`: the closure of the row, by search in the
@@ -1816,7 +1865,7 @@ mod tests {
     fn compare(bytes: &[u8]) -> [usize; 5] {
         assert_eq!(
             u16::from_le_bytes([bytes[10], bytes[11]]),
-            SEG_MINOR_TIME_INDEX
+            seg::SEG_MINOR_SORTED
         );
         seg::verify(bytes).unwrap();
         let (seq, d) = seg::decode(bytes).unwrap();
@@ -2050,7 +2099,7 @@ mod tests {
         };
         assert_eq!(minors(&dir), [1, 1, 1]);
         assert_eq!(s.compact().unwrap(), 3);
-        assert_eq!(minors(&dir), [SEG_MINOR_TIME_INDEX]);
+        assert_eq!(minors(&dir), [seg::SEG_MINOR_SORTED]);
         // An indexed image is not rewritten again.
         assert_eq!(s.compact().unwrap(), 0);
         // A store with a single (first-flush, minor-1) segment: compaction rewrites it as
@@ -2062,7 +2111,7 @@ mod tests {
         s2.flush().unwrap();
         assert_eq!(minors(&dir2), [1]);
         assert_eq!(s2.compact().unwrap(), 1);
-        assert_eq!(minors(&dir2), [SEG_MINOR_TIME_INDEX]);
+        assert_eq!(minors(&dir2), [seg::SEG_MINOR_SORTED]);
         drop(s2);
         let mut s3 = Store::create_with(&t.path().join("s3"), Options::default()).unwrap();
         assert_eq!(s3.compact().unwrap(), 0);
@@ -2071,7 +2120,7 @@ mod tests {
         let ops: Vec<Op> = (0..6).map(|_| Op::from_json(&random_op(&mut r))).collect();
         let _ = s3.write_at(1000, ops);
         assert_eq!(s3.compact().unwrap(), 0);
-        assert_eq!(minors(&t.path().join("s3")), [SEG_MINOR_TIME_INDEX]);
+        assert_eq!(minors(&t.path().join("s3")), [seg::SEG_MINOR_SORTED]);
         assert!(t.path().join("s3/seg-00000001.tgs").exists());
     }
 
@@ -2236,9 +2285,47 @@ mod tests {
         assert!(err(&b).contains("full image"), "{}", err(&b));
         assert!(Base::open(SegBytes::Heap(b)).is_err());
         let mut b = bytes.clone();
-        b[10] = 4; // minor 4
+        b[10] = 5; // minor 5
         recrc(&mut b);
         assert!(err(&b).contains("not supported"), "{}", err(&b));
+        // `tt_s` may be an integer column in a minor-4 image, never in a minor-3 one.
+        let (seq, d) = seg::decode(&bytes).unwrap();
+        let b3 = seg::encode_as(seq, &d, &|_| 0, SEG_MINOR_TIME_INDEX).0;
+        let dir3 = seg::read_dir(&b3).unwrap();
+        let k = dir3.layout.iter().position(|c| c.0 == 36).unwrap();
+        assert_eq!(dir3.codecs[k], codec::RUNS);
+        let t = b3.len() - seg::SEG_TRAILER_LEN;
+        let f3 = u64::from_le_bytes(b3[t..t + 8].try_into().unwrap()) as usize;
+        let mut b = b3.clone();
+        b[f3 + 4 + seg::DIR_ENTRY_LEN * k + 2] = codec::PFOR;
+        let c = crc32fast::hash(&b[f3..t]);
+        b[t + 16..t + 20].copy_from_slice(&c.to_le_bytes());
+        assert!(err(&b).contains("inconsistent"), "{}", err(&b));
+        // Rows out of segment order: a minor-4 image fails S9, the same rows as minor 3 pass.
+        let mut d = d;
+        let i = (1..d.edges.len())
+            .find(|&i| d.edges[i].vt_s != d.edges[i - 1].vt_s)
+            .unwrap();
+        d.edges.swap(i - 1, i);
+        let (a, z) = (i as u32 - 1, i as u32);
+        for c in &mut d.closes[1] {
+            c.row = if c.row == a {
+                z
+            } else if c.row == z {
+                a
+            } else {
+                c.row
+            };
+        }
+        d.closes[1].sort_by_key(|c| c.row);
+        seg::verify(&seg::encode_as(seq, &d, &|_| 0, SEG_MINOR_TIME_INDEX).0).unwrap();
+        let e = seg::verify(&seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_SORTED).0)
+            .unwrap_err()
+            .1;
+        assert!(
+            e.contains("invariant S9") && e.contains(&format!("row {i} ")),
+            "{e}"
+        );
         // A minor-1 file with a codec-5 directory entry.
         let (seq, d) = seg::decode(&bytes).unwrap();
         let plain = seg::encode(seq, &d, &|_| 0, false).0;

@@ -598,10 +598,11 @@ mod tests {
     use crate::{Op, Options, Store};
     use serde_json::json;
 
-    /// A compacted image of `n` ingested events (time-ordered or scattered, a fifth with
-    /// durations, some open-ended) plus retractions and corrections, as minor 3 (with the
-    /// valid-time index) and re-encoded as minor 2 (without it).
-    fn images(n: usize, scattered: bool, seed: u64) -> (Base, Base) {
+    /// A full image of `n` ingested events (time-ordered or scattered, a fifth with
+    /// durations, some open-ended) plus retractions and corrections — in write order, or
+    /// `sorted` by compaction — with the valid-time index (minor 3 or 4) and re-encoded as
+    /// minor 2 (without it).
+    fn images(n: usize, scattered: bool, seed: u64, sorted: bool) -> (Base, Base) {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
         let opts = Options {
@@ -632,10 +633,14 @@ mod tests {
                 ev
             })
             .collect();
-        let op = json!({"op": "ingest_events", "events": events});
-        s.write_at(1, vec![Op::from_json(&op)]).unwrap();
+        // Eight ingest batches (tt 1–8): in `vt_s` order their rows interleave when
+        // scattered, so a sorted image stores `tt_s` as an integer column, not runs.
+        for (b, chunk) in events.chunks(n.div_ceil(8)).enumerate() {
+            let op = json!({"op": "ingest_events", "events": chunk});
+            s.write_at(1 + b as i64, vec![Op::from_json(&op)]).unwrap();
+        }
         let mut closed = 0;
-        for tt in 2..80 {
+        for tt in 10..88 {
             let k = next(n as u64) as usize;
             let (u, w, rel, t) = &ends[k];
             let r = json!({"kind": "edge", "src": u, "dst": w, "rel_type": rel,
@@ -644,19 +649,29 @@ mod tests {
             closed += usize::from(s.write_at(tt, vec![Op::from_json(&op)]).is_ok());
         }
         assert!(closed >= 50, "only {closed} retractions");
-        s.compact().unwrap();
+        // The first flush of a store is a full image in write order; compaction sorts it.
+        s.flush().unwrap();
+        if sorted {
+            s.compact().unwrap();
+        }
         drop(s);
         let seg_path = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
             .find(|p| p.extension().is_some_and(|x| x == "tgs"))
             .unwrap();
-        let b3 = std::fs::read(seg_path).unwrap();
+        let b = std::fs::read(seg_path).unwrap();
+        let minor = u16::from_le_bytes([b[10], b[11]]);
         assert_eq!(
-            u16::from_le_bytes([b3[10], b3[11]]),
-            seg::SEG_MINOR_TIME_INDEX
+            minor,
+            [seg::SEG_MINOR, seg::SEG_MINOR_SORTED][usize::from(sorted)]
         );
-        let (seq, d) = seg::decode(&b3).unwrap();
+        seg::verify(&b).unwrap();
+        let dir = seg::read_dir(&b).unwrap();
+        let tt_codec = dir.codecs[dir.layout.iter().position(|c| c.0 == 36).unwrap()];
+        assert_eq!(tt_codec == seg::codec::RUNS, !(sorted && scattered));
+        let (seq, d) = seg::decode(&b).unwrap();
+        let b3 = seg::encode_as(seq, &d, &|_| 0, minor.max(seg::SEG_MINOR_TIME_INDEX)).0;
         let b2 = seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_INDEXED).0;
         let (x3, x2) = (
             Base::open(SegBytes::Heap(b3)).unwrap(),
@@ -677,7 +692,7 @@ mod tests {
     /// Identities handed over group by group come out in eid order, whatever the group size.
     #[test]
     fn digest_groups_are_the_eid_order() {
-        let (b, _) = images(3_000, true, 9);
+        let (b, _) = images(3_000, true, 9, false);
         let mut want: Vec<(Id12, u32)> = (0..b.marks().idents as u32)
             .map(|i| (eid(&b, i), i))
             .collect();
@@ -693,13 +708,14 @@ mod tests {
         }
     }
 
-    /// Every window read through the valid-time index (minor 3) equals the same read by
-    /// zones (minor 2), on clustered and on scattered rows, narrow and wide windows.
+    /// Every window read through the valid-time index (minor 3 or 4) equals the same read
+    /// by zones (minor 2), on clustered and on scattered rows (in write order, and sorted by
+    /// compaction), narrow and wide windows.
     #[test]
     fn index_reads_equal_zone_reads() {
-        for (scattered, seed) in [(false, 5), (true, 6)] {
+        for (scattered, seed, sorted) in [(false, 5, false), (true, 6, false), (true, 7, true)] {
             let n = 30_000;
-            let (x3, x2) = images(n, scattered, seed);
+            let (x3, x2) = images(n, scattered, seed, sorted);
             let span = 3 * n as i64;
             let mut windows = vec![(0, 10), (span / 2, span / 2 + 40), (span - 5, span + 600)];
             windows.extend([
@@ -710,7 +726,7 @@ mod tests {
             ]);
             let mut answered = 0;
             for (a, e) in windows {
-                for as_of in [OPEN_END, 1, 40, 0] {
+                for as_of in [OPEN_END, 1, 5, 40, 0] {
                     for k in [0, 1] {
                         let rels = [Some(&[0u32, 1, 2, 3][..]), None];
                         for r in rels {

@@ -19,8 +19,11 @@ pub const SEG_MINOR: u16 = 1;
 /// integer codecs only (FOR, DFORS, PFOR): format 1.3.
 pub const SEG_MINOR_INDEXED: u16 = 2;
 /// Segment minor of a full image that also holds the valid-time index chunks (77–80):
-/// format 1.4. Compaction writes this minor.
+/// format 1.4.
 pub const SEG_MINOR_TIME_INDEX: u16 = 3;
+/// Segment minor of a full image whose row tables are in segment order, `(vt_s, identity
+/// key, tt_s)` (invariant S9): format 1.5. Same chunks as minor 3; compaction writes it.
+pub const SEG_MINOR_SORTED: u16 = 4;
 /// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
 pub const SEG_HEADER_LEN: usize = 88;
 /// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
@@ -645,7 +648,7 @@ pub(crate) fn encode(
     indexes: bool,
 ) -> (Vec<u8>, ZoneMap) {
     let minor = if indexes && d.base == Marks::default() {
-        SEG_MINOR_TIME_INDEX
+        SEG_MINOR_SORTED
     } else {
         SEG_MINOR
     };
@@ -782,7 +785,20 @@ pub(crate) fn encode_as(
                 };
                 used = if id - g == TT_S {
                     put_runs(&mut body, &vals);
-                    codec
+                    // A minor-4 image takes an integer column instead when it is smaller
+                    // (rows in `vt_s` order from a log that arrived out of time order).
+                    let mut ints = Vec::new();
+                    let c = if minor >= SEG_MINOR_SORTED {
+                        put_int_ra(&mut ints, &vals)
+                    } else {
+                        codec
+                    };
+                    if !ints.is_empty() && ints.len() < body.len() {
+                        std::mem::swap(&mut body, &mut ints);
+                        c
+                    } else {
+                        codec
+                    }
                 } else if small {
                     put_small(&mut body, &vals)
                 } else {
@@ -1031,7 +1047,7 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
         return Err((f_off, "footer checksum mismatch".into()));
     }
     let minor = u16::from_le_bytes([b[10], b[11]]);
-    if minor > SEG_MINOR_TIME_INDEX {
+    if minor > SEG_MINOR_SORTED {
         return Err((
             10,
             format!("segment minor version {minor} is not supported"),
@@ -1049,7 +1065,7 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
     if minor >= SEG_MINOR_INDEXED && base != [0; 7] {
         return Err((
             24,
-            "an indexed (minor 2 or 3) segment must be a full image".into(),
+            "an indexed (minor 2, 3 or 4) segment must be a full image".into(),
         ));
     }
     let mut codecs: Vec<u8> = Vec::with_capacity(layout.len());
@@ -1063,13 +1079,15 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
         let off = u64::from_le_bytes(e[4..12].try_into().unwrap_or([0; 8]));
         let len = u32::from_le_bytes(e[12..16].try_into().unwrap_or([0; 4])) as u64;
         let crc = u32::from_le_bytes(e[16..20].try_into().unwrap_or([0; 4]));
+        let ra = [codec::FOR, codec::DFORS, codec::PFOR].contains(&e[2]);
         let codec_ok = e[2] == codec
             || (codec == codec::FOR
                 && match minor {
                     0 => false,
                     1 => e[2] == codec::DFOR,
-                    _ => e[2] == codec::DFORS || e[2] == codec::PFOR,
-                });
+                    _ => ra,
+                })
+            || (codec == codec::RUNS && minor >= SEG_MINOR_SORTED && ra);
         if eid != id || !codec_ok || off != expect_off || off + len > f_off {
             return Err((
                 at,
@@ -1242,9 +1260,13 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
                 b: chunks[idx(id)],
                 pos: 0,
             };
-            r.runs(n)
-                .and_then(|v| r.done().map(|_| v))
-                .map_err(|(o, kd)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {kd}")))?
+            if codecs[idx(id)] == codec::RUNS {
+                r.runs(n)
+                    .and_then(|v| r.done().map(|_| v))
+                    .map_err(|(o, kd)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {kd}")))?
+            } else {
+                col(id, n)?
+            }
         };
         let reason = opt_u32(g + REASON, col(g + REASON, n)?)?;
         let origin = col(g + ORIGIN, n)?;
@@ -1314,6 +1336,18 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
         }
         d.closes[k] = closes;
     }
+    if check_indexes && minor >= SEG_MINOR_SORTED {
+        segment_order_holds(&d).map_err(|(k, row)| {
+            let id = [ROWS_NODE, ROWS_EDGE][k] + VT_S;
+            (
+                offsets[idx(id)],
+                format!(
+                    "row {row} of the {} table is out of segment order (invariant S9)",
+                    ["node", "edge"][k]
+                ),
+            )
+        })?;
+    }
     if check_indexes && minor >= SEG_MINOR_INDEXED {
         for (id, want) in index_columns(&d, minor) {
             if col(id, want.len())? != want {
@@ -1327,9 +1361,22 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
     Ok((seq, d))
 }
 
-/// Verifies a segment file's structure, checksums and columns, and that the index chunks of
-/// a minor-2 or 3 segment equal what its rows imply (not its chaining with other segments):
-/// `Err((file offset, what))` on the first problem.
+/// `Err((table, row))` for the first row of a full image (nodes 0, edges 1) that sorts
+/// before its predecessor in segment order `(vt_s, ident, tt_s)` (invariant S9).
+fn segment_order_holds(d: &SegData) -> Result<(), (usize, usize)> {
+    for (k, rows) in [&d.nodes, &d.edges].into_iter().enumerate() {
+        let key = |r: &crate::state::Row| (r.vt_s, r.ident, r.tt_s);
+        if let Some(i) = rows.windows(2).position(|w| key(&w[0]) > key(&w[1])) {
+            return Err((k, i + 1));
+        }
+    }
+    Ok(())
+}
+
+/// Verifies a segment file's structure, checksums and columns, that the index chunks of a
+/// minor-2, 3 or 4 segment equal what its rows imply and that a minor-4 segment's rows are
+/// in segment order (not its chaining with other segments): `Err((file offset, what))` on
+/// the first problem.
 pub fn verify(b: &[u8]) -> Result<(), SegErr> {
     decode_with(b, true).map(|_| ())
 }

@@ -1038,6 +1038,26 @@ fn open_row(r: &Row) -> Row {
     }
 }
 
+/// Puts `rows` in segment order `(vt_s, ident, tt_s, row)` (`format-spec.md` §6.1) and
+/// renumbers `closes` (sorted by row) to match.
+fn permute(rows: &mut Vec<Row>, closes: &mut [Closure]) {
+    use rayon::prelude::*;
+    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
+    order.par_sort_unstable_by_key(|&r| {
+        let x = &rows[r as usize];
+        (x.vt_s, x.ident, x.tt_s, r)
+    });
+    let mut new_of = vec![0u32; rows.len()];
+    for (new, &old) in order.iter().enumerate() {
+        new_of[old as usize] = new as u32;
+    }
+    *rows = order.iter().map(|&old| rows[old as usize]).collect();
+    for c in closes.iter_mut() {
+        c.row = new_of[c.row as usize];
+    }
+    closes.sort_unstable_by_key(|c| c.row);
+}
+
 fn closure_of(row: u32, r: &Row) -> Option<Closure> {
     (r.tt_e != OPEN_END).then(|| Closure {
         row,
@@ -1129,6 +1149,20 @@ impl State {
                 .collect(),
             closes,
         }
+    }
+
+    /// The full image that compaction writes (`format-spec.md` §6.1, segment minor 4): every
+    /// table from 0, each row table in segment order `(vt_s, ident, tt_s, row)`, and the
+    /// closures renumbered to match. The rows get new numbers; a writer
+    /// that publishes the image reloads its state from it ([`Store::compact`]).
+    ///
+    /// [`Store::compact`]: crate::Store::compact
+    pub(crate) fn sorted_image(&self) -> SegData {
+        let mut d = self.seg_data(Marks::default());
+        let [node_closes, edge_closes] = &mut d.closes;
+        permute(&mut d.nodes, node_closes);
+        permute(&mut d.edges, edge_closes);
+        d
     }
 
     /// Appends one segment's content. `Err(kind)` names the first inconsistency; the

@@ -679,7 +679,7 @@ impl Store {
     /// May compact afterwards (automatic compaction threshold).
     pub fn flush(&mut self) -> Result<bool> {
         self.writable()?;
-        let r = self.flush_inner(false);
+        let r = self.flush_inner();
         let flushed = self.poison(r)?;
         if flushed && self.compact_segments > 0 && self.segments.len() >= self.compact_segments {
             self.compact()?;
@@ -687,9 +687,7 @@ impl Store {
         Ok(flushed)
     }
 
-    /// `indexes`: when this flush writes the first segment (a full image), write it as an
-    /// indexed minor-2 image (compaction of a store without segments).
-    fn flush_inner(&mut self, indexes: bool) -> Result<bool> {
+    fn flush_inner(&mut self) -> Result<bool> {
         let Some(wal) = self.wal.as_mut() else {
             return Err(Error::state("store is opened read-only"));
         };
@@ -699,7 +697,7 @@ impl Store {
         }
         wal.sync()?;
         let data = self.state.seg_data(self.state.sealed);
-        let entry = self.write_segment(&data, indexes)?;
+        let entry = self.write_segment(&data, false)?;
         drop(data);
         match self.manifest.as_mut() {
             Some(m) => m.append(&entry)?,
@@ -762,40 +760,48 @@ impl Store {
         })
     }
 
-    /// Flushes, then rewrites every segment into one (closures folded in) and publishes it
-    /// by renaming a fresh manifest over the old one; then deletes the old segment files.
-    /// The store digest does not change. Returns the number of files collected.
+    /// Rewrites the store as one full image (every closure folded in, rows in segment
+    /// order) that covers the whole log, publishes it by renaming a fresh manifest over the
+    /// old one and deletes the old segment files (`format-spec.md` §9.3). The store digest
+    /// does not change; row numbers do, so the writer reloads its state from the image.
+    /// Returns the number of files collected.
     pub fn compact(&mut self) -> Result<usize> {
         self.writable()?;
-        // Without segments, the flush writes the full image itself, indexed.
-        let r = self.flush_inner(self.segments.is_empty());
-        self.poison(r)?;
-        // One segment is already a full image; it is rewritten only to add the index
-        // chunks of a minor-3 image (`format-spec.md` §6.5).
-        if self.segments.len() <= 1 && self.segments.first().is_none_or(|e| self.is_indexed(e)) {
-            return Ok(0);
-        }
         let r = self.compact_inner();
         self.poison(r)
     }
 
-    /// True when segment `e` is a full image of the newest indexed minor, 3 (or its header
-    /// cannot be read: then nothing is rewritten).
-    fn is_indexed(&self, e: &SegEntry) -> bool {
+    /// True when segment `e` is a full image of the newest minor, 4 (or its header cannot
+    /// be read: then nothing is rewritten).
+    fn is_current_image(&self, e: &SegEntry) -> bool {
         let mut h = [0u8; 12];
         File::open(self.dir.join(manifest::seg_name(e.seq)))
             .and_then(|mut f| f.read_exact(&mut h))
             .map_or(true, |_| {
-                u16::from_le_bytes([h[10], h[11]]) >= seg::SEG_MINOR_TIME_INDEX
+                u16::from_le_bytes([h[10], h[11]]) >= seg::SEG_MINOR_SORTED
             })
     }
 
     fn compact_inner(&mut self) -> Result<usize> {
-        let data = self.state.seg_data(crate::state::Marks::default());
-        let mut entry = self.write_segment(&data, true)?;
-        drop(data);
-        entry.wal_offset = self.covered.0;
-        entry.wal_record = self.covered.1;
+        let Some(wal_len) = self.wal.as_ref().map(|w| w.len_bytes()) else {
+            return Err(Error::state("store is opened read-only"));
+        };
+        let unflushed = wal_len != self.covered.0;
+        if !unflushed
+            && self.segments.len() <= 1
+            && self
+                .segments
+                .first()
+                .is_none_or(|e| self.is_current_image(e))
+        {
+            return Ok(0);
+        }
+        // Step 1: the log is durable up to the position the image covers.
+        if let Some(wal) = self.wal.as_mut().filter(|_| unflushed) {
+            wal.sync()?;
+        }
+        let data = self.state.sorted_image();
+        let entry = self.write_segment(&data, true)?;
         manifest::write_fresh(&self.dir, std::slice::from_ref(&entry), self.no_sync)?;
         self.sync_dir()?;
         let mpath = self.dir.join(MANIFEST_FILE);
@@ -803,7 +809,23 @@ impl Store {
             .map_err(|e| Error::io(&mpath, e))?
             .len();
         self.manifest = Some(ManifestWriter::open(&mpath, Some(len), self.no_sync)?);
+        self.covered = (entry.wal_offset, entry.wal_record);
+        let seg_path = self.dir.join(manifest::seg_name(entry.seq));
         self.segments = vec![entry];
+        // The image numbers rows in segment order: the writer's tables and every row
+        // number it holds are rebuilt from it (the old state is dropped first).
+        let stats = self.state.stats.clone();
+        let paranoid = self.state.paranoid;
+        self.state = State::default();
+        self.state.paranoid = paranoid;
+        self.state
+            .load_seg(data)
+            .and_then(|()| self.state.finish_load(stats))
+            .map_err(|kind| Error::Corruption {
+                file: seg_path,
+                offset: 0,
+                kind,
+            })?;
         let n = collect_garbage(&self.dir, &self.segments)?;
         self.sync_dir()?;
         Ok(n)
