@@ -15,13 +15,12 @@
 //!
 //! [`State`]: crate::state::State
 
+use crate::bitmap::RoaringView;
 use crate::cols::EdgeColumns;
 use crate::lowercase::LowerHeap;
 use crate::mmap::SegBytes;
 use crate::op::Origin;
-use crate::seg::{
-    self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_INDEXED, SEG_MINOR_TIME_INDEX,
-};
+use crate::seg::{self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_TIME_INDEX};
 use crate::state::{Content, Disc, IdentRec, Marks, Row, NONE};
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
@@ -568,6 +567,8 @@ struct Rows {
     origin: Col,
     alive: Col,
     n_close: usize,
+    /// The closed rows as a set (chunks 81–82, minor 4).
+    closed: Option<RoaringView>,
     close_row: Col,
     close_tt_e: Col,
     close_by: Col,
@@ -628,7 +629,8 @@ pub(crate) struct Caches {
     /// enough (see [`Base::cached_str`]; empty otherwise).
     heap_offs: [OnceLock<Vec<u32>>; 2],
     /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
-    /// read of an open row skips the search in the close rows.
+    /// read of an open row skips the search in the close rows (images before minor 4,
+    /// which carry no closed-row set).
     closed: [OnceLock<Vec<u64>>; 2],
 }
 
@@ -779,7 +781,7 @@ impl Base {
         use chunk::*;
         let b = bytes.bytes();
         let dir = seg::read_dir(b)?;
-        if dir.minor < SEG_MINOR_INDEXED {
+        if !seg::is_indexed(dir.minor) {
             return Err((
                 10,
                 format!("segment minor {} has no index chunks", dir.minor),
@@ -883,6 +885,7 @@ impl Base {
                 origin: col(g + ORIGIN, Some(n))?,
                 alive: col(g + ALIVE, Some(n))?,
                 n_close: nclose,
+                closed: None,
                 close_row,
                 close_tt_e: col(g + CLOSE_TT_E, Some(nclose))?,
                 close_by: col(g + CLOSE_BY, Some(nclose))?,
@@ -941,6 +944,19 @@ impl Base {
         } else {
             None
         };
+        if dir.minor >= seg::SEG_MINOR_SORTED {
+            for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
+                let (at, end, _) = span(id);
+                let set = RoaringView::parse(b, at, end).map_err(|e| err(id, e))?;
+                if set.len() != rows[k].n_close as u64 {
+                    return Err(err(
+                        id,
+                        "closed-row set size differs from the closures".into(),
+                    ));
+                }
+                rows[k].closed = Some(set);
+            }
+        }
         let seq = dir.seq;
         Ok(Base {
             seq,
@@ -1362,22 +1378,30 @@ impl Base {
     }
 
     /// `(tt_e, closed_by, close_reason)`: the closure of the row, by search in the
-    /// (strictly ascending) close rows; `(OPEN_END, None, NONE)` for an open row.
+    /// (strictly ascending) close rows; `(OPEN_END, None, NONE)` for an open row. The
+    /// image's closed-row set (minor 4; else a bitset built at first use) answers first,
+    /// and a table without closures has nothing to test.
     pub(crate) fn row_close(&self, k: usize, r: u32) -> (i64, Option<Origin>, u32) {
         let (t, b) = (&self.rows[k], self.b());
-        let bits = self.caches.closed[k].get_or_init(|| {
-            let mut bits = vec![0u64; t.n.div_ceil(64)];
-            for x in t.close_row.range(b, 0, t.n_close) {
-                if let Some(w) = usize::try_from(x).ok().and_then(|x| bits.get_mut(x / 64)) {
-                    *w |= 1 << (x % 64);
+        let closed = t.n_close > 0
+            && match t.closed {
+                Some(set) => set.contains(b, r),
+                None => {
+                    let bits = self.caches.closed[k].get_or_init(|| {
+                        let mut bits = vec![0u64; t.n.div_ceil(64)];
+                        for x in t.close_row.range(b, 0, t.n_close) {
+                            let w = usize::try_from(x).ok().and_then(|x| bits.get_mut(x / 64));
+                            if let Some(w) = w {
+                                *w |= 1 << (x % 64);
+                            }
+                        }
+                        bits
+                    });
+                    bits.get(r as usize / 64)
+                        .is_some_and(|w| w & (1 << (r % 64)) != 0)
                 }
-            }
-            bits
-        });
-        if bits
-            .get(r as usize / 64)
-            .is_none_or(|w| w & (1 << (r % 64)) == 0)
-        {
+            };
+        if !closed {
             return (OPEN_END, None, NONE);
         }
         let c = t.close_row.lower_bound(b, i64::from(r));
@@ -2079,7 +2103,7 @@ mod tests {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "tgs") {
                 let b = std::fs::read(&p).unwrap();
-                assert_eq!(u16::from_le_bytes([b[10], b[11]]), seg::SEG_MINOR);
+                assert_eq!(u16::from_le_bytes([b[10], b[11]]), seg::SEG_MINOR_FLUSH);
                 let err = Base::open(SegBytes::Heap(b)).err().unwrap();
                 assert!(err.1.contains("no index chunks"), "{err:?}");
             }
@@ -2097,7 +2121,7 @@ mod tests {
             v.sort();
             v
         };
-        assert_eq!(minors(&dir), [1, 1, 1]);
+        assert_eq!(minors(&dir), [5, 5, 5]);
         assert_eq!(s.compact().unwrap(), 3);
         assert_eq!(minors(&dir), [seg::SEG_MINOR_SORTED]);
         // An indexed image is not rewritten again.
@@ -2109,7 +2133,7 @@ mod tests {
         let ops: Vec<Op> = (0..6).map(|_| Op::from_json(&random_op(&mut r))).collect();
         let _ = s2.write_at(1000, ops);
         s2.flush().unwrap();
-        assert_eq!(minors(&dir2), [1]);
+        assert_eq!(minors(&dir2), [5]);
         assert_eq!(s2.compact().unwrap(), 1);
         assert_eq!(minors(&dir2), [seg::SEG_MINOR_SORTED]);
         drop(s2);
@@ -2183,6 +2207,36 @@ mod tests {
         for u in 0..b.marks().uids as u32 {
             assert!(b.out_adj(u).is_empty());
         }
+        // A closed-row set naming other rows than the closures: `verify` notices; one of
+        // another size is refused at open.
+        let (bytes, d) = (3..)
+            .map(|seed| {
+                let b = random_compacted(seed, 60);
+                let d = seg::decode(&b).unwrap().1;
+                (b, d)
+            })
+            .find(|(_, d)| !d.closes[1].is_empty())
+            .unwrap();
+        let first = i64::from(d.closes[1][0].row);
+        let other = (0..d.edges.len() as i64)
+            .find(|r| d.closes[1].iter().all(|c| i64::from(c.row) != *r))
+            .unwrap();
+        let swapped = forge(&bytes, chunk::EDGE_CLOSED, |v| {
+            v.retain(|&x| x != first);
+            v.push(other);
+            v.sort();
+        });
+        assert!(seg::decode(&swapped).is_ok());
+        let e = seg::verify(&swapped).unwrap_err().1;
+        assert!(e.contains("closed-row set 82") && e.contains("S8"), "{e}");
+        let b = Base::open(SegBytes::Heap(swapped)).unwrap();
+        assert_eq!(b.row_close(1, first as u32).0, OPEN_END);
+        let grown = forge(&bytes, chunk::EDGE_CLOSED, |v| {
+            v.push(other);
+            v.sort();
+        });
+        let e = Base::open(SegBytes::Heap(grown)).err().unwrap().1;
+        assert!(e.contains("chunk 82") && e.contains("size"), "{e}");
     }
 
     /// Manual measurement: `TGMS_BASE_SEG=path cargo test --release -p tgms-engine --lib
@@ -2285,9 +2339,14 @@ mod tests {
         assert!(err(&b).contains("full image"), "{}", err(&b));
         assert!(Base::open(SegBytes::Heap(b)).is_err());
         let mut b = bytes.clone();
-        b[10] = 5; // minor 5
+        b[10] = 6; // minor 6
         recrc(&mut b);
         assert!(err(&b).contains("not supported"), "{}", err(&b));
+        // An image's directory is not a flush segment's (minor 5: no index chunks).
+        let mut b = bytes.clone();
+        b[10] = 5;
+        recrc(&mut b);
+        assert!(err(&b).contains("chunks of segment minor 5"), "{}", err(&b));
         // `tt_s` may be an integer column in a minor-4 image, never in a minor-3 one.
         let (seq, d) = seg::decode(&bytes).unwrap();
         let b3 = seg::encode_as(seq, &d, &|_| 0, SEG_MINOR_TIME_INDEX).0;
@@ -2351,7 +2410,8 @@ mod tests {
         assert!(err(&b).contains("inconsistent"), "{}", err(&b));
     }
 
-    /// Re-encodes `bytes` with index chunk `id`'s values changed by `f` (crcs recomputed).
+    /// Re-encodes `bytes` with index chunk `id`'s values (or set, for a closed-row set)
+    /// changed by `f` (crcs recomputed).
     fn forge(bytes: &[u8], id: u16, f: impl Fn(&mut Vec<i64>)) -> Vec<u8> {
         let dir = seg::read_dir(bytes).unwrap();
         let mut out = bytes[..seg::SEG_HEADER_LEN].to_vec();
@@ -2360,7 +2420,15 @@ mod tests {
             let (o, l) = (dir.offsets[k] as usize, dir.lens[k]);
             let mut body = bytes[o..o + l].to_vec();
             let mut c = dir.codecs[k];
-            if cid == id {
+            if cid == id && c == codec::ROARING {
+                let mut v: Vec<i64> = crate::bitmap::values(&body)
+                    .unwrap()
+                    .into_iter()
+                    .map(i64::from)
+                    .collect();
+                f(&mut v);
+                body = crate::bitmap::serialize(v.into_iter().map(|x| x as u32));
+            } else if cid == id {
                 let n = u32::from_le_bytes(body[..4].try_into().unwrap()) as usize;
                 let mut v = seg::decode_int(&body, c, n).unwrap();
                 f(&mut v);

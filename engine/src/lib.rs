@@ -6,6 +6,7 @@
 #![deny(unsafe_code)]
 
 mod base;
+mod bitmap;
 pub mod canon;
 pub mod clock;
 mod cols;

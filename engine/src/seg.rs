@@ -12,8 +12,8 @@ pub const SEG_MAGIC: &[u8; 8] = b"TGMSSEG\0";
 pub const SEG_TRAILER_MAGIC: &[u8; 4] = b"TGSE";
 /// Segment format major version.
 pub const SEG_MAJOR: u16 = 1;
-/// Segment format minor version of flush segments. Minor 1 added codec 4 (DFOR) for
-/// integer columns.
+/// Segment minor of flush segments written by formats 1.2–1.4: codec 4 (DFOR) for integer
+/// columns, rows in write order.
 pub const SEG_MINOR: u16 = 1;
 /// Segment minor of a compacted full image with index chunks (64–76) and random-access
 /// integer codecs only (FOR, DFORS, PFOR): format 1.3.
@@ -21,9 +21,23 @@ pub const SEG_MINOR_INDEXED: u16 = 2;
 /// Segment minor of a full image that also holds the valid-time index chunks (77–80):
 /// format 1.4.
 pub const SEG_MINOR_TIME_INDEX: u16 = 3;
-/// Segment minor of a full image whose row tables are in segment order, `(vt_s, identity
-/// key, tt_s)` (invariant S9): format 1.5. Same chunks as minor 3; compaction writes it.
+/// Segment minor of a full image whose row tables are in segment order `(vt_s, ident,
+/// tt_s)` (invariant S9), with the closed-row sets (chunks 81–82, codec ROARING): format
+/// 1.5. Compaction writes it.
 pub const SEG_MINOR_SORTED: u16 = 4;
+/// Segment minor of flush segments written by format 1.5: minor 1 with its rows in segment
+/// order and the closed-row sets (chunks 81–82) of the closures it records.
+pub const SEG_MINOR_FLUSH: u16 = 5;
+
+/// True for the minors of full images with index chunks (64–76 and more): 2, 3 and 4.
+pub fn is_indexed(minor: u16) -> bool {
+    (SEG_MINOR_INDEXED..=SEG_MINOR_SORTED).contains(&minor)
+}
+
+/// True for the minors whose rows are in segment order, with closed-row sets: 4 and 5.
+pub fn is_sorted(minor: u16) -> bool {
+    minor >= SEG_MINOR_SORTED
+}
 /// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
 pub const SEG_HEADER_LEN: usize = 88;
 /// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
@@ -94,6 +108,11 @@ pub mod chunk {
     pub const EDGE_BY_START: u16 = 79;
     /// edge rows whose interval is not one microsecond, sorted by `(vt_e, row)`.
     pub const EDGE_LONG_BY_END: u16 = 80;
+    // closed-row sets of a minor-4 segment (full image only), codec ROARING
+    /// the node rows that have a closure.
+    pub const NODE_CLOSED: u16 = 81;
+    /// the edge rows that have a closure.
+    pub const EDGE_CLOSED: u16 = 82;
 }
 
 /// Codec tags of the chunk directory.
@@ -107,11 +126,14 @@ pub mod codec {
     /// Delta + frame-of-reference bit packing (segment minor ≥ 1).
     pub const DFOR: u8 = 4;
     /// DFOR followed by a FOR column of every 32nd value, for random access (segment
-    /// minors 2 and 3).
+    /// minors 2–4).
     pub const DFORS: u8 = 5;
     /// Patched frame of reference with exception starts per 32 values, for sparse columns
-    /// (segment minors 2 and 3).
+    /// (segment minors 2–4).
     pub const PFOR: u8 = 6;
+    /// A roaring bitmap in the portable serialization, without run containers (segment
+    /// minor 4).
+    pub const ROARING: u8 = 7;
 }
 
 /// Values between two skip entries of a DFORS column (and between two exception starts of
@@ -137,15 +159,19 @@ pub fn chunk_layout() -> Vec<(u16, u8)> {
 /// (FOR chunks may use DFOR in minor 1 and DFORS or PFOR in minors 2 and 3).
 pub fn chunk_layout_for(minor: u16) -> Vec<(u16, u8)> {
     let mut v = chunk_layout();
-    if minor >= SEG_MINOR_INDEXED {
+    if is_indexed(minor) {
         for id in chunk::UID_OFFS..=chunk::MAPPED_ORDER {
             v.push((id, codec::FOR));
         }
     }
-    if minor >= SEG_MINOR_TIME_INDEX {
+    if is_indexed(minor) && minor >= SEG_MINOR_TIME_INDEX {
         for id in chunk::NODE_BY_START..=chunk::EDGE_LONG_BY_END {
             v.push((id, codec::FOR));
         }
+    }
+    if is_sorted(minor) {
+        v.push((chunk::NODE_CLOSED, codec::ROARING));
+        v.push((chunk::EDGE_CLOSED, codec::ROARING));
     }
     v
 }
@@ -637,10 +663,11 @@ fn opt_id(x: u32) -> i64 {
     }
 }
 
-/// Encodes a segment file. `rel_of` maps an edge identity id to its rel string id (for the
-/// zone map). With `indexes` and a full image (`d.base` all zero: compaction) the file is
-/// minor 3: random-access codecs only, plus the index chunks 64–80; otherwise (flush
-/// segments) it is minor 1.
+/// Encodes a segment file, its rows already in segment order (§6.1). `rel_of` maps an edge
+/// identity id to its rel string id (for the zone map). With `indexes` and a full image
+/// (`d.base` all zero: compaction) the file is minor 4: random-access codecs only, plus the
+/// index chunks 64–80; otherwise (flush segments) it is minor 5. Both carry the closed-row
+/// sets 81–82.
 pub(crate) fn encode(
     seq: u64,
     d: &SegData,
@@ -650,12 +677,13 @@ pub(crate) fn encode(
     let minor = if indexes && d.base == Marks::default() {
         SEG_MINOR_SORTED
     } else {
-        SEG_MINOR
+        SEG_MINOR_FLUSH
     };
     encode_as(seq, d, rel_of, minor)
 }
 
-/// [`encode`] as segment minor `minor`: 1, or (a full image only) 2 or 3.
+/// [`encode`] as segment minor `minor`: 1 or 5, or (a full image only) 2, 3 or 4. (Minors 4
+/// and 5 expect rows in segment order; tests write older minors.)
 pub(crate) fn encode_as(
     seq: u64,
     d: &SegData,
@@ -663,7 +691,7 @@ pub(crate) fn encode_as(
     minor: u16,
 ) -> (Vec<u8>, ZoneMap) {
     use chunk::*;
-    let indexed = minor >= SEG_MINOR_INDEXED;
+    let indexed = is_indexed(minor);
     let put_int = |out: &mut Vec<u8>, v: &[i64]| -> u8 {
         if indexed {
             put_int_ra(out, v)
@@ -711,6 +739,10 @@ pub(crate) fn encode_as(
                     .find(|(c, _)| *c == id)
                     .map_or(&[][..], |(_, v)| &v[..]);
                 used = put_int(&mut body, v)
+            }
+            NODE_CLOSED | EDGE_CLOSED => {
+                let k = usize::from(id == EDGE_CLOSED);
+                body = crate::bitmap::serialize(d.closes[k].iter().map(|c| c.row));
             }
             UIDS => put_heap(&mut body, &d.uids),
             STRINGS => put_heap(&mut body, &d.strings),
@@ -785,11 +817,11 @@ pub(crate) fn encode_as(
                 };
                 used = if id - g == TT_S {
                     put_runs(&mut body, &vals);
-                    // A minor-4 image takes an integer column instead when it is smaller
+                    // A sorted segment takes an integer column instead when it is smaller
                     // (rows in `vt_s` order from a log that arrived out of time order).
                     let mut ints = Vec::new();
-                    let c = if minor >= SEG_MINOR_SORTED {
-                        put_int_ra(&mut ints, &vals)
+                    let c = if is_sorted(minor) {
+                        put_int(&mut ints, &vals)
                     } else {
                         codec
                     };
@@ -1047,7 +1079,7 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
         return Err((f_off, "footer checksum mismatch".into()));
     }
     let minor = u16::from_le_bytes([b[10], b[11]]);
-    if minor > SEG_MINOR_SORTED {
+    if minor > SEG_MINOR_FLUSH {
         return Err((
             10,
             format!("segment minor version {minor} is not supported"),
@@ -1062,7 +1094,7 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
             format!("chunk directory does not list the chunks of segment minor {minor}"),
         ));
     }
-    if minor >= SEG_MINOR_INDEXED && base != [0; 7] {
+    if is_indexed(minor) && base != [0; 7] {
         return Err((
             24,
             "an indexed (minor 2, 3 or 4) segment must be a full image".into(),
@@ -1079,15 +1111,17 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
         let off = u64::from_le_bytes(e[4..12].try_into().unwrap_or([0; 8]));
         let len = u32::from_le_bytes(e[12..16].try_into().unwrap_or([0; 4])) as u64;
         let crc = u32::from_le_bytes(e[16..20].try_into().unwrap_or([0; 4]));
-        let ra = [codec::FOR, codec::DFORS, codec::PFOR].contains(&e[2]);
+        // The integer codecs a FOR chunk may use instead: DFOR in flush segments (minors
+        // 1 and 5), the random-access ones in full images (2–4); a sorted segment (4, 5)
+        // may store `tt_s` (RUNS) as such an integer column too.
+        let ints: &[u8] = match minor {
+            0 => &[],
+            1 | SEG_MINOR_FLUSH => &[codec::FOR, codec::DFOR],
+            _ => &[codec::FOR, codec::DFORS, codec::PFOR],
+        };
         let codec_ok = e[2] == codec
-            || (codec == codec::FOR
-                && match minor {
-                    0 => false,
-                    1 => e[2] == codec::DFOR,
-                    _ => ra,
-                })
-            || (codec == codec::RUNS && minor >= SEG_MINOR_SORTED && ra);
+            || (codec == codec::FOR && ints.contains(&e[2]))
+            || (codec == codec::RUNS && is_sorted(minor) && ints.contains(&e[2]));
         if eid != id || !codec_ok || off != expect_off || off + len > f_off {
             return Err((
                 at,
@@ -1336,7 +1370,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
         }
         d.closes[k] = closes;
     }
-    if check_indexes && minor >= SEG_MINOR_SORTED {
+    if check_indexes && is_sorted(minor) {
         segment_order_holds(&d).map_err(|(k, row)| {
             let id = [ROWS_NODE, ROWS_EDGE][k] + VT_S;
             (
@@ -1348,7 +1382,19 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
             )
         })?;
     }
-    if check_indexes && minor >= SEG_MINOR_INDEXED {
+    if check_indexes && is_sorted(minor) {
+        for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
+            let at = offsets[idx(id)];
+            let rows = crate::bitmap::values(chunks[idx(id)]).map_err(|e| (at, e))?;
+            if !rows.iter().eq(d.closes[k].iter().map(|c| &c.row)) {
+                return Err((
+                    at,
+                    format!("closed-row set {id} disagrees with the close rows (invariant S8)"),
+                ));
+            }
+        }
+    }
+    if check_indexes && is_indexed(minor) {
         for (id, want) in index_columns(&d, minor) {
             if col(id, want.len())? != want {
                 return Err((

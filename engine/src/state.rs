@@ -1038,10 +1038,15 @@ fn open_row(r: &Row) -> Row {
     }
 }
 
-/// Puts `rows` in segment order `(vt_s, ident, tt_s, row)` (`format-spec.md` §6.1) and
-/// renumbers `closes` (sorted by row) to match.
-fn permute(rows: &mut Vec<Row>, closes: &mut [Closure]) {
+/// The segment order of `rows` (`format-spec.md` §6.1): `order[new] = old` sorted by
+/// `(vt_s, ident, tt_s, old)`, with `new_of[old] = new`; `None` when the rows are already
+/// in it (an ingest in time order).
+fn segment_order(rows: &[Row]) -> Option<(Vec<u32>, Vec<u32>)> {
     use rayon::prelude::*;
+    let key = |x: &Row| (x.vt_s, x.ident, x.tt_s);
+    if rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
+        return None;
+    }
     let mut order: Vec<u32> = (0..rows.len() as u32).collect();
     order.par_sort_unstable_by_key(|&r| {
         let x = &rows[r as usize];
@@ -1051,11 +1056,38 @@ fn permute(rows: &mut Vec<Row>, closes: &mut [Closure]) {
     for (new, &old) in order.iter().enumerate() {
         new_of[old as usize] = new as u32;
     }
+    Some((order, new_of))
+}
+
+/// Puts `rows` in segment order and renumbers `closes` (sorted by row) to match.
+fn permute(rows: &mut Vec<Row>, closes: &mut [Closure]) {
+    let Some((order, new_of)) = segment_order(rows) else {
+        return;
+    };
     *rows = order.iter().map(|&old| rows[old as usize]).collect();
     for c in closes.iter_mut() {
         c.row = new_of[c.row as usize];
     }
     closes.sort_unstable_by_key(|c| c.row);
+}
+
+/// Puts `table[base..]` in segment order; returns `new_of` (by offset from `base`) when
+/// rows moved.
+fn sort_tail(table: &mut Vec<Row>, base: usize) -> Option<Vec<u32>> {
+    let (order, new_of) = segment_order(&table[base..])?;
+    let moved: Vec<Row> = order.iter().map(|&o| table[base + o as usize]).collect();
+    table.truncate(base);
+    table.extend(moved);
+    Some(new_of)
+}
+
+/// Renumbers the entries of a row list that are at or above `base` (by `new_of`, offsets
+/// from `base`) and sorts the list again.
+fn renumber(list: &mut [u32], base: usize, new_of: &[u32]) {
+    for x in list.iter_mut().filter(|x| **x as usize >= base) {
+        *x = (base + new_of[*x as usize - base] as usize) as u32;
+    }
+    list.sort_unstable();
 }
 
 fn closure_of(row: u32, r: &Row) -> Option<Closure> {
@@ -1163,6 +1195,44 @@ impl State {
         permute(&mut d.nodes, node_closes);
         permute(&mut d.edges, edge_closes);
         d
+    }
+
+    /// Puts the memtable's rows (those above the sealed marks) in segment order before a
+    /// flush writes them (`format-spec.md` §6.1): the rows move, every identity posting and
+    /// adjacency list naming one is renumbered, and the read caches over them are dropped.
+    /// Closures travel with their rows; the pending close run names sealed rows only.
+    pub(crate) fn sort_memtable(&mut self) {
+        let nb = self.sealed.nodes as usize;
+        if let Some(new_of) = sort_tail(&mut self.nodes, nb) {
+            let mut uids: Vec<u32> = self.nodes[nb..].iter().map(|r| r.ident).collect();
+            uids.sort_unstable();
+            uids.dedup();
+            for u in uids {
+                renumber(&mut self.node_postings[u as usize], nb, &new_of);
+            }
+            self.node_index.truncate(nb);
+        }
+        let eb = self.sealed.edges as usize;
+        if let Some(new_of) = sort_tail(&mut self.edges, eb) {
+            let mut ids: Vec<u32> = self.edges[eb..].iter().map(|r| r.ident).collect();
+            ids.sort_unstable();
+            ids.dedup();
+            let mut ends: Vec<u32> = Vec::with_capacity(2 * ids.len());
+            for &i in &ids {
+                renumber(&mut self.edge_postings[i as usize], eb, &new_of);
+                let e = &self.idents[i as usize];
+                ends.extend([e.src, e.dst]);
+            }
+            ends.sort_unstable();
+            ends.dedup();
+            for u in ends {
+                renumber(&mut self.out_adj[u as usize], eb, &new_of);
+                renumber(&mut self.in_adj[u as usize], eb, &new_of);
+            }
+            self.edge_index.truncate(eb);
+            self.edge_cols.truncate(eb);
+            self.edge_close_gen += 1;
+        }
     }
 
     /// Appends one segment's content. `Err(kind)` names the first inconsistency; the

@@ -214,8 +214,9 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Se
         return Ok(None);
     };
     let b = bytes.bytes();
-    // Segments without indexes (minor < 2) are decoded the usual way (which checks them).
-    if b.len() < 12 || u16::from_le_bytes([b[10], b[11]]) < 2 {
+    // Segments without indexes (minors 0, 1 and 5) are decoded the usual way (which checks
+    // them).
+    if b.len() < 12 || !seg::is_indexed(u16::from_le_bytes([b[10], b[11]])) {
         return Ok(None);
     }
     check_listed(&path, b, e)?;
@@ -696,6 +697,7 @@ impl Store {
             return Ok(false);
         }
         wal.sync()?;
+        self.state.sort_memtable();
         let data = self.state.seg_data(self.state.sealed);
         let entry = self.write_segment(&data, false)?;
         drop(data);
@@ -778,7 +780,7 @@ impl Store {
         File::open(self.dir.join(manifest::seg_name(e.seq)))
             .and_then(|mut f| f.read_exact(&mut h))
             .map_or(true, |_| {
-                u16::from_le_bytes([h[10], h[11]]) >= seg::SEG_MINOR_SORTED
+                u16::from_le_bytes([h[10], h[11]]) == seg::SEG_MINOR_SORTED
             })
     }
 

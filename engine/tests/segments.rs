@@ -504,3 +504,167 @@ fn read_only_open_and_check_modify_nothing() {
         .iter()
         .any(|(n, _)| n == manifest::MANIFEST_TMP || n == &manifest::seg_name(99)));
 }
+
+/// Reads of every kind that name rows only through their content: every node's versions
+/// and incidence (whole time and a window, now and at an earlier belief state), every edge
+/// identity's versions, boundaries and a windowed scan (both sorted) and the digest.
+fn content_reads(s: &Store, nodes: usize) -> Vec<String> {
+    let snap = s.snapshot();
+    let line = |e: &tgms_engine::EdgeVersion<'_>| {
+        format!(
+            "{} {} {} {} {}",
+            e.eid(),
+            e.vt_s(),
+            e.vt_e(),
+            e.tt_s(),
+            e.tt_e()
+        )
+    };
+    let mut out = vec![snap.digest()];
+    for as_of in [tgms_engine::OPEN_END, 1001] {
+        for u in 0..nodes {
+            let uid = format!("n{u}");
+            let node = tgms_engine::Identity::Node(uid.clone());
+            out.extend(
+                snap.versions_of(&node, as_of)
+                    .iter()
+                    .map(|v| v.to_json().to_string()),
+            );
+            for w in [None, Some((300, 700))] {
+                out.extend(snap.out_edges(&uid, w, as_of).iter().map(line));
+                out.push("|".into());
+                out.extend(snap.in_edges(&uid, w, as_of).iter().map(line));
+                out.push("|".into());
+            }
+        }
+        let mut scan: Vec<String> = snap
+            .edge_scan(&tgms_engine::EdgeScan {
+                vt_window: Some((200, 600)),
+                ..tgms_engine::EdgeScan::all(as_of)
+            })
+            .iter()
+            .map(line)
+            .collect();
+        scan.sort();
+        out.extend(scan);
+        // Boundaries come in storage order, which a flush changes.
+        let mut bounds: Vec<String> = snap
+            .edge_boundaries(250, 650, as_of)
+            .iter()
+            .map(line)
+            .collect();
+        bounds.sort();
+        out.extend(bounds);
+    }
+    for e in snap.all_edges() {
+        let id = tgms_engine::Identity::Edge {
+            src: e.src().into(),
+            dst: e.dst().into(),
+            rel_type: e.rel_type().into(),
+            disc: e.disc(),
+        };
+        out.extend(
+            snap.versions_of(&id, 1002)
+                .iter()
+                .map(|v| v.to_json().to_string()),
+        );
+    }
+    out
+}
+
+/// Asserts `a == b`, naming the first difference (the lists are long).
+fn same_reads(a: &[String], b: &[String], what: &str) {
+    if let Some(i) = (0..a.len().max(b.len())).find(|&i| a.get(i) != b.get(i)) {
+        panic!("{what}: read {i} differs: {:?} vs {:?}", a.get(i), b.get(i));
+    }
+}
+
+/// A flush puts the memtable's rows in segment order (`format-spec.md` §6.1, minor 5): the
+/// writer's own tables are renumbered (rows, identity postings, adjacency), so every read
+/// after the flush equals the read before it and the reads of a fresh open; the segments
+/// pass `check` (S9: rows in order).
+#[test]
+fn flush_sorts_the_memtable_and_reads_do_not_change() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    let o = Options {
+        flush_rows: Some(u64::MAX),
+        compact_segments: Some(0),
+        ..Options::default()
+    };
+    let mut s = Store::create_with(&dir, o).unwrap();
+    let nodes = 12;
+    let mut x = 7u64;
+    let mut next = |m: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % m
+    };
+    // The valid-time starts of the edge rows in storage order.
+    let scan_times = |s: &Store| -> Vec<i64> {
+        let snap = s.snapshot();
+        (0..snap.edge_positions() as u32)
+            .filter_map(|p| snap.edge_at(p))
+            .map(|e| e.vt_s())
+            .collect()
+    };
+    for round in 0..2 {
+        // Events out of time order, some with durations; the second round also asserts an
+        // edge and nodes over earlier rows (closing sealed rows: a close run).
+        let events: Vec<Value> = (0..200)
+            .map(|_| {
+                let t = next(1000) as i64;
+                let (u, w) = (format!("n{}", next(nodes)), format!("n{}", next(nodes)));
+                let rel = ["R", "S"][next(2) as usize];
+                let mut ev = json!({"src": u, "dst": w, "rel_type": rel, "vt_s": t});
+                if next(4) == 0 {
+                    ev["vt_e"] = json!(t + 1 + next(300) as i64);
+                }
+                ev
+            })
+            .collect();
+        let mut batch = vec![json!({"op": "ingest_events", "events": events})];
+        batch.push(json!({"op":"assert_edge","src":"n1","dst":"n2","rel_type":"R","vt_s":100 + round,"vt_e":900}));
+        batch
+            .push(json!({"op":"assert_node","uid":"n3","label":"N","vt_s":900 - round,"vt_e":950}));
+        batch.push(json!({"op":"assert_node","uid":"n4","label":"N","vt_s":50 + round,"vt_e":60}));
+        let sealed_rows = scan_times(&s).len();
+        s.write_at(1000 + round, ops(&batch)).unwrap();
+        let before = content_reads(&s, nodes as usize);
+        let times = scan_times(&s);
+        assert!(
+            times.windows(2).any(|w| w[0] > w[1]),
+            "round {round}: rows already in order"
+        );
+        assert!(s.flush().unwrap());
+        let after = content_reads(&s, nodes as usize);
+        same_reads(
+            &after,
+            &before,
+            &format!("round {round}: writer after flush"),
+        );
+        // This flush's rows (those after the previous segment's) are in order now.
+        let fresh = &scan_times(&s)[sealed_rows..];
+        assert!(
+            fresh.windows(2).all(|w| w[0] <= w[1]),
+            "round {round}: flushed rows not in order"
+        );
+    }
+    let retract = json!({"op": "retract", "ref": {"kind": "edge", "src": "n1", "dst": "n2",
+        "rel_type": "R", "disc": ""}, "t": 420, "reason": "wrong"});
+    s.write_at(1002, ops(&[retract])).unwrap();
+    let writer = content_reads(&s, nodes as usize);
+    assert!(s.flush().unwrap());
+    drop(s);
+    for e in manifest::read(&dir.join(MANIFEST_FILE)).unwrap().0 {
+        let b = fs::read(dir.join(manifest::seg_name(e.seq))).unwrap();
+        assert_eq!(
+            u16::from_le_bytes([b[10], b[11]]),
+            tgms_engine::seg::SEG_MINOR_FLUSH
+        );
+    }
+    assert!(check(&dir).unwrap().problems.is_empty());
+    let ro = Store::open_read_only(&dir).unwrap();
+    same_reads(&content_reads(&ro, nodes as usize), &writer, "fresh open");
+}
