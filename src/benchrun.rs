@@ -23,6 +23,9 @@ pub struct RunOpts {
     pub protocol: Protocol,
     /// Only these query ids (all when empty).
     pub only: Vec<String>,
+    /// Compact a store this run builds before timing it (`tgms compact`: one indexed image
+    /// that read-only opens map, `format-spec.md` §9.3–§9.4).
+    pub compact: bool,
 }
 
 fn cmd_out(prog: &str, args: &[&str]) -> Option<String> {
@@ -86,12 +89,37 @@ pub fn commit() -> (String, Option<bool>) {
 
 /// Peak resident set size of this process in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss() -> Option<u64> {
+    proc_status_bytes("VmHWM:")
+}
+
+/// A `kB` field of `/proc/self/status`, in bytes.
+fn proc_status_bytes(field: &str) -> Option<u64> {
     let t = std::fs::read_to_string("/proc/self/status").ok()?;
     t.lines().find_map(|l| {
-        l.strip_prefix("VmHWM:")
+        l.strip_prefix(field)
             .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse::<u64>().ok())
             .map(|kb| kb * 1024)
     })
+}
+
+/// Resets the process's peak RSS to its current RSS (Linux: `5` to `/proc/self/clear_refs`),
+/// so that [`peak_rss`] measures what follows; false where that is not possible.
+fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
+}
+
+/// Compacts a store the run just built (when asked), timing it; the writer is then dropped.
+fn finish_build(mut st: Store, compact: bool) -> anyhow::Result<Option<f64>> {
+    if !compact {
+        return Ok(None);
+    }
+    let pb = bar(0, "compact");
+    let start = Instant::now();
+    st.compact()?;
+    let secs = start.elapsed().as_secs_f64();
+    pb.finish_and_clear();
+    eprintln!("compacted into one indexed image in {secs:.2} s");
+    Ok(Some(secs))
 }
 
 /// `tgms bench open-probe STORE`: opens STORE read-only and runs `hist.single` once, timing
@@ -199,6 +227,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
         }
     };
     let holds_store = |p: &Path| p.join(tgms_engine::store::WAL_FILE).exists();
+    let mut compact_s = None;
     let (store_path, dataset, scale, ingest_rate, params) = match (&opts.log, opts.scale) {
         (Some(log), _) => {
             let p = target("log")?;
@@ -218,6 +247,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
                     start.elapsed().as_secs_f64()
                 );
                 rate = Some(r.events as f64 / start.elapsed().as_secs_f64().max(1e-9));
+                compact_s = finish_build(st, opts.compact)?;
             }
             let st = Store::open_read_only(&p)?;
             let params = Params::from_store(&st);
@@ -249,6 +279,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
                     r.batches,
                     st.digest()
                 );
+                compact_s = finish_build(st, opts.compact)?;
                 (
                     p,
                     dataset,
@@ -260,6 +291,11 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
         }
         (None, None) => anyhow::bail!("give --scale N or --log LOG.jsonl"),
     };
+    // What building took (in this process), then the peak from here on: the queries'.
+    let build_rss = ingest_rate.and(peak_rss());
+    let rss_reset = reset_peak_rss();
+    // Memory the build left behind (freed but kept by the allocator) counts in the peak.
+    let rss_at_reset = ingest_rate.and(proc_status_bytes("VmRSS:"));
     // Open time and first query of a fresh process.
     let probe = std::env::current_exe()
         .ok()
@@ -299,6 +335,11 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
         "open_ms": probe["open_ms"],
         "first_query_ms": probe["first_query_ms"],
         "peak_rss_bytes": peak_rss(),
+        "peak_rss_covers": if rss_reset { "open and queries" } else { "the whole process" },
+        "build_peak_rss_bytes": build_rss,
+        "rss_after_build_bytes": rss_at_reset,
+        "compact_s": compact_s.map(|s| (s * 100.0).round() / 100.0),
+        "mapped_image": st.is_lazy(),
         "n_edge_versions": stats.n_edge_versions,
         "store_digest": st.digest(),
         "params": {"t0": params.t0, "t1": params.t1, "tt_epoch1": params.tt_epoch1},
@@ -326,7 +367,28 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
     );
     println!("open, fresh process (ms)    {}", f("open_ms"));
     println!("first query (ms)            {}", f("first_query_ms"));
-    println!("peak RSS (bytes)            {}", f("peak_rss_bytes"));
+    println!(
+        "peak RSS (bytes)            {} ({})",
+        f("peak_rss_bytes"),
+        record["peak_rss_covers"].as_str().unwrap_or("")
+    );
+    if build_rss.is_some() {
+        println!(
+            "build peak RSS (bytes)      {} ({} still resident when the queries began; \
+             time an existing store with --store for a clean process)",
+            f("build_peak_rss_bytes"),
+            f("rss_after_build_bytes")
+        );
+        println!("compaction (s)              {}", f("compact_s"));
+    }
+    println!(
+        "store served as             {}",
+        if st.is_lazy() {
+            "one mapped image (read from the file, not decoded)"
+        } else {
+            "decoded segments + log (run `tgms compact` for the mapped image)"
+        }
+    );
     println!("machine                     {machine}");
     println!(
         "queries: {} answered, {} not available in this build, {} failed",

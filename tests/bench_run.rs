@@ -1,5 +1,6 @@
 //! `tgms bench run --scale 100000` completes quickly and its JSON record has every query, each
-//! registered one answered with a hash and a result digest.
+//! registered one answered with a hash and a result digest; with `--compact` the store it
+//! builds is served from the mapped image.
 
 use serde_json::Value;
 use std::process::Command;
@@ -43,9 +44,17 @@ fn bench_run_scale_100k_has_every_query_with_a_digest() {
         "open_ms",
         "first_query_ms",
         "peak_rss_bytes",
+        "peak_rss_covers",
+        "build_peak_rss_bytes",
+        "compact_s",
+        "mapped_image",
     ] {
         assert!(rec.get(k).is_some(), "missing key {k}");
     }
+    // Without --compact the store is timed as written (decoded at open).
+    assert_eq!(rec["compact_s"], Value::Null);
+    assert_eq!(rec["mapped_image"], false);
+    assert!(stdout.contains("decoded segments"), "{stdout}");
     assert_eq!(
         rec["store_digest"],
         "e16c4d0c4283f3cccd43668429619c94760dc476eb76d0c7db902cdbb65689f4"
@@ -120,8 +129,12 @@ fn replayed_log_parameters_and_bench_run_on_a_log() {
         "3".as_ref(),
         "--json".as_ref(),
         json.as_os_str(),
+        "--compact".as_ref(),
     ]);
-    assert!(String::from_utf8_lossy(&o.stdout).contains("hist.single"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("hist.single"));
+    // --compact: the imported store was compacted and is served from its mapped image.
+    assert!(stdout.contains("one mapped image"), "{stdout}");
     // §2.1 parameters of a replayed real log, on the CollegeMsg store.
     let st = tgms_engine::Store::open_read_only(&store).unwrap();
     let p = tgms_bench::registry::Params::from_store(&st);
@@ -132,4 +145,6 @@ fn replayed_log_parameters_and_bench_run_on_a_log() {
     assert_eq!(p.filter_uids[199], "n1244");
     let rec: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(rec["queries"].as_array().unwrap().len(), 16);
+    assert_eq!(rec["mapped_image"], true);
+    assert!(rec["compact_s"].as_f64().is_some(), "{}", rec["compact_s"]);
 }

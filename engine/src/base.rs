@@ -474,31 +474,12 @@ impl Col {
     /// lookup costs O(log n) cheap reads instead of O(log n) delta sums.
     fn lower_bound(&self, b: &[u8], x: i64) -> usize {
         match self {
-            Col::For(_) | Col::Pfor(_) => {
-                let (mut lo, mut hi) = (0, self.len());
-                while lo < hi {
-                    let mid = (lo + hi) / 2;
-                    if self.get(b, mid) < x {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                lo
-            }
+            Col::For(_) | Col::Pfor(_) => first_not_below(self.len(), |i| self.get(b, i) < x),
             Col::Dfors(d) => {
                 // Blocks start at skip values; the answer lies in the last block whose
                 // first value is < x (or is 0 when there is none).
-                let (mut lo, mut hi) = (0, d.skip.n);
-                while lo < hi {
-                    let mid = (lo + hi) / 2;
-                    if d.skip.get(b, mid) < x {
-                        lo = mid + 1;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                let Some(block) = lo.checked_sub(1) else {
+                let blocks = first_not_below(d.skip.n, |i| d.skip.get(b, i) < x);
+                let Some(block) = blocks.checked_sub(1) else {
                     return 0;
                 };
                 let start = block * DFORS_STRIDE;
@@ -754,6 +735,21 @@ fn tt_runs(
         return Err("runs do not cover the rows".into());
     }
     Ok(runs)
+}
+
+/// The first index in `0..n` at which `below` is false, for a `below` that holds on a prefix
+/// of the range (a binary search over positions whose keys are read on demand).
+pub(crate) fn first_not_below(n: usize, below: impl Fn(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if below(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
 }
 
 /// `vt_e` of rows from their `vt_s` and stored lengths (0 = open end).
@@ -1334,16 +1330,7 @@ impl Base {
                 s
             }
         };
-        let (mut lo, mut hi) = (0, c.len());
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if key(mid) < t {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        first_not_below(c.len(), |p| key(p) < t)
     }
 
     /// Entries `[a, e)` of the valid-time index of table `k` (`by_end`: the long rows by
@@ -2312,25 +2299,21 @@ mod tests {
         );
     }
 
-    /// A minor-2 directory naming codec 4 (DFOR) is refused; so is a minor-1 directory
-    /// naming codec 5 or 6, and a minor-2 header with non-zero base marks.
+    /// An image directory naming codec 4 (DFOR) is refused; so is a minor-1 directory
+    /// naming codec 5 or 6, an image header with non-zero base marks, an unknown minor, an
+    /// image directory under the flush minor 5, and a minor-3 `tt_s` chunk that is not runs;
+    /// a minor-4 image whose rows are out of segment order fails `verify` (S9).
     #[test]
     fn codec_and_minor_rules_of_the_directory() {
         let bytes = random_compacted(11, 40);
         let dir = seg::read_dir(&bytes).unwrap();
         let k = dir.codecs.iter().position(|&c| c == codec::DFORS).unwrap();
-        let t = bytes.len() - seg::SEG_TRAILER_LEN;
-        let f_off = u64::from_le_bytes(bytes[t..t + 8].try_into().unwrap()) as usize;
         let err = |b: &[u8]| seg::decode(b).err().expect("refused").1;
         let recrc = |b: &mut Vec<u8>| {
-            let c = crc32fast::hash(&b[f_off..t]);
-            b[t + 16..t + 20].copy_from_slice(&c.to_le_bytes());
             let h = crc32fast::hash(&b[..80]);
             b[80..84].copy_from_slice(&h.to_le_bytes());
         };
-        let mut b = bytes.clone();
-        b[f_off + 4 + seg::DIR_ENTRY_LEN * k + 2] = codec::DFOR;
-        recrc(&mut b);
+        let b = with_codec(&bytes, k, codec::DFOR);
         assert!(err(&b).contains("inconsistent"), "{}", err(&b));
         assert!(Base::open(SegBytes::Heap(b)).is_err());
         let mut b = bytes.clone();
@@ -2353,12 +2336,7 @@ mod tests {
         let dir3 = seg::read_dir(&b3).unwrap();
         let k = dir3.layout.iter().position(|c| c.0 == 36).unwrap();
         assert_eq!(dir3.codecs[k], codec::RUNS);
-        let t = b3.len() - seg::SEG_TRAILER_LEN;
-        let f3 = u64::from_le_bytes(b3[t..t + 8].try_into().unwrap()) as usize;
-        let mut b = b3.clone();
-        b[f3 + 4 + seg::DIR_ENTRY_LEN * k + 2] = codec::PFOR;
-        let c = crc32fast::hash(&b[f3..t]);
-        b[t + 16..t + 20].copy_from_slice(&c.to_le_bytes());
+        let b = with_codec(&b3, k, codec::PFOR);
         assert!(err(&b).contains("inconsistent"), "{}", err(&b));
         // Rows out of segment order: a minor-4 image fails S9, the same rows as minor 3 pass.
         let mut d = d;
@@ -2395,19 +2373,22 @@ mod tests {
             .iter()
             .position(|&(_, c)| c == codec::FOR)
             .unwrap();
-        let t = plain.len() - seg::SEG_TRAILER_LEN;
-        let pf = u64::from_le_bytes(plain[t..t + 8].try_into().unwrap()) as usize;
-        let mut b = plain.clone();
-        b[pf + 4 + seg::DIR_ENTRY_LEN * k + 2] = codec::DFORS;
-        let c = crc32fast::hash(&b[pf..t]);
-        b[t + 16..t + 20].copy_from_slice(&c.to_le_bytes());
+        let b = with_codec(&plain, k, codec::DFORS);
         assert!(err(&b).contains("inconsistent"), "{}", err(&b));
         // Nor codec 6 (PFOR) in a minor-1 file.
-        let mut b = plain.clone();
-        b[pf + 4 + seg::DIR_ENTRY_LEN * k + 2] = codec::PFOR;
-        let c = crc32fast::hash(&b[pf..t]);
-        b[t + 16..t + 20].copy_from_slice(&c.to_le_bytes());
+        let b = with_codec(&plain, k, codec::PFOR);
         assert!(err(&b).contains("inconsistent"), "{}", err(&b));
+    }
+
+    /// `bytes` with directory entry `k` naming codec `c` (footer crc recomputed).
+    fn with_codec(bytes: &[u8], k: usize, c: u8) -> Vec<u8> {
+        let t = bytes.len() - seg::SEG_TRAILER_LEN;
+        let f_off = u64::from_le_bytes(bytes[t..t + 8].try_into().unwrap()) as usize;
+        let mut b = bytes.to_vec();
+        b[f_off + 4 + seg::DIR_ENTRY_LEN * k + 2] = c;
+        let crc = crc32fast::hash(&b[f_off..t]);
+        b[t + 16..t + 20].copy_from_slice(&crc.to_le_bytes());
+        b
     }
 
     /// Re-encodes `bytes` with index chunk `id`'s values (or set, for a closed-row set)

@@ -7,6 +7,8 @@
 //! (covered by the chunk's crc32); `seg::verify` deserializes the whole bitmap with the
 //! crate and compares it with the close rows.
 
+use crate::base::first_not_below;
+
 /// The cookie of the portable format without run containers.
 pub const COOKIE: u32 = 12346;
 /// Values in a bitmap container (more than an array container may hold).
@@ -90,15 +92,7 @@ impl RoaringView {
     pub(crate) fn contains(&self, b: &[u8], x: u32) -> bool {
         let (key, low) = ((x >> 16) as u16, x as u16);
         let key_of = |i: usize| u16_at(b, self.at + 8 + 4 * i);
-        let (mut lo, mut hi) = (0, self.n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if key_of(mid) < key {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
+        let lo = first_not_below(self.n, |i| key_of(i) < key);
         if lo == self.n || key_of(lo) != key {
             return false;
         }
@@ -111,16 +105,8 @@ impl RoaringView {
                 .map_or(0, |x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])));
             return w >> (low % 64) & 1 == 1;
         }
-        let (mut lo, mut hi) = (0, card);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            match u16_at(b, body + 2 * mid).cmp(&low) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return true,
-            }
-        }
-        false
+        let at = first_not_below(card, |i| u16_at(b, body + 2 * i) < low);
+        at < card && u16_at(b, body + 2 * at) == low
     }
 }
 
