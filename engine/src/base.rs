@@ -1,4 +1,4 @@
-//! A mapped **base image**: random access to a compacted, minor-2 or minor-3 segment
+//! A mapped **base image**: random access to a compacted, minor-2, 3 or 4 segment
 //! (`format-spec.md` §6.5) without decoding it into the in-memory [`State`].
 //!
 //! [`Base::open`] verifies the header, trailer, footer and every chunk's crc32, the
@@ -640,7 +640,7 @@ impl Postings {
     }
 }
 
-/// Random access to a compacted (minor-2 or 3, full-image) segment.
+/// Random access to a compacted (minor-2, 3 or 4, full-image) segment.
 pub(crate) struct Base {
     bytes: SegBytes,
     seq: u64,

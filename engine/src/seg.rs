@@ -74,7 +74,7 @@ pub mod chunk {
     pub const CLOSE_TT_E: u16 = 9;
     pub const CLOSE_BY: u16 = 10;
     pub const CLOSE_REASON: u16 = 11;
-    // index chunks of a minor-2 or minor-3 segment (full image only)
+    // index chunks of a minor-2, 3 or 4 segment (full image only)
     /// uid heap: n_uids + 1 cumulative byte offsets into the heap's string bytes.
     pub const UID_OFFS: u16 = 64;
     /// string heap: n_strings + 1 cumulative byte offsets.
@@ -108,7 +108,7 @@ pub mod chunk {
     pub const EDGE_BY_START: u16 = 79;
     /// edge rows whose interval is not one microsecond, sorted by `(vt_e, row)`.
     pub const EDGE_LONG_BY_END: u16 = 80;
-    // closed-row sets of a minor-4 segment (full image only), codec ROARING
+    // closed-row sets of a minor-4 or 5 segment, codec ROARING
     /// the node rows that have a closure.
     pub const NODE_CLOSED: u16 = 81;
     /// the edge rows that have a closure.
@@ -132,7 +132,7 @@ pub mod codec {
     /// (segment minors 2–4).
     pub const PFOR: u8 = 6;
     /// A roaring bitmap in the portable serialization, without run containers (segment
-    /// minor 4).
+    /// minors 4 and 5).
     pub const ROARING: u8 = 7;
 }
 
@@ -156,7 +156,8 @@ pub fn chunk_layout() -> Vec<(u16, u8)> {
 }
 
 /// Every chunk id a segment of minor `minor` holds, in file order, with its nominal codec
-/// (FOR chunks may use DFOR in minor 1 and DFORS or PFOR in minors 2 and 3).
+/// (FOR chunks may use DFOR in minors 1 and 5 and DFORS or PFOR in minors 2–4; the `tt_s`
+/// RUNS chunks may use those integer codecs in minors 4 and 5).
 pub fn chunk_layout_for(minor: u16) -> Vec<(u16, u8)> {
     let mut v = chunk_layout();
     if is_indexed(minor) {
@@ -366,7 +367,7 @@ pub fn put_pfor(out: &mut Vec<u8>, v: &[i64]) {
 }
 
 /// Encodes an integer column with the smallest of FOR, DFORS and PFOR (the random-access
-/// codecs of a minor-2 or 3 segment; FOR on a tie, then DFORS); returns the codec.
+/// codecs of a minor-2, 3 or 4 segment; FOR on a tie, then DFORS); returns the codec.
 pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     let mut best = Vec::new();
     put_for(&mut best, v);
@@ -1013,8 +1014,10 @@ pub(crate) fn decode(b: &[u8]) -> Result<(u64, SegData), SegErr> {
     decode_with(b, false)
 }
 
-/// [`decode`], also checking that the index chunks of a minor-2 or 3 segment equal what its rows
-/// imply (invariant S8; `tgms check`).
+/// [`decode`], also checking that the index chunks of a minor-2, 3 or 4 segment equal what
+/// its rows imply and that the closed-row sets of a minor-4 or 5 segment hold its close rows
+/// (invariant S8), and that a minor-4 or 5 segment's rows are in segment order (S9); used
+/// by `tgms check`.
 pub(crate) fn decode_checked(b: &[u8]) -> Result<(u64, SegData), SegErr> {
     decode_with(b, true)
 }
@@ -1381,8 +1384,6 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
                 ),
             )
         })?;
-    }
-    if check_indexes && is_sorted(minor) {
         for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
             let at = offsets[idx(id)];
             let rows = crate::bitmap::values(chunks[idx(id)]).map_err(|e| (at, e))?;
