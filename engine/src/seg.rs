@@ -711,11 +711,6 @@ pub(crate) fn encode_as(
             codec::FOR
         }
     };
-    let index_cols = if indexed {
-        index_columns(d, minor)
-    } else {
-        Vec::new()
-    };
     let mut out = Vec::with_capacity(SEG_HEADER_LEN + 64 * (d.nodes.len() + d.edges.len()));
     out.extend_from_slice(SEG_MAGIC);
     out.extend_from_slice(&SEG_MAJOR.to_le_bytes());
@@ -734,13 +729,7 @@ pub(crate) fn encode_as(
         body.clear();
         let mut used = codec;
         match id {
-            UID_OFFS..=EDGE_LONG_BY_END => {
-                let v = index_cols
-                    .iter()
-                    .find(|(c, _)| *c == id)
-                    .map_or(&[][..], |(_, v)| &v[..]);
-                used = put_int(&mut body, v)
-            }
+            UID_OFFS..=EDGE_LONG_BY_END => used = put_int(&mut body, &index_column(d, id)),
             NODE_CLOSED | EDGE_CLOSED => {
                 let k = usize::from(id == EDGE_CLOSED);
                 body = crate::bitmap::serialize(d.closes[k].iter().map(|c| c.row));
@@ -889,10 +878,11 @@ pub(crate) fn encode_as(
     (out, z)
 }
 
-/// The index chunks of a full image `d` of segment minor `minor` (64–76; from minor 3 also
-/// 77–80), as integer columns: exactly what `State::load_seg` builds (postings, adjacency)
-/// plus heap offsets, sort orders and the valid-time orders.
-pub(crate) fn index_columns(d: &SegData, minor: u16) -> Vec<(u16, Vec<i64>)> {
+/// Index chunk `id` (64–80) of a full image `d`, as an integer column: exactly what
+/// `State::load_seg` builds (postings, adjacency) plus heap offsets, sort orders and the
+/// valid-time orders. One chunk at a time, so an encoder or verifier holds one such column
+/// (a few bytes per row) rather than all of them.
+pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
     use chunk::*;
     fn offsets(v: &[String]) -> Vec<i64> {
         let mut o = Vec::with_capacity(v.len() + 1);
@@ -909,9 +899,9 @@ pub(crate) fn index_columns(d: &SegData, minor: u16) -> Vec<(u16, Vec<i64>)> {
         ids.sort_by(|&a, &b| v[a as usize].as_bytes().cmp(v[b as usize].as_bytes()));
         u32s(ids.into_iter())
     }
-    /// Groups `0..keys.len()` by `keys[i]` (stable, so ascending within a key); keys ≥ n
-    /// are dropped.
-    fn group(n: usize, keys: impl Iterator<Item = u32> + Clone) -> (Vec<i64>, Vec<i64>) {
+    /// Groups `0..keys.len()` by `keys[i]` (stable, so ascending within a key; keys ≥ n
+    /// are dropped): the n + 1 offsets, or (`vals`) the grouped positions.
+    fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: bool) -> Vec<i64> {
         let mut off = vec![0i64; n + 1];
         for k in keys.clone() {
             if (k as usize) < n {
@@ -921,71 +911,72 @@ pub(crate) fn index_columns(d: &SegData, minor: u16) -> Vec<(u16, Vec<i64>)> {
         for i in 0..n {
             off[i + 1] += off[i];
         }
-        let mut fill: Vec<i64> = off[..n].to_vec();
-        let mut vals = vec![0i64; off[n] as usize];
+        if !vals {
+            return off;
+        }
+        let mut out = vec![0i64; off[n] as usize];
         for (r, k) in keys.enumerate() {
             if (k as usize) < n {
-                vals[fill[k as usize] as usize] = r as i64;
-                fill[k as usize] += 1;
+                out[off[k as usize] as usize] = r as i64;
+                off[k as usize] += 1;
             }
         }
-        (off, vals)
+        out
     }
     let nu = d.uids.len();
-    let ident_end = |r: &crate::state::Row, dst: bool| {
-        d.idents
-            .get(r.ident as usize)
-            .map_or(NONE, |e| if dst { e.dst } else { e.src })
+    let ends = |dst: bool| {
+        d.edges.iter().map(move |r| {
+            d.idents
+                .get(r.ident as usize)
+                .map_or(NONE, |e| if dst { e.dst } else { e.src })
+        })
     };
-    let (npo, np) = group(nu, d.nodes.iter().map(|r| r.ident));
-    let (epo, ep) = group(d.idents.len(), d.edges.iter().map(|r| r.ident));
-    let (oo, o) = group(nu, d.edges.iter().map(|r| ident_end(r, false)));
-    let (io, i) = group(nu, d.edges.iter().map(|r| ident_end(r, true)));
-    let mut mapped: Vec<u32> = (0..d.idents.len() as u32)
-        .filter(|&k| d.idents[k as usize].mapped)
-        .collect();
-    mapped.sort_by_key(|&k| ident_key(&d.idents[k as usize]));
-    let mut cols = vec![
-        (UID_OFFS, offsets(&d.uids)),
-        (STR_OFFS, offsets(&d.strings)),
-        (UID_ORDER, order(&d.uids)),
-        (STR_ORDER, order(&d.strings)),
-        (NODE_POST_OFF, npo),
-        (NODE_POST, np),
-        (EDGE_POST_OFF, epo),
-        (EDGE_POST, ep),
-        (OUT_OFF, oo),
-        (OUT, o),
-        (IN_OFF, io),
-        (IN, i),
-        (MAPPED_ORDER, u32s(mapped.into_iter())),
-    ];
-    if minor >= SEG_MINOR_TIME_INDEX {
-        let [(ns, nl), (es, el)] = [&d.nodes, &d.edges].map(|rows| time_orders(rows));
-        cols.extend([
-            (NODE_BY_START, ns),
-            (NODE_LONG_BY_END, nl),
-            (EDGE_BY_START, es),
-            (EDGE_LONG_BY_END, el),
-        ]);
+    let idents = || d.edges.iter().map(|r| r.ident);
+    match id {
+        UID_OFFS => offsets(&d.uids),
+        STR_OFFS => offsets(&d.strings),
+        UID_ORDER => order(&d.uids),
+        STR_ORDER => order(&d.strings),
+        NODE_POST_OFF | NODE_POST => group(nu, d.nodes.iter().map(|r| r.ident), id == NODE_POST),
+        EDGE_POST_OFF | EDGE_POST => group(d.idents.len(), idents(), id == EDGE_POST),
+        OUT_OFF | OUT => group(nu, ends(false), id == OUT),
+        IN_OFF | IN => group(nu, ends(true), id == IN),
+        MAPPED_ORDER => {
+            let mut mapped: Vec<u32> = (0..d.idents.len() as u32)
+                .filter(|&k| d.idents[k as usize].mapped)
+                .collect();
+            mapped.sort_by_key(|&k| ident_key(&d.idents[k as usize]));
+            u32s(mapped.into_iter())
+        }
+        NODE_BY_START => start_order(&d.nodes),
+        NODE_LONG_BY_END => long_end_order(&d.nodes),
+        EDGE_BY_START => start_order(&d.edges),
+        EDGE_LONG_BY_END => long_end_order(&d.edges),
+        _ => Vec::new(),
     }
-    cols
 }
 
-/// The valid-time index of a row table (chunks 77–80): every row number sorted by
-/// `(vt_s, row)`, and the rows whose interval is longer than one microsecond (`vt_e !=
-/// vt_s + 1`, open ends included) sorted by `(vt_e, row)`. Every row is listed, alive or
-/// not, open or closed: readers test belief on the row.
-fn time_orders(rows: &[crate::state::Row]) -> (Vec<i64>, Vec<i64>) {
+/// Chunk 77 or 79 (the valid-time index, §6.5): every row number sorted by `(vt_s, row)` —
+/// the rows themselves when they are in `vt_s` order already (a minor-4 image).
+fn start_order(rows: &[crate::state::Row]) -> Vec<i64> {
+    if rows.windows(2).all(|w| w[0].vt_s <= w[1].vt_s) {
+        return (0..rows.len() as i64).collect();
+    }
     let mut by_start: Vec<(i64, u32)> = (0..rows.len()).map(|r| (rows[r].vt_s, r as u32)).collect();
     by_start.sort_unstable();
+    u32s(by_start.into_iter().map(|p| p.1))
+}
+
+/// Chunk 78 or 80: the rows whose interval is longer than one microsecond (`vt_e != vt_s +
+/// 1`, open ends included) sorted by `(vt_e, row)`. Every row is listed, alive or not, open
+/// or closed: readers test belief on the row.
+fn long_end_order(rows: &[crate::state::Row]) -> Vec<i64> {
     let mut by_end: Vec<(i64, u32)> = (0..rows.len())
         .filter(|&r| rows[r].vt_e != rows[r].vt_s.saturating_add(1))
         .map(|r| (rows[r].vt_e, r as u32))
         .collect();
     by_end.sort_unstable();
-    let ids = |v: Vec<(i64, u32)>| u32s(v.into_iter().map(|p| p.1));
-    (ids(by_start), ids(by_end))
+    u32s(by_end.into_iter().map(|p| p.1))
 }
 
 /// Sort key of an identity in the mapped-identity order (chunk 76): `(src, dst, rel, disc
@@ -1396,7 +1387,9 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
         }
     }
     if check_indexes && is_indexed(minor) {
-        for (id, want) in index_columns(&d, minor) {
+        let ids = layout.iter().map(|c| c.0);
+        for id in ids.filter(|id| (UID_OFFS..=EDGE_LONG_BY_END).contains(id)) {
+            let want = index_column(&d, id);
             if col(id, want.len())? != want {
                 return Err((
                     offsets[idx(id)],

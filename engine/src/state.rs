@@ -1038,10 +1038,10 @@ fn open_row(r: &Row) -> Row {
     }
 }
 
-/// The segment order of `rows` (`format-spec.md` §6.1): `order[new] = old` sorted by
-/// `(vt_s, ident, tt_s, old)`, with `new_of[old] = new`; `None` when the rows are already
-/// in it (an ingest in time order).
-fn segment_order(rows: &[Row]) -> Option<(Vec<u32>, Vec<u32>)> {
+/// The segment order of `rows` (`format-spec.md` §6.1) — sorted by `(vt_s, ident, tt_s,
+/// old position)` — as `new_of[old] = new`; `None` when the rows are already in it (an
+/// ingest in time order).
+fn segment_order(rows: &[Row]) -> Option<Vec<u32>> {
     use rayon::prelude::*;
     let key = |x: &Row| (x.vt_s, x.ident, x.tt_s);
     if rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
@@ -1056,28 +1056,38 @@ fn segment_order(rows: &[Row]) -> Option<(Vec<u32>, Vec<u32>)> {
     for (new, &old) in order.iter().enumerate() {
         new_of[old as usize] = new as u32;
     }
-    Some((order, new_of))
+    Some(new_of)
+}
+
+/// Moves each row `i` to position `new_of[i]` in place, one cycle at a time (no second
+/// copy of the rows); `new_of` ends as the identity.
+fn move_rows(rows: &mut [Row], new_of: &mut [u32]) {
+    for i in 0..rows.len() {
+        while new_of[i] as usize != i {
+            let j = new_of[i] as usize;
+            rows.swap(i, j);
+            new_of.swap(i, j);
+        }
+    }
 }
 
 /// Puts `rows` in segment order and renumbers `closes` (sorted by row) to match.
-fn permute(rows: &mut Vec<Row>, closes: &mut [Closure]) {
-    let Some((order, new_of)) = segment_order(rows) else {
+fn permute(rows: &mut [Row], closes: &mut [Closure]) {
+    let Some(mut new_of) = segment_order(rows) else {
         return;
     };
-    *rows = order.iter().map(|&old| rows[old as usize]).collect();
     for c in closes.iter_mut() {
         c.row = new_of[c.row as usize];
     }
     closes.sort_unstable_by_key(|c| c.row);
+    move_rows(rows, &mut new_of);
 }
 
 /// Puts `table[base..]` in segment order; returns `new_of` (by offset from `base`) when
 /// rows moved.
-fn sort_tail(table: &mut Vec<Row>, base: usize) -> Option<Vec<u32>> {
-    let (order, new_of) = segment_order(&table[base..])?;
-    let moved: Vec<Row> = order.iter().map(|&o| table[base + o as usize]).collect();
-    table.truncate(base);
-    table.extend(moved);
+fn sort_tail(table: &mut [Row], base: usize) -> Option<Vec<u32>> {
+    let new_of = segment_order(&table[base..])?;
+    move_rows(&mut table[base..], &mut new_of.clone());
     Some(new_of)
 }
 
