@@ -1062,34 +1062,40 @@ fn tri_graph(pi: &PairIndex, n: usize) -> TriGraph {
     for (k, &x) in order.iter().enumerate() {
         pos[x as usize] = k as u32;
     }
-    // Orientation by (degree, id): keep the higher-ranked neighbours.
+    // Orientation by (degree, id): keep the higher-ranked neighbours. First their positions
+    // and pair spans (the static graph is then dropped), then their events copied in.
     let rank = |x: u32| ((deg[x as usize] as u64) << 32) | x as u64;
     let mut off = Vec::with_capacity(n + 1);
     off.push(0);
     let mut w = Vec::with_capacity(pi.len());
-    let mut span = Vec::with_capacity(pi.len());
-    let mut r = Vec::with_capacity(pi.items.len() + pi.len());
-    let mut t = Vec::with_capacity(pi.items.len() + pi.len());
+    // The pair's event span, its top bit set when x is the pair's hi node (the stored
+    // direction, relative to lo, is then flipped).
+    let mut span: Vec<(u32, u32)> = Vec::with_capacity(pi.len());
     for &x in &order {
         for nb in adj.get(x as usize).iter().filter(|nb| rank(nb.w) > rank(x)) {
-            // Stored direction is relative to the pair's lo node; flip it when x is hi.
-            let flip = (x > nb.w) as u32;
-            let s = r.len() as u32;
-            let evs = &pi.items[nb.s as usize..nb.e as usize];
-            r.extend(evs.iter().map(|e| e.r ^ flip));
-            r.push(u32::MAX);
-            t.extend(evs.iter().map(|e| e.t));
-            t.push(i64::MAX);
             w.push(pos[nb.w as usize]);
-            span.push((s, r.len() as u32 - 1));
+            span.push((nb.s | u32::from(x > nb.w) << 31, nb.e));
         }
         off.push(w.len());
+    }
+    drop((adj, deg, order, pos));
+    let mut r = Vec::with_capacity(pi.items.len() + pi.len());
+    let mut t = Vec::with_capacity(pi.items.len() + pi.len());
+    for sp in span.iter_mut() {
+        let (flip, s, e) = (sp.0 >> 31, (sp.0 & !(1 << 31)) as usize, sp.1 as usize);
+        let at = r.len() as u32;
+        let evs = &pi.items[s..e];
+        r.extend(evs.iter().map(|e| e.r ^ flip));
+        r.push(u32::MAX);
+        t.extend(evs.iter().map(|e| e.t));
+        t.push(i64::MAX);
+        *sp = (at, r.len() as u32 - 1);
     }
     TriGraph { off, w, span, r, t }
 }
 
-fn count_triangles(pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifMatrix {
-    let g = tri_graph(pi, n);
+/// Takes the pair index, which is dropped once the triangle graph holds its events.
+fn count_triangles(pi: PairIndex, n: usize, delta: i64, strict: bool) -> MotifMatrix {
     let all_within = match (
         pi.items.iter().map(|e| e.t).min(),
         pi.items.iter().map(|e| e.t).max(),
@@ -1097,6 +1103,8 @@ fn count_triangles(pi: &PairIndex, n: usize, delta: i64, strict: bool) -> MotifM
         (Some(lo), Some(hi)) => hi - lo <= delta,
         _ => true,
     };
+    let g = tri_graph(&pi, n);
+    drop(pi);
     let tab = triangle_table();
     // Full class table for the single-event-per-pair fast path.
     let mut cls3 = [[[255u8; 6]; 6]; 6];
@@ -1209,7 +1217,7 @@ fn matrix_parts(
                 m = add_matrix(m, count_pairs(&pi, delta, strict));
             }
             if parts.triangles {
-                m = add_matrix(m, count_triangles(&pi, n, delta, strict));
+                m = add_matrix(m, count_triangles(pi, n, delta, strict));
             }
         }
         m
