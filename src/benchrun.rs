@@ -291,11 +291,13 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
         }
         (None, None) => anyhow::bail!("give --scale N or --log LOG.jsonl"),
     };
-    // What building took (in this process), then the peak from here on: the queries'.
-    let build_rss = ingest_rate.and(peak_rss());
+    // A store built by this process (it has an ingest rate): what building took, then the
+    // peak from here on, the open's and the queries'.
+    let built = ingest_rate.is_some();
+    let build_rss = peak_rss().filter(|_| built);
     let rss_reset = reset_peak_rss();
     // Memory the build left behind (freed but kept by the allocator) counts in the peak.
-    let rss_at_reset = ingest_rate.and(proc_status_bytes("VmRSS:"));
+    let rss_at_reset = proc_status_bytes("VmRSS:").filter(|_| built);
     // Open time and first query of a fresh process.
     let probe = std::env::current_exe()
         .ok()
@@ -372,7 +374,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
         f("peak_rss_bytes"),
         record["peak_rss_covers"].as_str().unwrap_or("")
     );
-    if build_rss.is_some() {
+    if built {
         println!(
             "build peak RSS (bytes)      {} ({} still resident when the queries began; \
              time an existing store with --store for a clean process)",

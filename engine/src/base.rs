@@ -940,7 +940,7 @@ impl Base {
         } else {
             None
         };
-        if dir.minor >= seg::SEG_MINOR_SORTED {
+        if seg::is_sorted(dir.minor) {
             for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
                 let (at, end, _) = span(id);
                 let set = RoaringView::parse(b, at, end).map_err(|e| err(id, e))?;
@@ -1833,13 +1833,7 @@ mod tests {
             }
         }
         s.compact().unwrap();
-        let segs: Vec<_> = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|x| x == "tgs"))
-            .collect();
-        assert_eq!(segs.len(), 1, "{segs:?}");
-        std::fs::read(&segs[0]).unwrap()
+        seg::only_segment(&dir)
     }
 
     fn row_eq(a: &Row, b: &Row) -> bool {
@@ -2063,12 +2057,7 @@ mod tests {
             s.flush().unwrap();
         }
         s.compact().unwrap();
-        let seg = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "tgs"))
-            .unwrap();
-        let bytes = std::fs::read(seg).unwrap();
+        let bytes = seg::only_segment(&dir);
         let dir = seg::read_dir(&bytes).unwrap();
         assert!(dir.codecs.contains(&codec::DFORS));
         assert!(!dir.codecs.contains(&codec::DFOR));

@@ -651,12 +651,7 @@ mod tests {
         assert!(closed >= 50, "only {closed} retractions");
         s.compact().unwrap();
         drop(s);
-        let seg_path = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| p.extension().is_some_and(|x| x == "tgs"))
-            .unwrap();
-        let b = std::fs::read(seg_path).unwrap();
+        let b = seg::only_segment(&dir);
         assert_eq!(u16::from_le_bytes([b[10], b[11]]), seg::SEG_MINOR_SORTED);
         seg::verify(&b).unwrap();
         let dir = seg::read_dir(&b).unwrap();

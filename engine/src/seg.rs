@@ -633,6 +633,19 @@ pub(crate) fn decode_int(b: &[u8], codec: u8, want: usize) -> Result<Vec<i64>, S
         .map_err(|(o, k)| format!("at {o}: {k}"))
 }
 
+/// The bytes of the one segment file in store directory `dir` (a test of a store with
+/// exactly one segment, e.g. just compacted).
+#[cfg(test)]
+pub(crate) fn only_segment(dir: &std::path::Path) -> Vec<u8> {
+    let segs: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "tgs"))
+        .collect();
+    assert_eq!(segs.len(), 1, "{segs:?}");
+    std::fs::read(&segs[0]).unwrap()
+}
+
 // ------------------------------------------------------------------ file layout
 
 /// Summary of a segment for the manifest's zone map (`format-spec.md` §7.2).

@@ -1068,8 +1068,9 @@ fn tri_graph(pi: &PairIndex, n: usize) -> TriGraph {
     let mut off = Vec::with_capacity(n + 1);
     off.push(0);
     let mut w = Vec::with_capacity(pi.len());
-    // The pair's event span, its top bit set when x is the pair's hi node (the stored
-    // direction, relative to lo, is then flipped).
+    // The pair's event span, its start's top bit set when x is the pair's hi node (the
+    // stored direction, relative to lo, is then flipped). Event offsets stay below 2^31:
+    // `PEv::r` already holds `rank << 1` in a u32.
     let mut span: Vec<(u32, u32)> = Vec::with_capacity(pi.len());
     for &x in &order {
         for nb in adj.get(x as usize).iter().filter(|nb| rank(nb.w) > rank(x)) {
