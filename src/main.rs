@@ -38,6 +38,14 @@ enum FormatArg {
     JsonlEvents,
 }
 
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum CompactArg {
+    /// When the load is at least an eighth of the store's edge versions after it.
+    Auto,
+    Always,
+    Never,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum DatasetArg {
     /// SNAP CollegeMsg (59,835 messages, 1,899 users), shipped compressed in datasets/.
@@ -61,10 +69,13 @@ enum Cmd {
         /// Store directory to create (must not exist or be empty).
         store: PathBuf,
     },
-    /// Bulk-load an event file (chunks of 50,000 events, one batch each).
+    /// Bulk-load an event file (chunks of 50,000 events, one batch each), then compact the
+    /// store when the load was large (see --compact), so that read-only opens (`tgms call`)
+    /// map the image and answer at once instead of decoding the store into memory.
     ///
     /// Example: tgms ingest /tmp/store CollegeMsg.txt --format snap --rel-type MSG
     ///          tgms ingest /tmp/store --dataset collegemsg
+    ///          tgms ingest /tmp/store more.txt --compact never
     Ingest {
         /// Existing store directory.
         store: PathBuf,
@@ -80,6 +91,13 @@ enum Cmd {
         /// Load a dataset shipped with tgms instead of a file.
         #[arg(long, value_enum)]
         dataset: Option<DatasetArg>,
+        /// Compact after the load: `auto` when the load is at least an eighth of the
+        /// store's edge versions (the rewrite then costs at most eight times the load, and
+        /// replaces the automatic compactions the load would trigger on its way), `always`,
+        /// or `never` (what the load leaves unflushed stays in the log; `tgms compact`
+        /// later).
+        #[arg(long, value_enum, default_value = "auto")]
+        compact: CompactArg,
     },
     /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes).
     ///
@@ -546,6 +564,7 @@ fn cmd_ingest(
     format: FormatArg,
     rel_type: Option<String>,
     dataset: Option<DatasetArg>,
+    compact: CompactArg,
 ) -> CmdResult {
     let (name, text, format, rel) = match (file, dataset) {
         (_, Some(DatasetArg::Collegemsg)) => (
@@ -581,7 +600,18 @@ fn cmd_ingest(
         }
         Err(e) => return Err(e.into()),
     };
-    let pb = bar(events.len() as u64, "ingest");
+    // One event is one edge version: decide now whether the load ends with a compaction,
+    // and if so, let it replace the automatic ones the load's flushes would trigger.
+    let n = events.len() as u64;
+    let compact_after = match compact {
+        CompactArg::Always => true,
+        CompactArg::Never => false,
+        CompactArg::Auto => n > 0 && n.saturating_mul(8) >= st.stats().n_edge_versions + n,
+    };
+    if compact_after {
+        st.set_compact_segments(0);
+    }
+    let pb = bar(n, "ingest");
     let report = st.ingest_events(events, "Node", &mut |n| pb.set_position(n));
     pb.finish_and_clear();
     let report = report?;
@@ -592,8 +622,22 @@ fn cmd_ingest(
             "details": {"file": file.display().to_string(), "line": line, "events_committed": report.events},
         })));
     }
+    let compacted = if compact_after {
+        let pb = ProgressBar::new_spinner();
+        pb.set_message(format!(
+            "compacting {} edge versions into one image",
+            st.stats().n_edge_versions
+        ));
+        pb.enable_steady_tick(std::time::Duration::from_millis(200));
+        let r = st.compact();
+        pb.finish_and_clear();
+        r?;
+        true
+    } else {
+        false
+    };
     out(&json!({"events": report.events, "batches": report.batches,
-        "first_tt": report.first_tt, "last_tt": report.last_tt}));
+        "first_tt": report.first_tt, "last_tt": report.last_tt, "compacted": compacted}));
     Ok(())
 }
 
@@ -1410,7 +1454,8 @@ fn run(cli: Cli) -> CmdResult {
             format,
             rel_type,
             dataset,
-        } => cmd_ingest(&store, file, format, rel_type, dataset)?,
+            compact,
+        } => cmd_ingest(&store, file, format, rel_type, dataset, compact)?,
         Cmd::Write { store, batch } => cmd_write(&store, &batch)?,
         Cmd::Stats { store, json } => cmd_stats(&store, json)?,
         Cmd::Digest { store } => println!("{}", Store::open_read_only(&store)?.digest()),

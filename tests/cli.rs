@@ -43,6 +43,9 @@ fn collegemsg_ingest_stats_replay_history_and_errors() {
         (r["events"].as_u64(), r["batches"].as_u64()),
         (Some(59_835), Some(2))
     );
+    // A load into an empty store ends compacted: a read-only open maps the image.
+    assert_eq!(r["compacted"], true);
+    assert!(tgms_engine::Store::open_read_only(&s).unwrap().is_lazy());
     let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
     assert_eq!(st["n_edge_versions"], 59_835);
     assert_eq!(st["n_entities"], 1_899);
@@ -172,6 +175,58 @@ fn export_import_round_trip_keeps_the_digest() {
     );
     let d2 = String::from_utf8(ok(tgms(&["digest", p(&t)])).stdout).unwrap();
     assert_eq!(d2, digest);
+}
+
+#[test]
+fn ingest_compacts_loads_of_an_eighth_of_the_store_or_as_asked() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    ok(tgms(&["init", p(&s)]));
+    let load = |name: &str, n: usize, t0: usize, extra: &[&str]| {
+        let f = d.path().join(name);
+        let text: String = (0..n)
+            .map(|i| format!("{} {} {}\n", i % 37, (i * 7 + 1) % 37, t0 + i))
+            .collect();
+        std::fs::write(&f, text).unwrap();
+        let mut args = vec!["ingest", p(&s), p(&f)];
+        args.extend_from_slice(extra);
+        json_out(&ok(tgms(&args)))
+    };
+    let lazy = || tgms_engine::Store::open_read_only(&s).unwrap().is_lazy();
+    // 800 of 800 edge versions: compacted.
+    assert_eq!(load("a.txt", 800, 1_000, &[])["compacted"], true);
+    assert!(lazy());
+    // 100 of 900 (less than an eighth): left in the log, so a reader decodes it.
+    assert_eq!(load("b.txt", 100, 5_000, &[])["compacted"], false);
+    assert!(!lazy());
+    // 129 of 1,029 (an eighth or more): compacted again.
+    assert_eq!(load("c.txt", 129, 9_000, &[])["compacted"], true);
+    assert!(lazy());
+    // As asked, whatever the size.
+    assert_eq!(
+        load("d.txt", 2, 20_000, &["--compact", "always"])["compacted"],
+        true
+    );
+    assert!(lazy());
+    assert_eq!(
+        load("e.txt", 5_000, 30_000, &["--compact", "never"])["compacted"],
+        false
+    );
+    assert!(!lazy());
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    assert_eq!(st["n_edge_versions"], 800 + 100 + 129 + 2 + 5_000);
+    let o = tgms(&[
+        "ingest",
+        p(&s),
+        p(&d.path().join("e.txt")),
+        "--compact",
+        "sometimes",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "a bad --compact value is a usage error"
+    );
 }
 
 #[test]

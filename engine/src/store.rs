@@ -652,6 +652,13 @@ impl Store {
         &self.segments
     }
 
+    /// Sets the segment count at which a flush compacts, as [`Options::compact_segments`]
+    /// (`0` = never automatically): a bulk load that compacts at its end turns the
+    /// automatic compactions off for its duration.
+    pub fn set_compact_segments(&mut self, segments: usize) {
+        self.compact_segments = segments;
+    }
+
     /// Rows in the memtable: added since the last flush, plus sealed rows closed since.
     pub fn memtable_rows(&self) -> u64 {
         self.state.memtable_rows()

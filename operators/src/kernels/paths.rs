@@ -35,8 +35,14 @@ pub trait OutEdges {
     /// that overlap the window). Called at most once per node. The order is the order in
     /// which frames examine them; it only decides the order of paths whose sort keys tie.
     fn load(&mut self, u: u32, buf: &mut Vec<u32>);
-    /// The kernel edge of id `i` (an id that [`OutEdges::load`] handed out).
+    /// The kernel edge of id `i` (an id that [`OutEdges::load`] handed out). The search
+    /// reads its `src`, `dst`, `t` and `t_end`; its `eid` need only be right once
+    /// [`OutEdges::settle`] has named it.
     fn edge(&self, i: u32) -> &TEdge;
+    /// Makes the `eid` of the edges `ids` right (called once, before the recorded paths are
+    /// sorted, with the edges on them): a source that derives eids (hashes) does so only for
+    /// edges on a path, not for every candidate it loads.
+    fn settle(&mut self, _ids: &[u32]) {}
 }
 
 /// [`OutEdges`] over a slice: candidate edges (overlapping `[t_a, t_b)`) grouped by source
@@ -198,6 +204,10 @@ pub fn temporal_paths_from<S: OutEdges>(
     };
     d.frame(src, t_a)?;
     let (mut paths, units, source) = (d.out, d.units, d.source);
+    let mut on_paths: Vec<u32> = paths.iter().flat_map(|p| p.edges.iter().copied()).collect();
+    on_paths.sort_unstable();
+    on_paths.dedup();
+    source.settle(&on_paths);
     // Stable: paths whose keys tie keep their discovery order.
     paths.sort_by(|x, y| {
         (x.arrival, x.edges.len())

@@ -103,6 +103,8 @@ fn cost(args: &Args, stats: &Stats) -> Estimate {
 /// [`OutEdges`] served from the store: node ids are the snapshot's interned uid ids
 /// ([`Snapshot::uid_id`]), edge ids index `edges` / `versions` in load order. A node's edges
 /// come in [`Snapshot::out_edges`] order `(vt_s, eid, tt_s)`, the order of a window edge scan.
+/// An edge's eid (a hash) is derived only when [`OutEdges::settle`] names it: most loaded
+/// candidates are on no path.
 struct StoreOut<'s> {
     snap: Snapshot<'s>,
     window: (i64, i64),
@@ -120,13 +122,18 @@ impl OutEdges for StoreOut<'_> {
                 dst: e.dst_id(),
                 t: e.vt_s(),
                 t_end: e.vt_e(),
-                eid: e.eid_bytes(),
+                eid: [0; 12],
             });
             self.versions.push(e);
         }
     }
     fn edge(&self, i: u32) -> &TEdge {
         &self.edges[i as usize]
+    }
+    fn settle(&mut self, ids: &[u32]) {
+        for &i in ids {
+            self.edges[i as usize].eid = self.versions[i as usize].eid_bytes();
+        }
     }
 }
 
