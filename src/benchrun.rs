@@ -385,10 +385,13 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
     }
     println!(
         "store served as             {}",
-        if st.is_lazy() {
-            "one mapped image (read from the file, not decoded)"
-        } else {
-            "decoded segments + log (run `tgms compact` for the mapped image)"
+        match (st.is_lazy(), st.segments().len()) {
+            (true, 1) => "one mapped image (read from the file, not decoded)".to_string(),
+            (true, n) => format!(
+                "mapped image + {} decoded flush segment(s) (run `tgms compact` for one image)",
+                n - 1
+            ),
+            _ => "decoded segments + log (run `tgms compact` for the mapped image)".to_string(),
         }
     );
     println!("machine                     {machine}");

@@ -99,7 +99,10 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "auto")]
         compact: CompactArg,
     },
-    /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes).
+    /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes). On exit the
+    /// batch is sealed as a small flush segment, so read-only opens (`tgms call`) keep
+    /// mapping the store's image instead of replaying the log; small segments are folded
+    /// into the image once they hold an eighth of its rows (or 64 of them).
     ///
     /// Example: echo '[{"op":"assert_node","uid":"a","label":"Person","props":{"age":3}}]' > b.json
     ///          tgms write /tmp/store b.json
@@ -616,6 +619,7 @@ fn cmd_ingest(
     pb.finish_and_clear();
     let report = report?;
     if let Some(Error::BadInput { file, line, reason }) = bad {
+        st.close()?;
         return Err(Failure::Payload(json!({
             "error": "E_INVALID_ARG",
             "message": format!("{}:{line}: {reason}", file.display()),
@@ -636,6 +640,7 @@ fn cmd_ingest(
     } else {
         false
     };
+    st.close()?;
     out(&json!({"events": report.events, "batches": report.batches,
         "first_tt": report.first_tt, "last_tt": report.last_tt, "compacted": compacted}));
     Ok(())
@@ -656,7 +661,11 @@ fn cmd_write(store: &Path, batch: &Path) -> CmdResult {
     }
     let mut st = Store::open(store)?;
     let ops: Vec<Op> = items.iter().map(Op::from_json).collect();
-    let tt = st.write(ops)?;
+    let r = st.write(ops);
+    // Sealed for readers whether the batch applied or not (a failed batch is logged too).
+    let closed = st.close();
+    let tt = r?;
+    closed?;
     println!("{tt}");
     Ok(())
 }
@@ -753,10 +762,10 @@ fn cmd_replay(src: &Path, dst: &Path) -> CmdResult {
     pb.finish_and_clear();
     n?;
     let s = out_store.stats();
-    out(
-        &json!({"batches": s.n_batches, "failed_batches": s.n_failed_batches,
-        "store_digest": out_store.digest()}),
-    );
+    let summary = json!({"batches": s.n_batches, "failed_batches": s.n_failed_batches,
+        "store_digest": out_store.digest()});
+    out_store.close()?;
+    out(&summary);
     Ok(())
 }
 
@@ -816,6 +825,7 @@ fn cmd_import(store: &Path, log: &Path) -> CmdResult {
             log.display()
         );
     }
+    st.close()?;
     out(&json!({"batches": r.batches, "failed_batches": r.failed_batches, "events": r.events}));
     Ok(())
 }
@@ -856,10 +866,10 @@ fn cmd_generate(scale: u64, store: &Path, clock: ClockArg) -> CmdResult {
     });
     pb.finish_and_clear();
     let r = r?;
-    out(
-        &json!({"scale": scale, "batches": r.batches, "tt_epoch1": r.tt_epoch1,
-        "store_digest": st.digest()}),
-    );
+    let summary = json!({"scale": scale, "batches": r.batches, "tt_epoch1": r.tt_epoch1,
+        "store_digest": st.digest()});
+    st.close()?;
+    out(&summary);
     Ok(())
 }
 

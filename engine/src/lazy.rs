@@ -1,15 +1,415 @@
 //! A read-only store served from its mapped base image (`format-spec.md` §6.5, §9.4): when
-//! the published generation is one full-image segment with indexes and the log holds
-//! nothing after it, a read-only open maps that segment, checks it, and answers every read
-//! from the file: point reads through the image's indexes, scans and window reads through
-//! zone-pruned block decodes (`mapscan.rs`). Nothing is decoded into an in-memory state,
-//! so a reader's memory is the pages it touches plus each answer's working set.
+//! the published generation is one full-image segment with indexes, possibly followed by
+//! flush segments, and the log holds nothing after them, a read-only open maps the image,
+//! checks it, decodes only the flush segments ([`Delta`]) and answers every read from the
+//! two: point reads through the image's indexes and the delta's postings, scans and window
+//! reads through zone-pruned block decodes of the image (`mapscan.rs`) and the delta's
+//! valid-time indexes. The image is never decoded into an in-memory state, so a reader's
+//! memory is the pages it touches, the flush segments' rows and each answer's working set.
+//!
+//! Numbering: the delta's ids continue the image's (uids, strings, contents, identities,
+//! slots, rows), exactly as an eager open numbers them, so answers, ids and orders are the
+//! same either way. A flush segment may close image rows; those closures are applied over
+//! the image's own (an image row is open in the image when a later segment closes it).
 
 use crate::base::Base;
-use crate::state::Stats;
+use crate::delta::Delta;
+use crate::ident::Id12;
+use crate::mapscan;
+use crate::op::Origin;
+use crate::read::{self, believed_at, in_window};
+use crate::state::{ordinal_text, Content, Disc, IdentRec, Row, Stats};
+use crate::time::clamp_tt;
+use std::ops::Range;
 
-/// A read-only store's base image and the statistics the manifest published for it.
+/// A read-only store's base image, the decoded flush segments after it, and the statistics
+/// the manifest published for the newest of them.
 pub(crate) struct Lazy {
     pub(crate) base: Base,
+    pub(crate) delta: Delta,
     pub(crate) stats: Stats,
+}
+
+impl Lazy {
+    /// Row `i` of table `k` when it lies above the image.
+    #[inline]
+    fn above(&self, k: usize, i: u32) -> Option<&Row> {
+        let j = i.checked_sub(self.delta.n_base(k))?;
+        self.delta.rows[k].get(j as usize)
+    }
+
+    #[inline]
+    pub(crate) fn row_ident(&self, k: usize, i: u32) -> u32 {
+        self.above(k, i)
+            .map_or_else(|| self.base.row_ident(k, i), |r| r.ident)
+    }
+
+    #[inline]
+    pub(crate) fn row_content(&self, k: usize, i: u32) -> u32 {
+        self.above(k, i)
+            .map_or_else(|| self.base.row_content(k, i), |r| r.content)
+    }
+
+    #[inline]
+    pub(crate) fn row_vt(&self, k: usize, i: u32) -> (i64, i64) {
+        self.above(k, i)
+            .map_or_else(|| self.base.row_vt(k, i), |r| (r.vt_s, r.vt_e))
+    }
+
+    #[inline]
+    pub(crate) fn row_tt_s(&self, k: usize, i: u32) -> i64 {
+        self.above(k, i)
+            .map_or_else(|| self.base.row_tt_s(k, i), |r| r.tt_s)
+    }
+
+    #[inline]
+    pub(crate) fn row_origin(&self, k: usize, i: u32) -> Origin {
+        self.above(k, i)
+            .map_or_else(|| self.base.row_origin(k, i), |r| r.origin)
+    }
+
+    #[inline]
+    pub(crate) fn row_reason(&self, k: usize, i: u32) -> u32 {
+        self.above(k, i)
+            .map_or_else(|| self.base.row_reason(k, i), |r| r.reason)
+    }
+
+    #[inline]
+    pub(crate) fn row_alive(&self, k: usize, i: u32) -> bool {
+        self.above(k, i)
+            .map_or_else(|| self.base.row_alive(k, i), |r| r.alive)
+    }
+
+    /// `(tt_e, closed_by, close_reason)`: a flush segment's closure of an image row wins
+    /// over the image (where the row is open).
+    #[inline]
+    pub(crate) fn row_close(&self, k: usize, i: u32) -> (i64, Option<Origin>, u32) {
+        match self.above(k, i) {
+            Some(r) => (r.tt_e, r.closed_by, r.close_reason),
+            None => match self.delta.closed[k].get(&i) {
+                Some(&c) => c,
+                None => self.base.row_close(k, i),
+            },
+        }
+    }
+
+    /// Row `i` of table `k` with its closure applied.
+    pub(crate) fn row(&self, k: usize, i: u32) -> Row {
+        if let Some(r) = self.above(k, i) {
+            return *r;
+        }
+        let mut r = self.base.row(k, i);
+        if let Some(&(tt_e, by, reason)) = self.delta.closed[k].get(&i) {
+            (r.tt_e, r.closed_by, r.close_reason) = (tt_e, by, reason);
+        }
+        r
+    }
+
+    #[inline]
+    pub(crate) fn ident_part(&self, id: u32, c: usize) -> u32 {
+        self.delta.ident_part(&self.base, id, c)
+    }
+
+    pub(crate) fn ident(&self, id: u32) -> IdentRec {
+        if u64::from(id) < self.delta.base.idents {
+            self.base.ident(id)
+        } else {
+            self.delta.ident(id)
+        }
+    }
+
+    pub(crate) fn content(&self, id: u32) -> Content {
+        if u64::from(id) < self.delta.base.contents {
+            self.base.content(id)
+        } else {
+            self.delta.content(id)
+        }
+    }
+
+    #[inline]
+    pub(crate) fn string(&self, id: u32) -> &str {
+        match id.checked_sub(self.delta.base.strings as u32) {
+            None => self.base.string(id),
+            Some(j) => self.delta.strings.name(j),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn uid_name(&self, id: u32) -> &str {
+        match id.checked_sub(self.delta.base.uids as u32) {
+            None => self.base.uid_name(id),
+            Some(j) => self.delta.uids.name(j),
+        }
+    }
+
+    pub(crate) fn string_id(&self, s: &str) -> Option<u32> {
+        self.base.string_id(s).or_else(|| {
+            self.delta
+                .strings
+                .get(s)
+                .map(|j| j + self.delta.base.strings as u32)
+        })
+    }
+
+    pub(crate) fn uid_id(&self, s: &str) -> Option<u32> {
+        self.base.uid_id(s).or_else(|| {
+            self.delta
+                .uids
+                .get(s)
+                .map(|j| j + self.delta.base.uids as u32)
+        })
+    }
+
+    /// The size of the uid id space.
+    pub(crate) fn n_uids(&self) -> usize {
+        self.delta.end().uids as usize
+    }
+
+    /// Rows of table `k`, image and above.
+    pub(crate) fn n_rows(&self, k: usize) -> usize {
+        self.delta.n_base(k) as usize + self.delta.rows[k].len()
+    }
+
+    /// The identity `(src, dst, rel, disc)` names, if it exists (as `State::lookup_edge`).
+    pub(crate) fn find_ident(&self, src: u32, dst: u32, rel: u32, disc: Disc) -> Option<u32> {
+        if let Disc::Ordinal(k) = disc {
+            let slot = if k < self.delta.base.slots {
+                self.base.slot(k)
+            } else {
+                self.delta.slot(k)
+            };
+            if let Some(id) = slot {
+                let e = self.ident(id);
+                if (e.src, e.dst, e.rel) == (src, dst, rel) {
+                    return Some(id);
+                }
+            }
+        }
+        self.base
+            .find_mapped_ident(src, dst, rel, disc)
+            .or_else(|| self.delta.find_mapped_ident(src, dst, rel, disc))
+    }
+
+    /// The 12 eid bytes of identity `id` (derived; cached for identities above the image).
+    pub(crate) fn eid(&self, id: u32) -> Id12 {
+        if u64::from(id) < self.delta.base.idents {
+            return mapscan::eid(&self.base, id);
+        }
+        self.delta.eid(id, || {
+            let e = self.delta.ident(id);
+            let mut buf = [0u8; 21];
+            let disc = match e.disc {
+                Disc::Ordinal(k) => ordinal_text(k, &mut buf).to_string(),
+                Disc::Str(s) => self.string(s).to_string(),
+            };
+            [
+                self.uid_name(e.src).to_string(),
+                self.uid_name(e.dst).to_string(),
+                self.string(e.rel).to_string(),
+                disc,
+            ]
+        })
+    }
+
+    pub(crate) fn node_postings(&self, uid: u32) -> Vec<u32> {
+        let mut v = if u64::from(uid) < self.delta.base.uids {
+            self.base.node_postings(uid)
+        } else {
+            Vec::new()
+        };
+        v.extend_from_slice(self.delta.node_postings(uid));
+        v
+    }
+
+    pub(crate) fn edge_postings(&self, id: u32) -> Vec<u32> {
+        let mut v = if u64::from(id) < self.delta.base.idents {
+            self.base.edge_postings(id)
+        } else {
+            Vec::new()
+        };
+        v.extend_from_slice(self.delta.edge_postings(id));
+        v
+    }
+
+    /// Edge rows with `src` (`out`) or `dst` (`!out`) = `uid`, ascending.
+    pub(crate) fn adjacency(&self, uid: u32, out: bool) -> Vec<u32> {
+        let mut v = match (u64::from(uid) < self.delta.base.uids, out) {
+            (false, _) => Vec::new(),
+            (true, true) => self.base.out_adj(uid),
+            (true, false) => self.base.in_adj(uid),
+        };
+        v.extend_from_slice(self.delta.adjacency(uid, out));
+        v
+    }
+
+    /// True when image row `i` of table `k`, believed at `as_of` in the image, is still
+    /// believed then under the closures above the image.
+    #[inline]
+    fn still_believed(&self, k: usize, i: u32, as_of: i64) -> bool {
+        self.delta.closed[k]
+            .get(&i)
+            .is_none_or(|c| clamp_tt(as_of) < c.0)
+    }
+
+    /// Drops the image rows of an image answer (ascending ids believed at `as_of` in the
+    /// image) that a flush segment closed at or before `as_of`.
+    fn settle<T>(&self, k: usize, mut v: Vec<T>, as_of: i64, row: impl Fn(&T) -> u32) -> Vec<T> {
+        if !self.delta.closed[k].is_empty() {
+            v.retain(|x| self.still_believed(k, row(x), as_of));
+        }
+        v
+    }
+
+    /// The rows above the image that satisfy `keep`, found by `pick` over the delta's rows
+    /// and valid-time index, as store row numbers.
+    fn above_ids(
+        &self,
+        k: usize,
+        pick: impl FnOnce(&[Row], &crate::tindex::IndexCache) -> Vec<u32>,
+    ) -> Vec<u32> {
+        let nb = self.delta.n_base(k);
+        pick(&self.delta.rows[k], &self.delta.index[k])
+            .into_iter()
+            .map(|i| i + nb)
+            .collect()
+    }
+
+    /// Ascending rows of table `k` believed at `as_of` that overlap `w` (all when `None`),
+    /// of an identity with a rel id in `rels` when given (edges only).
+    pub(crate) fn window_ids(
+        &self,
+        k: usize,
+        w: Option<(i64, i64)>,
+        as_of: i64,
+        rels: Option<&[u32]>,
+    ) -> Vec<u32> {
+        let mut ids = self.settle(
+            k,
+            mapscan::overlapping(&self.base, k, w, as_of, rels),
+            as_of,
+            |&i| i,
+        );
+        let rel_ok = |r: &Row| rels.is_none_or(|rs| rs.contains(&self.ident_part(r.ident, 2)));
+        ids.extend(self.above_ids(k, |rows, ix| {
+            read::overlapping(rows, ix, w, |r| {
+                believed_at(r, as_of) && in_window(r, w) && rel_ok(r)
+            })
+        }));
+        ids
+    }
+
+    /// Ascending rows of table `k` believed at `as_of` that start or end inside `(lo, hi]`.
+    pub(crate) fn boundary_ids(&self, k: usize, lo: i64, hi: i64, as_of: i64) -> Vec<u32> {
+        let mut ids = self.settle(
+            k,
+            mapscan::boundaries(&self.base, k, lo, hi, as_of),
+            as_of,
+            |&i| i,
+        );
+        ids.extend(self.above_ids(k, |rows, ix| read::boundaries(rows, ix, lo, hi, as_of)));
+        ids
+    }
+
+    /// Ascending edge rows believed at `as_of` with `t_a <= vt_s < t_b`, as maximal runs.
+    pub(crate) fn start_runs(&self, t_a: i64, t_b: i64, as_of: i64) -> Vec<Range<u32>> {
+        let mut runs: Vec<Range<u32>> = Vec::new();
+        let mut add = |r: Range<u32>| match runs.last_mut() {
+            _ if r.is_empty() => {}
+            Some(last) if last.end == r.start => last.end = r.end,
+            _ => runs.push(r),
+        };
+        // Image runs, cut at the image rows closed above it.
+        let mut cut: Vec<u32> = self.delta.closed[1]
+            .iter()
+            .filter(|(_, c)| clamp_tt(as_of) >= c.0)
+            .map(|(&i, _)| i)
+            .collect();
+        cut.sort_unstable();
+        for r in mapscan::start_runs(&self.base, t_a, t_b, as_of) {
+            let mut from = r.start;
+            let lo = cut.partition_point(|&c| c < r.start);
+            for &c in cut[lo..].iter().take_while(|&&c| c < r.end) {
+                add(from..c);
+                from = c + 1;
+            }
+            add(from..r.end);
+        }
+        let above = self.above_ids(1, |rows, ix| {
+            read::starts(rows, ix, 0, t_a, t_b, as_of).ids()
+        });
+        above.into_iter().for_each(|i| add(i..i + 1));
+        runs
+    }
+
+    /// `(vt_s, row, identity)` of the edge rows believed at `as_of` with
+    /// `t_a <= vt_s < t_b`, in ascending row order.
+    pub(crate) fn start_rows(&self, t_a: i64, t_b: i64, as_of: i64) -> Vec<(i64, u32, u32)> {
+        let mut v = self.settle(
+            1,
+            mapscan::start_rows(&self.base, t_a, t_b, as_of),
+            as_of,
+            |x| x.1,
+        );
+        let above = self.above_ids(1, |rows, ix| {
+            read::starts(rows, ix, 0, t_a, t_b, as_of).ids()
+        });
+        v.extend(above.into_iter().map(|i| {
+            let r = self.above(1, i).expect("row above the image");
+            (r.vt_s, i, r.ident)
+        }));
+        v
+    }
+
+    /// Per bucket of `(t_a, t_b, stride)`, the edge rows believed at `as_of` that start in
+    /// it (with rel id `rel` when given): the image's counts, less its rows closed above it
+    /// by then, plus the rows above it.
+    pub(crate) fn start_counts(
+        &self,
+        (t_a, t_b, stride): (i64, i64, i64),
+        as_of: i64,
+        rel: Option<u32>,
+        n: usize,
+    ) -> Vec<u64> {
+        let mut c = mapscan::start_counts(&self.base, (t_a, t_b, stride), as_of, rel, n);
+        let a = clamp_tt(as_of);
+        let bucket = |vt_s: i64| ((vt_s as i128 - t_a as i128) / stride as i128) as usize;
+        let counted = |vt_s: i64, ident: u32| {
+            t_a <= vt_s && vt_s < t_b && rel.is_none_or(|x| self.ident_part(ident, 2) == x)
+        };
+        for (&i, &(tt_e, _, _)) in &self.delta.closed[1] {
+            let vt_s = self.base.row_vt(1, i).0;
+            // Counted by the image (alive, open there, begun by `as_of`) but closed since.
+            if a >= tt_e
+                && counted(vt_s, self.base.row_ident(1, i))
+                && self.base.row_alive(1, i)
+                && self.base.row_tt_s(1, i) <= a
+            {
+                c[bucket(vt_s)] -= 1;
+            }
+        }
+        for r in &self.delta.rows[1] {
+            if believed_at(r, as_of) && counted(r.vt_s, r.ident) {
+                c[bucket(r.vt_s)] += 1;
+            }
+        }
+        c
+    }
+
+    /// Ids of the uids whose `str::to_lowercase` form contains `needle_lower`, ascending.
+    pub(crate) fn uids_lowercase_containing(&self, needle_lower: &str) -> Vec<u32> {
+        let mut ids = mapscan::lower(&self.base).containing(needle_lower);
+        let bu = self.delta.base.uids as u32;
+        ids.extend(
+            (0..self.delta.uids.len() as u32)
+                .filter(|&j| {
+                    self.delta
+                        .uids
+                        .name(j)
+                        .to_lowercase()
+                        .contains(needle_lower)
+                })
+                .map(|j| j + bu),
+        );
+        ids
+    }
 }

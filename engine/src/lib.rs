@@ -10,6 +10,7 @@ mod bitmap;
 pub mod canon;
 pub mod clock;
 mod cols;
+mod delta;
 pub mod error;
 pub mod eventlog;
 pub mod fault;

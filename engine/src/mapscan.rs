@@ -533,25 +533,24 @@ pub(crate) fn eid(b: &Base, id: u32) -> Id12 {
     ident::eid_bytes(b.uid_name(e.src), b.uid_name(e.dst), b.string(e.rel), disc)
 }
 
-/// Identities per group of [`ident_digest_groups`] (16 MB of sort keys).
-const IDENT_GROUP: usize = 1 << 20;
+/// Identities per group of [`digest_groups`] (16 MB of sort keys).
+pub(crate) const IDENT_GROUP: usize = 1 << 20;
 
-/// Every edge identity in eid order, handed to `f` group by group (each group sorted by
-/// eid, the groups in eid order), so that at most about [`IDENT_GROUP`] sort keys are held:
-/// a first pass keeps each eid's first two bytes (2 bytes per identity) and cuts the
-/// two-byte prefix space into groups; each group's eids are then derived again and sorted.
-pub(crate) fn ident_digest_groups(b: &Base, f: impl FnMut(&[(Id12, u32)])) {
-    digest_groups_of(b, IDENT_GROUP, f)
-}
-
-/// [`ident_digest_groups`] with groups of at most `group` identities (one prefix may
-/// exceed it).
-fn digest_groups_of(b: &Base, group: usize, mut f: impl FnMut(&[(Id12, u32)])) {
-    let n = b.marks().idents as u32;
+/// Every edge identity `0..n` in eid order (`eid` derives one), handed to `f` group by group
+/// (each group sorted by eid, the groups in eid order), so that at most about `group` sort
+/// keys are held (one two-byte prefix may exceed it): a first pass keeps each eid's first
+/// two bytes (2 bytes per identity) and cuts the two-byte prefix space into groups; each
+/// group's eids are then derived again and sorted.
+pub(crate) fn digest_groups(
+    n: u32,
+    eid: impl Fn(u32) -> Id12 + Sync,
+    group: usize,
+    mut f: impl FnMut(&[(Id12, u32)]),
+) {
     let prefix: Vec<u16> = (0..n)
         .into_par_iter()
         .map(|i| {
-            let e = eid(b, i);
+            let e = eid(i);
             u16::from_be_bytes([e[0], e[1]])
         })
         .collect();
@@ -568,25 +567,13 @@ fn digest_groups_of(b: &Base, group: usize, mut f: impl FnMut(&[(Id12, u32)])) {
             let mut group: Vec<(Id12, u32)> = (0..n)
                 .into_par_iter()
                 .filter(|&i| (lo..hi).contains(&(prefix[i as usize] as usize)))
-                .map(|i| (eid(b, i), i))
+                .map(|i| (eid(i), i))
                 .collect();
             group.par_sort_unstable();
             f(&group);
         }
         lo = hi;
     }
-}
-
-/// The alive rows of edge identity `id` in digest order `(tt_s, vt_s)`.
-pub(crate) fn ident_rows(b: &Base, id: u32) -> Vec<u32> {
-    let mut rows: Vec<(i64, i64, u32)> = b
-        .edge_postings(id)
-        .into_iter()
-        .filter(|&r| b.row_alive(1, r))
-        .map(|r| (b.row_tt_s(1, r), b.row_vt(1, r).0, r))
-        .collect();
-    rows.sort_unstable();
-    rows.into_iter().map(|x| x.2).collect()
 }
 
 #[cfg(test)]
@@ -707,10 +694,15 @@ mod tests {
         want.sort();
         for group in [1, 7, 100, 1 << 20] {
             let (mut got, mut groups) = (Vec::new(), 0);
-            digest_groups_of(&b, group, |g| {
-                got.extend_from_slice(g);
-                groups += 1;
-            });
+            digest_groups(
+                b.marks().idents as u32,
+                |i| eid(&b, i),
+                group,
+                |g| {
+                    got.extend_from_slice(g);
+                    groups += 1;
+                },
+            );
             assert_eq!(got, want, "group {group}");
             assert!(group > 3_000 || groups > 1);
         }

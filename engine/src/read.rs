@@ -86,6 +86,8 @@ pub(crate) enum Db<'a> {
 pub(crate) enum Src<'a> {
     Mem(&'a State),
     Map(&'a Base),
+    /// The mapped image with decoded flush segments above it (`lazy.rs`).
+    Over(&'a Lazy),
 }
 
 /// Single fields of row `i` of table `k` (0 nodes, 1 edges): a field of the in-memory row,
@@ -103,6 +105,7 @@ macro_rules! row_fields {
                             $mem
                         }
                         Src::Map(b) => b.$name(k, i),
+                        Src::Over(o) => o.$name(k, i),
                     }
                 }
             )*
@@ -128,7 +131,7 @@ impl<'a> Src<'a> {
     fn table(self, k: usize) -> &'a [Row] {
         match self {
             Src::Mem(st) => st.table(k),
-            Src::Map(_) => &[],
+            Src::Map(_) | Src::Over(_) => &[],
         }
     }
     /// Row `i` of table `k` is believed at `as_of_tt` (read in place when in memory; a
@@ -141,6 +144,10 @@ impl<'a> Src<'a> {
                 let a = clamp_tt(as_of_tt);
                 b.row_alive(k, i) && b.row_tt_s(k, i) <= a && a < b.row_close(k, i).0
             }
+            Src::Over(o) => {
+                let a = clamp_tt(as_of_tt);
+                o.row_alive(k, i) && o.row_tt_s(k, i) <= a && a < o.row_close(k, i).0
+            }
         }
     }
     /// Row `i` of table `k` (0 nodes, 1 edges).
@@ -149,6 +156,7 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => st.table(k)[i as usize],
             Src::Map(b) => b.row(k, i),
+            Src::Over(o) => o.row(k, i),
         }
     }
     #[inline]
@@ -156,6 +164,7 @@ impl<'a> Src<'a> {
         let c = match self {
             Src::Mem(st) => st.table(k)[i as usize].content,
             Src::Map(b) => b.row_content(k, i),
+            Src::Over(o) => o.row_content(k, i),
         };
         self.content(c)
     }
@@ -168,6 +177,7 @@ impl<'a> Src<'a> {
                 [e.src, e.dst, e.rel][c]
             }
             Src::Map(b) => b.ident_part(id, c),
+            Src::Over(o) => o.ident_part(id, c),
         }
     }
     #[inline]
@@ -175,6 +185,7 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => st.strings.name(id),
             Src::Map(b) => b.string(id),
+            Src::Over(o) => o.string(id),
         }
     }
     #[inline]
@@ -182,12 +193,14 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => st.uids.name(id),
             Src::Map(b) => b.uid_name(id),
+            Src::Over(o) => o.uid_name(id),
         }
     }
     fn string_id(self, s: &str) -> Option<u32> {
         match self {
             Src::Mem(st) => st.strings.get(s),
             Src::Map(b) => b.string_id(s),
+            Src::Over(o) => o.string_id(s),
         }
     }
     #[inline]
@@ -195,6 +208,7 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => st.uids.get(uid),
             Src::Map(b) => b.uid_id(uid),
+            Src::Over(o) => o.uid_id(uid),
         }
     }
     #[inline]
@@ -202,6 +216,7 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => *st.content(id),
             Src::Map(b) => b.content(id),
+            Src::Over(o) => o.content(id),
         }
     }
     #[inline]
@@ -218,6 +233,7 @@ impl<'a> Src<'a> {
                 }
             }
             Src::Map(b) => b.ident(id),
+            Src::Over(o) => o.ident(id),
         }
     }
     #[inline]
@@ -232,18 +248,21 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => *st.eid(ident),
             Src::Map(b) => mapscan::eid(b, ident),
+            Src::Over(o) => o.eid(ident),
         }
     }
     fn node_postings(self, uid: u32) -> Cow<'a, [u32]> {
         match self {
             Src::Mem(st) => Cow::Borrowed(&st.node_postings[uid as usize][..]),
             Src::Map(b) => Cow::Owned(b.node_postings(uid)),
+            Src::Over(o) => Cow::Owned(o.node_postings(uid)),
         }
     }
     fn edge_postings(self, ident: u32) -> Cow<'a, [u32]> {
         match self {
             Src::Mem(st) => Cow::Borrowed(&st.edge_postings[ident as usize][..]),
             Src::Map(b) => Cow::Owned(b.edge_postings(ident)),
+            Src::Over(o) => Cow::Owned(o.edge_postings(ident)),
         }
     }
     /// Edge rows with `src` (`out`) or `dst` (`!out`) = `uid`, ascending.
@@ -253,6 +272,7 @@ impl<'a> Src<'a> {
             (Src::Mem(st), false) => Cow::Borrowed(&st.in_adj[uid as usize][..]),
             (Src::Map(b), true) => Cow::Owned(b.out_adj(uid)),
             (Src::Map(b), false) => Cow::Owned(b.in_adj(uid)),
+            (Src::Over(o), out) => Cow::Owned(o.adjacency(uid, out)),
         }
     }
     /// The identity `(src, dst, rel_type, disc)` names, if it exists (as
@@ -277,7 +297,39 @@ impl<'a> Src<'a> {
                 }
                 b.find_mapped_ident(s, d, rel, disc)
             }
+            Src::Over(o) => {
+                let (s, d) = (o.uid_id(src)?, o.uid_id(dst)?);
+                let rel = o.string_id(rel)?;
+                let disc = match ordinal_of(disc) {
+                    Some(k) => Disc::Ordinal(k),
+                    None => Disc::Str(o.string_id(disc)?),
+                };
+                o.find_ident(s, d, rel, disc)
+            }
         }
+    }
+
+    /// Every edge identity in eid order, a bounded group at a time (see
+    /// [`mapscan::digest_groups`]); for mapped sources, whose eids are derived.
+    fn digest_groups(self, f: impl FnMut(&[(Id12, u32)])) {
+        let n = match self {
+            Src::Mem(st) => st.idents.len(),
+            Src::Map(b) => b.marks().idents as usize,
+            Src::Over(o) => o.delta.end().idents as usize,
+        };
+        mapscan::digest_groups(n as u32, |i| self.eid(i), mapscan::IDENT_GROUP, f)
+    }
+
+    /// The alive rows of edge identity `id` in digest order `(tt_s, vt_s)`.
+    fn ident_rows(self, id: u32) -> Vec<u32> {
+        let mut rows: Vec<(i64, i64, u32)> = self
+            .edge_postings(id)
+            .iter()
+            .filter(|&&r| self.row_alive(1, r))
+            .map(|&r| (self.row_tt_s(1, r), self.row_vt(1, r).0, r))
+            .collect();
+        rows.sort_unstable();
+        rows.into_iter().map(|x| x.2).collect()
     }
 
     /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that overlap the
@@ -289,6 +341,7 @@ impl<'a> Src<'a> {
                 overlapping(st.table(k), st.index(k), w, keep)
             }
             Src::Map(b) => mapscan::overlapping(b, k, w, as_of_tt, None),
+            Src::Over(o) => o.window_ids(k, w, as_of_tt, None),
         }
     }
 
@@ -298,6 +351,7 @@ impl<'a> Src<'a> {
         match self {
             Src::Mem(st) => boundaries(st.table(k), st.index(k), lo, hi, as_of_tt),
             Src::Map(b) => mapscan::boundaries(b, k, lo, hi, as_of_tt),
+            Src::Over(o) => o.boundary_ids(k, lo, hi, as_of_tt),
         }
     }
 
@@ -305,7 +359,7 @@ impl<'a> Src<'a> {
     /// is deterministic). Keys are gathered once: comparing through the rows would chase
     /// two pointers (or derive an eid) per comparison.
     fn sorted_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
-        if let Src::Map(_) = self {
+        if let Src::Map(_) | Src::Over(_) = self {
             return self.sorted_mapped_edges(idx);
         }
         let key = |i: u32| {
@@ -357,12 +411,12 @@ impl<'a> Src<'a> {
     }
 }
 
-fn believed_at(r: &Row, as_of_tt: i64) -> bool {
+pub(crate) fn believed_at(r: &Row, as_of_tt: i64) -> bool {
     let a = clamp_tt(as_of_tt);
     r.alive && r.tt_s <= a && a < r.tt_e
 }
 
-fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
+pub(crate) fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
     w.is_none_or(|(a, b)| overlaps(r.vt_s, r.vt_e, a, b))
 }
 
@@ -371,7 +425,8 @@ impl<'a> Snapshot<'a> {
     fn src(&self) -> Src<'a> {
         match self.db {
             Db::Mem(st) => Src::Mem(st),
-            Db::Lazy(l) => Src::Map(&l.base),
+            Db::Lazy(l) if l.delta.is_empty() => Src::Map(&l.base),
+            Db::Lazy(l) => Src::Over(l),
         }
     }
 
@@ -488,6 +543,7 @@ impl<'a> Snapshot<'a> {
             (None, Src::Map(b)) => {
                 mapscan::overlapping(b, 1, scan.vt_window, scan.as_of_tt, rels.as_deref())
             }
+            (None, Src::Over(o)) => o.window_ids(1, scan.vt_window, scan.as_of_tt, rels.as_deref()),
             (Some((uids, mode)), _) => {
                 let mut set: Vec<u32> = uids.iter().filter_map(|u| src.uid_id(u)).collect();
                 set.sort_unstable();
@@ -550,7 +606,7 @@ impl<'a> Snapshot<'a> {
             })
             .collect();
         match src {
-            Src::Map(_) => src.sorted_mapped_pairs(keyed),
+            Src::Map(_) | Src::Over(_) => src.sorted_mapped_pairs(keyed),
             Src::Mem(_) => src.sorted_edges(keyed.into_iter().map(|p| p.1).collect()),
         }
     }
@@ -606,6 +662,22 @@ impl<'a> Snapshot<'a> {
                     })
                     .collect()
             }
+            Src::Over(o) => {
+                let mut idx: Vec<u32> = (0..o.n_rows(0) as u32)
+                    .filter(|&i| o.row_alive(0, i))
+                    .collect();
+                idx.sort_by_cached_key(|&i| {
+                    let (vt_s, tt_s) = (o.row_vt(0, i).0, o.row_tt_s(0, i));
+                    (o.uid_name(o.row_ident(0, i)), tt_s, vt_s)
+                });
+                return idx
+                    .into_iter()
+                    .map(|i| NodeVersion {
+                        src: Src::Over(o),
+                        idx: i,
+                    })
+                    .collect();
+            }
             Src::Mem(st) => st,
         };
         let mut idx: Vec<u32> = (0..st.nodes.len() as u32)
@@ -625,16 +697,13 @@ impl<'a> Snapshot<'a> {
     /// contiguous keys, in parallel; eids are derived once per identity.
     pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
         let st = match self.src() {
-            Src::Map(b) => {
-                let mut out = Vec::with_capacity(b.n_rows(1));
-                mapscan::ident_digest_groups(b, |g| {
+            src @ (Src::Map(_) | Src::Over(_)) => {
+                let mut out = Vec::with_capacity(self.edge_positions());
+                src.digest_groups(|g| {
                     out.extend(
                         g.iter()
-                            .flat_map(|&(_, id)| mapscan::ident_rows(b, id))
-                            .map(|i| EdgeVersion {
-                                src: Src::Map(b),
-                                idx: i,
-                            }),
+                            .flat_map(|&(_, id)| src.ident_rows(id))
+                            .map(|i| EdgeVersion { src, idx: i }),
                     )
                 });
                 return out;
@@ -687,14 +756,10 @@ impl<'a> Snapshot<'a> {
             Src::Mem(_) => feed(&mut h, &self.all_edges(), |e, s| e.write_line(s)),
             // Mapped: identity by identity, a bounded group of identities at a time, so no
             // list of every edge row or identity is held.
-            Src::Map(b) => mapscan::ident_digest_groups(b, |g| {
+            src @ (Src::Map(_) | Src::Over(_)) => src.digest_groups(|g| {
                 feed(&mut h, g, |&(_, id), s| {
-                    for i in mapscan::ident_rows(b, id) {
-                        EdgeVersion {
-                            src: Src::Map(b),
-                            idx: i,
-                        }
-                        .write_line(s)
+                    for i in src.ident_rows(id) {
+                        EdgeVersion { src, idx: i }.write_line(s)
                     }
                 })
             }),
@@ -786,7 +851,7 @@ fn select(
 
 /// Storage-order ids of the rows overlapping `w` (every row when `None`) that satisfy
 /// `keep`, which must imply the overlap.
-fn overlapping(
+pub(crate) fn overlapping(
     rows: &[Row],
     cache: &IndexCache,
     w: Option<(i64, i64)>,
@@ -818,7 +883,13 @@ fn boundary_in(r: &Row, lo: i64, hi: i64) -> bool {
 }
 
 /// Storage-order ids of the rows believed at `as_of` that start or end inside `(lo, hi]`.
-fn boundaries(rows: &[Row], cache: &IndexCache, lo: i64, hi: i64, as_of: i64) -> Vec<u32> {
+pub(crate) fn boundaries(
+    rows: &[Row],
+    cache: &IndexCache,
+    lo: i64,
+    hi: i64,
+    as_of: i64,
+) -> Vec<u32> {
     if lo >= hi {
         return Vec::new();
     }
@@ -869,7 +940,7 @@ fn complement(n: usize, skip: &[u32], extra: usize) -> Vec<u32> {
 }
 
 /// The storage positions of a start query, in one of two forms.
-enum Starts {
+pub(crate) enum Starts {
     /// Every covered row `[0, covered)` but the ascending `skip` ids, then `tail` (ids of
     /// uncovered rows, ascending).
     AllBut {
@@ -885,7 +956,7 @@ enum Starts {
 
 impl Starts {
     /// The positions as one ascending list.
-    fn ids(self) -> Vec<u32> {
+    pub(crate) fn ids(self) -> Vec<u32> {
         match self {
             Starts::AllBut {
                 covered,
@@ -933,7 +1004,14 @@ impl Starts {
 
 /// Storage-order ids of the rows believed at `as_of` with `t_a <= vt_s < t_b`; `gen` is
 /// the table's close generation.
-fn starts(rows: &[Row], cache: &IndexCache, gen: u64, t_a: i64, t_b: i64, as_of: i64) -> Starts {
+pub(crate) fn starts(
+    rows: &[Row],
+    cache: &IndexCache,
+    gen: u64,
+    t_a: i64,
+    t_b: i64,
+    as_of: i64,
+) -> Starts {
     if t_a >= t_b {
         return Starts::Ids(Vec::new());
     }
@@ -1015,6 +1093,7 @@ impl<'a> Snapshot<'a> {
     fn edge_start_query(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Starts {
         let st = match self.src() {
             Src::Map(b) => return Starts::Runs(mapscan::start_runs(b, t_a, t_b, as_of_tt)),
+            Src::Over(o) => return Starts::Runs(o.start_runs(t_a, t_b, as_of_tt)),
             Src::Mem(st) => st,
         };
         starts(
@@ -1035,6 +1114,7 @@ impl<'a> Snapshot<'a> {
         match self.src() {
             Src::Mem(st) => st.edge_cols.get(&st.edges, &st.idents),
             Src::Map(b) => mapscan::edge_columns(b),
+            Src::Over(o) => mapscan::edge_columns(&o.base),
         }
     }
 
@@ -1050,6 +1130,7 @@ impl<'a> Snapshot<'a> {
         match self.src() {
             Src::Mem(st) => st.edges.len(),
             Src::Map(b) => b.n_rows(1),
+            Src::Over(o) => o.n_rows(1),
         }
     }
 
@@ -1118,6 +1199,7 @@ impl<'a> Snapshot<'a> {
                     n,
                 ))
             }
+            Src::Over(o) => return Ok(o.start_counts((t_a, t_b, stride), as_of_tt, rel, n)),
             Src::Mem(st) => st,
         };
         let rows = &st.edges;
@@ -1222,6 +1304,15 @@ impl Snapshot<'_> {
                     dst: ident,
                 })
                 .collect(),
+            Src::Over(o) => o
+                .start_rows(t_a, t_b, as_of_tt)
+                .into_iter()
+                .map(|(t, row, ident)| StartEvent {
+                    t,
+                    src: row,
+                    dst: ident,
+                })
+                .collect(),
         };
         ev.par_sort_unstable_by_key(|e| (e.t, e.src));
         // Versions sharing a vt_s: by (eid, tt_s, row), as `sorted_edges` orders them, in
@@ -1245,6 +1336,10 @@ impl Snapshot<'_> {
                 Src::Map(b) => (
                     mapscan::ident_parts(b, &ids, 0),
                     mapscan::ident_parts(b, &ids, 1),
+                ),
+                Src::Over(o) => (
+                    ids.iter().map(|&i| o.ident_part(i, 0)).collect(),
+                    ids.iter().map(|&i| o.ident_part(i, 1)).collect(),
                 ),
             };
             for (k, e) in c.iter_mut().enumerate() {
@@ -1631,6 +1726,7 @@ impl<'a> Snapshot<'a> {
         match self.src() {
             Src::Mem(st) => st.uids.len(),
             Src::Map(b) => b.marks().uids as usize,
+            Src::Over(o) => o.n_uids(),
         }
     }
 
@@ -1645,6 +1741,7 @@ impl<'a> Snapshot<'a> {
         match self.src() {
             Src::Mem(st) => st.uids.lower().containing(needle_lower),
             Src::Map(b) => mapscan::lower(b).containing(needle_lower),
+            Src::Over(o) => o.uids_lowercase_containing(needle_lower),
         }
     }
 

@@ -4,6 +4,7 @@
 
 use crate::base::Base;
 use crate::clock::{system_clock, Hlc, WallClock};
+use crate::delta::Delta;
 use crate::error::{Error, Result};
 use crate::lazy::Lazy;
 use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
@@ -39,7 +40,8 @@ pub struct Options {
     /// segment; `None` = [`DEFAULT_FLUSH_ROWS`], `Some(0)` = never automatically.
     pub flush_rows: Option<u64>,
     /// Segment count at which a flush compacts; `None` = [`DEFAULT_COMPACT_SEGMENTS`],
-    /// `Some(0)` = never automatically.
+    /// `Some(0)` = never automatically. Small flush segments above a large first segment
+    /// wait longer (see [`Store::flush`]).
     pub compact_segments: Option<usize>,
     /// Ignore the segments and rebuild the state by replaying the whole log (read-only
     /// opens only; `tgms check` compares the two).
@@ -182,18 +184,20 @@ fn check_listed(path: &Path, bytes: &[u8], e: &SegEntry) -> Result<()> {
 }
 
 /// A read-only open served from the mapped base image (`format-spec.md` §9.4), when the
-/// published generation is exactly one full-image segment of minor ≥ 2 (with indexes) and
-/// the log ends at the position it covers. `Ok(None)` means "open the usual
-/// way" (other layouts, a log tail, a segment that vanished under a concurrent compaction).
-/// The segment's length and BLAKE3 digest are checked against the manifest and its
-/// structure and checksums by [`Base::open`] before anything is read from it.
-fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, SegEntry)>> {
+/// published generation is one full-image segment with indexes (minor 2, 3 or 4), possibly
+/// followed by flush segments, and the log ends at the position the newest covers. The
+/// image is mapped; only the flush segments are decoded ([`Delta`]). `Ok(None)` means "open
+/// the usual way" (other layouts, a log tail, a segment that vanished under a concurrent
+/// compaction). Every segment's length and BLAKE3 digest are checked against the manifest,
+/// the image's structure and checksums by [`Base::open`] and the flush segments' by their
+/// decoder, before anything is read from them.
+fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>)>> {
     let mpath = dir.join(MANIFEST_FILE);
     if !mpath.exists() {
         return Ok(None);
     }
     let (entries, _) = manifest::read(&mpath)?;
-    let [e] = entries.as_slice() else {
+    let (Some(e), Some(last)) = (entries.first(), entries.last()) else {
         return Ok(None);
     };
     if e.base != crate::state::Marks::default() {
@@ -205,10 +209,10 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Se
     let wal_len = fs::metadata(wal_path)
         .map_err(|err| Error::io(wal_path, err))?
         .len();
-    if wal_len != e.wal_offset {
+    if wal_len != last.wal_offset {
         return Ok(None);
     }
-    wal::scan_from(wal_path, e.wal_offset, e.wal_record, |_, _, _| Ok(()))?;
+    wal::scan_from(wal_path, last.wal_offset, last.wal_record, |_, _, _| Ok(()))?;
     let path = dir.join(manifest::seg_name(e.seq));
     let Some(bytes) = open_listed(&path, io)? else {
         return Ok(None);
@@ -220,23 +224,58 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Se
         return Ok(None);
     }
     check_listed(&path, b, e)?;
-    let corrupt = |offset: u64, kind: String| Error::Corruption {
-        file: path.clone(),
+    let corrupt = |path: &Path, offset: u64, kind: String| Error::Corruption {
+        file: path.to_path_buf(),
         offset,
         kind,
     };
-    let base = Base::open(bytes).map_err(|(o, k)| corrupt(o, k))?;
+    let base = Base::open(bytes).map_err(|(o, k)| corrupt(&path, o, k))?;
     if base.seq() != e.seq || base.marks() != e.end {
         return Err(corrupt(
+            &path,
             0,
             "segment does not match its manifest record".into(),
         ));
     }
+    let mut delta = Delta::new(base.marks());
+    for e in &entries[1..] {
+        let path = dir.join(manifest::seg_name(e.seq));
+        let Some(mapped) = open_listed(&path, io)? else {
+            return Ok(None);
+        };
+        let bytes = mapped.bytes();
+        check_listed(&path, bytes, e)?;
+        let (sq, data) = seg::decode(bytes).map_err(|(o, k)| corrupt(&path, o, k))?;
+        if sq != e.seq || data.base != e.base || data.end() != e.end {
+            return Err(corrupt(
+                &path,
+                0,
+                "segment does not match its manifest record".into(),
+            ));
+        }
+        drop(mapped);
+        delta.load(data, &base).map_err(|k| corrupt(&path, 0, k))?;
+    }
+    // The statistics the newest record publishes, against what the rows give (S3; the
+    // image's own counts are its record's).
+    let alive = |k: usize| delta.rows[k].iter().filter(|r| r.alive).count() as u64;
+    let (first, st) = (&e.stats, &last.stats);
+    if st.n_entities != delta.end().uids
+        || st.n_node_versions != first.n_node_versions + alive(0)
+        || st.n_edge_versions != first.n_edge_versions + alive(1)
+    {
+        return Err(corrupt(
+            &mpath,
+            0,
+            "manifest statistics disagree with the segments".into(),
+        ));
+    }
     let lazy = Lazy {
         base,
-        stats: e.stats.clone(),
+        delta,
+        stats: last.stats.clone(),
     };
-    Ok(Some((lazy, e.clone())))
+    Ok(Some((lazy, entries)))
 }
 
 /// Deletes segment files and temporary files that the manifest does not reference.
@@ -373,8 +412,10 @@ impl Store {
         let eager = opts.eager || std::env::var("TGMS_OPEN").as_deref() == Ok("eager");
         if opts.read_only && !opts.replay_whole_log && !eager {
             let io = opts.io.unwrap_or_else(IoMode::from_env);
-            if let Some((lazy, entry)) = open_lazy(dir, &wal_path, io)? {
-                let covered = (entry.wal_offset, entry.wal_record);
+            if let Some((lazy, entries)) = open_lazy(dir, &wal_path, io)? {
+                let last = entries.last().expect("a lazy open has an image");
+                let covered = (last.wal_offset, last.wal_record);
+                let next_seq = entries.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
                 return Ok(Store {
                     dir: dir.to_path_buf(),
                     state: State::default(),
@@ -383,8 +424,8 @@ impl Store {
                     wal: None,
                     _lock: None,
                     poisoned: false,
-                    next_seq: entry.seq + 1,
-                    segments: vec![entry],
+                    next_seq,
+                    segments: entries,
                     manifest: None,
                     covered,
                     wal_records: covered.1,
@@ -684,15 +725,45 @@ impl Store {
     /// Writes the memtable as a new segment and publishes it (`format-spec.md` §9.2):
     /// log synced → segment written and synced → directory synced → manifest record
     /// appended and synced. Returns false when the log has nothing the segments lack.
-    /// May compact afterwards (automatic compaction threshold).
+    /// May compact afterwards ([`Store::wants_compaction`]).
     pub fn flush(&mut self) -> Result<bool> {
         self.writable()?;
         let r = self.flush_inner();
         let flushed = self.poison(r)?;
-        if flushed && self.compact_segments > 0 && self.segments.len() >= self.compact_segments {
+        if flushed && self.wants_compaction() {
             self.compact()?;
         }
         Ok(flushed)
+    }
+
+    /// The automatic compaction rule: at least `compact_segments` segments, and the segments
+    /// after the first hold at least an eighth of its rows, or there are eight times
+    /// `compact_segments` of them. So a bulk load compacts every `compact_segments`
+    /// flushes, while the small segments that closing writers seal above a large image
+    /// ([`Store::close`]) are rewritten into it only once they are worth it (a read-only
+    /// open decodes them, §9.4 of `format-spec.md`; the image it maps).
+    fn wants_compaction(&self) -> bool {
+        let n = self.segments.len();
+        let rows = |e: &SegEntry| (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges);
+        let (first, rest) = match self.segments.split_first() {
+            Some((f, rest)) => (rows(f), rest.iter().map(rows).sum::<u64>()),
+            None => return false,
+        };
+        self.compact_segments > 0
+            && n >= self.compact_segments
+            && (rest.saturating_mul(8) >= first || n >= self.compact_segments.saturating_mul(8))
+    }
+
+    /// Closes a writable store: seals what the log holds beyond the published segments as
+    /// one flush segment (as [`Store::flush`], which may compact), then releases the writer
+    /// lock. A read-only open in another process then maps the image and decodes only the
+    /// flush segments instead of replaying the log into memory (`format-spec.md` §9.4).
+    /// Dropping a store without closing it loses nothing: the log holds every commit.
+    pub fn close(mut self) -> Result<()> {
+        if self.wal.is_some() && !self.poisoned {
+            self.flush()?;
+        }
+        Ok(())
     }
 
     fn flush_inner(&mut self) -> Result<bool> {

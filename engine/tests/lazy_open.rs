@@ -303,7 +303,9 @@ fn compare_scans(
     // Compact columns, positions, digest orders, digest, uid search.
     let (cl, ce) = (l.edge_columns(), e.edge_columns());
     let c = cl.covered().min(ce.covered());
-    assert_eq!(cl.covered(), l.edge_positions());
+    // The columns cover the mapped image (positions above it are read with `edge_at`).
+    assert!(cl.covered() <= l.edge_positions());
+    assert_eq!(l.edge_positions(), e.edge_positions());
     assert_eq!(cl.vt_s()[..c], ce.vt_s()[..c]);
     assert_eq!(cl.rel()[..c], ce.rel()[..c]);
     assert_eq!(cl.src()[..c], ce.src()[..c]);
@@ -432,6 +434,141 @@ fn point_reads_of_a_lazy_open_equal_an_eager_open() {
     assert!(failed >= 10, "only {failed} failed batches");
     assert!(retired >= 10, "only {retired} same-batch retirements");
     assert!(non_empty >= 1000, "only {non_empty} non-empty answers");
+}
+
+/// The image is followed by flush segments (and no log tail): a read-only open maps the
+/// image, decodes only the flush segments, and every read equals an eager open's, also
+/// where the flush segments close image rows (corrections and retractions of its versions),
+/// add identities, uids, strings and `#k` slots above it, and retire rows in their batch.
+#[test]
+fn reads_over_an_image_and_flush_segments_equal_an_eager_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(97);
+    let no_auto = || Options {
+        no_sync: true,
+        compact_segments: Some(0),
+        ..Options::default()
+    };
+    let mut s = Store::create_with(&path, no_auto()).unwrap();
+    let (mut tt, mut non_empty, mut image_closes, mut image_tt) = (0i64, 0, 0, 0);
+    for stage in 0..5 {
+        for _ in 0..60 {
+            tt += 1;
+            let mut ops = vec![Op::from_json(&random_op(&mut g))];
+            if g.below(6) == 0 {
+                ops.push(Op::from_json(&random_op(&mut g)));
+            }
+            let _ = s.write_at(tt, ops);
+            if g.below(20) == 0 {
+                s.flush().unwrap();
+            }
+        }
+        if stage == 0 || stage == 3 {
+            s.compact().unwrap();
+            image_tt = tt;
+            continue;
+        }
+        s.flush().unwrap();
+        let segments = s.segments().len();
+        drop(s);
+        let lazy = read_only(&path, false);
+        let eager = read_only(&path, true);
+        assert!(
+            lazy.is_lazy(),
+            "stage {stage}: an image and {} flush segments open lazily",
+            segments - 1
+        );
+        assert!(segments >= 2, "stage {stage}: {segments} segments");
+        // Image rows the flush segments closed: written by the image's time, closed after.
+        let snap = eager.snapshot();
+        let above = |(s, e): (i64, i64)| s <= image_tt && e != OPEN_END && e > image_tt;
+        image_closes += snap
+            .all_edges()
+            .iter()
+            .filter(|v| above((v.tt_s(), v.tt_e())))
+            .count()
+            + snap
+                .all_nodes()
+                .iter()
+                .filter(|v| above((v.tt_s(), v.tt_e())))
+                .count();
+        non_empty += compare_point_reads(&lazy, &eager, tt);
+        compare_start_counts(&lazy, &eager, tt, &mut g);
+        non_empty += compare_scans(&lazy, &eager, &SMALL_WINDOWS, tt, &mut g);
+        let pread = Store::open_with(
+            &path,
+            Options {
+                read_only: true,
+                io: Some(tgms_engine::mmap::IoMode::Pread),
+                ..Options::default()
+            },
+        )
+        .unwrap();
+        assert!(pread.is_lazy());
+        compare_point_reads(&pread, &eager, tt);
+        drop((lazy, eager, pread));
+        s = Store::open_with(&path, no_auto()).unwrap();
+    }
+    assert!(non_empty >= 1000, "only {non_empty} non-empty answers");
+    assert!(
+        image_closes >= 20,
+        "only {image_closes} closed edge versions"
+    );
+}
+
+/// Closing writers seal their commits as small flush segments above the image: a read-only
+/// open then maps the image and decodes them (no log replay) and reads as an eager open
+/// does. Small segments are rewritten into the image only once they hold an eighth of its
+/// rows or number eight times the segment threshold, not at the threshold itself.
+#[test]
+fn closing_writers_leave_flush_segments_that_readers_serve_lazily() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut g = Rng(5);
+    let two = || Options {
+        no_sync: true,
+        compact_segments: Some(2),
+        ..Options::default()
+    };
+    let mut s = Store::create_with(&path, two()).unwrap();
+    let mut tt = 0;
+    for _ in 0..600 {
+        tt += 1;
+        let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
+    }
+    s.compact().unwrap();
+    s.close().unwrap();
+    let (mut most, mut compactions, mut before) = (1, 0, 1);
+    for i in 0..40 {
+        let mut s = Store::open_with(&path, two()).unwrap();
+        tt += 1;
+        let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
+        s.close().unwrap();
+        let lazy = read_only(&path, false);
+        let eager = read_only(&path, true);
+        let n = lazy.segments().len();
+        assert!(lazy.is_lazy(), "write {i}: {n} segments, no log tail");
+        assert_eq!(lazy.digest(), eager.digest(), "write {i}");
+        if i % 8 == 0 {
+            compare_point_reads(&lazy, &eager, tt);
+        }
+        if n < before {
+            compactions += 1;
+            assert!(before >= 2, "write {i}: compacted below the threshold");
+        }
+        most = most.max(n);
+        before = n;
+    }
+    assert!(
+        most >= 4,
+        "small segments compacted at once (at most {most} segments)"
+    );
+    assert!(
+        most <= 16,
+        "{most} segments: the count cap (8 x 2) was passed"
+    );
+    assert!(compactions >= 1, "the small segments were never compacted");
 }
 
 #[test]
@@ -647,4 +784,33 @@ fn scans_over_many_zones_equal_the_in_memory_scans() {
     ];
     let non_empty = compare_scans(&lazy, &eager, &windows, 110, &mut g);
     assert!(non_empty >= 150, "only {non_empty} non-empty answers");
+    drop((lazy, eager));
+    // Flush segments above the image: closures of image rows across its zones, new events
+    // and nodes. The image is still served mapped, the rest decoded; the scans agree.
+    let mut s = Store::open_with(
+        &path,
+        Options {
+            no_sync: true,
+            compact_segments: Some(0),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let more: Vec<i64> = (0..2_000).map(|_| g.below(90_000)).collect();
+    let more = events(&mut g, more, 320, 2_000, &mut evs);
+    s.write_at(120, vec![Op::from_json(&more)]).unwrap();
+    s.flush().unwrap();
+    let closed = close_events(&mut s, &mut g, &evs, 130..200);
+    let node = json!({"op": "assert_node", "uid": "v7", "label": "M", "vt_s": 5, "vt_e": 9});
+    s.write_at(200, vec![Op::from_json(&node)]).unwrap();
+    s.flush().unwrap();
+    assert!(closed >= 40, "only {closed} closing writes");
+    assert_eq!(s.segments().len(), 3);
+    drop(s);
+    let (lazy, eager) = (read_only(&path, false), read_only(&path, true));
+    assert!(lazy.is_lazy());
+    let non_empty = compare_scans(&lazy, &eager, &windows, 200, &mut g);
+    assert!(non_empty >= 150, "only {non_empty} non-empty answers");
+    compare_start_counts_wide(&lazy, &eager, &mut g);
+    assert_eq!(lazy.digest(), eager.digest());
 }

@@ -1,0 +1,280 @@
+//! The flush segments published after a read-only store's base image, decoded
+//! (`format-spec.md` §9.4): their dictionaries, rows and closures, numbered on from the
+//! image's counts, with the postings, adjacency and valid-time indexes the read path needs.
+//! The image stays mapped and is never decoded: the read path ([`crate::lazy`]) answers each
+//! read from the image and from here, and the closures that the flush segments record for
+//! image rows are kept apart and applied over the image's own.
+//!
+//! Memory is that of the flush segments' rows (as an eager open holds them), not the image's.
+
+use crate::base::Base;
+use crate::ident::{self, Id12};
+use crate::op::Origin;
+use crate::state::{Content, Disc, IdentRec, Interner, Marks, Row, SegData, NONE};
+use crate::time::OPEN_END;
+use crate::tindex::IndexCache;
+use rustc_hash::FxHashMap;
+use std::sync::OnceLock;
+
+/// A closure of an image row recorded by a flush segment: `(tt_e, closed_by, close_reason)`.
+pub(crate) type Close = (i64, Option<Origin>, u32);
+
+/// Everything above the image: ids from `base` on are this delta's.
+pub(crate) struct Delta {
+    /// The image's counts (its `end` marks).
+    pub(crate) base: Marks,
+    pub(crate) uids: Interner,
+    pub(crate) strings: Interner,
+    contents: Vec<Content>,
+    idents: Vec<IdentRec>,
+    eids: Vec<OnceLock<Id12>>,
+    /// Explicit (mapped) identities created above the image.
+    mapped: FxHashMap<(u32, u32, u32, Disc), u32>,
+    slots: Vec<u32>,
+    /// `rows[k][i]` is row `base + i` of table `k` (0 nodes, 1 edges), closures applied.
+    pub(crate) rows: [Vec<Row>; 2],
+    /// Image rows of table `k` that a flush segment closed.
+    pub(crate) closed: [FxHashMap<u32, Close>; 2],
+    /// Per uid: its node rows above the image, ascending.
+    node_postings: FxHashMap<u32, Vec<u32>>,
+    /// Per edge identity: its rows above the image, ascending.
+    edge_postings: FxHashMap<u32, Vec<u32>>,
+    /// Per uid: edge rows above the image with that src (`[0]`) / dst (`[1]`), ascending.
+    adj: [FxHashMap<u32, Vec<u32>>; 2],
+    /// Valid-time indexes of `rows` (local row numbers).
+    pub(crate) index: [IndexCache; 2],
+}
+
+fn at(m: &FxHashMap<u32, Vec<u32>>, key: u32) -> &[u32] {
+    m.get(&key).map_or(&[], |v| &v[..])
+}
+
+impl Delta {
+    /// An empty delta over an image whose counts are `base`.
+    pub(crate) fn new(base: Marks) -> Delta {
+        Delta {
+            base,
+            uids: Interner::default(),
+            strings: Interner::default(),
+            contents: Vec::new(),
+            idents: Vec::new(),
+            eids: Vec::new(),
+            mapped: FxHashMap::default(),
+            slots: Vec::new(),
+            rows: [Vec::new(), Vec::new()],
+            closed: [FxHashMap::default(), FxHashMap::default()],
+            node_postings: FxHashMap::default(),
+            edge_postings: FxHashMap::default(),
+            adj: [FxHashMap::default(), FxHashMap::default()],
+            index: [IndexCache::default(), IndexCache::default()],
+        }
+    }
+
+    /// True when no flush segment was loaded.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.end() == self.base
+    }
+
+    /// The counts of the image and the loaded segments together.
+    pub(crate) fn end(&self) -> Marks {
+        let b = self.base;
+        Marks {
+            uids: b.uids + self.uids.len() as u64,
+            strings: b.strings + self.strings.len() as u64,
+            contents: b.contents + self.contents.len() as u64,
+            idents: b.idents + self.idents.len() as u64,
+            slots: b.slots + self.slots.len() as u64,
+            nodes: b.nodes + self.rows[0].len() as u64,
+            edges: b.edges + self.rows[1].len() as u64,
+        }
+    }
+
+    /// Image rows of table `k`.
+    #[inline]
+    pub(crate) fn n_base(&self, k: usize) -> u32 {
+        [self.base.nodes, self.base.edges][k] as u32
+    }
+
+    /// Appends one flush segment's content (as `State::load_seg` appends it to a decoded
+    /// state, with the same checks); `b` is the image. `Err(kind)` names the first
+    /// inconsistency.
+    pub(crate) fn load(&mut self, d: SegData, b: &Base) -> Result<(), String> {
+        let m = self.end();
+        if d.base != m {
+            return Err(format!(
+                "segment starts at {:?}, store is at {:?}",
+                d.base, m
+            ));
+        }
+        for u in &d.uids {
+            let before = self.uids.len();
+            if b.uid_id(u).is_some() || self.uids.intern(u) as usize != before {
+                return Err("duplicate uid in the uid heap".into());
+            }
+        }
+        for s in &d.strings {
+            let before = self.strings.len();
+            if b.string_id(s).is_some() || self.strings.intern(s) as usize != before {
+                return Err("duplicate string in the string heap".into());
+            }
+        }
+        let end = self.end();
+        let (nu, ns) = (end.uids as u32, end.strings as u32);
+        let opt_ok = |s: u32| s == NONE || s < ns;
+        for c in d.contents {
+            if [c.label, c.props, c.source, c.provenance]
+                .iter()
+                .any(|&x| x >= ns)
+            {
+                return Err("content refers to a string that does not exist".into());
+            }
+            self.contents.push(c);
+        }
+        for e in d.idents {
+            if e.src >= nu || e.dst >= nu || e.rel >= ns {
+                return Err("edge identity refers to a missing uid or string".into());
+            }
+            if let Disc::Str(s) = e.disc {
+                if s >= ns {
+                    return Err("edge identity disc refers to a missing string".into());
+                }
+            }
+            let id = (self.base.idents + self.idents.len() as u64) as u32;
+            if e.mapped {
+                let key = (e.src, e.dst, e.rel, e.disc);
+                if b.find_mapped_ident(e.src, e.dst, e.rel, e.disc).is_some()
+                    || self.mapped.insert(key, id).is_some()
+                {
+                    return Err("duplicate edge identity".into());
+                }
+            }
+            self.idents.push(e);
+            self.eids.push(OnceLock::new());
+        }
+        let ni = self.end().idents as u32;
+        for s in d.slots {
+            if s != NONE && s >= ni {
+                return Err("ordinal slot refers to a missing edge identity".into());
+            }
+            self.slots.push(s);
+        }
+        let nc = self.end().contents as u32;
+        for (k, rows) in [d.nodes, d.edges].into_iter().enumerate() {
+            let limit = if k == 0 { nu } else { ni };
+            for row in rows {
+                if row.ident >= limit || row.content >= nc || !opt_ok(row.reason) {
+                    return Err("row refers to a missing identity, content or string".into());
+                }
+                if !(row.vt_s < row.vt_e && (0..OPEN_END).contains(&row.tt_s)) {
+                    return Err(format!(
+                        "row with illegal times vt [{}, {}) tt_s {}",
+                        row.vt_s, row.vt_e, row.tt_s
+                    ));
+                }
+                let idx = self.n_base(k) + self.rows[k].len() as u32;
+                if k == 0 {
+                    self.node_postings.entry(row.ident).or_default().push(idx);
+                } else {
+                    self.edge_postings.entry(row.ident).or_default().push(idx);
+                    let (src, dst) = (
+                        self.ident_part(b, row.ident, 0),
+                        self.ident_part(b, row.ident, 1),
+                    );
+                    self.adj[0].entry(src).or_default().push(idx);
+                    self.adj[1].entry(dst).or_default().push(idx);
+                }
+                self.rows[k].push(row);
+            }
+        }
+        for (k, closes) in d.closes.iter().enumerate() {
+            let nb = self.n_base(k);
+            for c in closes {
+                if !opt_ok(c.close_reason) {
+                    return Err(format!("closure of row {} is inconsistent", c.row));
+                }
+                let close = (c.tt_e, Some(c.closed_by), c.close_reason);
+                if c.row < nb {
+                    let open = b.row_alive(k, c.row)
+                        && b.row_close(k, c.row).0 == OPEN_END
+                        && c.tt_e > b.row_tt_s(k, c.row);
+                    if !open || self.closed[k].insert(c.row, close).is_some() {
+                        return Err(format!("closure of row {} is inconsistent", c.row));
+                    }
+                    continue;
+                }
+                let Some(row) = self.rows[k].get_mut((c.row - nb) as usize) else {
+                    return Err(format!("closure of row {} that does not exist", c.row));
+                };
+                if row.tt_e != OPEN_END || !row.alive || c.tt_e <= row.tt_s {
+                    return Err(format!("closure of row {} is inconsistent", c.row));
+                }
+                (row.tt_e, row.closed_by, row.close_reason) = close;
+            }
+        }
+        Ok(())
+    }
+
+    /// Column `c` (0 src, 1 dst, 2 rel) of identity `id`, from the image or from here.
+    #[inline]
+    pub(crate) fn ident_part(&self, b: &Base, id: u32, c: usize) -> u32 {
+        match id.checked_sub(self.base.idents as u32) {
+            None => b.ident_part(id, c),
+            Some(i) => {
+                let e = &self.idents[i as usize];
+                [e.src, e.dst, e.rel][c]
+            }
+        }
+    }
+
+    /// Identity `id` (≥ the image's identities).
+    #[inline]
+    pub(crate) fn ident(&self, id: u32) -> IdentRec {
+        self.idents[(id - self.base.idents as u32) as usize]
+    }
+
+    /// Content `id` (≥ the image's contents).
+    #[inline]
+    pub(crate) fn content(&self, id: u32) -> Content {
+        self.contents[(id - self.base.contents as u32) as usize]
+    }
+
+    /// The identity of ingest ordinal `k` (≥ the image's slots), `None` when none.
+    pub(crate) fn slot(&self, k: u64) -> Option<u32> {
+        let i = usize::try_from(k.checked_sub(self.base.slots)?).ok()?;
+        self.slots.get(i).copied().filter(|&s| s != NONE)
+    }
+
+    /// The explicit identity created above the image, if any.
+    pub(crate) fn find_mapped_ident(
+        &self,
+        src: u32,
+        dst: u32,
+        rel: u32,
+        disc: Disc,
+    ) -> Option<u32> {
+        self.mapped.get(&(src, dst, rel, disc)).copied()
+    }
+
+    /// The eid of identity `id` (≥ the image's identities), derived once from its parts.
+    pub(crate) fn eid(&self, id: u32, parts: impl FnOnce() -> [String; 4]) -> Id12 {
+        *self.eids[(id - self.base.idents as u32) as usize].get_or_init(|| {
+            let [s, d, r, x] = parts();
+            ident::eid_bytes(&s, &d, &r, &x)
+        })
+    }
+
+    /// Node rows of uid `uid` above the image.
+    pub(crate) fn node_postings(&self, uid: u32) -> &[u32] {
+        at(&self.node_postings, uid)
+    }
+
+    /// Rows of edge identity `id` above the image.
+    pub(crate) fn edge_postings(&self, id: u32) -> &[u32] {
+        at(&self.edge_postings, id)
+    }
+
+    /// Edge rows above the image leaving (`out`) or entering uid `uid`.
+    pub(crate) fn adjacency(&self, uid: u32, out: bool) -> &[u32] {
+        at(&self.adj[usize::from(!out)], uid)
+    }
+}
