@@ -253,7 +253,13 @@ impl Lazy {
 
     /// Drops the image rows of an image answer (ascending ids believed at `as_of` in the
     /// image) that a flush segment closed at or before `as_of`.
-    fn settle<T>(&self, k: usize, mut v: Vec<T>, as_of: i64, row: impl Fn(&T) -> u32) -> Vec<T> {
+    fn without_closed<T>(
+        &self,
+        k: usize,
+        mut v: Vec<T>,
+        as_of: i64,
+        row: impl Fn(&T) -> u32,
+    ) -> Vec<T> {
         if !self.delta.closed[k].is_empty() {
             v.retain(|x| self.still_believed(k, row(x), as_of));
         }
@@ -283,7 +289,7 @@ impl Lazy {
         as_of: i64,
         rels: Option<&[u32]>,
     ) -> Vec<u32> {
-        let mut ids = self.settle(
+        let mut ids = self.without_closed(
             k,
             mapscan::overlapping(&self.base, k, w, as_of, rels),
             as_of,
@@ -300,7 +306,7 @@ impl Lazy {
 
     /// Ascending rows of table `k` believed at `as_of` that start or end inside `(lo, hi]`.
     pub(crate) fn boundary_ids(&self, k: usize, lo: i64, hi: i64, as_of: i64) -> Vec<u32> {
-        let mut ids = self.settle(
+        let mut ids = self.without_closed(
             k,
             mapscan::boundaries(&self.base, k, lo, hi, as_of),
             as_of,
@@ -344,7 +350,7 @@ impl Lazy {
     /// `(vt_s, row, identity)` of the edge rows believed at `as_of` with
     /// `t_a <= vt_s < t_b`, in ascending row order.
     pub(crate) fn start_rows(&self, t_a: i64, t_b: i64, as_of: i64) -> Vec<(i64, u32, u32)> {
-        let mut v = self.settle(
+        let mut v = self.without_closed(
             1,
             mapscan::start_rows(&self.base, t_a, t_b, as_of),
             as_of,

@@ -235,6 +235,14 @@ impl Marks {
             self.edges,
         ]
     }
+
+    /// These counts advanced by `n` (in [`Marks::to_array`] order).
+    pub(crate) fn plus(self, n: [usize; 7]) -> Marks {
+        let mut a = self.to_array();
+        a.iter_mut().zip(n).for_each(|(x, k)| *x += k as u64);
+        Marks::from_array(a)
+    }
+
     pub(crate) fn from_array(a: [u64; 7]) -> Marks {
         Marks {
             uids: a[0],
@@ -1015,17 +1023,77 @@ pub(crate) struct SegData {
 }
 
 impl SegData {
-    pub(crate) fn end(&self) -> Marks {
-        let b = self.base;
-        Marks {
-            uids: b.uids + self.uids.len() as u64,
-            strings: b.strings + self.strings.len() as u64,
-            contents: b.contents + self.contents.len() as u64,
-            idents: b.idents + self.idents.len() as u64,
-            slots: b.slots + self.slots.len() as u64,
-            nodes: b.nodes + self.nodes.len() as u64,
-            edges: b.edges + self.edges.len() as u64,
+    /// The segment starts where the store is (`at`), every id its records and rows refer
+    /// to exists once it is appended (below its end marks), and every row's times are
+    /// legal. `Err(kind)` names the first violation. The loaders check duplicates and
+    /// closures themselves.
+    pub(crate) fn check_at(&self, at: Marks) -> std::result::Result<(), String> {
+        if self.base != at {
+            return Err(format!(
+                "segment starts at {:?}, store is at {:?}",
+                self.base, at
+            ));
         }
+        let end = self.end();
+        let (nu, ns, nc, ni) = (
+            end.uids as u32,
+            end.strings as u32,
+            end.contents as u32,
+            end.idents as u32,
+        );
+        let opt_ok = |s: u32| s == NONE || s < ns;
+        if self.contents.iter().any(|c| {
+            [c.label, c.props, c.source, c.provenance]
+                .iter()
+                .any(|&x| x >= ns)
+        }) {
+            return Err("content refers to a string that does not exist".into());
+        }
+        for e in &self.idents {
+            if e.src >= nu || e.dst >= nu || e.rel >= ns {
+                return Err("edge identity refers to a missing uid or string".into());
+            }
+            if matches!(e.disc, Disc::Str(s) if s >= ns) {
+                return Err("edge identity disc refers to a missing string".into());
+            }
+        }
+        if self.slots.iter().any(|&s| s != NONE && s >= ni) {
+            return Err("ordinal slot refers to a missing edge identity".into());
+        }
+        for (rows, limit) in [(&self.nodes, nu), (&self.edges, ni)] {
+            for row in rows {
+                if row.ident >= limit || row.content >= nc || !opt_ok(row.reason) {
+                    return Err("row refers to a missing identity, content or string".into());
+                }
+                if !(row.vt_s < row.vt_e && (0..crate::time::OPEN_END).contains(&row.tt_s)) {
+                    return Err(format!(
+                        "row with illegal times vt [{}, {}) tt_s {}",
+                        row.vt_s, row.vt_e, row.tt_s
+                    ));
+                }
+            }
+        }
+        match self
+            .closes
+            .iter()
+            .flatten()
+            .find(|c| !opt_ok(c.close_reason))
+        {
+            Some(c) => Err(format!("closure of row {} is inconsistent", c.row)),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn end(&self) -> Marks {
+        self.base.plus([
+            self.uids.len(),
+            self.strings.len(),
+            self.contents.len(),
+            self.idents.len(),
+            self.slots.len(),
+            self.nodes.len(),
+            self.edges.len(),
+        ])
     }
 }
 
@@ -1248,13 +1316,7 @@ impl State {
     /// Appends one segment's content. `Err(kind)` names the first inconsistency; the
     /// caller turns it into a corruption error naming the file.
     pub(crate) fn load_seg(&mut self, d: SegData) -> std::result::Result<(), String> {
-        let m = self.marks();
-        if d.base != m {
-            return Err(format!(
-                "segment starts at {:?}, store is at {:?}",
-                d.base, m
-            ));
-        }
+        d.check_at(self.marks())?;
         let n_uids = self.uids.len() + d.uids.len();
         for u in &d.uids {
             self.register(u);
@@ -1269,15 +1331,8 @@ impl State {
         if self.strings.len() != n_strings {
             return Err("duplicate string in the string heap".into());
         }
-        let (nu, ns) = (self.uids.len() as u32, self.strings.len() as u32);
-        let opt_ok = |s: u32| s == NONE || s < ns;
+        let nu = self.uids.len() as u32;
         for c in d.contents {
-            if [c.label, c.props, c.source, c.provenance]
-                .iter()
-                .any(|&x| x >= ns)
-            {
-                return Err("content refers to a string that does not exist".into());
-            }
             let before = self.contents.len();
             if self.content_id(c) as usize != before {
                 return Err("duplicate content record".into());
@@ -1287,14 +1342,6 @@ impl State {
         self.edge_postings.reserve(d.idents.len());
         self.ordinal_slots.reserve(d.slots.len());
         for e in d.idents {
-            if e.src >= nu || e.dst >= nu || e.rel >= ns {
-                return Err("edge identity refers to a missing uid or string".into());
-            }
-            if let Disc::Str(s) = e.disc {
-                if s >= ns {
-                    return Err("edge identity disc refers to a missing string".into());
-                }
-            }
             let key = EdgeKey {
                 src: e.src,
                 dst: e.dst,
@@ -1307,14 +1354,7 @@ impl State {
                 return Err("duplicate edge identity".into());
             }
         }
-        let ni = self.idents.len() as u32;
-        for s in d.slots {
-            if s != NONE && s >= ni {
-                return Err("ordinal slot refers to a missing edge identity".into());
-            }
-            self.ordinal_slots.push(s);
-        }
-        let nc = self.contents.len() as u32;
+        self.ordinal_slots.extend(d.slots);
         // Size every adjacency list once: a segment can hold millions of rows.
         let mut deg = vec![[0u32; 2]; nu as usize];
         for r in &d.edges {
@@ -1331,7 +1371,6 @@ impl State {
         // table is empty: a full image is loaded without a second copy of its rows); then
         // each appended row is checked and indexed.
         for (kind, rows) in [(Kind::Node, d.nodes), (Kind::Edge, d.edges)] {
-            let limit = if kind == Kind::Node { nu } else { ni };
             let table = match kind {
                 Kind::Node => &mut self.nodes,
                 Kind::Edge => &mut self.edges,
@@ -1347,15 +1386,6 @@ impl State {
                     Kind::Node => self.nodes[idx],
                     Kind::Edge => self.edges[idx],
                 };
-                if row.ident >= limit || row.content >= nc || !opt_ok(row.reason) {
-                    return Err("row refers to a missing identity, content or string".into());
-                }
-                if !(row.vt_s < row.vt_e && (0..crate::time::OPEN_END).contains(&row.tt_s)) {
-                    return Err(format!(
-                        "row with illegal times vt [{}, {}) tt_s {}",
-                        row.vt_s, row.vt_e, row.tt_s
-                    ));
-                }
                 let idx = idx as u32;
                 match kind {
                     Kind::Node => self.node_postings[row.ident as usize].push(idx),
@@ -1385,11 +1415,7 @@ impl State {
                 let Some(row) = rows.get_mut(c.row as usize) else {
                     return Err(format!("closure of row {} that does not exist", c.row));
                 };
-                if row.tt_e != OPEN_END
-                    || !row.alive
-                    || c.tt_e <= row.tt_s
-                    || !opt_ok(c.close_reason)
-                {
+                if row.tt_e != OPEN_END || !row.alive || c.tt_e <= row.tt_s {
                     return Err(format!("closure of row {} is inconsistent", c.row));
                 }
                 row.tt_e = c.tt_e;

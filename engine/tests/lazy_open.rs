@@ -22,6 +22,27 @@ fn opts() -> Options {
     }
 }
 
+/// [`opts`] with automatic compaction at `segments` segments (`0`: never).
+fn compacting_at(segments: usize) -> Options {
+    Options {
+        compact_segments: Some(segments),
+        ..opts()
+    }
+}
+
+/// A read-only open through the pread path (segments read into memory, not mapped).
+fn read_only_pread(path: &Path) -> Store {
+    Store::open_with(
+        path,
+        Options {
+            read_only: true,
+            io: Some(tgms_engine::mmap::IoMode::Pread),
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
 fn read_only(path: &Path, eager: bool) -> Store {
     Store::open_with(
         path,
@@ -410,15 +431,7 @@ fn point_reads_of_a_lazy_open_equal_an_eager_open() {
         assert!(!eager.is_lazy());
         non_empty += compare_point_reads(&lazy, &eager, tt);
         // The pread path (the image read into memory instead of mapped) answers the same.
-        let pread = Store::open_with(
-            &path,
-            Options {
-                read_only: true,
-                io: Some(tgms_engine::mmap::IoMode::Pread),
-                ..Options::default()
-            },
-        )
-        .unwrap();
+        let pread = read_only_pread(&path);
         assert!(pread.is_lazy());
         compare_point_reads(&pread, &eager, tt);
         compare_start_counts(&lazy, &eager, tt, &mut g);
@@ -445,12 +458,7 @@ fn reads_over_an_image_and_flush_segments_equal_an_eager_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     let mut g = Rng(97);
-    let no_auto = || Options {
-        no_sync: true,
-        compact_segments: Some(0),
-        ..Options::default()
-    };
-    let mut s = Store::create_with(&path, no_auto()).unwrap();
+    let mut s = Store::create_with(&path, compacting_at(0)).unwrap();
     let (mut tt, mut non_empty, mut image_closes, mut image_tt) = (0i64, 0, 0, 0);
     for stage in 0..5 {
         for _ in 0..60 {
@@ -496,19 +504,11 @@ fn reads_over_an_image_and_flush_segments_equal_an_eager_open() {
         non_empty += compare_point_reads(&lazy, &eager, tt);
         compare_start_counts(&lazy, &eager, tt, &mut g);
         non_empty += compare_scans(&lazy, &eager, &SMALL_WINDOWS, tt, &mut g);
-        let pread = Store::open_with(
-            &path,
-            Options {
-                read_only: true,
-                io: Some(tgms_engine::mmap::IoMode::Pread),
-                ..Options::default()
-            },
-        )
-        .unwrap();
+        let pread = read_only_pread(&path);
         assert!(pread.is_lazy());
         compare_point_reads(&pread, &eager, tt);
         drop((lazy, eager, pread));
-        s = Store::open_with(&path, no_auto()).unwrap();
+        s = Store::open_with(&path, compacting_at(0)).unwrap();
     }
     assert!(non_empty >= 1000, "only {non_empty} non-empty answers");
     assert!(
@@ -526,12 +526,7 @@ fn closing_writers_leave_flush_segments_that_readers_serve_lazily() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     let mut g = Rng(5);
-    let two = || Options {
-        no_sync: true,
-        compact_segments: Some(2),
-        ..Options::default()
-    };
-    let mut s = Store::create_with(&path, two()).unwrap();
+    let mut s = Store::create_with(&path, compacting_at(2)).unwrap();
     let mut tt = 0;
     for _ in 0..600 {
         tt += 1;
@@ -541,7 +536,7 @@ fn closing_writers_leave_flush_segments_that_readers_serve_lazily() {
     s.close().unwrap();
     let (mut most, mut compactions, mut before) = (1, 0, 1);
     for i in 0..40 {
-        let mut s = Store::open_with(&path, two()).unwrap();
+        let mut s = Store::open_with(&path, compacting_at(2)).unwrap();
         tt += 1;
         let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
         s.close().unwrap();
@@ -787,15 +782,7 @@ fn scans_over_many_zones_equal_the_in_memory_scans() {
     drop((lazy, eager));
     // Flush segments above the image: closures of image rows across its zones, new events
     // and nodes. The image is still served mapped, the rest decoded; the scans agree.
-    let mut s = Store::open_with(
-        &path,
-        Options {
-            no_sync: true,
-            compact_segments: Some(0),
-            ..Options::default()
-        },
-    )
-    .unwrap();
+    let mut s = Store::open_with(&path, compacting_at(0)).unwrap();
     let more: Vec<i64> = (0..2_000).map(|_| g.below(90_000)).collect();
     let more = events(&mut g, more, 320, 2_000, &mut evs);
     s.write_at(120, vec![Op::from_json(&more)]).unwrap();
