@@ -70,9 +70,10 @@ impl Delta {
         }
     }
 
-    /// True when no flush segment was loaded.
+    /// True when nothing lies above the image: no row, no dictionary entry and no closure
+    /// of an image row (a flush segment may hold closures only: a retraction).
     pub(crate) fn is_empty(&self) -> bool {
-        self.end() == self.base
+        self.end() == self.base && self.closed.iter().all(|c| c.is_empty())
     }
 
     /// The counts of the image and the loaded segments together.

@@ -566,6 +566,38 @@ fn closing_writers_leave_flush_segments_that_readers_serve_lazily() {
     assert!(compactions >= 1, "the small segments were never compacted");
 }
 
+/// A flush segment that only closes image rows (a retraction: no row, no new name) is
+/// still applied over the image.
+#[test]
+fn a_flush_segment_of_closures_only_is_applied() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s");
+    let mut s = Store::create_with(&path, opts()).unwrap();
+    let edge = json!({"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "R", "vt_s": 1});
+    s.write_at(1, vec![Op::from_json(&edge)]).unwrap();
+    s.compact().unwrap();
+    // The reason is a string the image has already: the segment adds no name.
+    let gone = json!({"op": "retract", "ref": {"kind": "edge", "src": "a", "dst": "b",
+        "rel_type": "R", "disc": ""}, "t": 1, "reason": "R"});
+    s.write_at(2, vec![Op::from_json(&gone)]).unwrap();
+    s.close().unwrap();
+    let (lazy, eager) = (read_only(&path, false), read_only(&path, true));
+    assert!(lazy.is_lazy());
+    assert_eq!(lazy.segments().len(), 2);
+    let id = Identity::Edge {
+        src: "a".into(),
+        dst: "b".into(),
+        rel_type: "R".into(),
+        disc: "".into(),
+    };
+    for snap in [lazy.snapshot(), eager.snapshot()] {
+        assert!(snap.versions_of(&id, OPEN_END).is_empty());
+        assert_eq!(snap.versions_of(&id, 1).len(), 1);
+        assert!(snap.out_edges("a", None, OPEN_END).is_empty());
+    }
+    assert_eq!(lazy.digest(), eager.digest());
+}
+
 #[test]
 fn layouts_that_cannot_be_served_lazily_open_eagerly() {
     let dir = tempfile::tempdir().unwrap();
@@ -602,7 +634,7 @@ fn layouts_that_cannot_be_served_lazily_open_eagerly() {
 }
 
 #[test]
-fn a_damaged_base_image_is_reported_not_served() {
+fn a_damaged_base_image_or_flush_segment_is_reported_not_served() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     let mut g = Rng(3);
@@ -632,6 +664,30 @@ fn a_damaged_base_image_is_reported_not_served() {
     }
     std::fs::write(&seg, &good).unwrap();
     assert!(read_only(&path, false).is_lazy());
+    // A damaged flush segment above the image is reported too, naming its file.
+    let mut s = Store::open_with(&path, opts()).unwrap();
+    let _ = s.write_at(41, vec![Op::from_json(&random_op(&mut g))]);
+    s.close().unwrap();
+    let flush = path.join(tgms_engine::manifest::seg_name(
+        read_only(&path, false).segments()[1].seq,
+    ));
+    let good = std::fs::read(&flush).unwrap();
+    for at in [0, 11, good.len() / 2, good.len() - 1] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x20;
+        std::fs::write(&flush, &bad).unwrap();
+        match Store::open_read_only(&path)
+            .err()
+            .expect("damage is detected")
+        {
+            tgms_engine::Error::Corruption { file, .. } => assert_eq!(file, flush, "byte {at}"),
+            err => panic!("byte {at}: {err}"),
+        }
+    }
+    std::fs::write(&flush, &good).unwrap();
+    let (lazy, eager) = (read_only(&path, false), read_only(&path, true));
+    assert!(lazy.is_lazy());
+    assert_eq!(lazy.digest(), eager.digest());
 }
 
 /// Ingested events of the many-row tests, one per time in `ts`: endpoints among `n_uids`

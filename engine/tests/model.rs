@@ -1028,6 +1028,10 @@ enum Step {
     Flush,
     /// Compact every segment into one (the digest must not change).
     Compact,
+    /// Close the writer (sealing the log tail as a flush segment), compare a read-only
+    /// handle (served from the mapped image and decoded flush segments when there is an
+    /// image), then reopen with a new scripted wall clock.
+    Close(Vec<i64>),
     /// Crash inside a flush's publication: the segment file is written but the manifest
     /// record is cut at `cut` bytes (or the segment file is missing too), then reopen with a
     /// new scripted wall clock. Nothing acknowledged may be lost.
@@ -1428,6 +1432,7 @@ fn step() -> impl Strategy<Value = Step> {
         1 => Just(Step::ReadOnly),
         2 => Just(Step::Flush),
         2 => Just(Step::Compact),
+        2 => readings().prop_map(Step::Close),
         1 => (0..400usize, any::<bool>(), readings()).prop_map(|(cut, drop_segment, readings)| {
             Step::CrashMidFlush { cut, drop_segment, readings }
         }),
@@ -1464,6 +1469,8 @@ struct Coverage {
     flushes: u64,
     compactions: u64,
     crashes: u64,
+    /// Read-only handles after a close served from an image with flush segments above it.
+    overlays: u64,
     applied_ops: BTreeMap<String, u64>,
 }
 
@@ -1481,6 +1488,7 @@ impl Coverage {
         self.flushes += o.flushes;
         self.compactions += o.compactions;
         self.crashes += o.crashes;
+        self.overlays += o.overlays;
         for (k, v) in &o.applied_ops {
             *self.applied_ops.entry(k.clone()).or_default() += v;
         }
@@ -1623,6 +1631,23 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                     &format!("step {i}: crash mid-flush"),
                 );
             }
+            Step::Close(readings) => {
+                store.close().unwrap();
+                let ro = Store::open_read_only(&path).unwrap();
+                cov.overlays += u64::from(ro.is_lazy() && ro.segments().len() > 1);
+                check(
+                    &ro,
+                    &model,
+                    i,
+                    false,
+                    &format!("step {i}: read-only after close"),
+                );
+                drop(ro);
+                store = Store::open_with(&path, options(readings, paranoid)).unwrap();
+                model.readings = readings.clone();
+                model.reading_no = 0;
+                check(&store, &model, i, false, &format!("step {i}: close"));
+            }
             Step::Compact => {
                 let before = store.digest();
                 store.compact().unwrap();
@@ -1697,6 +1722,10 @@ fn engine_matches_the_naive_model() {
             ("reopens", c.reopens),
             ("flushes", c.flushes),
             ("compactions", c.compactions),
+            (
+                "read-only handles over an image and flush segments",
+                c.overlays,
+            ),
         ] {
             assert!(got >= n, "too few {what}: {got} in {n} cases");
         }
