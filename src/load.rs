@@ -60,6 +60,27 @@ pub fn parse_events(
     format: Format,
     rel_type: Option<&str>,
 ) -> Result<Vec<Event>> {
+    let mut out = Vec::new();
+    parse_chunks(path, text, format, rel_type, (usize::MAX, 1), |mut c| {
+        out.append(&mut c);
+        Ok(())
+    })?;
+    Ok(out)
+}
+
+/// [`parse_events`] handing the events to `f` in order, in chunks of `chunk` events (the
+/// last one shorter), so that a bulk load holds one chunk of parsed events at a time. A
+/// malformed line ends the parse with its `BadInput` error after the events before it
+/// were handed over in whole `unit`s (`chunk` is a multiple of `unit`; a bulk load's unit
+/// is its batch), and nothing of the unit it falls in; an error of `f` ends it too.
+pub fn parse_chunks(
+    path: &Path,
+    text: &str,
+    format: Format,
+    rel_type: Option<&str>,
+    (chunk, unit): (usize, usize),
+    mut f: impl FnMut(Vec<Event>) -> Result<()>,
+) -> Result<()> {
     if let Some("") = rel_type {
         return Err(Error::invalid("rel_type must be a non-empty string"));
     }
@@ -76,11 +97,27 @@ pub fn parse_events(
             Format::SnapCsvRated => csv_rated_line(line, rel.unwrap_or("TRUST")),
             Format::JsonlEvents => jsonl_line(line, rel),
         };
-        if let Some(e) = parsed.map_err(bad)? {
-            out.push(e);
+        match parsed {
+            Ok(None) => {}
+            Ok(Some(e)) => {
+                out.push(e);
+                if out.len() == chunk {
+                    f(std::mem::take(&mut out))?;
+                }
+            }
+            Err(reason) => {
+                out.truncate(out.len() / unit.max(1) * unit.max(1));
+                if !out.is_empty() {
+                    f(out)?;
+                }
+                return Err(bad(reason));
+            }
         }
     }
-    Ok(out)
+    if !out.is_empty() {
+        f(out)?;
+    }
+    Ok(())
 }
 
 /// A line's outcome: `Ok(None)` = skipped, `Err(reason)` = malformed.

@@ -561,6 +561,10 @@ fn collegemsg_text() -> anyhow::Result<String> {
     Ok(s)
 }
 
+/// Events parsed ahead of the batches that write them: 16 batches' worth (about 0.2 GB of
+/// parsed events), so parsing and writing alternate rarely.
+const PARSE_CHUNK: usize = 16 * tgms_engine::op::INGEST_CHUNK;
+
 fn cmd_ingest(
     store: &Path,
     file: Option<PathBuf>,
@@ -588,43 +592,51 @@ fn cmd_ingest(
         (None, None) => return Err(Failure::Usage("give FILE or --dataset".into())),
     };
     let mut st = Store::open(store)?;
-    // Each chunk is parsed completely before it is written: a malformed line commits the
-    // whole chunks before it and nothing of its own chunk.
-    let (events, bad) = match load::parse_events(&name, &text, format, rel.as_deref()) {
-        Ok(ev) => (ev, None),
-        Err(e @ Error::BadInput { line, .. }) => {
-            let prefix: String = text
-                .split_inclusive('\n')
-                .take(line.saturating_sub(1) as usize)
-                .collect();
-            let mut ev = load::parse_events(&name, &prefix, format, rel.as_deref())?;
-            ev.truncate(ev.len() / tgms_engine::op::INGEST_CHUNK * tgms_engine::op::INGEST_CHUNK);
-            (ev, Some(e))
-        }
-        Err(e) => return Err(e.into()),
-    };
-    // One event is one edge version: decide now whether the load ends with a compaction,
-    // and if so, let it replace the automatic ones the load's flushes would trigger.
-    let n = events.len() as u64;
+    // The load is parsed [`PARSE_CHUNK`] events ahead of the batches that write them: a
+    // malformed line commits the whole batches (chunks of 50,000 events) before it and
+    // nothing of its own batch. The size of the load, for the compaction rule and the
+    // progress bar, is its count of non-blank lines (headers and comments included: an
+    // estimate).
+    let n = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
     let compact_after = match compact {
         CompactArg::Always => true,
         CompactArg::Never => false,
         CompactArg::Auto => n > 0 && n.saturating_mul(8) >= st.stats().n_edge_versions + n,
     };
     if compact_after {
+        // The compaction at the end replaces the automatic ones of the load's flushes.
         st.set_compact_segments(0);
     }
     let pb = bar(n, "ingest");
-    let report = st.ingest_events(events, "Node", &mut |n| pb.set_position(n));
+    let mut report = tgms_engine::IngestReport::default();
+    let parsed = load::parse_chunks(
+        &name,
+        &text,
+        format,
+        rel.as_deref(),
+        (PARSE_CHUNK, tgms_engine::op::INGEST_CHUNK),
+        |events| {
+            let r =
+                st.ingest_events(events, "Node", &mut |k| pb.set_position(report.events + k))?;
+            report.events += r.events;
+            report.batches += r.batches;
+            report.first_tt = report.first_tt.or(r.first_tt);
+            report.last_tt = r.last_tt.or(report.last_tt);
+            Ok(())
+        },
+    );
     pb.finish_and_clear();
-    let report = report?;
-    if let Some(Error::BadInput { file, line, reason }) = bad {
-        st.close()?;
-        return Err(Failure::Payload(json!({
-            "error": "E_INVALID_ARG",
-            "message": format!("{}:{line}: {reason}", file.display()),
-            "details": {"file": file.display().to_string(), "line": line, "events_committed": report.events},
-        })));
+    match parsed {
+        Ok(()) => {}
+        Err(Error::BadInput { file, line, reason }) => {
+            st.close()?;
+            return Err(Failure::Payload(json!({
+                "error": "E_INVALID_ARG",
+                "message": format!("{}:{line}: {reason}", file.display()),
+                "details": {"file": file.display().to_string(), "line": line, "events_committed": report.events},
+            })));
+        }
+        Err(e) => return Err(e.into()),
     }
     let compacted = if compact_after {
         let pb = ProgressBar::new_spinner();

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use tgms::load::{parse_events, Format};
+use tgms::load::{parse_chunks, parse_events, Format};
 use tgms_engine::{Error, Event, EventEnd, Options, Store};
 
 fn p() -> PathBuf {
@@ -265,6 +265,53 @@ fn malformed_file_applies_nothing() {
     let rep = store.ingest_events(events, "Node", &mut |_| {}).unwrap();
     assert_eq!((rep.events, rep.batches), (2, 1));
     assert_eq!(store.stats().n_entities, 4);
+}
+
+/// Chunks are handed over in order, whole, and concatenate to the one-shot parse; a
+/// malformed line stops after the whole chunks before it (nothing of its own chunk), as
+/// does an error of the consumer.
+#[test]
+fn chunked_parse_hands_over_whole_chunks_in_order() {
+    let text: String = (0..23)
+        .map(|i| {
+            if i == 5 {
+                "# comment\n".to_string()
+            } else {
+                format!("{} {} {}\n", i, i + 1, 100 + i)
+            }
+        })
+        .collect();
+    let all = ok(&text, Format::Snap, None);
+    assert_eq!(all.len(), 22);
+    for chunk in [1, 4, 7, 22, 50] {
+        let mut got: Vec<Vec<Event>> = Vec::new();
+        parse_chunks(&p(), &text, Format::Snap, None, (chunk, 1), |c| {
+            got.push(c);
+            Ok(())
+        })
+        .unwrap();
+        assert!(
+            got.iter().rev().skip(1).all(|c| c.len() == chunk),
+            "{chunk}"
+        );
+        assert_eq!(got.concat(), all, "chunk {chunk}");
+    }
+    // Line 12 is malformed: in units of 4 events, the two whole units of lines 1..=9 (one
+    // comment) are handed over, the events of lines 10 and 11 are not, whatever the chunk.
+    let broken = text.replacen("11 12 111", "11 x 111", 1);
+    for chunk in [4, 8, 400] {
+        let mut got = Vec::new();
+        let r = parse_chunks(&p(), &broken, Format::Snap, None, (chunk, 4), |c| {
+            got.extend(c);
+            Ok(())
+        });
+        assert!(matches!(r, Err(Error::BadInput { line: 12, .. })), "{r:?}");
+        assert_eq!(got, all[..8], "chunk {chunk}");
+    }
+    let r = parse_chunks(&p(), &text, Format::Snap, None, (4, 4), |_| {
+        Err(Error::invalid("full"))
+    });
+    assert!(matches!(r, Err(Error::InvalidArg { .. })), "{r:?}");
 }
 
 // ---------------------------------------------------------------- CollegeMsg
