@@ -35,6 +35,9 @@ pub(crate) struct Delta {
     pub(crate) rows: [Vec<Row>; 2],
     /// Image rows of table `k` that a flush segment closed.
     pub(crate) closed: [FxHashMap<u32, Close>; 2],
+    /// The closed image edge rows' `(vt_s, identity, tt_s, tt_e)`, read from the image once
+    /// (per-bucket start counts take them off the image's counts on every call).
+    pub(crate) closed_edges: Vec<(i64, u32, i64, i64)>,
     /// Per uid: its node rows above the image, ascending.
     node_postings: FxHashMap<u32, Vec<u32>>,
     /// Per edge identity: its rows above the image, ascending.
@@ -63,6 +66,7 @@ impl Delta {
             slots: Vec::new(),
             rows: [Vec::new(), Vec::new()],
             closed: [FxHashMap::default(), FxHashMap::default()],
+            closed_edges: Vec::new(),
             node_postings: FxHashMap::default(),
             edge_postings: FxHashMap::default(),
             adj: [FxHashMap::default(), FxHashMap::default()],
@@ -153,6 +157,11 @@ impl Delta {
                         && c.tt_e > b.row_tt_s(k, c.row);
                     if !open || self.closed[k].insert(c.row, close).is_some() {
                         return Err(format!("closure of row {} is inconsistent", c.row));
+                    }
+                    if k == 1 {
+                        let (vt_s, ident) = (b.row_vt(1, c.row).0, b.row_ident(1, c.row));
+                        self.closed_edges
+                            .push((vt_s, ident, b.row_tt_s(1, c.row), c.tt_e));
                     }
                     continue;
                 }

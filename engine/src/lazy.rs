@@ -382,14 +382,9 @@ impl Lazy {
         let counted = |vt_s: i64, ident: u32| {
             t_a <= vt_s && vt_s < t_b && rel.is_none_or(|x| self.ident_part(ident, 2) == x)
         };
-        for (&i, &(tt_e, _, _)) in &self.delta.closed[1] {
-            let vt_s = self.base.row_vt(1, i).0;
-            // Counted by the image (alive, open there, begun by `as_of`) but closed since.
-            if a >= tt_e
-                && counted(vt_s, self.base.row_ident(1, i))
-                && self.base.row_alive(1, i)
-                && self.base.row_tt_s(1, i) <= a
-            {
+        for &(vt_s, ident, tt_s, tt_e) in &self.delta.closed_edges {
+            // Counted by the image (alive and open there, begun by `as_of`) but closed since.
+            if a >= tt_e && tt_s <= a && counted(vt_s, ident) {
                 c[bucket(vt_s)] -= 1;
             }
         }

@@ -2,11 +2,12 @@
 //! `versions_of`, `edge_scan`, `out_edges` / `in_edges`, `nodes_valid_at` and `stats`.
 //! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
 //!
-//! Every call is served from one of two sources ([`Src`]): the in-memory state, whose
+//! Every call is served from one of three sources ([`Src`]): the in-memory state, whose
 //! window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
-//! index of `tindex.rs` instead of filtering every row; or a read-only store's mapped base
+//! index of `tindex.rs` instead of filtering every row; a read-only store's mapped base
 //! image, read through its index chunks (point reads) and zone-pruned block scans
-//! (`mapscan.rs`), never decoded into memory. Both give the same answers.
+//! (`mapscan.rs`), never decoded into memory; or that image with the decoded flush segments
+//! above it (`lazy.rs`, `delta.rs`). All give the same answers.
 
 use crate::base::Base;
 use crate::canon;
@@ -71,8 +72,8 @@ pub struct Snapshot<'a> {
     pub(crate) db: Db<'a>,
 }
 
-/// What a snapshot reads: the in-memory state, or a read-only store's mapped base image
-/// that is decoded into a state only when a read needs one (`lazy.rs`).
+/// What a snapshot reads: the in-memory state, or a read-only store's mapped base image and
+/// the decoded flush segments above it, if any (`lazy.rs`).
 #[derive(Clone, Copy)]
 pub(crate) enum Db<'a> {
     Mem(&'a State),
@@ -80,8 +81,9 @@ pub(crate) enum Db<'a> {
 }
 
 /// Where a version view and a point read find rows, strings and identity lists: the
-/// in-memory state or the mapped base image. Both number everything the same way (the base
-/// image is the state's full image), so ids and views from either mix freely.
+/// in-memory state, the mapped base image, or the image with the flush segments above it.
+/// All number everything the same way (the image is a prefix of the state's numbering and
+/// the flush segments continue it), so ids and views from any of them mix freely.
 #[derive(Clone, Copy)]
 pub(crate) enum Src<'a> {
     Mem(&'a State),
