@@ -38,18 +38,51 @@ pub(crate) struct Delta {
     /// The closed image edge rows' `(vt_s, identity, tt_s, tt_e)`, read from the image once
     /// (per-bucket start counts take them off the image's counts on every call).
     pub(crate) closed_edges: Vec<(i64, u32, i64, i64)>,
-    /// Per uid: its node rows above the image, ascending.
-    node_postings: FxHashMap<u32, Vec<u32>>,
-    /// Per edge identity: its rows above the image, ascending.
-    edge_postings: FxHashMap<u32, Vec<u32>>,
-    /// Per uid: edge rows above the image with that src (`[0]`) / dst (`[1]`), ascending.
-    adj: [FxHashMap<u32, Vec<u32>>; 2],
+    /// Per uid: its node rows above the image.
+    node_postings: Lists,
+    /// Per edge identity: its rows above the image.
+    edge_postings: Lists,
+    /// Per uid: edge rows above the image with that src (`[0]`) / dst (`[1]`).
+    adj: [Lists; 2],
     /// Valid-time indexes of `rows` (local row numbers).
     pub(crate) index: [IndexCache; 2],
 }
 
-fn at(m: &FxHashMap<u32, Vec<u32>>, key: u32) -> &[u32] {
-    m.get(&key).map_or(&[], |v| &v[..])
+/// Row lists by key as two parallel arrays sorted by `(key, row)` once a load ends: the rows
+/// of a key are one ascending slice, found by binary search (no allocation per key, which
+/// a million new identities would otherwise cost).
+#[derive(Default)]
+struct Lists {
+    keys: Vec<u32>,
+    rows: Vec<u32>,
+}
+
+impl Lists {
+    fn push(&mut self, key: u32, row: u32) {
+        self.keys.push(key);
+        self.rows.push(row);
+    }
+
+    /// Restores the `(key, row)` order after pushes.
+    fn sort(&mut self) {
+        if self.keys.is_sorted() {
+            return; // rows are pushed ascending, so equal keys already are
+        }
+        let mut pairs: Vec<(u32, u32)> = self
+            .keys
+            .iter()
+            .copied()
+            .zip(self.rows.iter().copied())
+            .collect();
+        pairs.sort_unstable();
+        (self.keys, self.rows) = pairs.into_iter().unzip();
+    }
+
+    fn get(&self, key: u32) -> &[u32] {
+        let lo = self.keys.partition_point(|&k| k < key);
+        let hi = lo + self.keys[lo..].partition_point(|&k| k == key);
+        &self.rows[lo..hi]
+    }
 }
 
 impl Delta {
@@ -67,9 +100,9 @@ impl Delta {
             rows: [Vec::new(), Vec::new()],
             closed: [FxHashMap::default(), FxHashMap::default()],
             closed_edges: Vec::new(),
-            node_postings: FxHashMap::default(),
-            edge_postings: FxHashMap::default(),
-            adj: [FxHashMap::default(), FxHashMap::default()],
+            node_postings: Lists::default(),
+            edge_postings: Lists::default(),
+            adj: [Lists::default(), Lists::default()],
             index: [IndexCache::default(), IndexCache::default()],
         }
     }
@@ -137,12 +170,12 @@ impl Delta {
             for row in rows {
                 let idx = self.n_base(k) + self.rows[k].len() as u32;
                 if k == 0 {
-                    self.node_postings.entry(row.ident).or_default().push(idx);
+                    self.node_postings.push(row.ident, idx);
                 } else {
-                    self.edge_postings.entry(row.ident).or_default().push(idx);
+                    self.edge_postings.push(row.ident, idx);
                     let ends = [0, 1].map(|c| self.ident_part(b, row.ident, c));
-                    self.adj[0].entry(ends[0]).or_default().push(idx);
-                    self.adj[1].entry(ends[1]).or_default().push(idx);
+                    self.adj[0].push(ends[0], idx);
+                    self.adj[1].push(ends[1], idx);
                 }
                 self.rows[k].push(row);
             }
@@ -173,6 +206,12 @@ impl Delta {
                 }
                 (row.tt_e, row.closed_by, row.close_reason) = close;
             }
+        }
+        for l in [&mut self.node_postings, &mut self.edge_postings]
+            .into_iter()
+            .chain(&mut self.adj)
+        {
+            l.sort();
         }
         Ok(())
     }
@@ -228,16 +267,16 @@ impl Delta {
 
     /// Node rows of uid `uid` above the image.
     pub(crate) fn node_postings(&self, uid: u32) -> &[u32] {
-        at(&self.node_postings, uid)
+        self.node_postings.get(uid)
     }
 
     /// Rows of edge identity `id` above the image.
     pub(crate) fn edge_postings(&self, id: u32) -> &[u32] {
-        at(&self.edge_postings, id)
+        self.edge_postings.get(id)
     }
 
     /// Edge rows above the image leaving (`out`) or entering uid `uid`.
     pub(crate) fn adjacency(&self, uid: u32, out: bool) -> &[u32] {
-        at(&self.adj[usize::from(!out)], uid)
+        self.adj[usize::from(!out)].get(uid)
     }
 }
