@@ -691,6 +691,7 @@ fn stats_json(st: &Store) -> Result<Value, Error> {
         "rel_type_counts": s.rel_type_counts, "max_out_degree": s.max_out_degree,
         "first_tt": s.first_tt, "last_tt": s.last_tt, "n_batches": s.n_batches,
         "n_failed_batches": s.n_failed_batches, "disk_bytes": {"total": total, "log": log},
+        "layout": {"segments": st.segments().len(), "mapped": st.is_lazy()},
     }))
 }
 
@@ -728,6 +729,18 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
         "disk bytes       {} total, {} log",
         v["disk_bytes"]["total"], v["disk_bytes"]["log"]
     );
+    let n = st.segments().len();
+    let layout = match (st.is_lazy(), n) {
+        (true, 1) => "one compacted image, mapped by read-only opens".to_string(),
+        (true, n) => format!(
+            "a compacted image mapped, {} flush segment(s) above it decoded at open",
+            n - 1
+        ),
+        (false, n) => format!(
+            "{n} segment(s) and the log decoded at open (`tgms compact` makes one mapped image)"
+        ),
+    };
+    println!("layout           {layout}");
     Ok(())
 }
 

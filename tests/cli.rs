@@ -60,6 +60,7 @@ fn collegemsg_ingest_stats_replay_history_and_errors() {
             "disk_bytes",
             "first_tt",
             "last_tt",
+            "layout",
             "max_out_degree",
             "n_batches",
             "n_edge_versions",
@@ -195,8 +196,12 @@ fn ingest_compacts_loads_of_an_eighth_of_the_store_or_as_asked() {
     // (served lazily, segments): every load is sealed on exit, so a reader always maps the
     // image; what was not compacted is decoded from flush segments above it.
     let layout = || {
-        let st = tgms_engine::Store::open_read_only(&s).unwrap();
-        (st.is_lazy(), st.segments().len())
+        let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+        let l = &st["layout"];
+        (
+            l["mapped"].as_bool().unwrap(),
+            l["segments"].as_u64().unwrap() as usize,
+        )
     };
     // 800 of 800 edge versions: compacted.
     assert_eq!(load("a.txt", 800, 1_000, &[])["compacted"], true);
