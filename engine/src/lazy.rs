@@ -266,8 +266,8 @@ impl Lazy {
         v
     }
 
-    /// The rows above the image that satisfy `keep`, found by `pick` over the delta's rows
-    /// and valid-time index, as store row numbers.
+    /// The rows above the image that `pick` selects from the delta's rows and valid-time
+    /// index (by their local numbers), as store row numbers.
     fn above_ids(
         &self,
         k: usize,
