@@ -1,8 +1,10 @@
 //! Crash injection at every fsync point (`format-spec.md` §9.6): a mixed workload (asserts,
 //! ingest, a failed batch, corrections and retractions of sealed rows, flushes, a
-//! compaction) runs with a sync hook that, at its k-th durability point, copies the store
-//! files as they are (the crash image) and fails the sync. The reopened image must equal the
-//! store after some prefix of the batches that includes every acknowledged one.
+//! compaction, a closing writer) runs with a sync hook that, at its k-th durability point,
+//! copies the store files as they are (the crash image) and fails the sync. The image, opened
+//! read-only (served from the mapped image and the flush segments above it where the layout
+//! allows) and reopened for writing, must equal the store after some prefix of the batches
+//! that includes every acknowledged one.
 
 use serde_json::{json, Value};
 use std::cell::Cell;
@@ -17,6 +19,8 @@ enum Step {
     Batch(i64, Vec<Value>),
     Flush,
     Compact,
+    /// Close the writer (sealing the log tail); the workload's last step.
+    Close,
 }
 
 fn workload() -> Vec<Step> {
@@ -70,6 +74,7 @@ fn workload() -> Vec<Step> {
                 json!({"op":"correct","ref":{"kind":"node","uid":"d"},"props":{"q":1},"vt_s":3,"vt_e":4,"reason":"r"}),
             ],
         ),
+        Close,
     ]
 }
 
@@ -96,6 +101,10 @@ fn run(dir: &Path) -> usize {
             }
             Step::Flush => s.flush().map(|_| ()),
             Step::Compact => s.compact().map(|_| ()),
+            Step::Close => {
+                let _ = s.close();
+                return acked;
+            }
         };
         if r.is_err() {
             break;
@@ -141,15 +150,18 @@ fn crash_at_every_fsync_point_recovers_an_acknowledged_prefix() {
     assert_eq!(run(&t.path().join("clean")), prefix.len() - 1);
     let points = count.get();
     assert!(points > 20, "only {points} sync points");
-    let mut outcomes = std::collections::BTreeMap::new();
+    let (mut outcomes, mut overlays) = (std::collections::BTreeMap::new(), 0);
     for k in 0..points {
         for lose_unsynced in [false, true] {
-            let got_acked = crash_at(t.path(), k, lose_unsynced, &prefix);
+            let got_acked = crash_at(t.path(), k, lose_unsynced, &prefix, &mut overlays);
             if let Some(d) = got_acked {
                 *outcomes.entry(d).or_insert(0) += 1;
             }
         }
     }
+    // Crash images of an image with a flush segment above it and no log tail are read
+    // without decoding the image (the workload leaves several).
+    assert!(overlays >= 2, "only {overlays} crash images served lazily");
     // Both outcomes occur: a crash before the batch sync (batch lost, never acknowledged)
     // and after its write (replayed).
     assert!(
@@ -163,7 +175,13 @@ fn crash_at_every_fsync_point_recovers_an_acknowledged_prefix() {
 /// it. With `lose_unsynced`, the image's log also loses every byte appended after its last
 /// sync (outcome records, a batch record whose sync was the crash point) — the pessimistic
 /// crash. Returns `reopened prefix − acknowledged`, or `None` when no log existed yet.
-fn crash_at(root: &Path, k: usize, lose_unsynced: bool, prefix: &[String]) -> Option<usize> {
+fn crash_at(
+    root: &Path,
+    k: usize,
+    lose_unsynced: bool,
+    prefix: &[String],
+    overlays: &mut usize,
+) -> Option<usize> {
     let dir = root.join(format!("run{k}-{lose_unsynced}"));
     let image = root.join(format!("image{k}-{lose_unsynced}"));
     let n = Rc::new(Cell::new(0usize));
@@ -198,6 +216,21 @@ fn crash_at(root: &Path, k: usize, lose_unsynced: bool, prefix: &[String]) -> Op
         let _ = fs::remove_dir_all(&dir);
         return None;
     }
+    // Read-only first (it modifies nothing): the same prefix rules.
+    let ro = Store::open_read_only(&image)
+        .unwrap_or_else(|e| panic!("{ctx}: read-only open failed: {e:?}"));
+    let got = ro.stats().n_batches as usize;
+    assert_eq!(
+        ro.digest(),
+        prefix[got],
+        "{ctx}: read-only state is not prefix {got}"
+    );
+    assert!(
+        got == acked || got == acked + 1,
+        "{ctx}: read-only at prefix {got}"
+    );
+    *overlays += usize::from(ro.is_lazy() && ro.segments().len() > 1);
+    drop(ro);
     let s =
         Store::open_with(&image, opts()).unwrap_or_else(|e| panic!("{ctx}: reopen failed: {e:?}"));
     // Failed batches leave the rows unchanged, so the digest alone cannot tell prefixes
