@@ -36,6 +36,23 @@ fn cmd_out(prog: &str, args: &[&str]) -> Option<String> {
 }
 
 /// The machine description: `(os, cpus, machine)`.
+/// How a read-only open serves `st`, in words: one mapped image, a mapped image with
+/// decoded flush segments above it, or decoded segments and log (`format-spec.md` §9.4).
+pub fn layout(st: &Store) -> String {
+    match (st.is_lazy(), st.segments().len()) {
+        (true, 1) => "one mapped image (read from the file, not decoded)".to_string(),
+        (true, n) => format!(
+            "mapped image + {} decoded flush segment(s) (`tgms compact` makes one image)",
+            n - 1
+        ),
+        (false, n) => {
+            format!(
+                "decoded segments + log ({n} segment(s); `tgms compact` makes one mapped image)"
+            )
+        }
+    }
+}
+
 pub fn machine() -> (String, usize, String) {
     let os_release = std::fs::read_to_string("/etc/os-release")
         .ok()
@@ -383,17 +400,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
         );
         println!("compaction (s)              {}", f("compact_s"));
     }
-    println!(
-        "store served as             {}",
-        match (st.is_lazy(), st.segments().len()) {
-            (true, 1) => "one mapped image (read from the file, not decoded)".to_string(),
-            (true, n) => format!(
-                "mapped image + {} decoded flush segment(s) (run `tgms compact` for one image)",
-                n - 1
-            ),
-            _ => "decoded segments + log (run `tgms compact` for the mapped image)".to_string(),
-        }
-    );
+    println!("store served as             {}", layout(&st));
     println!("machine                     {machine}");
     println!(
         "queries: {} answered, {} not available in this build, {} failed",

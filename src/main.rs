@@ -729,18 +729,7 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
         "disk bytes       {} total, {} log",
         v["disk_bytes"]["total"], v["disk_bytes"]["log"]
     );
-    let n = st.segments().len();
-    let layout = match (st.is_lazy(), n) {
-        (true, 1) => "one compacted image, mapped by read-only opens".to_string(),
-        (true, n) => format!(
-            "a compacted image mapped, {} flush segment(s) above it decoded at open",
-            n - 1
-        ),
-        (false, n) => format!(
-            "{n} segment(s) and the log decoded at open (`tgms compact` makes one mapped image)"
-        ),
-    };
-    println!("layout           {layout}");
+    println!("layout           {}", tgms::benchrun::layout(&st));
     Ok(())
 }
 

@@ -30,54 +30,40 @@ pub(crate) struct Lazy {
     pub(crate) stats: Stats,
 }
 
+/// Single fields of row `i` of table `k`: from the delta's row when it lies above the
+/// image, else the same-named image accessor (fields no closure changes).
+macro_rules! row_fields {
+    ($($name:ident -> $t:ty = |$r:ident| $field:expr;)*) => {
+        impl Lazy {
+            $(
+                #[inline]
+                pub(crate) fn $name(&self, k: usize, i: u32) -> $t {
+                    match self.above(k, i) {
+                        Some($r) => $field,
+                        None => self.base.$name(k, i),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+row_fields! {
+    row_ident -> u32 = |r| r.ident;
+    row_content -> u32 = |r| r.content;
+    row_vt -> (i64, i64) = |r| (r.vt_s, r.vt_e);
+    row_tt_s -> i64 = |r| r.tt_s;
+    row_origin -> Origin = |r| r.origin;
+    row_reason -> u32 = |r| r.reason;
+    row_alive -> bool = |r| r.alive;
+}
+
 impl Lazy {
     /// Row `i` of table `k` when it lies above the image.
     #[inline]
     fn above(&self, k: usize, i: u32) -> Option<&Row> {
         let j = i.checked_sub(self.delta.n_base(k))?;
         self.delta.rows[k].get(j as usize)
-    }
-
-    #[inline]
-    pub(crate) fn row_ident(&self, k: usize, i: u32) -> u32 {
-        self.above(k, i)
-            .map_or_else(|| self.base.row_ident(k, i), |r| r.ident)
-    }
-
-    #[inline]
-    pub(crate) fn row_content(&self, k: usize, i: u32) -> u32 {
-        self.above(k, i)
-            .map_or_else(|| self.base.row_content(k, i), |r| r.content)
-    }
-
-    #[inline]
-    pub(crate) fn row_vt(&self, k: usize, i: u32) -> (i64, i64) {
-        self.above(k, i)
-            .map_or_else(|| self.base.row_vt(k, i), |r| (r.vt_s, r.vt_e))
-    }
-
-    #[inline]
-    pub(crate) fn row_tt_s(&self, k: usize, i: u32) -> i64 {
-        self.above(k, i)
-            .map_or_else(|| self.base.row_tt_s(k, i), |r| r.tt_s)
-    }
-
-    #[inline]
-    pub(crate) fn row_origin(&self, k: usize, i: u32) -> Origin {
-        self.above(k, i)
-            .map_or_else(|| self.base.row_origin(k, i), |r| r.origin)
-    }
-
-    #[inline]
-    pub(crate) fn row_reason(&self, k: usize, i: u32) -> u32 {
-        self.above(k, i)
-            .map_or_else(|| self.base.row_reason(k, i), |r| r.reason)
-    }
-
-    #[inline]
-    pub(crate) fn row_alive(&self, k: usize, i: u32) -> bool {
-        self.above(k, i)
-            .map_or_else(|| self.base.row_alive(k, i), |r| r.alive)
     }
 
     /// `(tt_e, closed_by, close_reason)`: a flush segment's closure of an image row wins
@@ -399,16 +385,14 @@ impl Lazy {
     /// Ids of the uids whose `str::to_lowercase` form contains `needle_lower`, ascending.
     pub(crate) fn uids_lowercase_containing(&self, needle_lower: &str) -> Vec<u32> {
         let mut ids = mapscan::lower(&self.base).containing(needle_lower);
+        // The delta's uids through their own cached lowercase heap (local ids).
         let bu = self.delta.base.uids as u32;
         ids.extend(
-            (0..self.delta.uids.len() as u32)
-                .filter(|&j| {
-                    self.delta
-                        .uids
-                        .name(j)
-                        .to_lowercase()
-                        .contains(needle_lower)
-                })
+            self.delta
+                .uids
+                .lower()
+                .containing(needle_lower)
+                .into_iter()
                 .map(|j| j + bu),
         );
         ids

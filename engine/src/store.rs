@@ -13,7 +13,7 @@ use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Db;
 use crate::read::Snapshot;
 use crate::seg;
-use crate::state::{State, Stats};
+use crate::state::{SegData, State, Stats};
 use crate::wal::{self, Record, Tail, Wal};
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
@@ -112,26 +112,14 @@ fn load_segments(
     }
     let (entries, good_len) = manifest::read(&mpath)?;
     for e in &entries {
-        let path = dir.join(manifest::seg_name(e.seq));
-        let Some(mapped) = open_listed(&path, io)? else {
+        let Some((path, data)) = decode_listed(dir, e, io)? else {
             return Ok(None);
         };
-        let bytes = mapped.bytes();
-        let corrupt = |offset: u64, kind: String| Error::Corruption {
-            file: path.clone(),
-            offset,
+        state.load_seg(data).map_err(|kind| Error::Corruption {
+            file: path,
+            offset: 0,
             kind,
-        };
-        check_listed(&path, bytes, e)?;
-        let (sq, data) = seg::decode(bytes).map_err(|(o, k)| corrupt(o, k))?;
-        if sq != e.seq || data.base != e.base || data.end() != e.end {
-            return Err(corrupt(
-                0,
-                "segment does not match its manifest record".into(),
-            ));
-        }
-        drop(mapped);
-        state.load_seg(data).map_err(|k| corrupt(0, k))?;
+        })?;
     }
     if let Some(last) = entries.last() {
         state
@@ -143,6 +131,32 @@ fn load_segments(
             })?;
     }
     Ok(Some((entries, good_len)))
+}
+
+/// Reads the segment file that manifest record `e` lists, checks it against the record
+/// (length, BLAKE3, sequence number, marks) and decodes it (checking its structure and
+/// checksums); returns its path and content. `Ok(None)` when the file vanished (a
+/// concurrent compaction collected it: the caller starts over).
+fn decode_listed(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Option<(PathBuf, SegData)>> {
+    let path = dir.join(manifest::seg_name(e.seq));
+    let Some(mapped) = open_listed(&path, io)? else {
+        return Ok(None);
+    };
+    let bytes = mapped.bytes();
+    check_listed(&path, bytes, e)?;
+    let corrupt = |offset: u64, kind: String| Error::Corruption {
+        file: path.clone(),
+        offset,
+        kind,
+    };
+    let (sq, data) = seg::decode(bytes).map_err(|(o, k)| corrupt(o, k))?;
+    if sq != e.seq || data.base != e.base || data.end() != e.end {
+        return Err(corrupt(
+            0,
+            "segment does not match its manifest record".into(),
+        ));
+    }
+    Ok(Some((path, data)))
 }
 
 /// The BLAKE3 digest of a segment's bytes (hashed on all cores: the digest is the same
@@ -239,21 +253,9 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Ve
     }
     let mut delta = Delta::new(base.marks());
     for e in &entries[1..] {
-        let path = dir.join(manifest::seg_name(e.seq));
-        let Some(mapped) = open_listed(&path, io)? else {
+        let Some((path, data)) = decode_listed(dir, e, io)? else {
             return Ok(None);
         };
-        let bytes = mapped.bytes();
-        check_listed(&path, bytes, e)?;
-        let (sq, data) = seg::decode(bytes).map_err(|(o, k)| corrupt(&path, o, k))?;
-        if sq != e.seq || data.base != e.base || data.end() != e.end {
-            return Err(corrupt(
-                &path,
-                0,
-                "segment does not match its manifest record".into(),
-            ));
-        }
-        drop(mapped);
         delta.load(data, &base).map_err(|k| corrupt(&path, 0, k))?;
     }
     // The statistics the newest record publishes, against what the rows give (S3; the
