@@ -35,24 +35,30 @@ fn cmd_out(prog: &str, args: &[&str]) -> Option<String> {
         .then(|| String::from_utf8_lossy(&o.stdout).trim().to_string())
 }
 
-/// The machine description: `(os, cpus, machine)`.
-/// How a read-only open serves `st`, in words: one mapped image, a mapped image with
-/// decoded flush segments above it, or decoded segments and log (`format-spec.md` §9.4).
+/// How an open serves `st`, in words: one mapped image, a mapped image with decoded flush
+/// segments and a replayed log tail above it, or decoded segments and log
+/// (`format-spec.md` §9.4).
 pub fn layout(st: &Store) -> String {
-    match (st.is_lazy(), st.segments().len()) {
+    let flushed = st.segments().len().saturating_sub(1);
+    let mut parts = vec!["mapped image".to_string()];
+    if flushed > 0 {
+        parts.push(format!("{flushed} decoded flush segment(s)"));
+    }
+    match st.memtable_rows() {
+        0 => {}
+        m => parts.push(format!("log tail ({m} row(s) replayed)")),
+    }
+    match (st.is_lazy(), parts.len()) {
         (true, 1) => "one mapped image (read from the file, not decoded)".to_string(),
-        (true, n) => format!(
-            "mapped image + {} decoded flush segment(s) (`tgms compact` makes one image)",
-            n - 1
+        (true, _) => format!("{} (`tgms compact` makes one image)", parts.join(" + ")),
+        (false, _) => format!(
+            "decoded segments + log ({} segment(s); `tgms compact` makes one mapped image)",
+            st.segments().len()
         ),
-        (false, n) => {
-            format!(
-                "decoded segments + log ({n} segment(s); `tgms compact` makes one mapped image)"
-            )
-        }
     }
 }
 
+/// The machine description: `(os, cpus, machine)`.
 pub fn machine() -> (String, usize, String) {
     let os_release = std::fs::read_to_string("/etc/os-release")
         .ok()

@@ -1,4 +1,4 @@
-//! The flush segments published after a read-only store's base image, decoded
+//! The flush segments published after a store's base image, decoded
 //! (`format-spec.md` §9.4): their dictionaries, rows and closures, numbered on from the
 //! image's counts, with the postings, adjacency and valid-time indexes the read path needs.
 //! The image stays mapped and is never decoded: the read path ([`crate::lazy`]) answers each
@@ -6,6 +6,11 @@
 //! image rows are kept apart and applied over the image's own.
 //!
 //! Memory is that of the flush segments' rows (as an eager open holds them), not the image's.
+//!
+//! A writer, and a reader that replays a log tail, append above the segments here too (the
+//! memtable: everything at or above [`Delta::sealed`]), through the write rules of
+//! `apply.rs` (`lazy_write.rs`). A failed batch, and a flush that renumbers the memtable into
+//! segment order, cut the delta back to earlier counts ([`Delta::truncate`]).
 
 use crate::base::Base;
 use crate::ident::{self, Id12};
@@ -14,6 +19,7 @@ use crate::state::{Content, Disc, IdentRec, Interner, Marks, Row, SegData, NONE}
 use crate::time::OPEN_END;
 use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::sync::OnceLock;
 
 /// A closure of an image row recorded by a flush segment: `(tt_e, closed_by, close_reason)`.
@@ -25,19 +31,23 @@ pub(crate) struct Delta {
     pub(crate) base: Marks,
     pub(crate) uids: Interner,
     pub(crate) strings: Interner,
-    contents: Vec<Content>,
-    idents: Vec<IdentRec>,
+    pub(crate) contents: Vec<Content>,
+    /// Content lookup of `contents` (store ids), so writes add no duplicate.
+    pub(crate) content_ids: FxHashMap<Content, u32>,
+    /// Content lookup of the image's contents, built by the first write that adds one.
+    pub(crate) image_contents: Option<FxHashMap<Content, u32>>,
+    pub(crate) idents: Vec<IdentRec>,
     eids: Vec<OnceLock<Id12>>,
     /// Explicit (mapped) identities created above the image.
-    mapped: FxHashMap<(u32, u32, u32, Disc), u32>,
-    slots: Vec<u32>,
+    pub(crate) mapped: FxHashMap<(u32, u32, u32, Disc), u32>,
+    pub(crate) slots: Vec<u32>,
     /// `rows[k][i]` is row `base + i` of table `k` (0 nodes, 1 edges), closures applied.
     pub(crate) rows: [Vec<Row>; 2],
     /// Image rows of table `k` that a flush segment closed.
     pub(crate) closed: [FxHashMap<u32, Close>; 2],
-    /// The closed image edge rows' `(vt_s, identity, tt_s, tt_e)`, read from the image once
-    /// (per-bucket start counts take them off the image's counts on every call).
-    pub(crate) closed_edges: Vec<(i64, u32, i64, i64)>,
+    /// The closed image edge rows' `(vt_s, identity, tt_s, tt_e, row)`, read from the image
+    /// once (per-bucket start counts take them off the image's counts on every call).
+    pub(crate) closed_edges: Vec<(i64, u32, i64, i64, u32)>,
     /// Per uid: its node rows above the image.
     node_postings: Lists,
     /// Per edge identity: its rows above the image.
@@ -46,18 +56,52 @@ pub(crate) struct Delta {
     adj: [Lists; 2],
     /// Valid-time indexes of `rows` (local row numbers).
     pub(crate) index: [IndexCache; 2],
+    /// Bumped whenever a row above the image is closed or removed: the valid-time indexes'
+    /// caches of unbelieved rows compare it.
+    pub(crate) close_gen: u64,
+    /// What the published segments hold: everything at or above is the memtable.
+    pub(crate) sealed: Marks,
+    /// Sealed rows (of the image or above it) closed since the last flush, `(is_edge, row)`.
+    pub(crate) pending: Vec<(bool, u32)>,
+    /// Rows below the current batch's start that it closed, `(is_edge, row)`.
+    pub(crate) batch_closes: Vec<(bool, u32)>,
+    /// Alive out-degree of the uids written since the open (statistics, §11).
+    pub(crate) degree: FxHashMap<u32, u64>,
 }
 
 /// Row lists by key as two parallel arrays sorted by `(key, row)` once a load ends: the rows
 /// of a key are one ascending slice, found by binary search (no allocation per key, which
-/// a million new identities would otherwise cost).
+/// a million new identities would otherwise cost). Rows the memtable appends (all above
+/// the loaded ones) wait in `extra` until a flush loads them as a segment.
 #[derive(Default)]
 struct Lists {
     keys: Vec<u32>,
     rows: Vec<u32>,
+    extra: FxHashMap<u32, SmallVec<[u32; 2]>>,
 }
 
 impl Lists {
+    /// Appends a memtable row to `key`'s list.
+    fn add(&mut self, key: u32, row: u32) {
+        self.extra.entry(key).or_default().push(row);
+    }
+
+    /// Appends `key`'s rows, ascending, to `out`.
+    fn extend_into(&self, key: u32, out: &mut Vec<u32>) {
+        out.extend_from_slice(self.get(key));
+        if let Some(x) = self.extra.get(&key) {
+            out.extend_from_slice(x);
+        }
+    }
+
+    /// Forgets the memtable rows at or above `row`.
+    fn truncate(&mut self, row: u32) {
+        self.extra.retain(|_, v| {
+            v.retain(|r| *r < row);
+            !v.is_empty()
+        });
+    }
+
     fn push(&mut self, key: u32, row: u32) {
         self.keys.push(key);
         self.rows.push(row);
@@ -93,6 +137,8 @@ impl Delta {
             uids: Interner::default(),
             strings: Interner::default(),
             contents: Vec::new(),
+            content_ids: FxHashMap::default(),
+            image_contents: None,
             idents: Vec::new(),
             eids: Vec::new(),
             mapped: FxHashMap::default(),
@@ -104,6 +150,11 @@ impl Delta {
             edge_postings: Lists::default(),
             adj: [Lists::default(), Lists::default()],
             index: [IndexCache::default(), IndexCache::default()],
+            close_gen: 0,
+            sealed: base,
+            pending: Vec::new(),
+            batch_closes: Vec::new(),
+            degree: FxHashMap::default(),
         }
     }
 
@@ -124,6 +175,17 @@ impl Delta {
             self.rows[0].len(),
             self.rows[1].len(),
         ])
+    }
+
+    /// Image rows of table `k`, as a count.
+    pub(crate) fn base_rows(&self, k: usize) -> u64 {
+        u64::from(self.n_base(k))
+    }
+
+    /// Appends an identity created above the image.
+    pub(crate) fn push_ident(&mut self, e: IdentRec) {
+        self.idents.push(e);
+        self.eids.push(OnceLock::new());
     }
 
     /// Image rows of table `k`.
@@ -151,7 +213,11 @@ impl Delta {
         }
         // Content records are not checked for duplicates of the image's: the image keeps no
         // content lookup, and a duplicate changes no read (`tgms check` decodes and checks all).
-        self.contents.extend(d.contents);
+        for c in d.contents {
+            let id = self.base.contents as u32 + self.contents.len() as u32;
+            self.content_ids.entry(c).or_insert(id);
+            self.contents.push(c);
+        }
         for e in d.idents {
             let id = (self.base.idents + self.idents.len() as u64) as u32;
             if e.mapped {
@@ -192,9 +258,7 @@ impl Delta {
                         return Err(format!("closure of row {} is inconsistent", c.row));
                     }
                     if k == 1 {
-                        let (vt_s, ident) = (b.row_vt(1, c.row).0, b.row_ident(1, c.row));
-                        self.closed_edges
-                            .push((vt_s, ident, b.row_tt_s(1, c.row), c.tt_e));
+                        self.close_image_edge(b, c.row, c.tt_e);
                     }
                     continue;
                 }
@@ -213,7 +277,87 @@ impl Delta {
         {
             l.sort();
         }
+        self.close_gen += 1;
+        self.sealed = self.end();
+        self.pending.clear();
         Ok(())
+    }
+
+    /// Records image edge row `row`, closed at `tt_e`, for the start counts.
+    pub(crate) fn close_image_edge(&mut self, b: &Base, row: u32, tt_e: i64) {
+        let (vt_s, ident) = (b.row_vt(1, row).0, b.row_ident(1, row));
+        self.closed_edges
+            .push((vt_s, ident, b.row_tt_s(1, row), tt_e, row));
+    }
+
+    /// Appends a memtable row (store number `n_base + rows.len()`) to table `k`, with its
+    /// postings and, for an edge, the adjacency of its ends `(src, dst)`.
+    pub(crate) fn push_row(&mut self, k: usize, row: Row, ends: (u32, u32)) {
+        let idx = self.n_base(k) + self.rows[k].len() as u32;
+        if k == 0 {
+            self.node_postings.add(row.ident, idx);
+        } else {
+            self.edge_postings.add(row.ident, idx);
+            self.adj[0].add(ends.0, idx);
+            self.adj[1].add(ends.1, idx);
+        }
+        self.rows[k].push(row);
+    }
+
+    /// Cuts the delta back to the counts `to` (at or above the sealed marks): every row, dictionary entry and identity
+    /// at or above `to` is forgotten, and the closures `reopen` names, `(is_edge, row)` of
+    /// rows below `to`, are undone. A failed batch cuts back to its start; a flush cuts the
+    /// memtable off before it loads the segment it wrote.
+    pub(crate) fn truncate(&mut self, to: Marks, reopen: &[(bool, u32)]) {
+        let b = self.base;
+        let local = |end: u64, base: u64| (end - base) as usize;
+        for &(is_edge, r) in reopen.iter().rev() {
+            let k = usize::from(is_edge);
+            match r.checked_sub(self.n_base(k)) {
+                None => {
+                    self.closed[k].remove(&r);
+                }
+                Some(j) => {
+                    let row = &mut self.rows[k][j as usize];
+                    (row.tt_e, row.closed_by, row.close_reason) = (OPEN_END, None, NONE);
+                }
+            }
+        }
+        if reopen.iter().any(|&(e, r)| e && r < self.n_base(1)) {
+            let closed = &self.closed[1];
+            self.closed_edges.retain(|x| closed.contains_key(&x.4));
+        }
+        for (k, end) in [to.nodes, to.edges].into_iter().enumerate() {
+            let n = local(end, [b.nodes, b.edges][k]);
+            self.rows[k].truncate(n);
+            self.index[k].truncate(n);
+        }
+        let (nr, er) = (to.nodes as u32, to.edges as u32);
+        self.node_postings.truncate(nr);
+        self.edge_postings.truncate(er);
+        self.adj.iter_mut().for_each(|l| l.truncate(er));
+        self.uids.truncate(local(to.uids, b.uids));
+        self.strings.truncate(local(to.strings, b.strings));
+        for (i, c) in self
+            .contents
+            .iter()
+            .enumerate()
+            .skip(local(to.contents, b.contents))
+        {
+            let id = b.contents as u32 + i as u32;
+            if self.content_ids.get(c) == Some(&id) {
+                self.content_ids.remove(c);
+            }
+        }
+        self.contents.truncate(local(to.contents, b.contents));
+        for e in self.idents.drain(local(to.idents, b.idents)..) {
+            if e.mapped {
+                self.mapped.remove(&(e.src, e.dst, e.rel, e.disc));
+            }
+        }
+        self.eids.truncate(self.idents.len());
+        self.slots.truncate(local(to.slots, b.slots));
+        self.close_gen += 1;
     }
 
     /// Column `c` (0 src, 1 dst, 2 rel) of identity `id`, from the image or from here.
@@ -265,18 +409,18 @@ impl Delta {
         })
     }
 
-    /// Node rows of uid `uid` above the image.
-    pub(crate) fn node_postings(&self, uid: u32) -> &[u32] {
-        self.node_postings.get(uid)
+    /// Appends the node rows of uid `uid` above the image to `out`.
+    pub(crate) fn node_postings(&self, uid: u32, out: &mut Vec<u32>) {
+        self.node_postings.extend_into(uid, out)
     }
 
-    /// Rows of edge identity `id` above the image.
-    pub(crate) fn edge_postings(&self, id: u32) -> &[u32] {
-        self.edge_postings.get(id)
+    /// Appends the rows of edge identity `id` above the image to `out`.
+    pub(crate) fn edge_postings(&self, id: u32, out: &mut Vec<u32>) {
+        self.edge_postings.extend_into(id, out)
     }
 
-    /// Edge rows above the image leaving (`out`) or entering uid `uid`.
-    pub(crate) fn adjacency(&self, uid: u32, out: bool) -> &[u32] {
-        self.adj[usize::from(!out)].get(uid)
+    /// Appends the edge rows above the image leaving (`out`) or entering uid `uid`.
+    pub(crate) fn adjacency(&self, uid: u32, out: bool, v: &mut Vec<u32>) {
+        self.adj[usize::from(!out)].extend_into(uid, v)
     }
 }

@@ -1,7 +1,8 @@
-//! A read-only store served from its mapped base image (`format-spec.md` §6.5, §9.4): when
-//! the published generation is one full-image segment with indexes, possibly followed by
-//! flush segments, and the log holds nothing after them, a read-only open maps the image,
-//! checks it, decodes only the flush segments ([`Delta`]) and answers every read from the
+//! A store served from its mapped base image (`format-spec.md` §6.5, §9.4): when the
+//! published generation is one full-image segment with indexes, possibly followed by flush
+//! segments, an open maps the image, checks it, decodes only the flush segments ([`Delta`]),
+//! applies the log after them to the delta (`lazy_write.rs`; a writer's commits go there
+//! too) and answers every read from the
 //! two: point reads through the image's indexes and the delta's postings, scans and window
 //! reads through zone-pruned block decodes of the image (`mapscan.rs`) and the delta's
 //! valid-time indexes. The image is never decoded into an in-memory state, so a reader's
@@ -22,8 +23,8 @@ use crate::state::{ordinal_text, Content, Disc, IdentRec, Row, Stats};
 use crate::time::clamp_tt;
 use std::ops::Range;
 
-/// A read-only store's base image, the decoded flush segments after it, and the statistics
-/// the manifest published for the newest of them.
+/// A store's base image, the decoded flush segments and memtable above it, and the
+/// statistics (the manifest's for the newest segment, plus the memtable's).
 pub(crate) struct Lazy {
     pub(crate) base: Base,
     pub(crate) delta: Delta,
@@ -203,7 +204,7 @@ impl Lazy {
         } else {
             Vec::new()
         };
-        v.extend_from_slice(self.delta.node_postings(uid));
+        self.delta.node_postings(uid, &mut v);
         v
     }
 
@@ -213,7 +214,7 @@ impl Lazy {
         } else {
             Vec::new()
         };
-        v.extend_from_slice(self.delta.edge_postings(id));
+        self.delta.edge_postings(id, &mut v);
         v
     }
 
@@ -224,7 +225,7 @@ impl Lazy {
             (true, true) => self.base.out_adj(uid),
             (true, false) => self.base.in_adj(uid),
         };
-        v.extend_from_slice(self.delta.adjacency(uid, out));
+        self.delta.adjacency(uid, out, &mut v);
         v
     }
 
@@ -327,7 +328,7 @@ impl Lazy {
             add(from..r.end);
         }
         let above = self.above_ids(1, |rows, ix| {
-            read::starts(rows, ix, 0, t_a, t_b, as_of).ids()
+            read::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
         });
         above.into_iter().for_each(|i| add(i..i + 1));
         runs
@@ -343,7 +344,7 @@ impl Lazy {
             |x| x.1,
         );
         let above = self.above_ids(1, |rows, ix| {
-            read::starts(rows, ix, 0, t_a, t_b, as_of).ids()
+            read::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
         });
         v.extend(above.into_iter().map(|i| {
             let r = self.above(1, i).expect("row above the image");
@@ -368,7 +369,7 @@ impl Lazy {
         let counted = |vt_s: i64, ident: u32| {
             t_a <= vt_s && vt_s < t_b && rel.is_none_or(|x| self.ident_part(ident, 2) == x)
         };
-        for &(vt_s, ident, tt_s, tt_e) in &self.delta.closed_edges {
+        for &(vt_s, ident, tt_s, tt_e, _) in &self.delta.closed_edges {
             // Counted by the image (alive and open there, begun by `as_of`) but closed since.
             if a >= tt_e && tt_s <= a && counted(vt_s, ident) {
                 c[bucket(vt_s)] -= 1;

@@ -5,6 +5,7 @@
 // each block with a SAFETY paragraph.
 #![deny(unsafe_code)]
 
+mod apply;
 mod base;
 mod bitmap;
 pub mod canon;
@@ -16,6 +17,7 @@ pub mod eventlog;
 pub mod fault;
 pub mod ident;
 mod lazy;
+mod lazy_write;
 mod lowercase;
 pub mod manifest;
 mod mapscan;

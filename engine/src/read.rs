@@ -4,7 +4,7 @@
 //!
 //! Every call is served from one of three sources ([`Src`]): the in-memory state, whose
 //! window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
-//! index of `tindex.rs` instead of filtering every row; a read-only store's mapped base
+//! index of `tindex.rs` instead of filtering every row; a store's mapped base
 //! image, read through its index chunks (point reads) and zone-pruned block scans
 //! (`mapscan.rs`), never decoded into memory; or that image with the decoded flush segments
 //! above it (`lazy.rs`, `delta.rs`). All give the same answers.
@@ -72,8 +72,8 @@ pub struct Snapshot<'a> {
     pub(crate) db: Db<'a>,
 }
 
-/// What a snapshot reads: the in-memory state, or a read-only store's mapped base image and
-/// the decoded flush segments above it, if any (`lazy.rs`).
+/// What a snapshot reads: the in-memory state, or a store's mapped base image and the
+/// decoded flush segments and memtable above it, if any (`lazy.rs`).
 #[derive(Clone, Copy)]
 pub(crate) enum Db<'a> {
     Mem(&'a State),
@@ -423,7 +423,7 @@ pub(crate) fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
 }
 
 impl<'a> Snapshot<'a> {
-    /// Where reads look: the in-memory state, or a read-only store's mapped base image.
+    /// Where reads look: the in-memory state, or a store's mapped base image.
     fn src(&self) -> Src<'a> {
         match self.db {
             Db::Mem(st) => Src::Mem(st),

@@ -1,12 +1,12 @@
 //! The in-memory store state (the memtable): entity dictionary, version rows, identity
-//! postings, adjacency and incrementally maintained statistics, plus the apply logic of
-//! `data-model.md` §6 (carving, supersede, same-batch retirement) with an undo journal that
-//! makes every batch atomic.
+//! postings, adjacency and incrementally maintained statistics, the primitives the write
+//! rules of `apply.rs` run on, and an undo journal that makes every batch atomic.
 
-use crate::error::{Error, Result};
+use crate::apply::{self, Ctx, EdgeKey, Hits, Kind, Tables};
+use crate::error::Result;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::op::{AssertEdge, AssertNode, Correct, IngestEvents, Op, Origin, Ref, Retract};
+use crate::op::{Op, Origin};
 use crate::time::{overlaps, OPEN_END};
 use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;
@@ -52,7 +52,7 @@ impl Interner {
     }
 
     /// Forgets every id `>= len` (rollback of a failed batch).
-    fn truncate(&mut self, len: usize) {
+    pub(crate) fn truncate(&mut self, len: usize) {
         for name in self.names.drain(len..) {
             self.ids.remove(&name);
         }
@@ -117,15 +117,6 @@ pub(crate) struct EdgeIdent {
     /// false for identities created by a default ingest disc, found through their slot.
     pub(crate) mapped: bool,
     eid: OnceLock<Id12>,
-}
-
-/// Key of the explicit-identity map.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-struct EdgeKey {
-    src: u32,
-    dst: u32,
-    rel: u32,
-    disc: Disc,
 }
 
 type Postings = SmallVec<[u32; 4]>;
@@ -267,21 +258,6 @@ pub(crate) struct Trace {
     pub(crate) carved_events: u64,
 }
 
-/// What an op is writing: its kind, reason, and the batch time.
-#[derive(Clone, Copy)]
-struct Ctx {
-    tt: i64,
-    kind: Origin,
-    reason: u32,
-}
-
-/// Row kind selector.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Node,
-    Edge,
-}
-
 impl State {
     pub(crate) fn content(&self, id: u32) -> &Content {
         &self.contents[id as usize]
@@ -295,10 +271,6 @@ impl State {
         self.contents.push(c);
         self.content_ids.insert(c, id);
         id
-    }
-
-    fn opt_str(&mut self, s: Option<&str>) -> u32 {
-        s.map_or(NONE, |s| self.strings.intern(s))
     }
 
     /// The 12 eid bytes of an edge identity (computed once, on first use).
@@ -319,13 +291,6 @@ impl State {
             Disc::Ordinal(k) => format!("#{k}"),
             Disc::Str(id) => self.strings.name(id).to_string(),
         }
-    }
-
-    fn disc_of(&mut self, s: &str) -> Disc {
-        if let Some(k) = ordinal_of(s) {
-            return Disc::Ordinal(k);
-        }
-        Disc::Str(self.strings.intern(s))
     }
 
     fn register(&mut self, uid: &str) -> u32 {
@@ -369,16 +334,9 @@ impl State {
         id
     }
 
-    /// Finds or creates the identity for an explicit key (assert_edge, explicit disc).
-    fn ident_for(&mut self, key: EdgeKey) -> u32 {
-        if let Some(id) = self.find_ident(key) {
-            return id;
-        }
-        let id = self.new_ident(key);
-        self.idents[id as usize].mapped = true;
-        self.ident_map.insert(key, id);
-        self.undo.keys_added.push(key);
-        id
+    /// The identity `(src, dst, rel_type, disc)` names, if it exists. O(1).
+    pub(crate) fn lookup_edge(&self, src: &str, dst: &str, rel: &str, disc: &str) -> Option<u32> {
+        apply::lookup_edge(self, src, dst, rel, disc)
     }
 
     /// Table `k` of the read path: 0 nodes, 1 edges.
@@ -407,7 +365,7 @@ impl State {
         }
     }
 
-    fn postings(&self, kind: Kind, ident: u32) -> &Postings {
+    fn posting_list(&self, kind: Kind, ident: u32) -> &Postings {
         match kind {
             Kind::Node => &self.node_postings[ident as usize],
             Kind::Edge => &self.edge_postings[ident as usize],
@@ -415,104 +373,6 @@ impl State {
     }
 
     /// Currently believed rows of an identity that overlap `[s, e)`, by `vt_s`.
-    fn hits(&self, kind: Kind, ident: u32, s: i64, e: i64) -> SmallVec<[u32; 4]> {
-        let rows = self.rows(kind);
-        let mut h: SmallVec<[u32; 4]> = self
-            .postings(kind, ident)
-            .iter()
-            .copied()
-            .filter(|&r| {
-                let row = &rows[r as usize];
-                row.believed_now() && overlaps(row.vt_s, row.vt_e, s, e)
-            })
-            .collect();
-        // Believed rows of one identity are disjoint (I1), so vt_s orders them totally.
-        h.sort_unstable_by_key(|&r| rows[r as usize].vt_s);
-        h
-    }
-
-    fn has_believed_node(&self, uid: u32) -> bool {
-        self.node_postings[uid as usize]
-            .iter()
-            .any(|&r| self.nodes[r as usize].believed_now())
-    }
-
-    fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
-        let row = Row {
-            ident,
-            content,
-            vt_s: s,
-            vt_e: e,
-            tt_s: cx.tt,
-            tt_e: OPEN_END,
-            reason: cx.reason,
-            close_reason: NONE,
-            origin: cx.kind,
-            closed_by: None,
-            alive: true,
-        };
-        match kind {
-            Kind::Node => {
-                let idx = self.nodes.len() as u32;
-                self.nodes.push(row);
-                self.node_postings[ident as usize].push(idx);
-                self.undo.node_push.push(ident);
-            }
-            Kind::Edge => {
-                let idx = self.edges.len() as u32;
-                self.edges.push(row);
-                self.edge_postings[ident as usize].push(idx);
-                self.undo.edge_push.push(ident);
-                let (src, dst) = {
-                    let i = &self.idents[ident as usize];
-                    (i.src, i.dst)
-                };
-                self.out_adj[src as usize].push(idx);
-                self.in_adj[dst as usize].push(idx);
-                self.undo.adj_push.push((src, dst));
-            }
-        }
-    }
-
-    /// Supersede (§6.2): close rows of earlier batches, retire rows of this batch.
-    fn supersede(&mut self, kind: Kind, r: u32, cx: Ctx) {
-        let is_edge = kind == Kind::Edge;
-        let row = match kind {
-            Kind::Node => &mut self.nodes[r as usize],
-            Kind::Edge => &mut self.edges[r as usize],
-        };
-        if row.tt_s != cx.tt {
-            self.edge_close_gen += u64::from(is_edge);
-            row.tt_e = cx.tt;
-            row.closed_by = Some(cx.kind);
-            row.close_reason = cx.reason;
-            self.undo.closed.push((is_edge, r));
-        } else {
-            row.alive = false;
-            self.undo.retired.push((is_edge, r));
-        }
-    }
-
-    /// The assert carving rule (§6.3 steps 2–4): remainders keep the hit's content.
-    fn carve(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
-        let hits = self.hits(kind, ident, s, e);
-        let mut frags: SmallVec<[(u32, i64, i64); 4]> = SmallVec::new();
-        for &h in &hits {
-            let row = self.rows(kind)[h as usize];
-            for (fs, fe) in crate::time::remainder(row.vt_s, row.vt_e, s, e) {
-                frags.push((row.content, fs, fe));
-            }
-        }
-        for &h in &hits {
-            self.supersede(kind, h, cx);
-        }
-        for (c, fs, fe) in frags {
-            self.insert(kind, ident, c, fs, fe, cx);
-        }
-        self.insert(kind, ident, content, s, e, cx);
-    }
-
-    /// Applies one batch at `tt`; on error every effect is undone (§6.1).
     pub(crate) fn apply_batch(&mut self, tt: i64, ops: &[Op]) -> Result<()> {
         self.undo = Undo {
             node_len: self.nodes.len(),
@@ -523,7 +383,7 @@ impl State {
             ordinal: self.stats.ingest_ordinal,
             ..Undo::default()
         };
-        let mut result = ops.iter().try_for_each(|op| self.apply_op(tt, op));
+        let mut result = ops.iter().try_for_each(|op| apply::apply_op(self, tt, op));
         if result.is_ok() && self.paranoid {
             result = self.check_disjoint_touched();
         }
@@ -540,260 +400,6 @@ impl State {
                 self.stats.n_failed_batches += 1;
                 Err(e)
             }
-        }
-    }
-
-    fn apply_op(&mut self, tt: i64, op: &Op) -> Result<()> {
-        op.validate()?;
-        match op {
-            Op::AssertNode(o) => self.assert_node(tt, o),
-            Op::AssertEdge(o) => self.assert_edge(tt, o),
-            Op::Retract(o) => self.retract(tt, o),
-            Op::Correct(o) => self.correct(tt, o),
-            Op::IngestEvents(o) => self.ingest(tt, o),
-            // validate() always fails for raw ops.
-            Op::Raw(_) => Err(Error::state("raw op passed validation")),
-        }
-    }
-
-    fn ctx(&mut self, tt: i64, kind: Origin, reason: Option<&str>) -> Ctx {
-        Ctx {
-            tt,
-            kind,
-            reason: self.opt_str(reason),
-        }
-    }
-
-    fn make_content(&mut self, label: &str, props: &str, source: &str, prov: &str) -> u32 {
-        let c = Content {
-            label: self.strings.intern(label),
-            props: self.strings.intern(props),
-            source: self.strings.intern(source),
-            provenance: self.strings.intern(prov),
-        };
-        self.content_id(c)
-    }
-
-    fn assert_node(&mut self, tt: i64, o: &AssertNode) -> Result<()> {
-        let uid = self.register(&o.uid);
-        let cx = self.ctx(tt, Origin::Assert, o.audit.reason.as_deref());
-        let c = self.make_content(&o.label, &o.props, &o.audit.source, &o.audit.provenance_ref);
-        self.carve(Kind::Node, uid, c, o.vt_s, o.vt_e, cx);
-        Ok(())
-    }
-
-    fn edge_key(&mut self, src: &str, dst: &str, rel: &str, disc: &str) -> EdgeKey {
-        EdgeKey {
-            src: self.register(src),
-            dst: self.register(dst),
-            rel: self.strings.intern(rel),
-            disc: self.disc_of(disc),
-        }
-    }
-
-    fn assert_edge(&mut self, tt: i64, o: &AssertEdge) -> Result<()> {
-        let key = self.edge_key(&o.src, &o.dst, &o.rel_type, &o.disc);
-        let ident = self.ident_for(key);
-        let cx = self.ctx(tt, Origin::Assert, o.audit.reason.as_deref());
-        let c = self.make_content("", &o.props, &o.audit.source, &o.audit.provenance_ref);
-        self.carve(Kind::Edge, ident, c, o.vt_s, o.vt_e, cx);
-        // D-W3: endpoints without any believed node version get one.
-        let ends = [(key.src, &o.src_label), (key.dst, &o.dst_label)];
-        let n = if key.src == key.dst { 1 } else { 2 };
-        let mut created = [false; 2];
-        for (k, &(uid, label)) in ends[..n].iter().enumerate() {
-            if !self.has_believed_node(uid) {
-                let nc = self.make_content(label, "{}", &o.audit.source, &o.audit.provenance_ref);
-                self.insert(Kind::Node, uid, nc, o.vt_s, OPEN_END, cx);
-                created[k] = true;
-            }
-        }
-        if let Some(t) = &mut self.trace {
-            t.created_endpoints.push(created);
-        }
-        Ok(())
-    }
-
-    /// Resolves a ref to an existing identity, registering nothing (§6.5: a retract
-    /// registers no uid). Returns the spec's display identity (uid or eid) too.
-    fn resolve_ref(&self, r: &Ref) -> (Kind, Option<u32>, String) {
-        match r {
-            Ref::Node { uid } => (Kind::Node, self.uids.get(uid), uid.clone()),
-            Ref::Edge {
-                src,
-                dst,
-                rel_type,
-                disc,
-            } => {
-                let eid = ident::eid(src, dst, rel_type, disc);
-                (Kind::Edge, self.lookup_edge(src, dst, rel_type, disc), eid)
-            }
-        }
-    }
-
-    /// The identity `(src, dst, rel_type, disc)` names, if it exists. O(1).
-    pub(crate) fn lookup_edge(&self, src: &str, dst: &str, rel: &str, disc: &str) -> Option<u32> {
-        self.find_ident(EdgeKey {
-            src: self.uids.get(src)?,
-            dst: self.uids.get(dst)?,
-            rel: self.strings.get(rel)?,
-            disc: match ordinal_of(disc) {
-                Some(k) => Disc::Ordinal(k),
-                None => Disc::Str(self.strings.get(disc)?),
-            },
-        })
-    }
-
-    fn retract(&mut self, tt: i64, o: &Retract) -> Result<()> {
-        let (kind, ident, shown) = self.resolve_ref(&o.target);
-        let hits = ident
-            .map(|id| self.hits(kind, id, o.t, o.t + 1))
-            .unwrap_or_default();
-        let Some(id) = ident.filter(|_| !hits.is_empty()) else {
-            return Err(Error::not_found(format!(
-                "no believed {} version of {shown} valid at {}",
-                kind_name(kind),
-                o.t
-            )));
-        };
-        let cx = self.ctx(tt, Origin::Retract, o.audit.reason.as_deref());
-        for &h in &hits {
-            let row = self.rows(kind)[h as usize];
-            self.supersede(kind, h, cx);
-            if row.vt_s < o.t {
-                self.insert(kind, id, row.content, row.vt_s, o.t, cx);
-            }
-        }
-        Ok(())
-    }
-
-    fn correct(&mut self, tt: i64, o: &Correct) -> Result<()> {
-        let (kind, ident, shown) = self.resolve_ref(&o.target);
-        let hits = ident
-            .map(|id| self.hits(kind, id, o.vt_s, o.vt_e))
-            .unwrap_or_default();
-        let Some(id) = ident.filter(|_| !hits.is_empty()) else {
-            return Err(Error::not_found(format!(
-                "no believed {} version of {shown} overlapping [{}, {})",
-                kind_name(kind),
-                o.vt_s,
-                o.vt_e
-            )));
-        };
-        let cx = self.ctx(tt, Origin::Correct, o.audit.reason.as_deref());
-        let first = self.rows(kind)[hits[0] as usize];
-        let label = self
-            .strings
-            .name(self.content(first.content).label)
-            .to_string();
-        let c = self.make_content(&label, &o.props, &o.audit.source, &o.audit.provenance_ref);
-        let mut frags: SmallVec<[(u32, i64, i64); 4]> = SmallVec::new();
-        for &h in &hits {
-            let row = self.rows(kind)[h as usize];
-            for (fs, fe) in crate::time::remainder(row.vt_s, row.vt_e, o.vt_s, o.vt_e) {
-                frags.push((row.content, fs, fe));
-            }
-        }
-        for &h in &hits {
-            self.supersede(kind, h, cx);
-        }
-        for (fc, fs, fe) in frags {
-            self.insert(kind, id, fc, fs, fe, cx);
-        }
-        self.insert(kind, id, c, o.vt_s, o.vt_e, cx);
-        Ok(())
-    }
-
-    fn ingest(&mut self, tt: i64, o: &IngestEvents) -> Result<()> {
-        let counter = self.stats.ingest_ordinal;
-        if o.ordinal_base != counter {
-            return Err(Error::state(format!(
-                "ingest ordinal mismatch: record says {}, store is at {counter}",
-                o.ordinal_base
-            )));
-        }
-        let cx = self.ctx(tt, Origin::Ingest, None);
-        let mut last_props: Option<(&str, u32)> = None;
-        let plain = self.make_content("", "{}", &o.audit.source, &o.audit.provenance_ref);
-        let mut first_seen: FxHashMap<u32, i64> = FxHashMap::default();
-        for (i, e) in o.events.iter().enumerate() {
-            let src = self.register(&e.src);
-            let dst = self.register(&e.dst);
-            let rel = self.strings.intern(&e.rel_type);
-            for (u, t) in [(src, e.vt_s), (dst, e.vt_s)] {
-                first_seen
-                    .entry(u)
-                    .and_modify(|f| *f = (*f).min(t))
-                    .or_insert(t);
-            }
-            let content = match &e.props {
-                None => plain,
-                Some(p) => match last_props {
-                    Some((lp, id)) if lp == p.as_str() => id,
-                    _ => {
-                        let id = self.make_content("", p, &o.audit.source, &o.audit.provenance_ref);
-                        last_props = Some((p.as_str(), id));
-                        id
-                    }
-                },
-            };
-            let ident = match &e.disc {
-                Some(d) => {
-                    let disc = self.disc_of(d);
-                    self.ident_for(EdgeKey {
-                        src,
-                        dst,
-                        rel,
-                        disc,
-                    })
-                }
-                None => {
-                    let k = o.ordinal_base + i as u64;
-                    let key = EdgeKey {
-                        src,
-                        dst,
-                        rel,
-                        disc: Disc::Ordinal(k),
-                    };
-                    let id = match self.ident_map.get(&key) {
-                        Some(&id) => id,
-                        None => self.new_ident(key),
-                    };
-                    self.set_slot(k, id);
-                    id
-                }
-            };
-            if self.trace.is_some() && !self.hits(Kind::Edge, ident, e.vt_s, e.end()).is_empty() {
-                if let Some(t) = &mut self.trace {
-                    t.carved_events += 1;
-                }
-            }
-            self.carve(Kind::Edge, ident, content, e.vt_s, e.end(), cx);
-        }
-        let mut firsts: Vec<(u32, i64)> = first_seen.into_iter().collect();
-        firsts.sort_unstable_by(|a, b| self.uids.name(a.0).cmp(self.uids.name(b.0)));
-        let nc = self.make_content(
-            &o.node_label,
-            "{}",
-            &o.audit.source,
-            &o.audit.provenance_ref,
-        );
-        for (uid, t) in firsts {
-            if !self.has_believed_node(uid) {
-                self.insert(Kind::Node, uid, nc, t, OPEN_END, cx);
-            }
-        }
-        self.stats.ingest_ordinal = counter + o.events.len() as u64;
-        Ok(())
-    }
-
-    fn set_slot(&mut self, k: u64, id: u32) {
-        let k = k as usize;
-        if self.ordinal_slots.len() <= k {
-            self.ordinal_slots.resize(k + 1, NONE);
-        }
-        if self.ordinal_slots[k] == NONE {
-            self.ordinal_slots[k] = id;
         }
     }
 
@@ -917,31 +523,165 @@ impl State {
 
     /// Paranoid mode: I1 for every identity this batch touched.
     fn check_disjoint_touched(&self) -> Result<()> {
-        let check = |kind: Kind, ident: u32, shown: &dyn Fn() -> String| -> Result<()> {
-            let rows = self.rows(kind);
-            let mut iv: Vec<(i64, i64)> = self
-                .postings(kind, ident)
-                .iter()
-                .map(|&r| &rows[r as usize])
-                .filter(|r| r.believed_now())
-                .map(|r| (r.vt_s, r.vt_e))
-                .collect();
-            iv.sort_unstable();
-            if iv.windows(2).any(|w| w[0].1 > w[1].0) {
-                return Err(Error::state(format!(
-                    "disjointness violated for {}",
-                    shown()
-                )));
-            }
-            Ok(())
+        let touched = (self.undo.node_push.iter().map(|&u| (Kind::Node, u)))
+            .chain(self.undo.edge_push.iter().map(|&i| (Kind::Edge, i)));
+        apply::check_disjoint(self, touched, |i| crate::canon::hex(self.eid(i)))
+    }
+}
+
+impl Tables for State {
+    fn register(&mut self, uid: &str) -> u32 {
+        State::register(self, uid)
+    }
+
+    fn uid_id(&self, uid: &str) -> Option<u32> {
+        self.uids.get(uid)
+    }
+
+    fn uid_name(&self, id: u32) -> &str {
+        self.uids.name(id)
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        self.strings.intern(s)
+    }
+
+    fn string_id(&self, s: &str) -> Option<u32> {
+        self.strings.get(s)
+    }
+
+    fn string(&self, id: u32) -> &str {
+        self.strings.name(id)
+    }
+
+    fn content_id(&mut self, c: Content) -> u32 {
+        State::content_id(self, c)
+    }
+
+    fn content(&self, id: u32) -> Content {
+        self.contents[id as usize]
+    }
+
+    fn find_ident(&self, key: EdgeKey) -> Option<u32> {
+        State::find_ident(self, key)
+    }
+
+    fn find_mapped(&self, key: EdgeKey) -> Option<u32> {
+        self.ident_map.get(&key).copied()
+    }
+
+    fn new_ident(&mut self, key: EdgeKey, mapped: bool) -> u32 {
+        let id = State::new_ident(self, key);
+        if mapped {
+            self.idents[id as usize].mapped = true;
+            self.ident_map.insert(key, id);
+            self.undo.keys_added.push(key);
+        }
+        id
+    }
+
+    fn set_slot(&mut self, k: u64, id: u32) {
+        let k = k as usize;
+        if self.ordinal_slots.len() <= k {
+            self.ordinal_slots.resize(k + 1, NONE);
+        }
+        if self.ordinal_slots[k] == NONE {
+            self.ordinal_slots[k] = id;
+        }
+    }
+
+    fn row(&self, kind: Kind, r: u32) -> Row {
+        self.rows(kind)[r as usize]
+    }
+
+    fn postings(&self, kind: Kind, ident: u32) -> Vec<u32> {
+        self.posting_list(kind, ident).to_vec()
+    }
+
+    fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
+        let row = Row {
+            ident,
+            content,
+            vt_s: s,
+            vt_e: e,
+            tt_s: cx.tt,
+            tt_e: OPEN_END,
+            reason: cx.reason,
+            close_reason: NONE,
+            origin: cx.kind,
+            closed_by: None,
+            alive: true,
         };
-        for &id in &self.undo.node_push {
-            check(Kind::Node, id, &|| self.uids.name(id).to_string())?;
+        match kind {
+            Kind::Node => {
+                let idx = self.nodes.len() as u32;
+                self.nodes.push(row);
+                self.node_postings[ident as usize].push(idx);
+                self.undo.node_push.push(ident);
+            }
+            Kind::Edge => {
+                let idx = self.edges.len() as u32;
+                self.edges.push(row);
+                self.edge_postings[ident as usize].push(idx);
+                self.undo.edge_push.push(ident);
+                let (src, dst) = {
+                    let i = &self.idents[ident as usize];
+                    (i.src, i.dst)
+                };
+                self.out_adj[src as usize].push(idx);
+                self.in_adj[dst as usize].push(idx);
+                self.undo.adj_push.push((src, dst));
+            }
         }
-        for &id in &self.undo.edge_push {
-            check(Kind::Edge, id, &|| crate::canon::hex(self.eid(id)))?;
+    }
+
+    /// Supersede (§6.2): close rows of earlier batches, retire rows of this batch.
+    fn supersede(&mut self, kind: Kind, r: u32, cx: Ctx) {
+        let is_edge = kind == Kind::Edge;
+        let row = match kind {
+            Kind::Node => &mut self.nodes[r as usize],
+            Kind::Edge => &mut self.edges[r as usize],
+        };
+        if row.tt_s != cx.tt {
+            self.edge_close_gen += u64::from(is_edge);
+            row.tt_e = cx.tt;
+            row.closed_by = Some(cx.kind);
+            row.close_reason = cx.reason;
+            self.undo.closed.push((is_edge, r));
+        } else {
+            row.alive = false;
+            self.undo.retired.push((is_edge, r));
         }
-        Ok(())
+    }
+
+    fn ordinal(&mut self) -> &mut u64 {
+        &mut self.stats.ingest_ordinal
+    }
+
+    fn trace(&mut self) -> Option<&mut Trace> {
+        self.trace.as_mut()
+    }
+
+    fn hits(&self, kind: Kind, ident: u32, s: i64, e: i64) -> Hits {
+        let rows = self.rows(kind);
+        let mut h: Hits = self
+            .posting_list(kind, ident)
+            .iter()
+            .copied()
+            .filter(|&r| {
+                let row = &rows[r as usize];
+                row.believed_now() && overlaps(row.vt_s, row.vt_e, s, e)
+            })
+            .collect();
+        // Believed rows of one identity are disjoint (I1), so vt_s orders them totally.
+        h.sort_unstable_by_key(|&r| rows[r as usize].vt_s);
+        h
+    }
+
+    fn has_believed_node(&self, uid: u32) -> bool {
+        self.node_postings[uid as usize]
+            .iter()
+            .any(|&r| self.nodes[r as usize].believed_now())
     }
 }
 
@@ -950,14 +690,6 @@ fn reuse<T>(mut v: Vec<T>) -> Vec<T> {
     v
 }
 
-fn kind_name(k: Kind) -> &'static str {
-    match k {
-        Kind::Node => "node",
-        Kind::Edge => "edge",
-    }
-}
-
-/// `Some(k)` when `s` is `"#"` followed by the canonical decimal of `k`.
 /// The disc text `#k` of ordinal `k`, written into `buf` (no allocation).
 pub(crate) fn ordinal_text(k: u64, buf: &mut [u8; 21]) -> &str {
     let mut at = buf.len();
@@ -975,6 +707,7 @@ pub(crate) fn ordinal_text(k: u64, buf: &mut [u8; 21]) -> &str {
     std::str::from_utf8(&buf[at..]).unwrap_or("#")
 }
 
+/// `Some(k)` when `s` is `"#"` followed by the canonical decimal of `k`.
 pub(crate) fn ordinal_of(s: &str) -> Option<u64> {
     let d = s.strip_prefix('#')?;
     if d.is_empty() || (d.len() > 1 && d.starts_with('0')) || !d.bytes().all(|b| b.is_ascii_digit())
@@ -1097,7 +830,7 @@ impl SegData {
     }
 }
 
-fn open_row(r: &Row) -> Row {
+pub(crate) fn open_row(r: &Row) -> Row {
     Row {
         tt_e: OPEN_END,
         closed_by: None,
@@ -1139,13 +872,15 @@ fn move_rows(rows: &mut [Row], new_of: &mut [u32]) {
     }
 }
 
-/// Puts `rows` in segment order and renumbers `closes` (sorted by row) to match.
-fn permute(rows: &mut [Row], closes: &mut [Closure]) {
+/// Puts `rows`, the store's rows `first..` of their table, in segment order and renumbers
+/// the closures of them in `closes` to match (the others keep their numbers); `closes`
+/// ends sorted by row.
+pub(crate) fn permute_from(rows: &mut [Row], closes: &mut [Closure], first: u32) {
     let Some(mut new_of) = segment_order(rows) else {
         return;
     };
-    for c in closes.iter_mut() {
-        c.row = new_of[c.row as usize];
+    for c in closes.iter_mut().filter(|c| c.row >= first) {
+        c.row = first + new_of[(c.row - first) as usize];
     }
     closes.sort_unstable_by_key(|c| c.row);
     move_rows(rows, &mut new_of);
@@ -1168,7 +903,7 @@ fn renumber(list: &mut [u32], base: usize, new_of: &[u32]) {
     list.sort_unstable();
 }
 
-fn closure_of(row: u32, r: &Row) -> Option<Closure> {
+pub(crate) fn closure_of(row: u32, r: &Row) -> Option<Closure> {
     (r.tt_e != OPEN_END).then(|| Closure {
         row,
         tt_e: r.tt_e,
@@ -1270,8 +1005,8 @@ impl State {
     pub(crate) fn sorted_image(&self) -> SegData {
         let mut d = self.seg_data(Marks::default());
         let [node_closes, edge_closes] = &mut d.closes;
-        permute(&mut d.nodes, node_closes);
-        permute(&mut d.edges, edge_closes);
+        permute_from(&mut d.nodes, node_closes, 0);
+        permute_from(&mut d.edges, edge_closes, 0);
         d
     }
 

@@ -76,13 +76,53 @@ pub struct IngestReport {
     pub last_tt: Option<i64>,
 }
 
+/// What a store holds in memory: every segment decoded, or the mapped base image with the
+/// decoded flush segments and the memtable above it (`lazy.rs`, `format-spec.md` §9.4).
+enum Mem {
+    State(Box<State>),
+    Lazy(Box<Lazy>),
+}
+
+impl Mem {
+    fn apply_batch(&mut self, tt: i64, ops: &[Op], paranoid: bool) -> Result<()> {
+        match self {
+            Mem::State(st) => st.apply_batch(tt, ops),
+            Mem::Lazy(l) => l.apply_batch(tt, ops, paranoid),
+        }
+    }
+
+    fn stats(&self) -> &Stats {
+        match self {
+            Mem::State(st) => &st.stats,
+            Mem::Lazy(l) => &l.stats,
+        }
+    }
+
+    fn memtable_rows(&self) -> u64 {
+        match self {
+            Mem::State(st) => st.memtable_rows(),
+            Mem::Lazy(l) => l.memtable_rows(),
+        }
+    }
+
+    /// The rel type id of edge identity `i`.
+    fn rel_of(&self, i: u32) -> u32 {
+        match self {
+            Mem::State(st) => st.idents[i as usize].rel,
+            Mem::Lazy(l) => l.ident_part(i, 2),
+        }
+    }
+}
+
 /// An open store.
 pub struct Store {
     dir: PathBuf,
-    state: State,
-    /// Set for a read-only store served from its mapped base image (`lazy.rs`); `state`
-    /// is then unused (empty) and reads go through the image.
-    lazy: Option<Box<Lazy>>,
+    mem: Mem,
+    /// Re-check invariant I1 after every batch (`Options::paranoid`).
+    paranoid: bool,
+    /// Decode every segment instead of serving the mapped image (`Options::eager`).
+    eager: bool,
+    io: IoMode,
     wal: Option<Wal>,
     clock: Hlc,
     _lock: Option<File>,
@@ -197,36 +237,26 @@ fn check_listed(path: &Path, bytes: &[u8], e: &SegEntry) -> Result<()> {
     Ok(())
 }
 
-/// A read-only open served from the mapped base image (`format-spec.md` §9.4), when the
-/// published generation is one full-image segment with indexes (minor 2, 3 or 4), possibly
-/// followed by flush segments, and the log ends at the position the newest covers. The
-/// image is mapped; only the flush segments are decoded ([`Delta`]). `Ok(None)` means "open
-/// the usual way" (other layouts, a log tail, a segment that vanished under a concurrent
-/// compaction). Every segment's length and BLAKE3 digest are checked against the manifest,
+/// An open served from the mapped base image (`format-spec.md` §9.4), when the published
+/// generation is one full-image segment with indexes (minor 2, 3 or 4), possibly followed by
+/// flush segments. The image is mapped; only the flush segments are decoded ([`Delta`]); the
+/// caller applies the log after them. Returns the segments and the manifest's good length.
+/// `Ok(None)` means "open the usual way" (other layouts, a segment that vanished under a
+/// concurrent compaction). Every segment's length and BLAKE3 digest are checked against the manifest,
 /// the image's structure and checksums by [`Base::open`] and the flush segments' by their
 /// decoder, before anything is read from them.
-fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>)>> {
+fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)>> {
     let mpath = dir.join(MANIFEST_FILE);
     if !mpath.exists() {
         return Ok(None);
     }
-    let (entries, _) = manifest::read(&mpath)?;
+    let (entries, good_len) = manifest::read(&mpath)?;
     let (Some(e), Some(last)) = (entries.first(), entries.last()) else {
         return Ok(None);
     };
     if e.base != crate::state::Marks::default() {
         return Ok(None);
     }
-    // Anything after the covered position (records, or a torn tail) is left to the usual
-    // open, which replays or reports it, so a long tail is never scanned twice. The scan
-    // of the (empty) tail still checks the log's header.
-    let wal_len = fs::metadata(wal_path)
-        .map_err(|err| Error::io(wal_path, err))?
-        .len();
-    if wal_len != last.wal_offset {
-        return Ok(None);
-    }
-    wal::scan_from(wal_path, last.wal_offset, last.wal_record, |_, _, _| Ok(()))?;
     let path = dir.join(manifest::seg_name(e.seq));
     let Some(bytes) = open_listed(&path, io)? else {
         return Ok(None);
@@ -277,7 +307,7 @@ fn open_lazy(dir: &Path, wal_path: &Path, io: IoMode) -> Result<Option<(Lazy, Ve
         delta,
         stats: last.stats.clone(),
     };
-    Ok(Some((lazy, entries)))
+    Ok(Some((lazy, entries, good_len)))
 }
 
 /// Deletes segment files and temporary files that the manifest does not reference.
@@ -363,8 +393,10 @@ impl Store {
         state.paranoid = opts.paranoid;
         Ok(Store {
             dir: dir.to_path_buf(),
-            state,
-            lazy: None,
+            mem: Mem::State(Box::new(state)),
+            paranoid: opts.paranoid,
+            eager: opts.eager,
+            io: opts.io.unwrap_or_else(IoMode::from_env),
             wal: Some(wal),
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), None),
             _lock: Some(lock),
@@ -412,46 +444,26 @@ impl Store {
             Some(lock(dir)?)
         };
         let eager = opts.eager || std::env::var("TGMS_OPEN").as_deref() == Ok("eager");
-        if opts.read_only && !opts.replay_whole_log && !eager {
-            let io = opts.io.unwrap_or_else(IoMode::from_env);
-            if let Some((lazy, entries)) = open_lazy(dir, &wal_path, io)? {
-                let last = entries.last().expect("a lazy open has an image");
-                let covered = (last.wal_offset, last.wal_record);
-                let next_seq = entries.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
-                return Ok(Store {
-                    dir: dir.to_path_buf(),
-                    state: State::default(),
-                    clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), lazy.stats.last_tt),
-                    lazy: Some(Box::new(lazy)),
-                    wal: None,
-                    _lock: None,
-                    poisoned: false,
-                    next_seq,
-                    segments: entries,
-                    manifest: None,
-                    covered,
-                    wal_records: covered.1,
-                    flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
-                    compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
-                    no_sync: opts.no_sync,
-                });
-            }
-        }
+        let io = opts.io.unwrap_or_else(IoMode::from_env);
         // Published segments first (a reader racing a compaction retries), then the log
         // from the position they cover.
         let mut attempts = 0;
-        let (mut state, entries, manifest_len) = loop {
+        let (mut mem, entries, manifest_len) = loop {
             let mut st = State::default();
             st.paranoid = opts.paranoid;
             if opts.replay_whole_log {
                 if !opts.read_only {
                     return Err(Error::invalid("replay_whole_log needs a read-only open"));
                 }
-                break (st, Vec::new(), 0);
+                break (Mem::State(Box::new(st)), Vec::new(), 0);
             }
-            let io = opts.io.unwrap_or_else(IoMode::from_env);
+            if !eager {
+                if let Some((lazy, entries, len)) = open_lazy(dir, io)? {
+                    break (Mem::Lazy(Box::new(lazy)), entries, len);
+                }
+            }
             if let Some((entries, len)) = load_segments(dir, &mut st, io)? {
-                break (st, entries, len);
+                break (Mem::State(Box::new(st)), entries, len);
             }
             attempts += 1;
             if attempts > 8 {
@@ -463,7 +475,7 @@ impl Store {
         let covered = entries
             .last()
             .map_or((wal::HEADER_LEN, 0), |e| (e.wal_offset, e.wal_record));
-        let mut last: Option<(u64, i64, bool)> = state.stats.last_tt.map(|t| (0, t, true));
+        let mut last: Option<(u64, i64, bool)> = mem.stats().last_tt.map(|t| (0, t, true));
         let mut tail_records = 0u64;
         let (tail, good_len) = wal::scan_from(
             &wal_path,
@@ -493,7 +505,7 @@ impl Store {
                                 });
                             }
                         }
-                        let ok = state.apply_batch(tt, &ops).is_ok();
+                        let ok = mem.apply_batch(tt, &ops, opts.paranoid).is_ok();
                         last = Some((no, tt, ok));
                     }
                     Record::Outcome {
@@ -547,12 +559,14 @@ impl Store {
             collect_garbage(dir, &entries)?;
             (Some(w), m)
         };
-        let last_tt = state.stats.last_tt;
+        let last_tt = mem.stats().last_tt;
         let next_seq = entries.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
         Ok(Store {
             dir: dir.to_path_buf(),
-            state,
-            lazy: None,
+            mem,
+            paranoid: opts.paranoid,
+            eager,
+            io,
             wal,
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), last_tt),
             _lock: lock,
@@ -580,17 +594,18 @@ impl Store {
 
     /// A read view of the current state.
     pub fn snapshot(&self) -> Snapshot<'_> {
-        let db = match &self.lazy {
-            Some(l) => Db::Lazy(l),
-            None => Db::Mem(&self.state),
+        let db = match &self.mem {
+            Mem::Lazy(l) => Db::Lazy(l),
+            Mem::State(st) => Db::Mem(st),
         };
         Snapshot { db }
     }
 
-    /// True when this read-only store is served from its mapped base image, without an
-    /// in-memory state: see `format-spec.md` §9.4.
+    /// True when this store is served from its mapped base image (with the flush segments
+    /// and log tail above it decoded), without decoding the image: see `format-spec.md`
+    /// §9.4.
     pub fn is_lazy(&self) -> bool {
-        self.lazy.is_some()
+        matches!(self.mem, Mem::Lazy(_))
     }
 
     /// Statistics (O(1)).
@@ -661,7 +676,7 @@ impl Store {
             None => self.clock.tick()?,
         };
         // ordinal_base is fixed when the batch is recorded (§6.7).
-        let mut base = self.state.stats.ingest_ordinal;
+        let mut base = self.mem.stats().ingest_ordinal;
         for op in &mut ops {
             if let Op::IngestEvents(o) = op {
                 o.ordinal_base = base;
@@ -673,7 +688,7 @@ impl Store {
             self.poisoned = true;
             return Err(e);
         }
-        let result = self.state.apply_batch(tt, &ops);
+        let result = self.mem.apply_batch(tt, &ops, self.paranoid);
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
             Err(e) => (e.code(), e.message()),
@@ -683,7 +698,7 @@ impl Store {
             return Err(e);
         }
         self.wal_records += 2;
-        if self.flush_rows > 0 && self.state.memtable_rows() >= self.flush_rows {
+        if self.flush_rows > 0 && self.mem.memtable_rows() >= self.flush_rows {
             // The batch is durable in the log already; a failed flush poisons the handle.
             self.flush()?;
         }
@@ -704,7 +719,7 @@ impl Store {
 
     /// Rows in the memtable: added since the last flush, plus sealed rows closed since.
     pub fn memtable_rows(&self) -> u64 {
-        self.state.memtable_rows()
+        self.mem.memtable_rows()
     }
 
     fn writable(&self) -> Result<()> {
@@ -742,8 +757,8 @@ impl Store {
     /// after the first hold at least an eighth of its rows, or there are eight times
     /// `compact_segments` of them. So a bulk load compacts every `compact_segments`
     /// flushes, while the small segments that closing writers seal above a large image
-    /// ([`Store::close`]) are rewritten into it only once they are worth it (a read-only
-    /// open decodes them, §9.4 of `format-spec.md`; the image it maps).
+    /// ([`Store::close`]) are rewritten into it only once they are worth it (an open
+    /// decodes them, §9.4 of `format-spec.md`; the image it maps).
     fn wants_compaction(&self) -> bool {
         let n = self.segments.len();
         let rows = |e: &SegEntry| (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges);
@@ -777,10 +792,14 @@ impl Store {
             return Ok(false);
         }
         wal.sync()?;
-        self.state.sort_memtable();
-        let data = self.state.seg_data(self.state.sealed);
+        let data = match &mut self.mem {
+            Mem::State(st) => {
+                st.sort_memtable();
+                st.seg_data(st.sealed)
+            }
+            Mem::Lazy(l) => l.flush_data(),
+        };
         let entry = self.write_segment(&data, false)?;
-        drop(data);
         match self.manifest.as_mut() {
             Some(m) => m.append(&entry)?,
             None => {
@@ -795,7 +814,16 @@ impl Store {
                 self.manifest = Some(ManifestWriter::open(&mpath, Some(len), self.no_sync)?);
             }
         }
-        self.state.seal();
+        let path = self.dir.join(manifest::seg_name(entry.seq));
+        match &mut self.mem {
+            Mem::State(st) => st.seal(),
+            // The memtable is renumbered as the segment numbers it.
+            Mem::Lazy(l) => l.reseal(data).map_err(|kind| Error::Corruption {
+                file: path,
+                offset: 0,
+                kind,
+            })?,
+        }
         self.covered = (entry.wal_offset, entry.wal_record);
         self.segments.push(entry);
         Ok(true)
@@ -811,8 +839,8 @@ impl Store {
     /// Encodes and durably writes segment `next_seq`; returns its manifest record.
     fn write_segment(&mut self, data: &crate::state::SegData, indexes: bool) -> Result<SegEntry> {
         let seq = self.next_seq;
-        let st = &self.state;
-        let (bytes, zone) = seg::encode(seq, data, &|i| st.idents[i as usize].rel, indexes);
+        let mem = &self.mem;
+        let (bytes, zone) = seg::encode(seq, data, &|i| mem.rel_of(i), indexes);
         let path = self.dir.join(manifest::seg_name(seq));
         let mut f = OpenOptions::new()
             .write(true)
@@ -838,7 +866,7 @@ impl Store {
             wal_offset,
             wal_record: self.wal_records,
             zone,
-            stats: self.state.stats.clone(),
+            stats: self.mem.stats().clone(),
         })
     }
 
@@ -868,7 +896,7 @@ impl Store {
         let Some(wal_len) = self.wal.as_ref().map(|w| w.len_bytes()) else {
             return Err(Error::state("store is opened read-only"));
         };
-        let unflushed = wal_len != self.covered.0;
+        let mut unflushed = wal_len != self.covered.0;
         if !unflushed
             && self.segments.len() <= 1
             && self
@@ -878,11 +906,15 @@ impl Store {
         {
             return Ok(0);
         }
+        if matches!(self.mem, Mem::Lazy(_)) && unflushed {
+            self.flush_inner()?;
+            unflushed = false;
+        }
         // Step 1: the log is durable up to the position the image covers.
         if let Some(wal) = self.wal.as_mut().filter(|_| unflushed) {
             wal.sync()?;
         }
-        let data = self.state.sorted_image();
+        let (data, stats) = self.image()?;
         let entry = self.write_segment(&data, true)?;
         manifest::write_fresh(&self.dir, std::slice::from_ref(&entry), self.no_sync)?;
         self.sync_dir()?;
@@ -895,22 +927,51 @@ impl Store {
         let seg_path = self.dir.join(manifest::seg_name(entry.seq));
         self.segments = vec![entry];
         // The image numbers rows in segment order: the writer's tables and every row
-        // number it holds are rebuilt from it (the old state is dropped first).
-        let stats = self.state.stats.clone();
-        let paranoid = self.state.paranoid;
-        self.state = State::default();
-        self.state.paranoid = paranoid;
-        self.state
-            .load_seg(data)
-            .and_then(|()| self.state.finish_load(stats))
-            .map_err(|kind| Error::Corruption {
-                file: seg_path,
-                offset: 0,
-                kind,
-            })?;
+        // number it holds are rebuilt from it (the old ones are dropped first): the image is
+        // mapped, or, for an eager writer, decoded.
+        self.mem = Mem::State(Box::default());
+        self.mem = if self.eager {
+            let mut st = State::default();
+            st.paranoid = self.paranoid;
+            st.load_seg(data)
+                .and_then(|()| st.finish_load(stats))
+                .map_err(|kind| Error::Corruption {
+                    file: seg_path,
+                    offset: 0,
+                    kind,
+                })?;
+            Mem::State(Box::new(st))
+        } else {
+            drop(data);
+            match open_lazy(&self.dir, self.io)? {
+                Some((lazy, _, _)) => Mem::Lazy(Box::new(lazy)),
+                None => return Err(Error::state("the image just published cannot be mapped")),
+            }
+        };
         let n = collect_garbage(&self.dir, &self.segments)?;
         self.sync_dir()?;
         Ok(n)
+    }
+
+    /// The full image compaction writes, and the statistics it publishes. Over a mapped
+    /// image (whose memtable the caller flushed) the segments are decoded into a state for
+    /// the length of this call.
+    fn image(&self) -> Result<(SegData, Stats)> {
+        let decoded;
+        let st = match &self.mem {
+            Mem::State(st) => st,
+            Mem::Lazy(_) => {
+                let mut st = State::default();
+                if load_segments(&self.dir, &mut st, self.io)?.is_none() {
+                    return Err(Error::state(
+                        "a published segment vanished under the writer",
+                    ));
+                }
+                decoded = st;
+                &decoded
+            }
+        };
+        Ok((st.sorted_image(), st.stats.clone()))
     }
 
     /// Bulk ingest (§6.7): chunks of at most 50,000 events, one batch each, in order. Stops

@@ -599,7 +599,7 @@ fn a_flush_segment_of_closures_only_is_applied() {
 }
 
 #[test]
-fn layouts_that_cannot_be_served_lazily_open_eagerly() {
+fn layouts_without_an_image_open_eagerly_and_a_log_tail_is_applied_over_the_image() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     let mut g = Rng(7);
@@ -612,25 +612,59 @@ fn layouts_that_cannot_be_served_lazily_open_eagerly() {
     assert!(!read_only(&path, false).is_lazy());
     // A flush segment (no indexes).
     let mut s = Store::open_with(&path, opts()).unwrap();
+    assert!(!s.is_lazy());
     s.flush().unwrap();
     drop(s);
     assert!(!read_only(&path, false).is_lazy());
-    // A compacted image with a log tail after it.
+    // A compacted image with a log tail after it: the tail is applied over the mapped
+    // image, by readers and by the writer that compacted.
     let mut s = Store::open_with(&path, opts()).unwrap();
     s.compact().unwrap();
-    let _ = s.write_at(31, vec![Op::from_json(&random_op(&mut g))]);
+    assert!(s.is_lazy());
+    for tt in 31..=45 {
+        let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
+    }
+    let written = s.digest();
     drop(s);
     let tail = read_only(&path, false);
-    assert!(!tail.is_lazy());
+    assert!(tail.is_lazy());
+    assert_eq!(tail.segments().len(), 1);
+    assert!(tail.memtable_rows() > 0);
     let eager = read_only(&path, true);
     assert_eq!(tail.digest(), eager.digest());
+    assert_eq!(tail.digest(), written);
     drop((tail, eager));
-    // Compacted again: lazy; a writable open is never lazy.
+    // A writable open maps the image too (and replays the tail), unless told to decode.
     let mut s = Store::open_with(&path, opts()).unwrap();
-    s.compact().unwrap();
+    assert!(s.is_lazy());
+    assert_eq!(s.digest(), written);
+    // A flush renumbers the writer's memtable as the segment does: position by position,
+    // the writer's edge rows are those a fresh open reads.
+    s.flush().unwrap();
+    let fresh = read_only(&path, false);
+    assert_eq!(fresh.segments().len(), 2);
+    let rows = |st: &Store| {
+        let snap = st.snapshot();
+        (0..snap.edge_positions() as u32)
+            .map(|p| {
+                let e = snap.edge_at(p).unwrap();
+                (e.eid(), e.vt_s(), e.tt_s())
+            })
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(rows(&s), rows(&fresh));
+    assert_eq!(fresh.digest(), written);
+    drop((s, fresh));
+    let s = Store::open_with(
+        &path,
+        Options {
+            eager: true,
+            ..opts()
+        },
+    )
+    .unwrap();
     assert!(!s.is_lazy());
-    drop(s);
-    assert!(read_only(&path, false).is_lazy());
+    assert_eq!(s.digest(), written);
 }
 
 #[test]

@@ -1471,6 +1471,9 @@ struct Coverage {
     crashes: u64,
     /// Read-only handles after a close served from an image with flush segments above it.
     overlays: u64,
+    /// Batches applied and failed by a writer over a mapped image (`lazy_write.rs`).
+    lazy_applied: u64,
+    lazy_failed: u64,
     applied_ops: BTreeMap<String, u64>,
 }
 
@@ -1489,6 +1492,8 @@ impl Coverage {
         self.compactions += o.compactions;
         self.crashes += o.crashes;
         self.overlays += o.overlays;
+        self.lazy_applied += o.lazy_applied;
+        self.lazy_failed += o.lazy_failed;
         for (k, v) in &o.applied_ops {
             *self.applied_ops.entry(k.clone()).or_default() += v;
         }
@@ -1531,9 +1536,11 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                     None => store.write(ops),
                 };
                 let want = model.batch(explicit, &ops_json);
+                let lazy = u64::from(store.is_lazy());
                 match &want {
                     Ok(_) => {
                         cov.applied += 1;
+                        cov.lazy_applied += lazy;
                         for o in &ops_json {
                             *cov.applied_ops.entry(o["op"].to_string()).or_default() += 1;
                         }
@@ -1541,6 +1548,7 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                     Err(("E_STATE", _)) => cov.non_monotonic += 1,
                     Err((code, _)) => {
                         cov.failed += 1;
+                        cov.lazy_failed += lazy;
                         match *code {
                             "E_NOT_FOUND" => cov.not_found += 1,
                             _ => cov.invalid_arg += 1,
@@ -1726,6 +1734,8 @@ fn engine_matches_the_naive_model() {
                 "read-only handles over an image and flush segments",
                 c.overlays,
             ),
+            ("batches applied over a mapped image", c.lazy_applied),
+            ("batches failed over a mapped image", c.lazy_failed),
         ] {
             assert!(got >= n, "too few {what}: {got} in {n} cases");
         }

@@ -1,0 +1,333 @@
+//! Writes over a mapped base image (`format-spec.md` §9.4): the primitives of the write
+//! rules ([`Tables`]) on [`Lazy`], so a writer, or a reader replaying the log after the
+//! newest segment, appends to the delta above the image and never decodes the image. New
+//! rows, dictionary entries and identities continue the delta's numbering; closing an image
+//! row records its closure in the delta. A batch is atomic: a failed one cuts the delta back
+//! to its start ([`Delta::truncate`]). A flush writes the memtable as the next segment in
+//! segment order and then reloads it from that segment, so the writer's row numbers are the
+//! ones every later open gives.
+//!
+//! [`Delta::truncate`]: crate::delta::Delta::truncate
+
+use crate::apply::{self, Ctx, EdgeKey, Kind, Tables};
+use crate::error::Result;
+use crate::lazy::Lazy;
+use crate::op::Op;
+use crate::state::{
+    closure_of, open_row, permute_from, Content, IdentRec, Row, SegData, Trace, NONE,
+};
+use crate::time::OPEN_END;
+use rustc_hash::FxHashMap;
+
+impl Tables for Lazy {
+    fn register(&mut self, uid: &str) -> u32 {
+        match self.base.uid_id(uid) {
+            Some(id) => id,
+            None => self.delta.base.uids as u32 + self.delta.uids.intern(uid),
+        }
+    }
+
+    fn uid_id(&self, uid: &str) -> Option<u32> {
+        Lazy::uid_id(self, uid)
+    }
+
+    fn uid_name(&self, id: u32) -> &str {
+        Lazy::uid_name(self, id)
+    }
+
+    fn intern(&mut self, s: &str) -> u32 {
+        match self.base.string_id(s) {
+            Some(id) => id,
+            None => self.delta.base.strings as u32 + self.delta.strings.intern(s),
+        }
+    }
+
+    fn string_id(&self, s: &str) -> Option<u32> {
+        Lazy::string_id(self, s)
+    }
+
+    fn string(&self, id: u32) -> &str {
+        Lazy::string(self, id)
+    }
+
+    fn content_id(&mut self, c: Content) -> u32 {
+        if let Some(&id) = self.delta.content_ids.get(&c) {
+            return id;
+        }
+        let base = &self.base;
+        let image = self.delta.image_contents.get_or_insert_with(|| {
+            let mut m = FxHashMap::default();
+            for i in 0..base.marks().contents as u32 {
+                m.entry(base.content(i)).or_insert(i);
+            }
+            m
+        });
+        if let Some(&id) = image.get(&c) {
+            return id;
+        }
+        let id = self.delta.base.contents as u32 + self.delta.contents.len() as u32;
+        self.delta.contents.push(c);
+        self.delta.content_ids.insert(c, id);
+        id
+    }
+
+    fn content(&self, id: u32) -> Content {
+        Lazy::content(self, id)
+    }
+
+    fn find_ident(&self, key: EdgeKey) -> Option<u32> {
+        Lazy::find_ident(self, key.src, key.dst, key.rel, key.disc)
+    }
+
+    fn find_mapped(&self, key: EdgeKey) -> Option<u32> {
+        let (s, d, r, x) = (key.src, key.dst, key.rel, key.disc);
+        self.base
+            .find_mapped_ident(s, d, r, x)
+            .or_else(|| self.delta.find_mapped_ident(s, d, r, x))
+    }
+
+    fn new_ident(&mut self, key: EdgeKey, mapped: bool) -> u32 {
+        let id = self.delta.base.idents as u32 + self.delta.idents.len() as u32;
+        self.delta.push_ident(IdentRec {
+            src: key.src,
+            dst: key.dst,
+            rel: key.rel,
+            disc: key.disc,
+            mapped,
+        });
+        if mapped {
+            self.delta
+                .mapped
+                .insert((key.src, key.dst, key.rel, key.disc), id);
+        }
+        id
+    }
+
+    fn set_slot(&mut self, k: u64, id: u32) {
+        // Ordinals only grow, and the image's slots end at or below its ordinal counter.
+        let i = (k - self.delta.base.slots) as usize;
+        let slots = &mut self.delta.slots;
+        if slots.len() <= i {
+            slots.resize(i + 1, NONE);
+        }
+        if slots[i] == NONE {
+            slots[i] = id;
+        }
+    }
+
+    fn row(&self, kind: Kind, r: u32) -> Row {
+        Lazy::row(self, kind.table(), r)
+    }
+
+    fn postings(&self, kind: Kind, ident: u32) -> Vec<u32> {
+        match kind {
+            Kind::Node => self.node_postings(ident),
+            Kind::Edge => self.edge_postings(ident),
+        }
+    }
+
+    fn supersede(&mut self, kind: Kind, r: u32, cx: Ctx) {
+        let k = kind.table();
+        let is_edge = kind == Kind::Edge;
+        let d = &mut self.delta;
+        match r.checked_sub(d.n_base(k)) {
+            // An image row is of an earlier batch.
+            None => {
+                d.closed[k].insert(r, (cx.tt, Some(cx.kind), cx.reason));
+                if is_edge {
+                    d.close_image_edge(&self.base, r, cx.tt);
+                }
+                d.batch_closes.push((is_edge, r));
+            }
+            Some(j) => {
+                let row = &mut d.rows[k][j as usize];
+                if row.tt_s != cx.tt {
+                    (row.tt_e, row.closed_by, row.close_reason) = (cx.tt, Some(cx.kind), cx.reason);
+                    d.batch_closes.push((is_edge, r));
+                } else {
+                    // A row of this batch: it never existed (the batch's truncation on
+                    // failure removes it either way).
+                    row.alive = false;
+                }
+                d.close_gen += 1;
+            }
+        }
+    }
+
+    fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
+        let row = Row {
+            ident,
+            content,
+            vt_s: s,
+            vt_e: e,
+            tt_s: cx.tt,
+            tt_e: OPEN_END,
+            reason: cx.reason,
+            close_reason: NONE,
+            origin: cx.kind,
+            closed_by: None,
+            alive: true,
+        };
+        let ends = match kind {
+            Kind::Node => (0, 0),
+            Kind::Edge => (self.ident_part(ident, 0), self.ident_part(ident, 1)),
+        };
+        self.delta.push_row(kind.table(), row, ends);
+    }
+
+    fn ordinal(&mut self) -> &mut u64 {
+        &mut self.stats.ingest_ordinal
+    }
+
+    fn trace(&mut self) -> Option<&mut Trace> {
+        None
+    }
+}
+
+impl Lazy {
+    /// Applies one batch at `tt` (as `State::apply_batch`); on error the delta is cut back
+    /// to where the batch began. `paranoid` re-checks invariant I1 for what it touched.
+    pub(crate) fn apply_batch(&mut self, tt: i64, ops: &[Op], paranoid: bool) -> Result<()> {
+        let start = self.delta.end();
+        let ordinal = self.stats.ingest_ordinal;
+        self.delta.batch_closes.clear();
+        let mut result = ops.iter().try_for_each(|op| apply::apply_op(self, tt, op));
+        if result.is_ok() && paranoid {
+            let touched: Vec<(Kind, u32)> = (0..2)
+                .flat_map(|k| {
+                    let kind = [Kind::Node, Kind::Edge][k];
+                    let n = [start.nodes, start.edges][k] - self.delta.base_rows(k);
+                    self.delta.rows[k][n as usize..]
+                        .iter()
+                        .map(move |r| (kind, r.ident))
+                })
+                .collect();
+            result = apply::check_disjoint(self, touched, |i| crate::canon::hex(&self.eid(i)));
+        }
+        self.stats.n_batches += 1;
+        self.stats.first_tt.get_or_insert(tt);
+        self.stats.last_tt = Some(tt);
+        match result {
+            Ok(()) => {
+                self.commit_stats(start);
+                Ok(())
+            }
+            Err(e) => {
+                let closes = std::mem::take(&mut self.delta.batch_closes);
+                self.delta.truncate(start, &closes);
+                self.stats.ingest_ordinal = ordinal;
+                self.stats.n_failed_batches += 1;
+                Err(e)
+            }
+        }
+    }
+
+    /// Folds a committed batch (everything above `start`) into the statistics (§11) and
+    /// the pending close run; O(batch size), plus each newly touched source's degree once.
+    fn commit_stats(&mut self, start: crate::state::Marks) {
+        let sealed = [self.delta.sealed.nodes, self.delta.sealed.edges];
+        for c in std::mem::take(&mut self.delta.batch_closes) {
+            if u64::from(c.1) < sealed[usize::from(c.0)] {
+                self.delta.pending.push(c);
+            }
+        }
+        self.stats.n_entities = self.delta.end().uids;
+        let first = |k: usize, at: u64| (at - self.delta.base_rows(k)) as usize;
+        self.stats.n_node_versions += self.delta.rows[0][first(0, start.nodes)..]
+            .iter()
+            .filter(|r| r.alive)
+            .count() as u64;
+        let from = first(1, start.edges);
+        for j in from..self.delta.rows[1].len() {
+            let r = self.delta.rows[1][j];
+            if !r.alive {
+                continue;
+            }
+            let st = &mut self.stats;
+            st.n_edge_versions += 1;
+            st.vt_min = Some(st.vt_min.map_or(r.vt_s, |m| m.min(r.vt_s)));
+            let end = if r.vt_e < OPEN_END {
+                r.vt_e
+            } else {
+                r.vt_s + 1
+            };
+            st.vt_max = Some(st.vt_max.map_or(end, |m| m.max(end)));
+            let (src, rel) = (self.ident_part(r.ident, 0), self.ident_part(r.ident, 2));
+            let rel = self.string(rel).to_string();
+            *self.stats.rel_type_counts.entry(rel).or_insert(0) += 1;
+            if !self.delta.degree.contains_key(&src) {
+                let d = self.out_degree_below(src, start.edges as u32);
+                self.delta.degree.insert(src, d);
+            }
+            let d = self.delta.degree.get_mut(&src).expect("degree just set");
+            *d += 1;
+            self.stats.max_out_degree = self.stats.max_out_degree.max(*d);
+        }
+    }
+
+    /// Alive edge rows below row `limit` with source `uid`.
+    fn out_degree_below(&self, uid: u32, limit: u32) -> u64 {
+        self.adjacency(uid, true)
+            .into_iter()
+            .filter(|&r| r < limit && self.row_alive(1, r))
+            .count() as u64
+    }
+
+    /// Rows added and sealed rows closed since the last flush.
+    pub(crate) fn memtable_rows(&self) -> u64 {
+        let (m, s) = (self.delta.end(), self.delta.sealed);
+        (m.nodes - s.nodes) + (m.edges - s.edges) + self.delta.pending.len() as u64
+    }
+
+    /// The next flush segment: everything at or above the sealed marks, the rows in segment
+    /// order (`format-spec.md` §6.1) with their closures renumbered to match, and the
+    /// pending close run of sealed rows.
+    pub(crate) fn flush_data(&self) -> SegData {
+        let d = &self.delta;
+        let (from, b) = (d.sealed, d.base);
+        let at = |x: u64, y: u64| (x - y) as usize;
+        let mut closes: [Vec<_>; 2] = [Vec::new(), Vec::new()];
+        for &(is_edge, r) in &d.pending {
+            let k = usize::from(is_edge);
+            closes[k].extend(closure_of(r, &self.row(k, r)));
+        }
+        let mut rows: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
+        for (k, (f, nb)) in [(from.nodes, b.nodes), (from.edges, b.edges)]
+            .into_iter()
+            .enumerate()
+        {
+            for (j, r) in d.rows[k].iter().enumerate().skip(at(f, nb)) {
+                closes[k].extend(closure_of((nb as usize + j) as u32, r));
+                rows[k].push(open_row(r));
+            }
+            closes[k].sort_unstable_by_key(|c| c.row);
+            permute_from(&mut rows[k], &mut closes[k], f as u32);
+        }
+        let [nodes, edges] = rows;
+        SegData {
+            base: from,
+            uids: d.uids.names[at(from.uids, b.uids)..]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            strings: d.strings.names[at(from.strings, b.strings)..]
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+            contents: d.contents[at(from.contents, b.contents)..].to_vec(),
+            idents: d.idents[at(from.idents, b.idents)..].to_vec(),
+            slots: d.slots[at(from.slots, b.slots)..].to_vec(),
+            nodes,
+            edges,
+            closes,
+        }
+    }
+
+    /// After `data` (from [`Lazy::flush_data`]) was published: the memtable is replaced by
+    /// the segment's content, so rows take the numbers the segment gives them.
+    pub(crate) fn reseal(&mut self, data: SegData) -> std::result::Result<(), String> {
+        let pending = std::mem::take(&mut self.delta.pending);
+        self.delta.truncate(self.delta.sealed, &pending);
+        self.delta.load(data, &self.base)
+    }
+}
