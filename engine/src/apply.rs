@@ -31,6 +31,25 @@ pub(crate) struct Ctx {
     pub(crate) reason: u32,
 }
 
+impl Ctx {
+    /// A believed row this op writes for `ident` over `[s, e)`.
+    pub(crate) fn row(self, ident: u32, content: u32, s: i64, e: i64) -> Row {
+        Row {
+            ident,
+            content,
+            vt_s: s,
+            vt_e: e,
+            tt_s: self.tt,
+            tt_e: OPEN_END,
+            reason: self.reason,
+            close_reason: NONE,
+            origin: self.kind,
+            closed_by: None,
+            alive: true,
+        }
+    }
+}
+
 /// Row kind selector.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Kind {

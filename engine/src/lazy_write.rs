@@ -155,19 +155,7 @@ impl Tables for Lazy {
     }
 
     fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
-        let row = Row {
-            ident,
-            content,
-            vt_s: s,
-            vt_e: e,
-            tt_s: cx.tt,
-            tt_e: OPEN_END,
-            reason: cx.reason,
-            close_reason: NONE,
-            origin: cx.kind,
-            closed_by: None,
-            alive: true,
-        };
+        let row = cx.row(ident, content, s, e);
         let ends = match kind {
             Kind::Node => (0, 0),
             Kind::Edge => (self.ident_part(ident, 0), self.ident_part(ident, 1)),
@@ -255,13 +243,12 @@ impl Lazy {
             let (src, rel) = (self.ident_part(r.ident, 0), self.ident_part(r.ident, 2));
             let rel = self.string(rel).to_string();
             *self.stats.rel_type_counts.entry(rel).or_insert(0) += 1;
-            if !self.delta.degree.contains_key(&src) {
-                let d = self.out_degree_below(src, start.edges as u32);
-                self.delta.degree.insert(src, d);
-            }
-            let d = self.delta.degree.get_mut(&src).expect("degree just set");
-            *d += 1;
-            self.stats.max_out_degree = self.stats.max_out_degree.max(*d);
+            let d = match self.delta.degree.get(&src) {
+                Some(&d) => d,
+                None => self.out_degree_below(src, start.edges as u32),
+            } + 1;
+            self.delta.degree.insert(src, d);
+            self.stats.max_out_degree = self.stats.max_out_degree.max(d);
         }
     }
 

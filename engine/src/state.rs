@@ -599,19 +599,7 @@ impl Tables for State {
     }
 
     fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
-        let row = Row {
-            ident,
-            content,
-            vt_s: s,
-            vt_e: e,
-            tt_s: cx.tt,
-            tt_e: OPEN_END,
-            reason: cx.reason,
-            close_reason: NONE,
-            origin: cx.kind,
-            closed_by: None,
-            alive: true,
-        };
+        let row = cx.row(ident, content, s, e);
         match kind {
             Kind::Node => {
                 let idx = self.nodes.len() as u32;

@@ -48,10 +48,18 @@ pub struct Options {
     pub replay_whole_log: bool,
     /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
     pub io: Option<IoMode>,
-    /// Read-only opens only: decode every segment into memory at open even when the store
+    /// Decode every segment into memory at open (and after a compaction) even when the store
     /// could be served from its mapped base image (`format-spec.md` §9.4). Also set by
     /// the environment variable `TGMS_OPEN=eager` (tests open both ways and compare).
     pub eager: bool,
+}
+
+impl Options {
+    /// True when segments are decoded instead of the image being mapped: `eager`, or
+    /// `TGMS_OPEN=eager` in the environment.
+    fn decodes(&self) -> bool {
+        self.eager || std::env::var("TGMS_OPEN").as_deref() == Ok("eager")
+    }
 }
 
 /// Default memtable flush threshold in rows.
@@ -395,7 +403,7 @@ impl Store {
             dir: dir.to_path_buf(),
             mem: Mem::State(Box::new(state)),
             paranoid: opts.paranoid,
-            eager: opts.eager,
+            eager: opts.decodes(),
             io: opts.io.unwrap_or_else(IoMode::from_env),
             wal: Some(wal),
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), None),
@@ -443,7 +451,7 @@ impl Store {
         } else {
             Some(lock(dir)?)
         };
-        let eager = opts.eager || std::env::var("TGMS_OPEN").as_deref() == Ok("eager");
+        let eager = opts.decodes();
         let io = opts.io.unwrap_or_else(IoMode::from_env);
         // Published segments first (a reader racing a compaction retries), then the log
         // from the position they cover.
