@@ -104,8 +104,12 @@ impl Tables for Lazy {
     }
 
     fn set_slot(&mut self, k: u64, id: u32) {
-        // Ordinals only grow, and the image's slots end at or below its ordinal counter.
-        let i = (k - self.delta.base.slots) as usize;
+        // Ordinals only grow, and the image's slots end at or below its ordinal counter, so
+        // an ordinal below them is never set again (its slot stays as the image has it).
+        let Some(i) = k.checked_sub(self.delta.base.slots) else {
+            return;
+        };
+        let i = i as usize;
         let slots = &mut self.delta.slots;
         if slots.len() <= i {
             slots.resize(i + 1, NONE);
