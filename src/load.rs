@@ -1,8 +1,9 @@
 //! Event-file loaders (`spec/evaluation.md` §7.1): `snap`, `snap-csv-rated` and
-//! `jsonl-events`. A file is parsed completely before anything is written, so a malformed
-//! line (reported as [`Error::BadInput`] with its 1-based line number) applies nothing.
-//! The events are then written with `Store::ingest_events` (node label `Node`, chunks of
-//! 50,000).
+//! `jsonl-events`. [`parse_events`] parses a whole text; [`parse_chunks`] reads a file a
+//! line at a time and hands its events over in chunks, so a bulk load holds neither the
+//! file nor all its events. A malformed line is reported as [`Error::BadInput`] with its
+//! 1-based line number. The events are written with `Store::ingest_events` (node label
+//! `Node`, chunks of 50,000).
 
 use serde_json::{json, Value};
 use std::path::Path;
@@ -61,10 +62,17 @@ pub fn parse_events(
     rel_type: Option<&str>,
 ) -> Result<Vec<Event>> {
     let mut out = Vec::new();
-    parse_chunks(path, text, format, rel_type, (usize::MAX, 1), |mut c| {
-        out.append(&mut c);
-        Ok(())
-    })?;
+    parse_chunks(
+        path,
+        text.as_bytes(),
+        format,
+        rel_type,
+        (usize::MAX, 1),
+        |mut c| {
+            out.append(&mut c);
+            Ok(())
+        },
+    )?;
     Ok(out)
 }
 
@@ -73,9 +81,12 @@ pub fn parse_events(
 /// malformed line ends the parse with its `BadInput` error after the events before it
 /// were handed over in whole `unit`s (`chunk` is a multiple of `unit`; a bulk load's unit
 /// is its batch), and nothing of the unit it falls in; an error of `f` ends it too.
+///
+/// The input is read a line at a time (a bulk load never holds the file); a line ends at
+/// `\n` or `\r\n`, and a line that is not UTF-8 is malformed.
 pub fn parse_chunks(
     path: &Path,
-    text: &str,
+    mut input: impl std::io::BufRead,
     format: Format,
     rel_type: Option<&str>,
     (chunk, unit): (usize, usize),
@@ -86,16 +97,29 @@ pub fn parse_chunks(
     }
     let rel = rel_type.or(format.default_rel_type());
     let mut out = Vec::new();
-    for (no, line) in text.lines().enumerate() {
+    let mut buf = Vec::new();
+    for no in 0u64.. {
+        buf.clear();
+        let n = input
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| Error::io(path, e))?;
+        if n == 0 {
+            break;
+        }
+        if buf.last() == Some(&b'\n') {
+            buf.pop();
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+        }
         let bad = |reason: String| Error::BadInput {
             file: path.to_path_buf(),
-            line: no as u64 + 1,
+            line: no + 1,
             reason,
         };
-        let parsed = match format {
-            Format::Snap => snap_line(line, rel.unwrap_or("MSG")),
-            Format::SnapCsvRated => csv_rated_line(line, rel.unwrap_or("TRUST")),
-            Format::JsonlEvents => jsonl_line(line, rel),
+        let parsed = match std::str::from_utf8(&buf) {
+            Err(_) => Err("line is not valid UTF-8".to_string()),
+            Ok(line) => parse_line(format, line, rel),
         };
         match parsed {
             Ok(None) => {}
@@ -122,6 +146,15 @@ pub fn parse_chunks(
 
 /// A line's outcome: `Ok(None)` = skipped, `Err(reason)` = malformed.
 type LineResult = std::result::Result<Option<Event>, String>;
+
+/// One line of an event file in `format`, `rel` the rel type it takes.
+fn parse_line(format: Format, line: &str, rel: Option<&str>) -> LineResult {
+    match format {
+        Format::Snap => snap_line(line, rel.unwrap_or("MSG")),
+        Format::SnapCsvRated => csv_rated_line(line, rel.unwrap_or("TRUST")),
+        Format::JsonlEvents => jsonl_line(line, rel),
+    }
+}
 
 /// `snap`: `src dst seconds`. Blank lines, `#` / `%` comments and lines whose third field
 /// is not an integer (headers) are skipped.

@@ -69,9 +69,12 @@ enum Cmd {
         /// Store directory to create (must not exist or be empty).
         store: PathBuf,
     },
-    /// Bulk-load an event file (chunks of 50,000 events, one batch each), then compact the
-    /// store when the load was large (see --compact), so that read-only opens (`tgms call`)
-    /// map the image and answer at once instead of decoding the store into memory.
+    /// Bulk-load an event file (read a line at a time; chunks of 50,000 events, one batch
+    /// each), then compact the store when the load was large (see --compact), so that
+    /// read-only opens (`tgms call`) map the image and answer at once instead of decoding
+    /// the store into memory. The load's memory stays bounded by about one memtable
+    /// (2^20 rows): each time the rows above the store's image reach that, they are merged
+    /// into the image (a fresh store writes its first image at its first flush).
     ///
     /// Example: tgms ingest /tmp/store CollegeMsg.txt --format snap --rel-type MSG
     ///          tgms ingest /tmp/store --dataset collegemsg
@@ -93,16 +96,17 @@ enum Cmd {
         dataset: Option<DatasetArg>,
         /// Compact after the load: `auto` when the load is at least an eighth of the
         /// store's edge versions (the rewrite then costs at most eight times the load, and
-        /// replaces the automatic compactions the load would trigger on its way), `always`,
-        /// or `never` (what the load leaves unflushed stays in the log; `tgms compact`
-        /// later).
+        /// replaces the segment-count compactions the load would trigger on its way),
+        /// `always`, or `never` (what the load leaves unflushed is sealed as a flush
+        /// segment; `tgms compact` later). The merges that bound the load's memory happen
+        /// in every mode.
         #[arg(long, value_enum, default_value = "auto")]
         compact: CompactArg,
     },
     /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes). On exit the
     /// batch is sealed as a small flush segment, so read-only opens (`tgms call`) keep
     /// mapping the store's image instead of replaying the log; small segments are folded
-    /// into the image once they hold an eighth of its rows (or 64 of them).
+    /// into the image once they hold an eighth of its rows (or 64 of them, or 2^20 rows).
     ///
     /// Example: echo '[{"op":"assert_node","uid":"a","label":"Person","props":{"age":3}}]' > b.json
     ///          tgms write /tmp/store b.json
@@ -547,6 +551,38 @@ fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// The text of a load: a file (read a line at a time) or a shipped dataset.
+enum Source {
+    File(PathBuf),
+    Text(String),
+}
+
+impl Source {
+    /// A reader of the source's lines, from the start.
+    fn lines(&self) -> anyhow::Result<Box<dyn std::io::BufRead + '_>> {
+        Ok(match self {
+            Source::Text(t) => Box::new(t.as_bytes()),
+            Source::File(p) => {
+                let f = std::fs::File::open(p)
+                    .with_context(|| format!("cannot read {}", p.display()))?;
+                Box::new(std::io::BufReader::with_capacity(1 << 20, f))
+            }
+        })
+    }
+}
+
+/// The lines of `r` holding something besides whitespace.
+fn count_lines(mut r: impl std::io::BufRead) -> std::io::Result<u64> {
+    let (mut n, mut line) = (0, Vec::new());
+    while {
+        line.clear();
+        r.read_until(b'\n', &mut line)? > 0
+    } {
+        n += u64::from(line.iter().any(|b| !b.is_ascii_whitespace()));
+    }
+    Ok(n)
+}
+
 fn read_text(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
@@ -563,7 +599,7 @@ fn collegemsg_text() -> anyhow::Result<String> {
 
 /// Events parsed ahead of the batches that write them: 16 batches' worth (about 0.2 GB of
 /// parsed events), so parsing and writing alternate rarely.
-const PARSE_CHUNK: usize = 16 * tgms_engine::op::INGEST_CHUNK;
+const PARSE_CHUNK: usize = 2 * tgms_engine::op::INGEST_CHUNK;
 
 fn cmd_ingest(
     store: &Path,
@@ -573,10 +609,11 @@ fn cmd_ingest(
     dataset: Option<DatasetArg>,
     compact: CompactArg,
 ) -> CmdResult {
-    let (name, text, format, rel) = match (file, dataset) {
+    // A file is read a line at a time (twice: once to count its lines), never whole.
+    let (name, source, format, rel) = match (file, dataset) {
         (_, Some(DatasetArg::Collegemsg)) => (
             PathBuf::from("datasets/CollegeMsg.txt.gz"),
-            collegemsg_text()?,
+            Source::Text(collegemsg_text()?),
             Format::Snap,
             Some("MSG".to_string()),
         ),
@@ -586,18 +623,18 @@ fn cmd_ingest(
                 FormatArg::SnapCsvRated => Format::SnapCsvRated,
                 FormatArg::JsonlEvents => Format::JsonlEvents,
             };
-            let text = read_text(&f)?;
-            (f, text, fmt, rel_type)
+            (f.clone(), Source::File(f), fmt, rel_type)
         }
         (None, None) => return Err(Failure::Usage("give FILE or --dataset".into())),
     };
+    // The size of the load, for the compaction rule and the progress bar, is its count of
+    // non-blank lines (headers and comments included: an estimate).
+    let n =
+        count_lines(source.lines()?).with_context(|| format!("cannot read {}", name.display()))?;
     let mut st = Store::open(store)?;
     // The load is parsed [`PARSE_CHUNK`] events ahead of the batches that write them: a
     // malformed line commits the whole batches (chunks of 50,000 events) before it and
-    // nothing of its own batch. The size of the load, for the compaction rule and the
-    // progress bar, is its count of non-blank lines (headers and comments included: an
-    // estimate).
-    let n = text.lines().filter(|l| !l.trim().is_empty()).count() as u64;
+    // nothing of its own batch.
     let compact_after = match compact {
         CompactArg::Always => true,
         CompactArg::Never => false,
@@ -611,7 +648,7 @@ fn cmd_ingest(
     let mut report = tgms_engine::IngestReport::default();
     let parsed = load::parse_chunks(
         &name,
-        &text,
+        source.lines()?,
         format,
         rel.as_deref(),
         (PARSE_CHUNK, tgms_engine::op::INGEST_CHUNK),

@@ -285,7 +285,7 @@ fn chunked_parse_hands_over_whole_chunks_in_order() {
     assert_eq!(all.len(), 22);
     for chunk in [1, 4, 7, 22, 50] {
         let mut got: Vec<Vec<Event>> = Vec::new();
-        parse_chunks(&p(), &text, Format::Snap, None, (chunk, 1), |c| {
+        parse_chunks(&p(), text.as_bytes(), Format::Snap, None, (chunk, 1), |c| {
             got.push(c);
             Ok(())
         })
@@ -301,14 +301,21 @@ fn chunked_parse_hands_over_whole_chunks_in_order() {
     let broken = text.replacen("11 12 111", "11 x 111", 1);
     for chunk in [4, 8, 400] {
         let mut got = Vec::new();
-        let r = parse_chunks(&p(), &broken, Format::Snap, None, (chunk, 4), |c| {
-            got.extend(c);
-            Ok(())
-        });
+        let r = parse_chunks(
+            &p(),
+            broken.as_bytes(),
+            Format::Snap,
+            None,
+            (chunk, 4),
+            |c| {
+                got.extend(c);
+                Ok(())
+            },
+        );
         assert!(matches!(r, Err(Error::BadInput { line: 12, .. })), "{r:?}");
         assert_eq!(got, all[..8], "chunk {chunk}");
     }
-    let r = parse_chunks(&p(), &text, Format::Snap, None, (4, 4), |_| {
+    let r = parse_chunks(&p(), text.as_bytes(), Format::Snap, None, (4, 4), |_| {
         Err(Error::invalid("full"))
     });
     assert!(matches!(r, Err(Error::InvalidArg { .. })), "{r:?}");

@@ -440,8 +440,18 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
         }
         carve(t, Kind::Edge, ident, content, e.vt_s, e.end(), cx);
     }
-    let mut firsts: Vec<(u32, i64)> = first_seen.into_iter().collect();
-    firsts.sort_unstable_by(|a, b| t.uid_name(a.0).cmp(t.uid_name(b.0)));
+    // New nodes in uid-name order (canonical, whatever the ids); the names are copied once
+    // instead of being looked up at every comparison.
+    let mut names = String::new();
+    let mut firsts: Vec<(u32, i64, std::ops::Range<usize>)> = first_seen
+        .into_iter()
+        .map(|(u, at)| {
+            let a = names.len();
+            names.push_str(t.uid_name(u));
+            (u, at, a..names.len())
+        })
+        .collect();
+    firsts.sort_unstable_by(|a, b| names[a.2.clone()].cmp(&names[b.2.clone()]));
     let nc = make_content(
         t,
         &o.node_label,
@@ -449,7 +459,7 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
         &o.audit.source,
         &o.audit.provenance_ref,
     );
-    for (uid, at) in firsts {
+    for (uid, at, _) in firsts {
         if !t.has_believed_node(uid) {
             t.insert(Kind::Node, uid, nc, at, OPEN_END, cx);
         }

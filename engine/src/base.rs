@@ -609,6 +609,10 @@ pub(crate) struct Caches {
     /// The offsets of the uid heap (0) and of the string heap (1), decoded when small
     /// enough (see [`Base::cached_str`]; empty otherwise).
     heap_offs: [OnceLock<Vec<u32>>; 2],
+    /// The uid and string orders (chunks 66, 67), decoded under the same condition.
+    heap_order: [OnceLock<Vec<u32>>; 2],
+    /// Hash tables of the uid and string ids (`Base::find_hashed`), built for writers.
+    heap_hash: [OnceLock<Vec<u32>>; 2],
     /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
     /// read of an open row skips the search in the close rows (images before minor 4,
     /// which carry no closed-row set).
@@ -679,6 +683,9 @@ impl TimeIndex {
         }
     }
 }
+
+/// Bytes of the mapped image that the checks at open read before releasing them.
+pub(crate) const RELEASE_BYTES: usize = 8 << 20;
 
 /// The most strings a heap may hold for its offsets to be decoded into memory (16 MB).
 const CACHED_HEAP_STRINGS: usize = 1 << 22;
@@ -776,7 +783,16 @@ impl Base {
     pub(crate) fn open(bytes: SegBytes) -> Result<Base, SegErr> {
         use chunk::*;
         let b = bytes.bytes();
-        let dir = seg::read_dir(b)?;
+        // The checksum pass reads every chunk; the pages it is done with are released as it
+        // goes (reads fault back in what they touch), so an open never holds the whole file.
+        let mut released = 0;
+        let dir = seg::read_dir_with(b, &mut |end| {
+            if end - released >= RELEASE_BYTES {
+                bytes.release(released, end - released);
+                released = end;
+            }
+        })?;
+        bytes.release(released, b.len() - released);
         if !seg::is_indexed(dir.minor) {
             return Err((
                 10,
@@ -978,6 +994,12 @@ impl Base {
         self.bytes.bytes()
     }
 
+    /// Releases the image's resident pages ([`SegBytes::release`]): compaction, which
+    /// reads every column once, does so after each chunk it writes.
+    pub(crate) fn release_resident(&self) {
+        self.bytes.release(0, self.b().len());
+    }
+
     /// The segment's sequence number.
     pub(crate) fn seq(&self) -> u64 {
         self.seq
@@ -1006,13 +1028,24 @@ impl Base {
             .unwrap_or("")
     }
 
-    fn heap_find(&self, h: &Heap, cache: &OnceLock<Vec<u32>>, s: &str) -> Option<u32> {
+    fn heap_find(&self, h: &Heap, k: usize, s: &str) -> Option<u32> {
         let b = self.b();
+        let cache = &self.caches.heap_offs[k];
+        // The order, decoded once beside the offsets (4 bytes a string) when they are.
+        let order = self.caches.heap_order[k].get_or_init(|| {
+            if h.n > CACHED_HEAP_STRINGS {
+                return Vec::new();
+            }
+            id_list(h.order.range(b, 0, h.n))
+        });
         let (mut lo, mut hi) = (0usize, h.n);
         while lo < hi {
             let mid = (lo + hi) / 2;
-            let id = h.order.id(b, mid);
-            match self.cached_str(h, cache, id).as_bytes().cmp(s.as_bytes()) {
+            let id = order
+                .get(mid)
+                .copied()
+                .unwrap_or_else(|| h.order.id(b, mid));
+            match self.cached_bytes(h, cache, id).cmp(s.as_bytes()) {
                 Ordering::Less => lo = mid + 1,
                 Ordering::Greater => hi = mid,
                 Ordering::Equal => return ((id as usize) < h.n).then_some(id),
@@ -1031,6 +1064,12 @@ impl Base {
     /// read names two uids, and a random read of a DFORS offset costs several cache misses);
     /// larger heaps are read in place.
     fn cached_str<'a>(&'a self, h: &Heap, cache: &'a OnceLock<Vec<u32>>, id: u32) -> &'a str {
+        std::str::from_utf8(self.cached_bytes(h, cache, id)).unwrap_or("")
+    }
+
+    /// The bytes of heap string `id` (see [`Base::cached_str`]); searches compare these
+    /// (the heap was checked to be UTF-8 at open).
+    fn cached_bytes<'a>(&'a self, h: &Heap, cache: &'a OnceLock<Vec<u32>>, id: u32) -> &'a [u8] {
         let offs = cache.get_or_init(|| {
             if h.n > CACHED_HEAP_STRINGS || h.len >= u32::MAX as usize {
                 return Vec::new();
@@ -1045,15 +1084,57 @@ impl Base {
             (Some(&a), Some(&e)) if a <= e && e as usize <= h.len => self
                 .b()
                 .get(h.data + a as usize..h.data + e as usize)
-                .and_then(|s| std::str::from_utf8(s).ok())
-                .unwrap_or(""),
-            _ => self.heap_str(h, id),
+                .unwrap_or(&[]),
+            _ => self.heap_str(h, id).as_bytes(),
+        }
+    }
+
+    /// The id of string `s` of heap `k` (0 uids, 1 strings) through a hash table of the
+    /// heap's ids (4 to 8 bytes a string), built by the first call; a heap too large for
+    /// its offsets to be cached is searched in its order instead. Writers look up every
+    /// name they write (two uids an event); reads keep the binary search, which needs no
+    /// table and so costs a fresh process nothing.
+    pub(crate) fn find_hashed(&self, k: usize, s: &str) -> Option<u32> {
+        let h = [&self.uids, &self.strings][k];
+        let hash = |b: &[u8]| {
+            use std::hash::Hasher;
+            let mut x = rustc_hash::FxHasher::default();
+            x.write(b);
+            x.finish() as usize
+        };
+        let cache = &self.caches.heap_offs[k];
+        let table = self.caches.heap_hash[k].get_or_init(|| {
+            if h.n > CACHED_HEAP_STRINGS {
+                return Vec::new();
+            }
+            let mut t = vec![NONE; (2 * h.n).next_power_of_two().max(16)];
+            let mask = t.len() - 1;
+            for id in 0..h.n as u32 {
+                let mut at = hash(self.cached_bytes(h, cache, id)) & mask;
+                while t[at] != NONE {
+                    at = (at + 1) & mask;
+                }
+                t[at] = id;
+            }
+            t
+        });
+        if table.is_empty() {
+            return self.heap_find(h, k, s);
+        }
+        let mask = table.len() - 1;
+        let mut at = hash(s.as_bytes()) & mask;
+        loop {
+            match table[at] {
+                NONE => return None,
+                id if self.cached_bytes(h, cache, id) == s.as_bytes() => return Some(id),
+                _ => at = (at + 1) & mask,
+            }
         }
     }
 
     /// The id of uid `s`, by binary search in the uid order.
     pub(crate) fn uid_id(&self, s: &str) -> Option<u32> {
-        self.heap_find(&self.uids, &self.caches.heap_offs[0], s)
+        self.heap_find(&self.uids, 0, s)
     }
 
     /// Heap string `id` ("" when out of range).
@@ -1063,7 +1144,7 @@ impl Base {
 
     /// The id of heap string `s`.
     pub(crate) fn string_id(&self, s: &str) -> Option<u32> {
-        self.heap_find(&self.strings, &self.caches.heap_offs[1], s)
+        self.heap_find(&self.strings, 1, s)
     }
 
     /// Content `id` (all fields `NONE` when out of range).
@@ -1208,24 +1289,11 @@ impl Base {
         let e = e.min(t.n);
         let a = a.min(e);
         let len = e - a;
-        let mut tt_s = Vec::new();
-        if self.max_tt_s(k) > as_of {
-            match &t.tt_s {
-                TtCol::Runs(runs) => {
-                    tt_s.reserve(len);
-                    let mut run = runs
-                        .partition_point(|&(start, _)| start <= a)
-                        .saturating_sub(1);
-                    for r in a..e {
-                        while runs.get(run + 1).is_some_and(|&(start, _)| start <= r) {
-                            run += 1;
-                        }
-                        tt_s.push(runs.get(run).map_or(0, |&(_, v)| v));
-                    }
-                }
-                TtCol::Col(c) => tt_s = c.range(b, a, e),
-            }
-        }
+        let tt_s = if self.max_tt_s(k) > as_of {
+            self.tt_s_range(k, a, e)
+        } else {
+            Vec::new()
+        };
         let all_alive = matches!(t.alive, Col::For(f) if f.width == 0 && f.min == 1);
         let mut tt_e = vec![OPEN_END; len];
         let mut c = t.close_row.lower_bound(b, a as i64);
@@ -1259,6 +1327,96 @@ impl Base {
                 Vec::new()
             },
         }
+    }
+
+    /// The `tt_s` column of rows `[a, e)` of table `k` (clamped), runs expanded.
+    fn tt_s_range(&self, k: usize, a: usize, e: usize) -> Vec<i64> {
+        let t = &self.rows[k];
+        let e = e.min(t.n);
+        let a = a.min(e);
+        match &t.tt_s {
+            TtCol::Runs(runs) => {
+                let mut tt_s = Vec::with_capacity(e - a);
+                let mut run = runs
+                    .partition_point(|&(start, _)| start <= a)
+                    .saturating_sub(1);
+                for r in a..e {
+                    while runs.get(run + 1).is_some_and(|&(start, _)| start <= r) {
+                        run += 1;
+                    }
+                    tt_s.push(runs.get(run).map_or(0, |&(_, v)| v));
+                }
+                tt_s
+            }
+            TtCol::Col(c) => c.range(self.b(), a, e),
+        }
+    }
+
+    /// Values `[a, e)` (clamped) of integer chunk `id` as the file stores them
+    /// (`format-spec.md` §6.3, §6.5; a `tt_s` chunk's runs expanded): the dictionary
+    /// columns 3–12, the row and close columns, the heap offsets and orders (64–67), the
+    /// mapped-identity order (76) and the long-row end orders (78, 80). Empty for any
+    /// other chunk. Compaction over the image reads it through this, a stretch of one
+    /// column at a time.
+    pub(crate) fn chunk_range(&self, id: u16, a: usize, e: usize) -> Vec<i64> {
+        use chunk::*;
+        let col = match id {
+            CONTENT_LABEL..=CONTENT_PROV => &self.content[usize::from(id - CONTENT_LABEL)],
+            IDENT_SRC..=IDENT_DISC_VAL => &self.ident[usize::from(id - IDENT_SRC)],
+            SLOTS => &self.slots,
+            ROWS_NODE..=43 => {
+                let (k, c) = if id < ROWS_EDGE {
+                    (0, id - ROWS_NODE)
+                } else {
+                    (1, id - ROWS_EDGE)
+                };
+                let t = &self.rows[k];
+                match c {
+                    IDENT => &t.ident,
+                    CONTENT => &t.content,
+                    VT_S => &t.vt_s,
+                    VT_LEN => &t.vt_len,
+                    TT_S => return self.tt_s_range(k, a, e),
+                    REASON => &t.reason,
+                    ORIGIN => &t.origin,
+                    ALIVE => &t.alive,
+                    CLOSE_ROW => &t.close_row,
+                    CLOSE_TT_E => &t.close_tt_e,
+                    CLOSE_BY => &t.close_by,
+                    CLOSE_REASON => &t.close_reason,
+                    _ => return Vec::new(),
+                }
+            }
+            UID_OFFS => &self.uids.offs,
+            STR_OFFS => &self.strings.offs,
+            UID_ORDER => &self.uids.order,
+            STR_ORDER => &self.strings.order,
+            MAPPED_ORDER => &self.mapped,
+            NODE_LONG_BY_END | EDGE_LONG_BY_END => match &self.time {
+                Some(t) => &t[usize::from(id == EDGE_LONG_BY_END)].by_end,
+                None => return Vec::new(),
+            },
+            _ => return Vec::new(),
+        };
+        let e = e.min(col.len());
+        col.range(self.b(), a.min(e), e)
+    }
+
+    /// The number of closures of table `k`.
+    pub(crate) fn n_close(&self, k: usize) -> usize {
+        self.rows[k].n_close
+    }
+
+    /// The string bytes of the uid heap (`uids`) or of the string heap, back to back.
+    pub(crate) fn heap_bytes(&self, uids: bool) -> &[u8] {
+        let h = if uids { &self.uids } else { &self.strings };
+        &self.b()[h.data..h.data + h.len]
+    }
+
+    /// True for an image of segment minor 4: rows in segment order (§6.1), with the
+    /// valid-time index and the closed-row sets.
+    pub(crate) fn is_sorted(&self) -> bool {
+        self.time.is_some() && self.rows[0].closed.is_some()
     }
 
     /// `(vt_s, vt_e)` columns of rows `[a, e)` of table `k` (clamped).
@@ -1339,6 +1497,15 @@ impl Base {
         match &self.time {
             None => Vec::new(),
             Some(ti) => id_list(ti[k].col(by_end).range(self.b(), a, e)),
+        }
+    }
+
+    /// Entry `i` of the long-row end order of table `k` (chunk 78 or 80), a row number;
+    /// `NONE` when out of range or without the index.
+    pub(crate) fn long_row(&self, k: usize, i: usize) -> u32 {
+        match &self.time {
+            Some(t) => t[k].by_end.id(self.b(), i),
+            None => NONE,
         }
     }
 
@@ -1448,7 +1615,7 @@ impl Base {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::seg::{put_dfors, put_for, put_pfor};
     use crate::state::State;
@@ -1737,7 +1904,7 @@ mod tests {
     // ---------------------------------------------------------------- randomized stores
 
     /// A small deterministic generator (xorshift64*).
-    struct Rng(u64);
+    pub(crate) struct Rng(pub(crate) u64);
     impl Rng {
         fn next(&mut self) -> u64 {
             self.0 ^= self.0 >> 12;
@@ -1745,7 +1912,7 @@ mod tests {
             self.0 ^= self.0 >> 27;
             self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
         }
-        fn below(&mut self, n: u64) -> u64 {
+        pub(crate) fn below(&mut self, n: u64) -> u64 {
             self.next() % n
         }
         fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
@@ -1757,7 +1924,7 @@ mod tests {
     const RELS: &[&str] = &["R", "S", "knows", "É"];
     const DISCS: &[&str] = &["x", "#3", "#0", "y", "ü"];
 
-    fn random_op(r: &mut Rng) -> Value {
+    pub(crate) fn random_op(r: &mut Rng) -> Value {
         let u = |r: &mut Rng| r.pick(UIDS);
         let vt = |r: &mut Rng| {
             let s = r.below(100) as i64;
@@ -1874,6 +2041,27 @@ mod tests {
         );
         seg::verify(bytes).unwrap();
         let (seq, d) = seg::decode(bytes).unwrap();
+        // Every name is found by the search and by the writers' hash tables; others by
+        // neither.
+        {
+            let b = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
+            for (k, names) in [&d.uids, &d.strings].into_iter().enumerate() {
+                for (id, name) in names.iter().enumerate() {
+                    assert_eq!(b.find_hashed(k, name), Some(id as u32), "{name:?}");
+                    let found = if k == 0 {
+                        b.uid_id(name)
+                    } else {
+                        b.string_id(name)
+                    };
+                    assert_eq!(found, Some(id as u32), "{name:?}");
+                }
+                for absent in ["", "absent", "a\u{0}", "日"] {
+                    if !names.iter().any(|n| n == absent) {
+                        assert_eq!(b.find_hashed(k, absent), None, "{absent:?}");
+                    }
+                }
+            }
+        }
         // The valid-time index against a brute-force sort of the rows.
         {
             let b = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();

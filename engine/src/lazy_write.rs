@@ -20,15 +20,21 @@ use crate::time::OPEN_END;
 use rustc_hash::FxHashMap;
 
 impl Tables for Lazy {
+    // Names are found in the image through its hash tables (`Base::find_hashed`), then in
+    // the delta.
+
     fn register(&mut self, uid: &str) -> u32 {
-        match self.base.uid_id(uid) {
+        match self.base.find_hashed(0, uid) {
             Some(id) => id,
             None => self.delta.base.uids as u32 + self.delta.uids.intern(uid),
         }
     }
 
     fn uid_id(&self, uid: &str) -> Option<u32> {
-        Lazy::uid_id(self, uid)
+        self.base.find_hashed(0, uid).or_else(|| {
+            let d = &self.delta;
+            d.uids.get(uid).map(|j| j + d.base.uids as u32)
+        })
     }
 
     fn uid_name(&self, id: u32) -> &str {
@@ -36,14 +42,17 @@ impl Tables for Lazy {
     }
 
     fn intern(&mut self, s: &str) -> u32 {
-        match self.base.string_id(s) {
+        match self.base.find_hashed(1, s) {
             Some(id) => id,
             None => self.delta.base.strings as u32 + self.delta.strings.intern(s),
         }
     }
 
     fn string_id(&self, s: &str) -> Option<u32> {
-        Lazy::string_id(self, s)
+        self.base.find_hashed(1, s).or_else(|| {
+            let d = &self.delta;
+            d.strings.get(s).map(|j| j + d.base.strings as u32)
+        })
     }
 
     fn string(&self, id: u32) -> &str {

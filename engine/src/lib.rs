@@ -11,6 +11,7 @@ mod bitmap;
 pub mod canon;
 pub mod clock;
 mod cols;
+mod compact;
 mod delta;
 pub mod error;
 pub mod eventlog;

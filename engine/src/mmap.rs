@@ -60,6 +60,26 @@ impl SegBytes {
         SegBytes::open(path, IoMode::Pread)
     }
 
+    /// Drops the mapped pages of bytes `[offset, offset + len)` from this process's resident
+    /// set (`madvise(MADV_DONTNEED)`; the range is widened to whole pages) once a pass over
+    /// them (the checksums at open) is done with them: reads fault back in only the pages
+    /// they touch, from the page cache. Nothing for bytes read into memory, and nothing on a
+    /// platform that refuses the advice (it only frees memory sooner).
+    pub(crate) fn release(&self, offset: usize, len: usize) {
+        if let SegBytes::Map(m) = self {
+            let len = len.min(m.len().saturating_sub(offset));
+            if len == 0 {
+                return;
+            }
+            // SAFETY: the mapping is read-only and private and its file is a sealed segment
+            // that nobody writes (see `open`), so dropping its pages loses nothing: the
+            // next access reads the same bytes back from the file.
+            let _ = unsafe {
+                m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len)
+            };
+        }
+    }
+
     /// The file's bytes.
     pub(crate) fn bytes(&self) -> &[u8] {
         match self {

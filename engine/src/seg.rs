@@ -222,39 +222,88 @@ pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
 
 /// The frame `(min, width)` of a patched column of `vals` that minimises the packed bits
 /// plus 12 bytes per exception (a value outside `[min, min + 2^width)`). Candidate bases
-/// are the smallest value and a few low quantiles; `(0, 0)` for no values.
-fn patched_frame(vals: &[i64]) -> (i64, u32) {
-    let mut sorted = vals.to_vec();
-    sorted.sort_unstable();
-    let n = sorted.len();
+/// are the smallest value and a few low quantiles; `(0, 0)` for no values. Ties go to the
+/// earlier candidate: bases in that order, widths ascending.
+///
+/// A long column is not sorted: its quantiles come from a radix selection and, per base,
+/// the values in each frame from a histogram of bit lengths, so the frame costs a few
+/// passes and no copy of the column (tested equal to the sorting computation).
+fn patched_frame<I: Iterator<Item = i64> + Clone>(vals: I) -> (i64, u32) {
+    let n = vals.clone().count();
+    if n == 0 {
+        return (0, 0);
+    }
+    let ranks = [0, n / 10_000, n / 1_000, n / 100].map(|i| i.min(n - 1));
+    let mut bases = select_ranks(vals.clone(), n, &ranks);
+    bases.dedup();
+    // Per base: the values below it, and per bit length of `x − base` those at or above.
+    let (below, by_len): (Vec<usize>, Vec<[usize; 65]>) =
+        bases.iter().map(|&m| bit_lengths(vals.clone(), m)).unzip();
     let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
-    if n > 0 {
-        let mut bases: Vec<i64> = [0, n / 10_000, n / 1_000, n / 100]
-            .iter()
-            .map(|&i| sorted[i.min(n - 1)])
-            .collect();
-        bases.dedup();
-        for &m in &bases {
-            let lo = sorted.partition_point(|&x| x < m);
-            for w in 0..=64u32 {
-                let hi = if w == 64 {
-                    n
-                } else {
-                    let top = (m as i128) + (1i128 << w);
-                    sorted.partition_point(|&x| (x as i128) < top)
-                };
-                let exc = (n - (hi - lo)) as u128;
-                let cost = (n as u128 * w as u128).div_ceil(8) + exc * 12;
-                if cost < best_cost {
-                    (best_min, best_w, best_cost) = (m, w, cost);
-                }
-                if hi == n {
-                    break;
-                }
+    for (i, &m) in bases.iter().enumerate() {
+        // `hi`: the values below `m + 2^w` (all of them at width 64).
+        let mut hi = below[i];
+        for w in 0..=64u32 {
+            hi = if w == 64 {
+                n
+            } else {
+                hi + by_len[i][w as usize]
+            };
+            let exc = (n - (hi - below[i])) as u128;
+            let cost = (n as u128 * w as u128).div_ceil(8) + exc * 12;
+            if cost < best_cost {
+                (best_min, best_w, best_cost) = (m, w, cost);
+            }
+            if hi == n {
+                break;
             }
         }
     }
     (best_min, best_w)
+}
+
+/// The values of `vals` below `m`, and per bit length `l` (0–64) the values `x ≥ m` for
+/// which `x − m` has `l` bits. Four histograms take alternate values, so that runs of equal
+/// lengths do not wait on one counter.
+fn bit_lengths(vals: impl Iterator<Item = i64>, m: i64) -> (usize, [usize; 65]) {
+    let mut h = [[0u32; 66]; 4];
+    let slot = |x: i64| {
+        if x < m {
+            65
+        } else {
+            (64 - (x as u64).wrapping_sub(m as u64).leading_zeros()) as usize
+        }
+    };
+    for (i, x) in vals.enumerate() {
+        h[i & 3][slot(x)] += 1;
+    }
+    let total = |i: usize| h.iter().map(|g| g[i] as usize).sum::<usize>();
+    (total(65), std::array::from_fn(total))
+}
+
+/// The values of ranks `ranks` (each below `n`, the count of `v`) in the ascending order of
+/// `v`. A
+/// short column is sorted; a long one is passed once, keeping its smallest values (as many
+/// as the largest rank asks for, a hundredth of the column here) in a bounded heap.
+fn select_ranks(v: impl Iterator<Item = i64>, n: usize, ranks: &[usize]) -> Vec<i64> {
+    let keep = ranks.iter().max().map_or(0, |&r| r + 1);
+    if n <= 1 << 16 || keep > n / 64 + 1 {
+        let mut sorted: Vec<i64> = v.collect();
+        sorted.sort_unstable();
+        return ranks.iter().map(|&r| sorted[r]).collect();
+    }
+    let mut heap = std::collections::BinaryHeap::with_capacity(keep);
+    for x in v {
+        if heap.len() < keep {
+            heap.push(x);
+        } else if let Some(mut top) = heap.peek_mut() {
+            if x < *top {
+                *top = x;
+            }
+        }
+    }
+    let smallest = heap.into_sorted_vec();
+    ranks.iter().map(|&r| smallest[r]).collect()
 }
 
 /// Whether `x` fits the frame `[min, min + 2^w)`.
@@ -264,13 +313,18 @@ fn in_frame(x: i64, min: i64, w: u32) -> bool {
 
 /// Appends `min | width | bits` of `vals` in the frame `(min, w)` (exceptions packed as
 /// 0) and returns the exceptions `(index, value)`, ascending.
-fn put_patched_body(out: &mut Vec<u8>, vals: &[i64], min: i64, w: u32) -> Vec<(u32, i64)> {
+fn put_patched_body<I: Iterator<Item = i64> + Clone>(
+    out: &mut Vec<u8>,
+    vals: I,
+    min: i64,
+    w: u32,
+) -> Vec<(u32, i64)> {
     out.extend_from_slice(&min.to_le_bytes());
     out.push(w as u8);
     let mut acc: u128 = 0;
     let mut bits = 0u32;
     if w > 0 {
-        for &d in vals {
+        for d in vals.clone() {
             let x = if in_frame(d, min, w) {
                 (d as u64).wrapping_sub(min as u64)
             } else {
@@ -288,10 +342,9 @@ fn put_patched_body(out: &mut Vec<u8>, vals: &[i64], min: i64, w: u32) -> Vec<(u
             out.push(acc as u8);
         }
     }
-    vals.iter()
-        .enumerate()
-        .filter(|(_, &d)| !in_frame(d, min, w))
-        .map(|(i, &d)| (i as u32, d))
+    vals.enumerate()
+        .filter(|&(_, d)| !in_frame(d, min, w))
+        .map(|(i, d)| (i as u32, d))
         .collect()
 }
 
@@ -312,13 +365,24 @@ fn exc_starts(exc: &[usize], n: usize) -> Vec<i64> {
 
 /// [`put_dfor`], returning the exception indexes (ascending).
 fn dfor_with_exceptions(out: &mut Vec<u8>, v: &[i64]) -> Vec<usize> {
+    let (min, w) = patched_frame(deltas_of(v));
+    put_dfor_framed(out, v, min, w)
+}
+
+/// `v[i + 1] − v[i]` (mod 2^64) for every `i`, computed on each pass (a long column's
+/// deltas are never held).
+fn deltas_of(v: &[i64]) -> impl Iterator<Item = i64> + Clone + '_ {
+    v.windows(2).map(|w| w[1].wrapping_sub(w[0]))
+}
+
+/// The DFOR bytes of `v` in the frame `(min, w)` of its deltas; returns the exception
+/// indexes (ascending).
+fn put_dfor_framed(out: &mut Vec<u8>, v: &[i64], min: i64, w: u32) -> Vec<usize> {
     out.extend_from_slice(&(v.len() as u32).to_le_bytes());
     out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
-    let deltas: Vec<i64> = v.windows(2).map(|w| w[1].wrapping_sub(w[0])).collect();
-    let (min, w) = patched_frame(&deltas);
-    let n_exc = deltas.iter().filter(|&&d| !in_frame(d, min, w)).count();
+    let n_exc = deltas_of(v).filter(|&d| !in_frame(d, min, w)).count();
     out.extend_from_slice(&(n_exc as u32).to_le_bytes());
-    let exc = put_patched_body(out, &deltas, min, w);
+    let exc = put_patched_body(out, deltas_of(v), min, w);
     put_exc_list(out, &exc);
     exc.into_iter().map(|(i, _)| i as usize).collect()
 }
@@ -344,7 +408,12 @@ pub fn put_int(out: &mut Vec<u8>, v: &[i64]) -> u8 {
 /// `skip[i / 32]` plus the deltas from `(i / 32) · 32` up to `i`, the exceptions among
 /// them found without a search.
 pub fn put_dfors(out: &mut Vec<u8>, v: &[i64]) {
-    let exc = dfor_with_exceptions(out, v);
+    let (min, w) = patched_frame(deltas_of(v));
+    put_dfors_framed(out, v, min, w);
+}
+
+fn put_dfors_framed(out: &mut Vec<u8>, v: &[i64], min: i64, w: u32) {
+    let exc = put_dfor_framed(out, v, min, w);
     let skips: Vec<i64> = v.iter().step_by(DFORS_STRIDE).copied().collect();
     put_for(out, &skips);
     put_for(out, &exc_starts(&exc, v.len()));
@@ -357,33 +426,85 @@ pub fn put_dfors(out: &mut Vec<u8>, v: &[i64]) {
 /// encoder picks `min` and `width` to minimise the size, so a sparse column (mostly 0,
 /// rare large values) packs to a few bits per value.
 pub fn put_pfor(out: &mut Vec<u8>, v: &[i64]) {
+    let (min, w) = patched_frame(v.iter().copied());
+    put_pfor_framed(out, v, min, w);
+}
+
+fn put_pfor_framed(out: &mut Vec<u8>, v: &[i64], min: i64, w: u32) {
     out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-    let (min, w) = patched_frame(v);
-    let exc = put_patched_body(out, v, min, w);
+    let exc = put_patched_body(out, v.iter().copied(), min, w);
     out.extend_from_slice(&(exc.len() as u32).to_le_bytes());
     put_exc_list(out, &exc);
     let idx: Vec<usize> = exc.iter().map(|&(i, _)| i as usize).collect();
     put_for(out, &exc_starts(&idx, v.len()));
 }
 
-/// Encodes an integer column with the smallest of FOR, DFORS and PFOR (the random-access
-/// codecs of a minor-2, 3 or 4 segment; FOR on a tie, then DFORS); returns the codec.
-pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
-    let mut best = Vec::new();
-    put_for(&mut best, v);
-    let mut c = codec::FOR;
-    for (enc, k) in [
-        (put_dfors as fn(&mut Vec<u8>, &[i64]), codec::DFORS),
-        (put_pfor, codec::PFOR),
-    ] {
-        let mut b = Vec::new();
-        enc(&mut b, v);
-        if b.len() < best.len() {
-            (best, c) = (b, k);
+/// Bytes of a FOR column of `n` values whose smallest is `min` and largest `max`.
+fn for_len(n: usize, min: i64, max: i64) -> usize {
+    let w = 64 - (max as u64).wrapping_sub(min as u64).leading_zeros() as usize;
+    13 + (n * w).div_ceil(8)
+}
+
+/// Bytes of the patched body and exception list of `vals` in the frame `(min, w)`
+/// (`min | width | bits | n_exc × 12`), and the bytes of the FOR column of its exception
+/// starts (blocks of a column of `n`).
+fn patched_len(vals: impl Iterator<Item = i64>, n: usize, min: i64, w: u32) -> usize {
+    let blocks = n.div_ceil(DFORS_STRIDE);
+    // The exception starts ascend from 0 to the exceptions below the last block's start.
+    let last_start = (blocks.max(1) - 1) * DFORS_STRIDE;
+    let (mut n_exc, mut below_last, mut len) = (0, 0, 0);
+    for (i, x) in vals.enumerate() {
+        len += 1;
+        if !in_frame(x, min, w) {
+            n_exc += 1;
+            below_last += usize::from(i < last_start);
         }
     }
-    out.extend_from_slice(&best);
-    c
+    let starts = if blocks == 0 {
+        for_len(0, 0, 0)
+    } else {
+        for_len(blocks, 0, below_last as i64)
+    };
+    9 + (len * w as usize).div_ceil(8) + 12 * n_exc + starts
+}
+
+/// Encodes an integer column with the smallest of FOR, DFORS and PFOR (the random-access
+/// codecs of a minor-2, 3 or 4 segment; FOR on a tie, then DFORS); returns the codec. The
+/// sizes are computed first and only the smallest encoding is written, so a long column
+/// costs one encoding beside it (its deltas are computed on each pass, never held).
+pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
+    let n = v.len();
+    let (lo, hi) = v
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let for_bytes = if n == 0 {
+        for_len(0, 0, 0)
+    } else {
+        for_len(n, lo, hi)
+    };
+    let (dmin, dw) = patched_frame(deltas_of(v));
+    let skips = v.iter().step_by(DFORS_STRIDE);
+    let (slo, shi) = skips.fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let skip_bytes = if n == 0 {
+        for_len(0, 0, 0)
+    } else {
+        for_len(n.div_ceil(DFORS_STRIDE), slo, shi)
+    };
+    // count | first | n_exc, then the patched body of the deltas, then the skip column.
+    let dfors_bytes = 16 + patched_len(deltas_of(v), n, dmin, dw) + skip_bytes;
+    let (pmin, pw) = patched_frame(v.iter().copied());
+    // count | patched body | n_exc (counted in the list's 9 + 12 × n_exc) | starts
+    let pfor_bytes = 8 + patched_len(v.iter().copied(), n, pmin, pw);
+    if dfors_bytes < for_bytes && dfors_bytes <= pfor_bytes {
+        put_dfors_framed(out, v, dmin, dw);
+        codec::DFORS
+    } else if pfor_bytes < for_bytes && pfor_bytes < dfors_bytes {
+        put_pfor_framed(out, v, pmin, pw);
+        codec::PFOR
+    } else {
+        put_for(out, v);
+        codec::FOR
+    }
 }
 
 /// RUNS codec: `u32 run_count | run_count × (i64 value, u32 length)`; lengths ≥ 1.
@@ -669,7 +790,8 @@ fn u32s(v: impl Iterator<Item = u32>) -> Vec<i64> {
     v.map(|x| x as i64).collect()
 }
 
-fn opt_id(x: u32) -> i64 {
+/// An optional id as stored: `0` for none, else the id + 1.
+pub(crate) fn opt_id(x: u32) -> i64 {
     if x == NONE {
         0
     } else {
@@ -705,168 +827,30 @@ pub(crate) fn encode_as(
     minor: u16,
 ) -> (Vec<u8>, ZoneMap) {
     use chunk::*;
-    let indexed = is_indexed(minor);
-    let put_int = |out: &mut Vec<u8>, v: &[i64]| -> u8 {
-        if indexed {
-            put_int_ra(out, v)
-        } else {
-            put_int(out, v)
-        }
-    };
-    // Columns that a flush segment always packs with FOR (small or sparse values); a
-    // minor-3 segment picks among its random-access codecs (a sparse `reason` column packs
-    // far smaller as PFOR).
-    let put_small = |out: &mut Vec<u8>, v: &[i64]| -> u8 {
-        if indexed {
-            put_int_ra(out, v)
-        } else {
-            put_for(out, v);
-            codec::FOR
-        }
-    };
-    let mut out = Vec::with_capacity(SEG_HEADER_LEN + 64 * (d.nodes.len() + d.edges.len()));
-    out.extend_from_slice(SEG_MAGIC);
-    out.extend_from_slice(&SEG_MAJOR.to_le_bytes());
-    out.extend_from_slice(&minor.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    out.extend_from_slice(&seq.to_le_bytes());
-    for m in d.base.to_array() {
-        out.extend_from_slice(&m.to_le_bytes());
-    }
-    let crc = crc32fast::hash(&out);
-    out.extend_from_slice(&crc.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    let mut dir: Vec<(u16, u8, u64, u64, u32)> = Vec::new();
+    let out = Vec::with_capacity(SEG_HEADER_LEN + 64 * (d.nodes.len() + d.edges.len()));
+    let mut w = SegWriter::new(out, seq, minor, d.base);
     let mut body = Vec::new();
     for (id, codec) in chunk_layout_for(minor) {
         body.clear();
-        let mut used = codec;
-        match id {
-            UID_OFFS..=EDGE_LONG_BY_END => used = put_int(&mut body, &index_column(d, id)),
+        let used = match id {
             NODE_CLOSED | EDGE_CLOSED => {
                 let k = usize::from(id == EDGE_CLOSED);
                 body = crate::bitmap::serialize(d.closes[k].iter().map(|c| c.row));
+                codec
             }
-            UIDS => put_heap(&mut body, &d.uids),
-            STRINGS => put_heap(&mut body, &d.strings),
-            CONTENT_LABEL => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.label))),
-            CONTENT_PROPS => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.props))),
-            CONTENT_SOURCE => used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.source))),
-            CONTENT_PROV => {
-                used = put_int(&mut body, &u32s(d.contents.iter().map(|c| c.provenance)))
+            UIDS => {
+                put_heap(&mut body, &d.uids);
+                codec
             }
-            IDENT_SRC => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.src))),
-            IDENT_DST => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.dst))),
-            IDENT_REL => used = put_int(&mut body, &u32s(d.idents.iter().map(|e| e.rel))),
-            IDENT_DISC_TAG => {
-                let t: Vec<i64> = d
-                    .idents
-                    .iter()
-                    .map(|e| matches!(e.disc, Disc::Str(_)) as i64 | (e.mapped as i64) << 1)
-                    .collect();
-                used = put_int(&mut body, &t)
+            STRINGS => {
+                put_heap(&mut body, &d.strings);
+                codec
             }
-            IDENT_DISC_VAL => {
-                let t: Vec<i64> = d
-                    .idents
-                    .iter()
-                    .map(|e| match e.disc {
-                        Disc::Ordinal(k) => k as i64,
-                        Disc::Str(s) => s as i64,
-                    })
-                    .collect();
-                used = put_int(&mut body, &t)
-            }
-            SLOTS => used = put_int(&mut body, &u32s(d.slots.iter().copied())),
-            _ => {
-                let (g, rows, closes) = if id < ROWS_EDGE {
-                    (ROWS_NODE, &d.nodes, &d.closes[0])
-                } else {
-                    (ROWS_EDGE, &d.edges, &d.closes[1])
-                };
-                // (values, true when a flush segment always packs them with FOR)
-                let (vals, small): (Vec<i64>, bool) = match id - g {
-                    IDENT => (u32s(rows.iter().map(|r| r.ident)), false),
-                    CONTENT => (u32s(rows.iter().map(|r| r.content)), false),
-                    VT_S => (rows.iter().map(|r| r.vt_s).collect(), false),
-                    // 0 = open end; an instantaneous row stores 1, so a segment of
-                    // instantaneous rows packs this column to width 0 (elided).
-                    VT_LEN => (
-                        rows.iter()
-                            .map(|r| {
-                                if r.vt_e == OPEN_END {
-                                    0
-                                } else {
-                                    r.vt_e - r.vt_s
-                                }
-                            })
-                            .collect(),
-                        false,
-                    ),
-                    TT_S => (rows.iter().map(|r| r.tt_s).collect(), false),
-                    REASON => (rows.iter().map(|r| opt_id(r.reason)).collect(), true),
-                    ORIGIN => (rows.iter().map(|r| r.origin as u8 as i64).collect(), true),
-                    ALIVE => (rows.iter().map(|r| r.alive as i64).collect(), true),
-                    CLOSE_ROW => (u32s(closes.iter().map(|c| c.row)), false),
-                    CLOSE_TT_E => (closes.iter().map(|c| c.tt_e).collect(), true),
-                    CLOSE_BY => (
-                        closes.iter().map(|c| c.closed_by as u8 as i64).collect(),
-                        true,
-                    ),
-                    _ => (
-                        closes.iter().map(|c| opt_id(c.close_reason)).collect(),
-                        true,
-                    ),
-                };
-                used = if id - g == TT_S {
-                    put_runs(&mut body, &vals);
-                    // A sorted segment takes an integer column instead when it is smaller
-                    // (rows in `vt_s` order from a log that arrived out of time order).
-                    let mut ints = Vec::new();
-                    let c = if is_sorted(minor) {
-                        put_int(&mut ints, &vals)
-                    } else {
-                        codec
-                    };
-                    if !ints.is_empty() && ints.len() < body.len() {
-                        std::mem::swap(&mut body, &mut ints);
-                        c
-                    } else {
-                        codec
-                    }
-                } else if small {
-                    put_small(&mut body, &vals)
-                } else {
-                    put_int(&mut body, &vals)
-                };
-            }
-        }
-        dir.push((
-            id,
-            used,
-            out.len() as u64,
-            body.len() as u64,
-            crc32fast::hash(&body),
-        ));
-        out.extend_from_slice(&body);
+            _ => put_int_chunk(&mut body, id, codec, minor, &int_chunk(d, id)),
+        };
+        w.chunk(id, used, &body);
     }
-    let footer_offset = out.len() as u64;
-    let mut footer = Vec::with_capacity(4 + DIR_ENTRY_LEN * dir.len());
-    footer.extend_from_slice(&(dir.len() as u32).to_le_bytes());
-    for (id, codec, off, len, crc) in &dir {
-        footer.extend_from_slice(&id.to_le_bytes());
-        footer.push(*codec);
-        footer.push(0);
-        footer.extend_from_slice(&off.to_le_bytes());
-        footer.extend_from_slice(&(*len as u32).to_le_bytes());
-        footer.extend_from_slice(&crc.to_le_bytes());
-        footer.extend_from_slice(&0u32.to_le_bytes());
-    }
-    out.extend_from_slice(&footer);
-    out.extend_from_slice(&footer_offset.to_le_bytes());
-    out.extend_from_slice(&(footer.len() as u64).to_le_bytes());
-    out.extend_from_slice(&crc32fast::hash(&footer).to_le_bytes());
-    out.extend_from_slice(SEG_TRAILER_MAGIC);
+    let (out, _, _) = w.finish();
 
     let mut z = ZoneMap {
         node_rows: d.nodes.len() as u64,
@@ -891,6 +875,239 @@ pub(crate) fn encode_as(
     (out, z)
 }
 
+/// A segment file written front to back (§6.2): the header, then each chunk as it is
+/// encoded, then the footer (the directory of the chunks written) and the trailer. The
+/// bytes go to a `Vec<u8>` (flush segments, tests) or to a file (compaction over a mapped
+/// image, which never holds the whole file); they are counted and hashed (BLAKE3, the
+/// manifest's digest) on the way. The first write error is kept and returned by
+/// [`SegWriter::finish`].
+pub(crate) struct SegWriter<W: std::io::Write> {
+    w: W,
+    len: u64,
+    hash: blake3::Hasher,
+    /// `(chunk id, codec, offset, length, crc32)` of each chunk written.
+    dir: Vec<(u16, u8, u64, u64, u32)>,
+    err: Option<std::io::Error>,
+}
+
+impl<W: std::io::Write> SegWriter<W> {
+    /// Starts segment `seq` of minor `minor` whose base marks are `base`: writes the header.
+    pub(crate) fn new(w: W, seq: u64, minor: u16, base: Marks) -> SegWriter<W> {
+        let mut h = Vec::with_capacity(SEG_HEADER_LEN);
+        h.extend_from_slice(SEG_MAGIC);
+        h.extend_from_slice(&SEG_MAJOR.to_le_bytes());
+        h.extend_from_slice(&minor.to_le_bytes());
+        h.extend_from_slice(&0u32.to_le_bytes());
+        h.extend_from_slice(&seq.to_le_bytes());
+        for m in base.to_array() {
+            h.extend_from_slice(&m.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&h);
+        h.extend_from_slice(&crc.to_le_bytes());
+        h.extend_from_slice(&0u32.to_le_bytes());
+        let mut sw = SegWriter {
+            w,
+            len: 0,
+            hash: blake3::Hasher::new(),
+            dir: Vec::new(),
+            err: None,
+        };
+        sw.put(&h);
+        sw
+    }
+
+    fn put(&mut self, b: &[u8]) {
+        if self.err.is_none() {
+            match self.w.write_all(b) {
+                Ok(()) => {
+                    self.hash.update(b);
+                    self.len += b.len() as u64;
+                }
+                Err(e) => self.err = Some(e),
+            }
+        }
+    }
+
+    /// Appends chunk `id`, encoded as `body` in codec `codec` (chunks go in layout order).
+    pub(crate) fn chunk(&mut self, id: u16, codec: u8, body: &[u8]) {
+        self.dir.push((
+            id,
+            codec,
+            self.len,
+            body.len() as u64,
+            crc32fast::hash(body),
+        ));
+        self.put(body);
+    }
+
+    /// Writes the footer and trailer; returns the sink, the file's length and its BLAKE3
+    /// digest, or the first write error.
+    pub(crate) fn finish_io(mut self) -> std::io::Result<(W, u64, [u8; 32])> {
+        let footer_offset = self.len;
+        let mut footer = Vec::with_capacity(4 + DIR_ENTRY_LEN * self.dir.len());
+        footer.extend_from_slice(&(self.dir.len() as u32).to_le_bytes());
+        for (id, codec, off, len, crc) in &self.dir {
+            footer.extend_from_slice(&id.to_le_bytes());
+            footer.push(*codec);
+            footer.push(0);
+            footer.extend_from_slice(&off.to_le_bytes());
+            footer.extend_from_slice(&(*len as u32).to_le_bytes());
+            footer.extend_from_slice(&crc.to_le_bytes());
+            footer.extend_from_slice(&0u32.to_le_bytes());
+        }
+        let mut tail = Vec::with_capacity(footer.len() + SEG_TRAILER_LEN);
+        tail.extend_from_slice(&footer);
+        tail.extend_from_slice(&footer_offset.to_le_bytes());
+        tail.extend_from_slice(&(footer.len() as u64).to_le_bytes());
+        tail.extend_from_slice(&crc32fast::hash(&footer).to_le_bytes());
+        tail.extend_from_slice(SEG_TRAILER_MAGIC);
+        self.put(&tail);
+        match self.err {
+            Some(e) => Err(e),
+            None => Ok((self.w, self.len, *self.hash.finalize().as_bytes())),
+        }
+    }
+}
+
+impl SegWriter<Vec<u8>> {
+    /// [`SegWriter::finish_io`] of an in-memory segment, which cannot fail.
+    pub(crate) fn finish(self) -> (Vec<u8>, u64, [u8; 32]) {
+        match self.finish_io() {
+            Ok(r) => r,
+            Err(_) => unreachable!("writing to a Vec<u8> does not fail"),
+        }
+    }
+}
+
+/// Encodes the values of integer chunk `id` (nominal codec `codec`, §6.3) of a segment of
+/// minor `minor` into `body`, in the codec the format allows there that is smallest;
+/// returns the codec used. A minor-2, 3 or 4 segment takes the smallest random-access codec
+/// for every chunk; a flush segment packs the small columns with FOR and the others with
+/// the smaller of FOR and DFOR; a `tt_s` chunk is RUNS unless (minors 4 and 5) an integer
+/// column is smaller.
+pub(crate) fn put_int_chunk(body: &mut Vec<u8>, id: u16, codec: u8, minor: u16, v: &[i64]) -> u8 {
+    use chunk::*;
+    let indexed = is_indexed(minor);
+    let put = |out: &mut Vec<u8>| {
+        if indexed {
+            put_int_ra(out, v)
+        } else {
+            put_int(out, v)
+        }
+    };
+    let row_col = match id {
+        ROWS_NODE..=27 => Some(id - ROWS_NODE),
+        ROWS_EDGE..=43 => Some(id - ROWS_EDGE),
+        _ => None,
+    };
+    match row_col {
+        Some(TT_S) => {
+            put_runs(body, v);
+            // A sorted segment takes an integer column instead when it is smaller (rows
+            // in `vt_s` order from a log that arrived out of time order).
+            let mut ints = Vec::new();
+            let c = if is_sorted(minor) {
+                put(&mut ints)
+            } else {
+                codec
+            };
+            if !ints.is_empty() && ints.len() < body.len() {
+                std::mem::swap(body, &mut ints);
+                c
+            } else {
+                codec
+            }
+        }
+        // Columns that a flush segment always packs with FOR (small or sparse values); an
+        // indexed segment picks among its random-access codecs (a sparse `reason` column
+        // packs far smaller as PFOR).
+        Some(REASON | ORIGIN | ALIVE | CLOSE_TT_E | CLOSE_BY | CLOSE_REASON) if !indexed => {
+            put_for(body, v);
+            codec::FOR
+        }
+        _ => put(body),
+    }
+}
+
+/// The stored value of content column `id` (chunks 3–6) of content `c`.
+pub(crate) fn content_value(id: u16, c: &Content) -> i64 {
+    use chunk::*;
+    i64::from(match id {
+        CONTENT_LABEL => c.label,
+        CONTENT_PROPS => c.props,
+        CONTENT_SOURCE => c.source,
+        _ => c.provenance,
+    })
+}
+
+/// The stored value of identity column `id` (chunks 7–11) of identity `e`.
+pub(crate) fn ident_value(id: u16, e: &IdentRec) -> i64 {
+    use chunk::*;
+    match id {
+        IDENT_SRC => i64::from(e.src),
+        IDENT_DST => i64::from(e.dst),
+        IDENT_REL => i64::from(e.rel),
+        IDENT_DISC_TAG => matches!(e.disc, Disc::Str(_)) as i64 | (e.mapped as i64) << 1,
+        _ => match e.disc {
+            Disc::Ordinal(k) => k as i64,
+            Disc::Str(s) => i64::from(s),
+        },
+    }
+}
+
+/// The stored value of row column `c` (`IDENT` … `ALIVE`, §6.3) of row `r`.
+pub(crate) fn row_value(c: u16, r: &Row) -> i64 {
+    use chunk::*;
+    match c {
+        IDENT => i64::from(r.ident),
+        CONTENT => i64::from(r.content),
+        VT_S => r.vt_s,
+        // 0 = open end; an instantaneous row stores 1, so a segment of instantaneous rows
+        // packs this column to width 0 (elided).
+        VT_LEN if r.vt_e == OPEN_END => 0,
+        VT_LEN => r.vt_e - r.vt_s,
+        TT_S => r.tt_s,
+        REASON => opt_id(r.reason),
+        ORIGIN => r.origin as u8 as i64,
+        _ => r.alive as i64,
+    }
+}
+
+/// The stored value of close column `c` (`CLOSE_ROW` … `CLOSE_REASON`) of closure `x`.
+pub(crate) fn close_value(c: u16, x: &Closure) -> i64 {
+    use chunk::*;
+    match c {
+        CLOSE_ROW => i64::from(x.row),
+        CLOSE_TT_E => x.tt_e,
+        CLOSE_BY => x.closed_by as u8 as i64,
+        _ => opt_id(x.close_reason),
+    }
+}
+
+/// The values of integer chunk `id` of segment `d`.
+fn int_chunk(d: &SegData, id: u16) -> Vec<i64> {
+    use chunk::*;
+    match id {
+        UID_OFFS..=EDGE_LONG_BY_END => index_column(d, id),
+        CONTENT_LABEL..=CONTENT_PROV => d.contents.iter().map(|c| content_value(id, c)).collect(),
+        IDENT_SRC..=IDENT_DISC_VAL => d.idents.iter().map(|e| ident_value(id, e)).collect(),
+        SLOTS => u32s(d.slots.iter().copied()),
+        _ => {
+            let (g, rows, closes) = if id < ROWS_EDGE {
+                (ROWS_NODE, &d.nodes, &d.closes[0])
+            } else {
+                (ROWS_EDGE, &d.edges, &d.closes[1])
+            };
+            let c = id - g;
+            if c < CLOSE_ROW {
+                rows.iter().map(|r| row_value(c, r)).collect()
+            } else {
+                closes.iter().map(|x| close_value(c, x)).collect()
+            }
+        }
+    }
+}
+
 /// Index chunk `id` (64–80) of a full image `d`, as an integer column: exactly what
 /// `State::load_seg` builds (postings, adjacency) plus heap offsets, sort orders and the
 /// valid-time orders. One chunk at a time, so an encoder or verifier holds one such column
@@ -911,30 +1128,6 @@ pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
         let mut ids: Vec<u32> = (0..v.len() as u32).collect();
         ids.sort_by(|&a, &b| v[a as usize].as_bytes().cmp(v[b as usize].as_bytes()));
         u32s(ids.into_iter())
-    }
-    /// Groups `0..keys.len()` by `keys[i]` (stable, so ascending within a key; keys ≥ n
-    /// are dropped): the n + 1 offsets, or (`vals`) the grouped positions.
-    fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: bool) -> Vec<i64> {
-        let mut off = vec![0i64; n + 1];
-        for k in keys.clone() {
-            if (k as usize) < n {
-                off[k as usize + 1] += 1;
-            }
-        }
-        for i in 0..n {
-            off[i + 1] += off[i];
-        }
-        if !vals {
-            return off;
-        }
-        let mut out = vec![0i64; off[n] as usize];
-        for (r, k) in keys.enumerate() {
-            if (k as usize) < n {
-                out[off[k as usize] as usize] = r as i64;
-                off[k as usize] += 1;
-            }
-        }
-        out
     }
     let nu = d.uids.len();
     let ends = |dst: bool| {
@@ -967,6 +1160,32 @@ pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
         EDGE_LONG_BY_END => long_end_order(&d.edges),
         _ => Vec::new(),
     }
+}
+
+/// Groups `0..keys.len()` by `keys[i]` (stable, so ascending within a key; keys ≥ n
+/// are dropped): the n + 1 offsets, or (`vals`) the grouped positions. The offsets are
+/// counted as u32 (a segment's counts are), 4 bytes a key beside the column.
+pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: bool) -> Vec<i64> {
+    let mut off = vec![0u32; n + 1];
+    for k in keys.clone() {
+        if (k as usize) < n {
+            off[k as usize + 1] += 1;
+        }
+    }
+    for i in 0..n {
+        off[i + 1] += off[i];
+    }
+    if !vals {
+        return off.into_iter().map(i64::from).collect();
+    }
+    let mut out = vec![0i64; off[n] as usize];
+    for (r, k) in keys.enumerate() {
+        if (k as usize) < n {
+            out[off[k as usize] as usize] = r as i64;
+            off[k as usize] += 1;
+        }
+    }
+    out
 }
 
 /// Chunk 77 or 79 (the valid-time index, §6.5): every row number sorted by `(vt_s, row)` —
@@ -1043,6 +1262,12 @@ pub(crate) struct Dir {
 /// Checks a segment's header, trailer, footer crc, directory layout (for its minor) and
 /// every chunk's crc32; returns the directory.
 pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
+    read_dir_with(b, &mut |_| {})
+}
+
+/// [`read_dir`], calling `checked(end)` after each chunk's crc check with the offset where
+/// the chunk ends (the caller may release the pages before it).
+pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<Dir, SegErr> {
     if b.len() < SEG_HEADER_LEN + SEG_TRAILER_LEN {
         return Err((
             0,
@@ -1140,6 +1365,7 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
         if crc32fast::hash(body) != crc {
             return Err((off, format!("chunk {id} checksum mismatch")));
         }
+        checked((off + len) as usize);
         lens.push(len as usize);
         offsets.push(off);
         expect_off = off + len;
@@ -1474,6 +1700,127 @@ mod tests {
         fn int_codecs_round_trip(v in prop::collection::vec(
             prop_oneof![8 => 0..64i64, 1 => any::<i64>()], 0..300)) {
             roundtrip(&v);
+        }
+
+        #[test]
+        fn random_access_choice_equals_the_smallest_encoding(v in prop::collection::vec(
+            prop_oneof![8 => 0..64i64, 2 => -3..3i64, 1 => any::<i64>()], 0..400),
+            ascending in any::<bool>()) {
+            let mut v = v;
+            if ascending {
+                v.sort_unstable();
+            }
+            check_choice(&v);
+        }
+    }
+
+    /// The frame of the sorting computation (the oracle of `patched_frame`).
+    fn sorted_frame(vals: &[i64]) -> (i64, u32) {
+        let mut sorted = vals.to_vec();
+        sorted.sort_unstable();
+        let n = sorted.len();
+        let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
+        if n > 0 {
+            let mut bases: Vec<i64> = [0, n / 10_000, n / 1_000, n / 100]
+                .iter()
+                .map(|&i| sorted[i.min(n - 1)])
+                .collect();
+            bases.dedup();
+            for &m in &bases {
+                let lo = sorted.partition_point(|&x| x < m);
+                for w in 0..=64u32 {
+                    let hi = if w == 64 {
+                        n
+                    } else {
+                        let top = (m as i128) + (1i128 << w);
+                        sorted.partition_point(|&x| (x as i128) < top)
+                    };
+                    let exc = (n - (hi - lo)) as u128;
+                    let cost = (n as u128 * w as u128).div_ceil(8) + exc * 12;
+                    if cost < best_cost {
+                        (best_min, best_w, best_cost) = (m, w, cost);
+                    }
+                    if hi == n {
+                        break;
+                    }
+                }
+            }
+        }
+        (best_min, best_w)
+    }
+
+    /// `put_int_ra` writes the smallest of the three encodings (FOR on a tie, then DFORS),
+    /// byte for byte, and the frame equals the sorting computation's.
+    fn check_choice(v: &[i64]) {
+        assert_eq!(
+            patched_frame(v.iter().copied()),
+            sorted_frame(v),
+            "frame of {} values",
+            v.len()
+        );
+        let deltas: Vec<i64> = deltas_of(v).collect();
+        assert_eq!(
+            patched_frame(deltas_of(v)),
+            sorted_frame(&deltas),
+            "frame of deltas"
+        );
+        let mut best = Vec::new();
+        put_for(&mut best, v);
+        let mut c = codec::FOR;
+        for (enc, k) in [
+            (put_dfors as fn(&mut Vec<u8>, &[i64]), codec::DFORS),
+            (put_pfor, codec::PFOR),
+        ] {
+            let mut b = Vec::new();
+            enc(&mut b, v);
+            if b.len() < best.len() {
+                (best, c) = (b, k);
+            }
+        }
+        let mut out = Vec::new();
+        assert_eq!(put_int_ra(&mut out, v), c, "codec for {} values", v.len());
+        assert!(out == best, "bytes for {} values", v.len());
+    }
+
+    /// Long columns take the radix selection of the frame's quantiles.
+    #[test]
+    fn random_access_choice_of_long_columns() {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let n = 70_000 + (next() % 5_000) as usize;
+        let wide: Vec<i64> = (0..n).map(|_| next() as i64).collect();
+        let small: Vec<i64> = (0..n).map(|_| (next() % 7) as i64 - 3).collect();
+        let sparse: Vec<i64> = (0..n)
+            .map(|_| {
+                if next() % 50 == 0 {
+                    (next() >> 20) as i64
+                } else {
+                    0
+                }
+            })
+            .collect();
+        let mut asc: Vec<i64> = (0..n as i64).map(|i| i * 3 + (next() % 2) as i64).collect();
+        asc[n / 2] = i64::MIN;
+        let negative: Vec<i64> = (0..n).map(|_| -((next() % 1_000_000) as i64)).collect();
+        let extremes: Vec<i64> = (0..n)
+            .map(|i| [i64::MIN, i64::MAX, 0, -1][(i + (next() % 2) as usize) % 4])
+            .collect();
+        for v in [&wide, &small, &sparse, &asc, &negative, &extremes] {
+            check_choice(v);
+            for r in [0, n / 10_000, n / 1_000, n / 100, n / 2, n - 1] {
+                let mut s = v.to_vec();
+                s.sort_unstable();
+                assert_eq!(
+                    select_ranks(v.iter().copied(), n, &[r]),
+                    vec![s[r]],
+                    "rank {r}"
+                );
+            }
         }
     }
 }

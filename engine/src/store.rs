@@ -4,6 +4,7 @@
 
 use crate::base::Base;
 use crate::clock::{system_clock, Hlc, WallClock};
+use crate::compact;
 use crate::delta::Delta;
 use crate::error::{Error, Result};
 use crate::lazy::Lazy;
@@ -43,6 +44,12 @@ pub struct Options {
     /// `Some(0)` = never automatically. Small flush segments above a large first segment
     /// wait longer (see [`Store::flush`]).
     pub compact_segments: Option<usize>,
+    /// Rows a writer holds decoded at which a flush compacts: those of the segments above
+    /// its mapped image, or every row when it has no image yet (a first bulk load, which
+    /// then maps the image it compacted). `None` = [`DEFAULT_COMPACT_ROWS`], `Some(0)` =
+    /// never. Keeps a writer's memory bounded whatever the segment count; writers told to
+    /// decode everything (`eager`) hold every row anyway and skip this rule.
+    pub compact_rows: Option<u64>,
     /// Ignore the segments and rebuild the state by replaying the whole log (read-only
     /// opens only; `tgms check` compares the two).
     pub replay_whole_log: bool,
@@ -66,6 +73,8 @@ impl Options {
 pub const DEFAULT_FLUSH_ROWS: u64 = 1 << 20;
 /// Default segment count that triggers compaction.
 pub const DEFAULT_COMPACT_SEGMENTS: usize = 8;
+/// Default count of decoded rows that triggers compaction (one default memtable).
+pub const DEFAULT_COMPACT_ROWS: u64 = 1 << 20;
 
 /// One batch as found in the log, with its outcome when the log recorded it.
 #[derive(Debug, Clone)]
@@ -144,6 +153,7 @@ pub struct Store {
     next_seq: u64,
     flush_rows: u64,
     compact_segments: usize,
+    compact_rows: u64,
     no_sync: bool,
 }
 
@@ -190,8 +200,8 @@ fn decode_listed(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Option<(PathBuf
     let Some(mapped) = open_listed(&path, io)? else {
         return Ok(None);
     };
+    check_listed(&path, &mapped, e)?;
     let bytes = mapped.bytes();
-    check_listed(&path, bytes, e)?;
     let corrupt = |offset: u64, kind: String| Error::Corruption {
         file: path.clone(),
         offset,
@@ -226,12 +236,15 @@ fn open_listed(path: &Path, io: IoMode) -> Result<Option<SegBytes>> {
 }
 
 /// A listed segment's bytes have the length and BLAKE3 digest its manifest record gives.
-fn check_listed(path: &Path, bytes: &[u8], e: &SegEntry) -> Result<()> {
+/// The digest is computed a window at a time and each window's pages are released after
+/// it (a mapped image is checked on every open and need not stay resident).
+fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
     let corrupt = |kind: String| Error::Corruption {
         file: path.to_path_buf(),
         offset: 0,
         kind,
     };
+    let bytes = mapped.bytes();
     if bytes.len() as u64 != e.file_len {
         return Err(corrupt(format!(
             "segment is {} bytes, the manifest says {}",
@@ -239,7 +252,13 @@ fn check_listed(path: &Path, bytes: &[u8], e: &SegEntry) -> Result<()> {
             e.file_len
         )));
     }
-    if content_digest(bytes) != e.blake3 {
+    let mut h = blake3::Hasher::new();
+    for at in (0..bytes.len()).step_by(crate::base::RELEASE_BYTES) {
+        let end = (at + crate::base::RELEASE_BYTES).min(bytes.len());
+        h.update_rayon(&bytes[at..end]);
+        mapped.release(at, end - at);
+    }
+    if *h.finalize().as_bytes() != e.blake3 {
         return Err(corrupt("segment content digest (blake3) mismatch".into()));
     }
     Ok(())
@@ -275,7 +294,7 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
     if b.len() < 12 || !seg::is_indexed(u16::from_le_bytes([b[10], b[11]])) {
         return Ok(None);
     }
-    check_listed(&path, b, e)?;
+    check_listed(&path, &bytes, e)?;
     let corrupt = |path: &Path, offset: u64, kind: String| Error::Corruption {
         file: path.to_path_buf(),
         offset,
@@ -416,6 +435,7 @@ impl Store {
             next_seq: 1,
             flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
+            compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
         })
     }
@@ -586,6 +606,7 @@ impl Store {
             next_seq,
             flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
+            compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
         })
     }
@@ -719,8 +740,9 @@ impl Store {
     }
 
     /// Sets the segment count at which a flush compacts, as [`Options::compact_segments`]
-    /// (`0` = never automatically): a bulk load that compacts at its end turns the
-    /// automatic compactions off for its duration.
+    /// (`0` = never automatically): a bulk load that compacts at its end turns these
+    /// compactions off for its duration (the decoded-rows rule, [`Options::compact_rows`],
+    /// still bounds its memory).
     pub fn set_compact_segments(&mut self, segments: usize) {
         self.compact_segments = segments;
     }
@@ -767,6 +789,12 @@ impl Store {
     /// flushes, while the small segments that closing writers seal above a large image
     /// ([`Store::close`]) are rewritten into it only once they are worth it (an open
     /// decodes them, §9.4 of `format-spec.md`; the image it maps).
+    ///
+    /// Independently, a writer compacts once it holds [`Options::compact_rows`] rows decoded:
+    /// the flush segments above its mapped image, or every row when it has no image (it
+    /// maps the image the compaction writes). So a bulk load's memory stays bounded by
+    /// about one memtable of decoded rows, each compaction merging them into the image
+    /// without decoding it (`compact.rs`).
     fn wants_compaction(&self) -> bool {
         let n = self.segments.len();
         let rows = |e: &SegEntry| (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges);
@@ -774,9 +802,16 @@ impl Store {
             Some((f, rest)) => (rows(f), rest.iter().map(rows).sum::<u64>()),
             None => return false,
         };
-        self.compact_segments > 0
-            && n >= self.compact_segments
-            && (rest.saturating_mul(8) >= first || n >= self.compact_segments.saturating_mul(8))
+        let decoded = match &self.mem {
+            Mem::Lazy(_) => rest,
+            Mem::State(_) if !self.eager => first + rest,
+            Mem::State(_) => 0,
+        };
+        (self.compact_rows > 0 && decoded >= self.compact_rows)
+            || (self.compact_segments > 0
+                && n >= self.compact_segments
+                && (rest.saturating_mul(8) >= first
+                    || n >= self.compact_segments.saturating_mul(8)))
     }
 
     /// Closes a writable store: seals what the log holds beyond the published segments as
@@ -849,17 +884,42 @@ impl Store {
         let seq = self.next_seq;
         let mem = &self.mem;
         let (bytes, zone) = seg::encode(seq, data, &|i| mem.rel_of(i), indexes);
+        let (path, mut f) = self.create_segment(seq)?;
+        f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+        let written = compact::Written {
+            len: bytes.len() as u64,
+            blake3: content_digest(&bytes),
+            zone,
+            end: data.end(),
+        };
+        self.seal_segment(seq, &path, f, data.base, written)
+    }
+
+    /// Creates the file of segment `seq` (it must not exist).
+    fn create_segment(&self, seq: u64) -> Result<(PathBuf, File)> {
         let path = self.dir.join(manifest::seg_name(seq));
-        let mut f = OpenOptions::new()
+        let f = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(&path)
             .map_err(|e| Error::io(&path, e))?;
-        f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+        Ok((path, f))
+    }
+
+    /// Makes written segment `seq` durable (file, then directory) and returns its manifest
+    /// record; the segment covers the log as it is now.
+    fn seal_segment(
+        &mut self,
+        seq: u64,
+        path: &Path,
+        f: File,
+        base: crate::state::Marks,
+        w: compact::Written,
+    ) -> Result<SegEntry> {
         if !self.no_sync {
-            crate::fault::sync_point(&path)
+            crate::fault::sync_point(path)
                 .and_then(|_| f.sync_all())
-                .map_err(|e| Error::io(&path, e))?;
+                .map_err(|e| Error::io(path, e))?;
         }
         drop(f);
         self.sync_dir()?;
@@ -867,15 +927,36 @@ impl Store {
         let wal_offset = self.wal.as_ref().map_or(0, |w| w.len_bytes());
         Ok(SegEntry {
             seq,
-            file_len: bytes.len() as u64,
-            blake3: content_digest(&bytes),
-            base: data.base,
-            end: data.end(),
+            file_len: w.len,
+            blake3: w.blake3,
+            base,
+            end: w.end,
             wal_offset,
             wal_record: self.wal_records,
-            zone,
+            zone: w.zone,
             stats: self.mem.stats().clone(),
         })
+    }
+
+    /// Writes the full image of a writer over a minor-4 mapped image by merging the image
+    /// with the delta, column by column, straight to the file (`compact.rs`): nothing is
+    /// decoded into a state. `None` when the writer is not such a writer.
+    fn write_merged_image(&mut self) -> Result<Option<SegEntry>> {
+        let Mem::Lazy(l) = &self.mem else {
+            return Ok(None);
+        };
+        if !l.base.is_sorted() {
+            return Ok(None);
+        }
+        let seq = self.next_seq;
+        let (path, f) = self.create_segment(seq)?;
+        let out = std::io::BufWriter::with_capacity(1 << 20, f);
+        let (out, written) = compact::write_image(l, seq, out).map_err(|e| Error::io(&path, e))?;
+        let f = out
+            .into_inner()
+            .map_err(|e| Error::io(&path, e.into_error()))?;
+        let base = crate::state::Marks::default();
+        self.seal_segment(seq, &path, f, base, written).map(Some)
     }
 
     /// Rewrites the store as one full image (every closure folded in, rows in segment
@@ -922,8 +1003,15 @@ impl Store {
         if let Some(wal) = self.wal.as_mut().filter(|_| unflushed) {
             wal.sync()?;
         }
-        let (data, stats) = self.image()?;
-        let entry = self.write_segment(&data, true)?;
+        // Over a minor-4 mapped image the image is merged with the delta as it is written;
+        // otherwise it is encoded from a decoded state.
+        let (entry, decoded) = match self.write_merged_image()? {
+            Some(entry) => (entry, None),
+            None => {
+                let (data, stats) = self.image()?;
+                (self.write_segment(&data, true)?, Some((data, stats)))
+            }
+        };
         manifest::write_fresh(&self.dir, std::slice::from_ref(&entry), self.no_sync)?;
         self.sync_dir()?;
         let mpath = self.dir.join(MANIFEST_FILE);
@@ -938,22 +1026,25 @@ impl Store {
         // number it holds are rebuilt from it (the old ones are dropped first): the image is
         // mapped, or, for an eager writer, decoded.
         self.mem = Mem::State(Box::default());
-        self.mem = if self.eager {
-            let mut st = State::default();
-            st.paranoid = self.paranoid;
-            st.load_seg(data)
-                .and_then(|()| st.finish_load(stats))
-                .map_err(|kind| Error::Corruption {
-                    file: seg_path,
-                    offset: 0,
-                    kind,
-                })?;
-            Mem::State(Box::new(st))
-        } else {
-            drop(data);
-            match open_lazy(&self.dir, self.io)? {
-                Some((lazy, _, _)) => Mem::Lazy(Box::new(lazy)),
-                None => return Err(Error::state("the image just published cannot be mapped")),
+        self.mem = match decoded {
+            Some((data, stats)) if self.eager => {
+                let mut st = State::default();
+                st.paranoid = self.paranoid;
+                st.load_seg(data)
+                    .and_then(|()| st.finish_load(stats))
+                    .map_err(|kind| Error::Corruption {
+                        file: seg_path,
+                        offset: 0,
+                        kind,
+                    })?;
+                Mem::State(Box::new(st))
+            }
+            decoded => {
+                drop(decoded);
+                match open_lazy(&self.dir, self.io)? {
+                    Some((lazy, _, _)) => Mem::Lazy(Box::new(lazy)),
+                    None => return Err(Error::state("the image just published cannot be mapped")),
+                }
             }
         };
         let n = collect_garbage(&self.dir, &self.segments)?;

@@ -891,3 +891,70 @@ fn scans_over_many_zones_equal_the_in_memory_scans() {
     compare_start_counts_wide(&lazy, &eager, &mut g);
     assert_eq!(lazy.digest(), eager.digest());
 }
+
+/// A writer compacts once it holds `compact_rows` rows decoded (`Options::compact_rows`):
+/// a load into a fresh store maps its first image at its first flush, and every later
+/// flush folds the flush segment into the image (merged over the mapped image, not
+/// decoded), so the segments above the image never hold a second memtable. The store
+/// equals the one an eager writer builds from the same batches.
+#[test]
+fn a_load_compacts_at_its_decoded_row_limit_and_stays_on_the_mapped_image() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, reference) = (dir.path().join("s"), dir.path().join("r"));
+    let bounded = Options {
+        flush_rows: Some(40),
+        compact_rows: Some(40),
+        compact_segments: Some(0),
+        ..opts()
+    };
+    let mut s = Store::create_with(&path, bounded).unwrap();
+    let eager = Options {
+        eager: true,
+        flush_rows: Some(40),
+        compact_segments: Some(0),
+        ..opts()
+    };
+    let mut r = Store::create_with(&reference, eager).unwrap();
+    let mut g = Rng(11);
+    let (mut flushes, mut compactions, mut tt) = (0, 0, 0);
+    let above = |s: &Store| -> u64 {
+        s.segments()
+            .iter()
+            .skip(1)
+            .map(|e| e.zone.node_rows + e.zone.edge_rows)
+            .sum()
+    };
+    for i in 0..400 {
+        tt += 1;
+        let ops: Vec<Op> = (0..1 + g.below(3))
+            .map(|_| Op::from_json(&random_op(&mut g)))
+            .collect();
+        let before = s.segments().to_vec();
+        let a = s.write_at(tt, ops.clone()).is_ok();
+        assert_eq!(a, r.write_at(tt, ops).is_ok(), "batch {i}");
+        if s.segments() != before.as_slice() {
+            flushes += 1;
+            compactions += usize::from(s.segments().len() == 1);
+            assert!(s.is_lazy(), "batch {i}: the writer did not map its image");
+        }
+        assert!(
+            above(&s) < 40,
+            "batch {i}: {} rows decoded above the image",
+            above(&s)
+        );
+        if i % 50 == 49 {
+            assert_eq!(s.digest(), r.digest(), "batch {i}");
+        }
+    }
+    assert!(
+        flushes >= 5 && compactions >= 3,
+        "{flushes} flushes, {compactions} compactions"
+    );
+    compare_point_reads(&s, &r, tt);
+    // The eager writer holds every row; it never compacted.
+    assert!(r.segments().len() >= flushes, "the eager writer compacted");
+    s.close().unwrap();
+    let lazy = read_only(&path, false);
+    assert!(lazy.is_lazy());
+    assert_eq!(lazy.digest(), r.digest());
+}

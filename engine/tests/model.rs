@@ -1450,6 +1450,9 @@ fn options(readings: &[i64], paranoid: bool) -> Options {
         // Tiny thresholds so that automatic flushes and compactions happen mid-case.
         flush_rows: Some(7),
         compact_segments: Some(3),
+        // Mostly the segment-count rule: the decoded-rows rule only once a writer holds
+        // more rows than most cases write.
+        compact_rows: Some(60),
         ..Options::default()
     }
 }
