@@ -71,7 +71,7 @@ struct Merge<'a> {
     b: &'a Base,
     d: &'a Delta,
     /// Per table, the old row numbers (image rows, then the delta's) in new order.
-    order: [Vec<u32>; 2],
+    order: [Order; 2],
     /// Per table, every closure (the image's, the delta's of image rows and of its own
     /// rows) with its row's new number, ascending.
     closes: [Vec<Closure>; 2],
@@ -79,7 +79,7 @@ struct Merge<'a> {
 
 impl<'a> Merge<'a> {
     fn new(b: &'a Base, d: &'a Delta) -> Merge<'a> {
-        let order = [0, 1].map(|k| merge_order(b, d, k));
+        let order = [0, 1].map(|k| Order::new(b, d, k));
         let closes = [0, 1].map(|k| closures(b, d, k, &order[k]));
         Merge {
             b,
@@ -172,7 +172,7 @@ impl<'a> Merge<'a> {
     /// end, so few keys are read.
     fn long_order(&self, k: usize) -> Vec<i64> {
         let (b, d) = (self.b, self.d);
-        let new_of = Renumbering::new(&self.order[k], d.n_base(k));
+        let new_of = &self.order[k];
         let nb = d.n_base(k);
         let mut above: Vec<(i64, u32)> = d.rows[k]
             .iter()
@@ -226,7 +226,7 @@ impl<'a> Merge<'a> {
         let rows = &self.d.rows[k];
         let mut at = 0;
         let mut bufs: [Vec<i64>; N] = std::array::from_fn(|_| Vec::new());
-        for (new, &old) in self.order[k].iter().enumerate() {
+        for (new, old) in self.order[k].iter().enumerate() {
             let (old, new) = (old as usize, new as u32);
             match old.checked_sub(nb) {
                 Some(j) => f(cols.map(|c| seg::row_value(c, &rows[j])), new),
@@ -254,7 +254,7 @@ impl<'a> Merge<'a> {
         Idents {
             m: self,
             k,
-            next: 0,
+            rows: self.order[k].iter(),
             at: 0,
             buf: Vec::new(),
         }
@@ -355,8 +355,8 @@ impl<'a> Merge<'a> {
 struct Idents<'a> {
     m: &'a Merge<'a>,
     k: usize,
-    /// The next position in new order.
-    next: usize,
+    /// The old rows in new order, from the next one on.
+    rows: OrderIter<'a>,
     /// The image rows `[at, at + buf.len())`, decoded.
     at: usize,
     buf: Vec<i64>,
@@ -367,8 +367,7 @@ impl Iterator for Idents<'_> {
 
     fn next(&mut self) -> Option<u32> {
         let (m, k) = (self.m, self.k);
-        let old = *m.order[k].get(self.next)? as usize;
-        self.next += 1;
+        let old = self.rows.next()? as usize;
         let nb = m.d.n_base(k) as usize;
         let x = match old.checked_sub(nb) {
             Some(j) => return Some(m.d.rows[k][j].ident),
@@ -415,70 +414,76 @@ fn merge_by(
     }
 }
 
-/// The rows of table `k` in segment order (§6.1), as old row numbers: the image's rows
-/// (already in that order) merged with the delta's, sorted stably by `(vt_s, ident, tt_s)`;
-/// on equal keys the image's row goes first, as the older one.
-fn merge_order(b: &Base, d: &Delta, k: usize) -> Vec<u32> {
-    let g = [ROWS_NODE, ROWS_EDGE][k];
-    let rows = &d.rows[k];
-    let key = |r: &Row| (r.vt_s, r.ident, r.tt_s);
-    let mut above: Vec<u32> = (0..rows.len() as u32).collect();
-    above.par_sort_by_key(|&j| key(&rows[j as usize])); // stable
-    let nb = d.n_base(k);
-    let mut order = Vec::with_capacity(nb as usize + rows.len());
-    let mut next = above.iter().peekable();
-    for a in (0..nb as usize).step_by(STRETCH) {
-        let e = (a + STRETCH).min(nb as usize);
-        let vt_s = b.chunk_range(g + VT_S, a, e);
-        let ident = b.chunk_range(g + IDENT, a, e);
-        let tt_s = b.chunk_range(g + TT_S, a, e);
-        for i in 0..e - a {
-            let at = |v: &[i64]| v.get(i).copied().unwrap_or(0);
-            let here = (at(&vt_s), at(&ident) as u32, at(&tt_s));
-            while let Some(&&j) = next.peek() {
-                if key(&rows[j as usize]) >= here {
-                    break;
-                }
-                order.push(nb + j);
-                next.next();
-            }
-            order.push((a + i) as u32);
-        }
-    }
-    order.extend(next.map(|&j| nb + j));
-    order
-}
-
-/// The new number of every old row, given the old rows of a table in new order, in a few
-/// bytes per row of the delta rather than per row of the table: the image's rows keep their
-/// order, so image row `r` moves up by the delta rows placed before it.
-struct Renumbering {
+/// The rows of one table in segment order (§6.1): the image's rows (already in that order)
+/// merged with the delta's, sorted stably by `(vt_s, ident, tt_s)`; on equal keys the
+/// image's row goes first, as the older one. Only the delta's placements are held (12 bytes
+/// a delta row), not a number per row of the table: the image's rows keep their order.
+struct Order {
     /// The image's row count.
     nb: u32,
-    /// Per delta row, in new order: the image rows before it (ascending).
+    /// The delta's rows (local numbers) in new order.
+    above: Vec<u32>,
+    /// Per entry of `above`: the image rows placed before it (ascending).
     image_before: Vec<u32>,
-    /// Per delta row, by old number: its new number.
+    /// Per delta row (local number): its new number.
     delta_new: Vec<u32>,
 }
 
-impl Renumbering {
-    fn new(order: &[u32], nb: u32) -> Renumbering {
-        let n_delta = order.len().saturating_sub(nb as usize);
-        let (mut image_before, mut delta_new) = (Vec::with_capacity(n_delta), vec![0; n_delta]);
-        for (new, &old) in order.iter().enumerate() {
-            if let Some(j) = old.checked_sub(nb) {
-                delta_new[j as usize] = new as u32;
-                image_before.push(new as u32 - image_before.len() as u32);
+impl Order {
+    fn new(b: &Base, d: &Delta, k: usize) -> Order {
+        let g = [ROWS_NODE, ROWS_EDGE][k];
+        let rows = &d.rows[k];
+        let key = |r: &Row| (r.vt_s, r.ident, r.tt_s);
+        let mut above: Vec<u32> = (0..rows.len() as u32).collect();
+        above.par_sort_by_key(|&j| key(&rows[j as usize])); // stable
+        let nb = d.n_base(k);
+        let mut image_before = Vec::with_capacity(above.len());
+        for a in (0..nb as usize).step_by(STRETCH) {
+            let e = (a + STRETCH).min(nb as usize);
+            let vt_s = b.chunk_range(g + VT_S, a, e);
+            let ident = b.chunk_range(g + IDENT, a, e);
+            let tt_s = b.chunk_range(g + TT_S, a, e);
+            for i in 0..e - a {
+                let at = |v: &[i64]| v.get(i).copied().unwrap_or(0);
+                let here = (at(&vt_s), at(&ident) as u32, at(&tt_s));
+                // The delta rows that sort before image row `a + i`.
+                while let Some(&j) = above.get(image_before.len()) {
+                    if key(&rows[j as usize]) >= here {
+                        break;
+                    }
+                    image_before.push((a + i) as u32);
+                }
             }
         }
-        Renumbering {
+        image_before.resize(above.len(), nb);
+        let mut delta_new = vec![0; above.len()];
+        for (p, (&j, &before)) in above.iter().zip(&image_before).enumerate() {
+            delta_new[j as usize] = before + p as u32;
+        }
+        Order {
             nb,
+            above,
             image_before,
             delta_new,
         }
     }
 
-    /// The new number of old row `old` (`NONE` when out of range).
+    /// The table's row count.
+    fn len(&self) -> usize {
+        self.nb as usize + self.above.len()
+    }
+
+    /// The old row numbers in new order.
+    fn iter(&self) -> OrderIter<'_> {
+        OrderIter {
+            o: self,
+            image: 0,
+            delta: 0,
+        }
+    }
+
+    /// The new number of old row `old` (`NONE` when out of range): an image row moves up
+    /// by the delta rows placed before it.
     fn of(&self, old: u32) -> u32 {
         match old.checked_sub(self.nb) {
             Some(j) => self.delta_new.get(j as usize).copied().unwrap_or(NONE),
@@ -487,9 +492,36 @@ impl Renumbering {
     }
 }
 
+/// [`Order::iter`].
+#[derive(Clone)]
+struct OrderIter<'a> {
+    o: &'a Order,
+    /// The next image row and the next entry of `above`.
+    image: u32,
+    delta: usize,
+}
+
+impl Iterator for OrderIter<'_> {
+    type Item = u32;
+
+    fn next(&mut self) -> Option<u32> {
+        let o = self.o;
+        match o.image_before.get(self.delta) {
+            Some(&before) if before <= self.image => {
+                self.delta += 1;
+                Some(o.nb + o.above[self.delta - 1])
+            }
+            _ if self.image < o.nb => {
+                self.image += 1;
+                Some(self.image - 1)
+            }
+            _ => None,
+        }
+    }
+}
+
 /// Every closure of table `k`, its row renumbered by `order`, ascending by row.
-fn closures(b: &Base, d: &Delta, k: usize, order: &[u32]) -> Vec<Closure> {
-    let new_of = Renumbering::new(order, d.n_base(k));
+fn closures(b: &Base, d: &Delta, k: usize, order: &Order) -> Vec<Closure> {
     let g = [ROWS_NODE, ROWS_EDGE][k];
     let n = b.n_close(k);
     let col = |c: u16| b.chunk_range(g + c, 0, n);
@@ -499,7 +531,7 @@ fn closures(b: &Base, d: &Delta, k: usize, order: &[u32]) -> Vec<Closure> {
         col(CLOSE_BY),
         col(CLOSE_REASON),
     );
-    let renumber = |r: u32| new_of.of(r);
+    let renumber = |r: u32| order.of(r);
     let origin = |x: i64| {
         u8::try_from(x)
             .ok()
@@ -587,7 +619,8 @@ mod tests {
 
     /// Compaction over the mapped image writes exactly the bytes (and manifest record) a
     /// writer that decoded every segment writes, on random stores whose flush segments
-    /// add rows, dictionary entries and identities above the image and close image rows.
+    /// add rows, dictionary entries and identities above the image and close image rows, and
+    /// whose log holds a tail (the lazy writer's memtable, merged with the rest).
     #[test]
     fn merged_image_equals_the_decoded_image() {
         for seed in 1..=24u64 {
@@ -599,7 +632,13 @@ mod tests {
             let tt = write_random(&mut s, &mut r, 1000, first);
             s.compact().unwrap();
             let above = r.below(40) as usize;
-            write_random(&mut s, &mut r, tt, above);
+            let mut tt = write_random(&mut s, &mut r, tt, above);
+            // A log tail: the lazy writer merges its memtable too (no flush first).
+            for _ in 0..r.below(6) {
+                tt += 1 + r.below(3) as i64;
+                let ops: Vec<Op> = (0..2).map(|_| Op::from_json(&random_op(&mut r))).collect();
+                let _ = s.write_at(tt, ops);
+            }
             drop(s);
             let (lazy, eager) = (t.path().join("lazy"), t.path().join("eager"));
             copy_dir(&base, &lazy);

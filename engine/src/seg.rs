@@ -482,7 +482,6 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     } else {
         for_len(n, lo, hi)
     };
-    let (dmin, dw) = patched_frame(deltas_of(v));
     let skips = v.iter().step_by(DFORS_STRIDE);
     let (slo, shi) = skips.fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
     let skip_bytes = if n == 0 {
@@ -490,11 +489,30 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     } else {
         for_len(n.div_ceil(DFORS_STRIDE), slo, shi)
     };
-    // count | first | n_exc, then the patched body of the deltas, then the skip column.
-    let dfors_bytes = 16 + patched_len(deltas_of(v), n, dmin, dw) + skip_bytes;
-    let (pmin, pw) = patched_frame(v.iter().copied());
-    // count | patched body | n_exc (counted in the list's 9 + 12 × n_exc) | starts
-    let pfor_bytes = 8 + patched_len(v.iter().copied(), n, pmin, pw);
+    // The two patched frames are independent passes over the column: a long one takes
+    // both cores (the sizes and the bytes are the same either way).
+    let frames = || {
+        let dfors = || {
+            let (min, w) = patched_frame(deltas_of(v));
+            // count | first | n_exc, then the patched body of the deltas, then the skips.
+            (
+                min,
+                w,
+                16 + patched_len(deltas_of(v), n, min, w) + skip_bytes,
+            )
+        };
+        let pfor = || {
+            let (min, w) = patched_frame(v.iter().copied());
+            // count | patched body | n_exc (in the list's 9 + 12 × n_exc) | starts
+            (min, w, 8 + patched_len(v.iter().copied(), n, min, w))
+        };
+        if n > 1 << 16 {
+            rayon::join(dfors, pfor)
+        } else {
+            (dfors(), pfor())
+        }
+    };
+    let ((dmin, dw, dfors_bytes), (pmin, pw, pfor_bytes)) = frames();
     if dfors_bytes < for_bytes && dfors_bytes <= pfor_bytes {
         put_dfors_framed(out, v, dmin, dw);
         codec::DFORS

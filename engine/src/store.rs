@@ -775,12 +775,38 @@ impl Store {
     /// May compact afterwards ([`Store::wants_compaction`]).
     pub fn flush(&mut self) -> Result<bool> {
         self.writable()?;
+        if self.merges_at_flush() {
+            // The flush would be compacted at once: the memtable is merged into the image
+            // directly (the same image; no flush segment written, sealed and reloaded).
+            let r = self.compact_inner();
+            self.poison(r)?;
+            return Ok(true);
+        }
         let r = self.flush_inner();
         let flushed = self.poison(r)?;
         if flushed && self.wants_compaction() {
             self.compact()?;
         }
         Ok(flushed)
+    }
+
+    /// True when a writer over a minor-4 mapped image has something to flush and the flush
+    /// would bring its decoded rows (the segments above the image plus the memtable) to
+    /// [`Options::compact_rows`]: the flush then merges the memtable into the image.
+    fn merges_at_flush(&self) -> bool {
+        let Mem::Lazy(l) = &self.mem else {
+            return false;
+        };
+        let rows = |e: &SegEntry| (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges);
+        let above: u64 = self.segments.iter().skip(1).map(rows).sum();
+        let unflushed = self
+            .wal
+            .as_ref()
+            .is_some_and(|w| w.len_bytes() != self.covered.0);
+        unflushed
+            && l.base.is_sorted()
+            && self.compact_rows > 0
+            && above + l.memtable_rows() >= self.compact_rows
     }
 
     /// The automatic compaction rule: at least `compact_segments` segments, and the segments
@@ -995,7 +1021,10 @@ impl Store {
         {
             return Ok(0);
         }
-        if matches!(self.mem, Mem::Lazy(_)) && unflushed {
+        // A writer over an older image (rows in write order) decodes its segments to
+        // compact, so its memtable is flushed first; over a minor-4 image the memtable is
+        // merged with the rest.
+        if matches!(&self.mem, Mem::Lazy(l) if !l.base.is_sorted()) && unflushed {
             self.flush_inner()?;
             unflushed = false;
         }
