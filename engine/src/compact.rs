@@ -1,13 +1,13 @@
 //! Compaction over a mapped image (`format-spec.md` §9.3): the rows of the image and those
-//! of the flush segments above it (the delta) are merged into the new full image in
-//! segment order, one column at a time, and the file is written chunk by chunk. Nothing is
-//! decoded into an in-memory state: the peak is the merge order, one column (and its
-//! encodings) and the delta, not the store.
+//! above it (the delta: the decoded flush segments and the memtable) are merged into the
+//! new full image in segment order, one column at a time, and the file is written chunk by
+//! chunk. Nothing is decoded into an in-memory state: the peak is the delta, the places of
+//! its rows among the image's and one column (and its encoding), not the store.
 //!
 //! The file is byte for byte the one a writer that decoded every segment writes
 //! (`State::sorted_image`; tested): ids continue the image's in both, the image's rows are
 //! in segment order already, and the merge keeps ties in their previous order (image rows
-//! before the delta's, the delta's in their own order), as the stable sort does.
+//! before the delta's, the delta's in their store order), as the stable sort does.
 
 use crate::base::{first_not_below, Base};
 use crate::delta::Delta;
@@ -31,9 +31,9 @@ pub(crate) struct Written {
     pub(crate) end: Marks,
 }
 
-/// Writes the full image of `l` as segment `seq` (minor 4) to `w`. The caller flushed the
-/// memtable first, and `l`'s image is of minor 4 (rows in segment order); an older image
-/// is rewritten through a decoded state instead.
+/// Writes the full image of `l` (its memtable included) as segment `seq` (minor 4) to `w`.
+/// `l`'s image must be of minor 4 (rows in segment order); an older image is rewritten
+/// through a decoded state instead.
 pub(crate) fn write_image<W: Write>(l: &Lazy, seq: u64, w: W) -> std::io::Result<(W, Written)> {
     let m = Merge::new(&l.base, &l.delta);
     let mut sw = seg::SegWriter::new(w, seq, SEG_MINOR_SORTED, Marks::default());
@@ -70,7 +70,7 @@ pub(crate) fn write_image<W: Write>(l: &Lazy, seq: u64, w: W) -> std::io::Result
 struct Merge<'a> {
     b: &'a Base,
     d: &'a Delta,
-    /// Per table, the old row numbers (image rows, then the delta's) in new order.
+    /// Per table, the merged order of the image's rows and the delta's.
     order: [Order; 2],
     /// Per table, every closure (the image's, the delta's of image rows and of its own
     /// rows) with its row's new number, ascending.
