@@ -613,6 +613,8 @@ pub(crate) struct Caches {
     heap_order: [OnceLock<Vec<u32>>; 2],
     /// Hash tables of the uid and string ids (`Base::find_hashed`), built for writers.
     heap_hash: [OnceLock<Vec<u32>>; 2],
+    /// Hash table of the content ids (`Base::find_content`), built for writers.
+    content_hash: OnceLock<Vec<u32>>,
     /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
     /// read of an open row skips the search in the close rows (images before minor 4,
     /// which carry no closed-row set).
@@ -682,6 +684,49 @@ impl TimeIndex {
             &self.by_start
         }
     }
+}
+
+/// An open-addressing hash table of the ids `0..n` (given their hashes in id order):
+/// linear probing, `NONE` for an empty slot, at most two thirds full (4 to 8 bytes an id).
+/// An id is found by [`probe`]; ids inserted earlier come first along a probe sequence.
+fn id_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u32> {
+    let mut t = vec![NONE; (n + n / 2).next_power_of_two().max(16)];
+    let mask = t.len() - 1;
+    for (id, h) in hashes.enumerate() {
+        let mut at = h & mask;
+        while t[at] != NONE {
+            at = (at + 1) & mask;
+        }
+        t[at] = id as u32;
+    }
+    t
+}
+
+/// The first id of table `t` along the probe sequence of hash `h` that `is` accepts.
+fn probe(t: &[u32], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
+    let mask = t.len().checked_sub(1)?;
+    let mut at = h & mask;
+    loop {
+        match t[at] {
+            NONE => return None,
+            id if is(id) => return Some(id),
+            _ => at = (at + 1) & mask,
+        }
+    }
+}
+
+fn hash_bytes(b: &[u8]) -> usize {
+    use std::hash::Hasher;
+    let mut x = rustc_hash::FxHasher::default();
+    x.write(b);
+    x.finish() as usize
+}
+
+fn hash_content(c: &Content) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut x = rustc_hash::FxHasher::default();
+    c.hash(&mut x);
+    x.finish() as usize
 }
 
 /// Bytes of the mapped image that the checks at open read before releasing them.
@@ -1090,46 +1135,54 @@ impl Base {
     }
 
     /// The id of string `s` of heap `k` (0 uids, 1 strings) through a hash table of the
-    /// heap's ids (4 to 8 bytes a string), built by the first call; a heap too large for
-    /// its offsets to be cached is searched in its order instead. Writers look up every
-    /// name they write (two uids an event); reads keep the binary search, which needs no
-    /// table and so costs a fresh process nothing.
+    /// heap's ids ([`id_table`]), built by the first call; a heap too large for its offsets
+    /// to be cached is searched in its order instead. Writers look up every name they write
+    /// (two uids an event); reads keep the binary search, which needs no table and so costs
+    /// a fresh process nothing.
     pub(crate) fn find_hashed(&self, k: usize, s: &str) -> Option<u32> {
         let h = [&self.uids, &self.strings][k];
-        let hash = |b: &[u8]| {
-            use std::hash::Hasher;
-            let mut x = rustc_hash::FxHasher::default();
-            x.write(b);
-            x.finish() as usize
-        };
         let cache = &self.caches.heap_offs[k];
         let table = self.caches.heap_hash[k].get_or_init(|| {
             if h.n > CACHED_HEAP_STRINGS {
                 return Vec::new();
             }
-            let mut t = vec![NONE; (2 * h.n).next_power_of_two().max(16)];
-            let mask = t.len() - 1;
-            for id in 0..h.n as u32 {
-                let mut at = hash(self.cached_bytes(h, cache, id)) & mask;
-                while t[at] != NONE {
-                    at = (at + 1) & mask;
-                }
-                t[at] = id;
-            }
-            t
+            let hashes = (0..h.n as u32).map(|id| hash_bytes(self.cached_bytes(h, cache, id)));
+            id_table(h.n, hashes)
         });
         if table.is_empty() {
             return self.heap_find(h, k, s);
         }
-        let mask = table.len() - 1;
-        let mut at = hash(s.as_bytes()) & mask;
-        loop {
-            match table[at] {
-                NONE => return None,
-                id if self.cached_bytes(h, cache, id) == s.as_bytes() => return Some(id),
-                _ => at = (at + 1) & mask,
+        probe(table, hash_bytes(s.as_bytes()), |id| {
+            self.cached_bytes(h, cache, id) == s.as_bytes()
+        })
+    }
+
+    /// The id of the image's content `c` (the first, were it stored twice), through a hash
+    /// table of the content ids built by the first call ([`id_table`]: 4 to 8 bytes a
+    /// content, the columns read a stretch at a time). Writers look up every content they
+    /// add, so that the store keeps one record per content (invariant S4).
+    pub(crate) fn find_content(&self, c: Content) -> Option<u32> {
+        use chunk::*;
+        let n = self.marks.contents as usize;
+        let table = self.caches.content_hash.get_or_init(|| {
+            let mut hashes = Vec::with_capacity(n);
+            for a in (0..n).step_by(1 << 16) {
+                let e = (a + (1 << 16)).min(n);
+                let [l, p, s, v] = [CONTENT_LABEL, CONTENT_PROPS, CONTENT_SOURCE, CONTENT_PROV]
+                    .map(|id| self.chunk_range(id, a, e));
+                for i in 0..e - a {
+                    let at = |col: &[i64]| col.get(i).map_or(NONE, |&x| x as u32);
+                    hashes.push(hash_content(&Content {
+                        label: at(&l),
+                        props: at(&p),
+                        source: at(&s),
+                        provenance: at(&v),
+                    }));
+                }
             }
-        }
+            id_table(n, hashes.into_iter())
+        });
+        probe(table, hash_content(&c), |id| self.content(id) == c)
     }
 
     /// The id of uid `s`, by binary search in the uid order.
@@ -2060,6 +2113,20 @@ pub(crate) mod tests {
                         assert_eq!(b.find_hashed(k, absent), None, "{absent:?}");
                     }
                 }
+            }
+            // Every content is found (the first id holding it); a content no id holds is not.
+            for (id, c) in d.contents.iter().enumerate() {
+                let first = d.contents.iter().position(|x| x == c).unwrap() as u32;
+                assert_eq!(b.find_content(*c), Some(first), "content {id}");
+            }
+            let absent = Content {
+                label: NONE,
+                props: 0,
+                source: 0,
+                provenance: 0,
+            };
+            if !d.contents.contains(&absent) {
+                assert_eq!(b.find_content(absent), None);
             }
         }
         // The valid-time index against a brute-force sort of the rows.

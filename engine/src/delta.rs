@@ -34,8 +34,6 @@ pub(crate) struct Delta {
     pub(crate) contents: Vec<Content>,
     /// Content lookup of `contents` (store ids), so writes add no duplicate.
     pub(crate) content_ids: FxHashMap<Content, u32>,
-    /// Content lookup of the image's contents, built by the first write that adds one.
-    pub(crate) image_contents: Option<FxHashMap<Content, u32>>,
     pub(crate) idents: Vec<IdentRec>,
     eids: Vec<OnceLock<Id12>>,
     /// Explicit (mapped) identities created above the image.
@@ -138,7 +136,6 @@ impl Delta {
             strings: Interner::default(),
             contents: Vec::new(),
             content_ids: FxHashMap::default(),
-            image_contents: None,
             idents: Vec::new(),
             eids: Vec::new(),
             mapped: FxHashMap::default(),

@@ -17,7 +17,6 @@ use crate::state::{
     closure_of, open_row, permute_from, Content, IdentRec, Row, SegData, Trace, NONE,
 };
 use crate::time::OPEN_END;
-use rustc_hash::FxHashMap;
 
 impl Tables for Lazy {
     // Names are found in the image through its hash tables (`Base::find_hashed`), then in
@@ -63,15 +62,7 @@ impl Tables for Lazy {
         if let Some(&id) = self.delta.content_ids.get(&c) {
             return id;
         }
-        let base = &self.base;
-        let image = self.delta.image_contents.get_or_insert_with(|| {
-            let mut m = FxHashMap::default();
-            for i in 0..base.marks().contents as u32 {
-                m.entry(base.content(i)).or_insert(i);
-            }
-            m
-        });
-        if let Some(&id) = image.get(&c) {
+        if let Some(id) = self.base.find_content(c) {
             return id;
         }
         let id = self.delta.base.contents as u32 + self.delta.contents.len() as u32;
