@@ -729,9 +729,6 @@ fn hash_content(c: &Content) -> usize {
     x.finish() as usize
 }
 
-/// Bytes of the mapped image that the checks at open read before releasing them.
-pub(crate) const RELEASE_BYTES: usize = 8 << 20;
-
 /// The most strings a heap may hold for its offsets to be decoded into memory (16 MB).
 const CACHED_HEAP_STRINGS: usize = 1 << 22;
 
@@ -832,7 +829,7 @@ impl Base {
         // goes (reads fault back in what they touch), so an open never holds the whole file.
         let mut released = 0;
         let dir = seg::read_dir_with(b, &mut |end| {
-            if end - released >= RELEASE_BYTES {
+            if end - released >= crate::mmap::RELEASE_BYTES {
                 bytes.release(released, end - released);
                 released = end;
             }

@@ -9,6 +9,10 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
+/// Bytes of a mapped segment that a pass over the whole file (the checks at open) reads
+/// before releasing them ([`SegBytes::release`]).
+pub(crate) const RELEASE_BYTES: usize = 8 << 20;
+
 /// How segment files are read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IoMode {

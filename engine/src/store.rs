@@ -253,8 +253,8 @@ fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
         )));
     }
     let mut h = blake3::Hasher::new();
-    for at in (0..bytes.len()).step_by(crate::base::RELEASE_BYTES) {
-        let end = (at + crate::base::RELEASE_BYTES).min(bytes.len());
+    for at in (0..bytes.len()).step_by(crate::mmap::RELEASE_BYTES) {
+        let end = (at + crate::mmap::RELEASE_BYTES).min(bytes.len());
         h.update_rayon(&bytes[at..end]);
         mapped.release(at, end - at);
     }
@@ -335,6 +335,11 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
         stats: last.stats.clone(),
     };
     Ok(Some((lazy, entries, good_len)))
+}
+
+/// The rows (nodes plus edges) segment `e` adds.
+fn seg_rows(e: &SegEntry) -> u64 {
+    (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges)
 }
 
 /// Deletes segment files and temporary files that the manifest does not reference.
@@ -797,8 +802,7 @@ impl Store {
         let Mem::Lazy(l) = &self.mem else {
             return false;
         };
-        let rows = |e: &SegEntry| (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges);
-        let above: u64 = self.segments.iter().skip(1).map(rows).sum();
+        let above: u64 = self.segments.iter().skip(1).map(seg_rows).sum();
         let unflushed = self
             .wal
             .as_ref()
@@ -823,9 +827,8 @@ impl Store {
     /// without decoding it (`compact.rs`).
     fn wants_compaction(&self) -> bool {
         let n = self.segments.len();
-        let rows = |e: &SegEntry| (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges);
         let (first, rest) = match self.segments.split_first() {
-            Some((f, rest)) => (rows(f), rest.iter().map(rows).sum::<u64>()),
+            Some((f, rest)) => (seg_rows(f), rest.iter().map(seg_rows).sum::<u64>()),
             None => return false,
         };
         let decoded = match &self.mem {
