@@ -319,6 +319,26 @@ fn chunked_parse_hands_over_whole_chunks_in_order() {
         Err(Error::invalid("full"))
     });
     assert!(matches!(r, Err(Error::InvalidArg { .. })), "{r:?}");
+    // The input is read a line at a time: a line that is not UTF-8 is malformed at its own
+    // number (the whole units before it handed over), and `\r\n` ends a line as `\n` does.
+    let mut bytes = broken
+        .replace("11 x 111", "11 12 111")
+        .replace('\n', "\r\n")
+        .into_bytes();
+    let at = bytes.windows(9).position(|w| w == b"11 12 111").unwrap();
+    bytes[at + 3] = 0xFF;
+    let mut got = Vec::new();
+    let r = parse_chunks(&p(), &bytes[..], Format::Snap, None, (4, 4), |c| {
+        got.extend(c);
+        Ok(())
+    });
+    match r {
+        Err(Error::BadInput {
+            line: 12, reason, ..
+        }) => assert!(reason.contains("UTF-8"), "{reason}"),
+        r => panic!("{r:?}"),
+    }
+    assert_eq!(got, all[..8]);
 }
 
 // ---------------------------------------------------------------- CollegeMsg
