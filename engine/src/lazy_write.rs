@@ -18,22 +18,55 @@ use crate::state::{
 };
 use crate::time::OPEN_END;
 
-impl Tables for Lazy {
-    // Names are found in the image through its hash tables (`Base::find_hashed`), then in
-    // the delta.
+/// The dictionaries a name lives in: uids (0) or strings (1), as `Base::find_hashed`
+/// numbers them.
+const UIDS: usize = 0;
+const STRINGS: usize = 1;
 
-    fn register(&mut self, uid: &str) -> u32 {
-        match self.base.find_hashed(0, uid) {
-            Some(id) => id,
-            None => self.delta.base.uids as u32 + self.delta.uids.intern(uid),
+impl Lazy {
+    /// The delta's dictionary `k` and the id of its first entry.
+    fn names(&mut self, k: usize) -> (&mut crate::state::Interner, u32) {
+        let d = &mut self.delta;
+        if k == UIDS {
+            (&mut d.uids, d.base.uids as u32)
+        } else {
+            (&mut d.strings, d.base.strings as u32)
         }
     }
 
-    fn uid_id(&self, uid: &str) -> Option<u32> {
-        self.base.find_hashed(0, uid).or_else(|| {
+    /// A writer's lookup of name `s` in dictionary `k`: the image's through its hash table
+    /// (`Base::find_hashed`), then the delta's.
+    fn find_name(&self, k: usize, s: &str) -> Option<u32> {
+        self.base.find_hashed(k, s).or_else(|| {
             let d = &self.delta;
-            d.uids.get(uid).map(|j| j + d.base.uids as u32)
+            let (names, first) = if k == UIDS {
+                (&d.uids, d.base.uids)
+            } else {
+                (&d.strings, d.base.strings)
+            };
+            names.get(s).map(|j| j + first as u32)
         })
+    }
+
+    /// [`Lazy::find_name`], adding `s` to the delta when it is new.
+    fn add_name(&mut self, k: usize, s: &str) -> u32 {
+        match self.base.find_hashed(k, s) {
+            Some(id) => id,
+            None => {
+                let (names, first) = self.names(k);
+                first + names.intern(s)
+            }
+        }
+    }
+}
+
+impl Tables for Lazy {
+    fn register(&mut self, uid: &str) -> u32 {
+        self.add_name(UIDS, uid)
+    }
+
+    fn uid_id(&self, uid: &str) -> Option<u32> {
+        self.find_name(UIDS, uid)
     }
 
     fn uid_name(&self, id: u32) -> &str {
@@ -41,17 +74,11 @@ impl Tables for Lazy {
     }
 
     fn intern(&mut self, s: &str) -> u32 {
-        match self.base.find_hashed(1, s) {
-            Some(id) => id,
-            None => self.delta.base.strings as u32 + self.delta.strings.intern(s),
-        }
+        self.add_name(STRINGS, s)
     }
 
     fn string_id(&self, s: &str) -> Option<u32> {
-        self.base.find_hashed(1, s).or_else(|| {
-            let d = &self.delta;
-            d.strings.get(s).map(|j| j + d.base.strings as u32)
-        })
+        self.find_name(STRINGS, s)
     }
 
     fn string(&self, id: u32) -> &str {

@@ -809,7 +809,7 @@ fn u32s(v: impl Iterator<Item = u32>) -> Vec<i64> {
 }
 
 /// An optional id as stored: `0` for none, else the id + 1.
-pub(crate) fn opt_id(x: u32) -> i64 {
+fn opt_id(x: u32) -> i64 {
     if x == NONE {
         0
     } else {
