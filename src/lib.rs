@@ -5,6 +5,8 @@ pub mod benchrun;
 pub mod demo;
 pub mod eval;
 pub mod export_rows;
+pub mod grounding;
 pub mod load;
+pub mod mcp;
 pub mod trace_view;
 pub mod verified;

@@ -305,6 +305,43 @@ enum Cmd {
         #[arg(long)]
         html: Option<PathBuf>,
     },
+    /// Serve the store to AI agents over the Model Context Protocol (MCP).
+    ///
+    /// Every operator is a tool with its real argument schema; `validate_plan`, `run_plan`,
+    /// `verify_answer`, `get_trace`, `get_result` and `dataset_card` carry the verifier;
+    /// resources: tgms://dataset-card, tgms://manual, tgms://trace/{id},
+    /// tgms://result/{digest}. There are no write tools. stdio by default (stdout is the
+    /// protocol; logs go to stderr); --http serves streamable HTTP at http://ADDR/mcp.
+    ///
+    /// --readonly takes no lock, runs no recovery and writes nothing under STORE (results are
+    /// kept in memory, or under --results-dir outside the store); it serves beside a live
+    /// writer and sees each newly published state on its next call. Guide: docs/mcp.md.
+    ///
+    /// Example: tgms serve --store /tmp/store --readonly
+    ///          tgms serve --store /tmp/store --readonly --http 127.0.0.1:8765
+    Serve {
+        /// Existing store directory.
+        #[arg(long)]
+        store: PathBuf,
+        /// Open read-only: no writer lock, no recovery, no file created, changed or removed
+        /// under STORE.
+        #[arg(long)]
+        readonly: bool,
+        /// Keep traces and envelopes in this directory (must be outside STORE). Default: the
+        /// store's result store, or with --readonly a bounded in-memory store of 1,000
+        /// entries.
+        #[arg(long)]
+        results_dir: Option<PathBuf>,
+        /// Cost ceilings as JSON, e.g. '{"time_est_ms": 2000}' (keys rows_scanned_est,
+        /// expansions_est, time_est_ms; others keep their defaults). Calls estimated above
+        /// them are refused with E_COST and a narrowing repair.
+        #[arg(long)]
+        ceilings: Option<String>,
+        /// Serve streamable HTTP on ADDR (e.g. 127.0.0.1:8765; port 0 picks one and the
+        /// address is printed on stderr) instead of stdio.
+        #[arg(long)]
+        http: Option<std::net::SocketAddr>,
+    },
     /// Evaluation harnesses: the verifier mutation experiment (spec/evaluation.md §4), the
     /// state-at-T regression (§5) and the incident reconstruction (§6).
     #[command(subcommand)]
@@ -1134,6 +1171,68 @@ fn cmd_tools(format: ToolsFormat) -> CmdResult {
     Ok(())
 }
 
+/// `tgms serve`: checks the options (usage errors exit 2 before anything is opened), then
+/// serves until the client goes away. Nothing is printed on stdout but the protocol.
+fn cmd_serve(
+    store: PathBuf,
+    readonly: bool,
+    results_dir: Option<PathBuf>,
+    ceilings: Option<&str>,
+    http: Option<std::net::SocketAddr>,
+) -> CmdResult {
+    use tgms::mcp::backend::{BackendOptions, Results};
+    let ceilings = match ceilings {
+        None => tgms_operators::Ceilings::default(),
+        Some(t) => {
+            let v = canon::parse(t)
+                .map_err(|e| Failure::Usage(format!("--ceilings is not valid JSON: {e}")))?;
+            tgms_operators::Ceilings::from_json(&v)
+                .map_err(|e| Failure::Usage(format!("--ceilings: {}", e.message)))?
+        }
+    };
+    if !store.join(tgms_engine::store::WAL_FILE).exists() {
+        return Err(Failure::Usage(format!(
+            "no tgms store at {} (create one with `tgms init`)",
+            store.display()
+        )));
+    }
+    let results = match results_dir {
+        Some(d) => {
+            std::fs::create_dir_all(&d)
+                .with_context(|| format!("cannot create --results-dir {}", d.display()))?;
+            let (a, b) = (
+                d.canonicalize().context("--results-dir")?,
+                store.canonicalize().context("--store")?,
+            );
+            if a.starts_with(&b) {
+                return Err(Failure::Usage(format!(
+                    "--results-dir {} is inside the store; choose a directory outside it",
+                    d.display()
+                )));
+            }
+            Results::Dir(d)
+        }
+        None if readonly => Results::Memory,
+        None => Results::InStore,
+    };
+    let transport = match http {
+        Some(a) => tgms::mcp::Transport::Http(a),
+        None => tgms::mcp::Transport::Stdio,
+    };
+    let opts = BackendOptions {
+        store,
+        read_only: readonly,
+        results,
+        ceilings,
+    };
+    if let Err(e) = tgms::mcp::serve(opts, transport) {
+        // stdout belongs to the protocol: the failure goes to stderr.
+        eprintln!("tgms serve: {e:#}");
+        return Err(Failure::Printed(json!({"error": "E_STATE"})));
+    }
+    Ok(())
+}
+
 fn plan_text(arg: &str) -> anyhow::Result<String> {
     if arg == "-" {
         use std::io::Read;
@@ -1156,30 +1255,14 @@ fn input_uids(
     if no_grounding {
         return None;
     }
-    if let Some(u) = uids {
-        return Some(
-            u.split(',')
-                .map(str::trim)
-                .filter(|x| !x.is_empty())
-                .map(String::from)
-                .collect(),
-        );
-    }
-    let q = plan.get("question").and_then(Value::as_str)?;
-    let snap = st.snapshot();
-    let mut set = std::collections::BTreeSet::new();
-    for n in snap.all_nodes() {
-        set.insert(n.uid().to_string());
-    }
-    for e in snap.all_edges() {
-        set.insert(e.src().to_string());
-        set.insert(e.dst().to_string());
-    }
-    Some(
-        set.into_iter()
-            .filter(|u| snap.has_uid(u) && tgms_verifier::claims::token_occurs(q, u))
-            .collect(),
-    )
+    let explicit = uids.map(|u| {
+        u.split(',')
+            .map(str::trim)
+            .filter(|x| !x.is_empty())
+            .map(String::from)
+            .collect()
+    });
+    tgms::grounding::task_input_uids(st.snapshot(), plan, explicit)
 }
 
 /// Parses and validates a plan: Ok((plan JSON, report)).
@@ -1533,6 +1616,13 @@ fn run(cli: Cli) -> CmdResult {
             format,
         } => cmd_call(&store, &op, &args, as_of, format)?,
         Cmd::Tools { format } => cmd_tools(format)?,
+        Cmd::Serve {
+            store,
+            readonly,
+            results_dir,
+            ceilings,
+            http,
+        } => cmd_serve(store, readonly, results_dir, ceilings.as_deref(), http)?,
         Cmd::Check { store } => cmd_check(&store)?,
         Cmd::Compact { store } => cmd_compact(&store)?,
         Cmd::Bench(BenchCmd::Generate {

@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 
 /// A source of wall-clock readings in µs since the epoch.
-pub type WallClock = Box<dyn FnMut() -> i64 + Send>;
+pub type WallClock = Box<dyn FnMut() -> i64 + Send + Sync>;
 
 /// The system clock.
 pub fn system_clock() -> WallClock {

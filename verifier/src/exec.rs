@@ -27,24 +27,57 @@ pub const REDUCERS: [&str; 10] = [
 
 /// Content-addressed stores of envelopes (`results/<digest>`), resolved args
 /// (`args/<digest>`) and traces (`traces/<trace_id>`), on disk inside a directory (the
-/// store directory) or in memory. First writer wins; stored values are immutable.
-#[derive(Default)]
+/// store directory, or a results directory beside it) or in memory. First writer wins;
+/// stored values are immutable.
+///
+/// The in-memory part is a least-recently-used map: unbounded for [`ResultStore::memory`]
+/// (one run of a harness), [`IN_DIR_CACHE_ENTRIES`] entries in front of a directory, and the
+/// given size for [`ResultStore::memory_bounded`] (a long-running read-only server, where
+/// the oldest results are forgotten instead of growing without end).
 pub struct ResultStore {
     dir: Option<PathBuf>,
-    mem: Mutex<BTreeMap<String, Value>>,
+    mem: Mutex<lru::LruCache<String, Value>>,
+}
+
+/// Entries a directory-backed store keeps in memory in front of its files.
+pub const IN_DIR_CACHE_ENTRIES: usize = 1_000;
+
+impl Default for ResultStore {
+    fn default() -> Self {
+        ResultStore {
+            dir: None,
+            mem: Mutex::new(lru::LruCache::unbounded()),
+        }
+    }
 }
 
 impl ResultStore {
-    /// An in-memory store.
+    /// An in-memory store that keeps everything.
     pub fn memory() -> Self {
         ResultStore::default()
+    }
+    /// An in-memory store that keeps the `entries` most recently used values (at least 1).
+    pub fn memory_bounded(entries: usize) -> Self {
+        ResultStore {
+            dir: None,
+            mem: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(entries.max(1)).unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
+        }
     }
     /// A store inside `dir`.
     pub fn in_dir(dir: &Path) -> Self {
         ResultStore {
             dir: Some(dir.to_path_buf()),
-            mem: Mutex::default(),
+            mem: Mutex::new(lru::LruCache::new(
+                std::num::NonZeroUsize::new(IN_DIR_CACHE_ENTRIES)
+                    .unwrap_or(std::num::NonZeroUsize::MIN),
+            )),
         }
+    }
+    /// The directory the store writes to, if any.
+    pub fn dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
     }
     fn key(kind: &str, id: &str) -> String {
         format!("{kind}/{id}")
@@ -56,8 +89,13 @@ impl ResultStore {
         if !Self::valid_id(id) {
             return Ok(());
         }
-        let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
-        mem.entry(Self::key(kind, id)).or_insert_with(|| v.clone());
+        let key = Self::key(kind, id);
+        {
+            let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
+            if mem.get(&key).is_none() {
+                mem.put(key, v.clone());
+            }
+        }
         if let Some(d) = &self.dir {
             let sub = d.join(kind);
             let path = sub.join(id);
@@ -74,12 +112,17 @@ impl ResultStore {
         if !Self::valid_id(id) {
             return None;
         }
-        let mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(v) = mem.get(&Self::key(kind, id)) {
+        let key = Self::key(kind, id);
+        let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(v) = mem.get(&key) {
             return Some(v.clone());
         }
+        drop(mem);
         let text = std::fs::read_to_string(self.dir.as_ref()?.join(kind).join(id)).ok()?;
-        canon::parse(&text).ok()
+        let v = canon::parse(&text).ok()?;
+        let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
+        mem.put(key, v.clone());
+        Some(v)
     }
     /// Stores an envelope under its `result_digest` (first writer wins).
     pub fn put_envelope(&self, env: &Value) -> std::io::Result<()> {

@@ -1,0 +1,463 @@
+//! The MCP server's core, independent of any transport: the store view (refreshed for
+//! read-only servers when the writer publishes), the result store, the server's ceilings,
+//! and every tool and resource as JSON in, JSON out (agent-surface §9.1–§9.4).
+//!
+//! Invariants:
+//! - A read-only backend never writes under the store directory: it opens the store with
+//!   `Store::open_read_only` (no lock, no recovery) and keeps traces and envelopes in a
+//!   bounded in-memory store or under a results directory outside the store.
+//! - Each call runs on one snapshot of one view; a refresh swaps in a new view for later
+//!   calls while calls in flight keep the view they started on.
+
+use super::card;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+use tgms_engine::{canon, Store};
+use tgms_operators::{call_operator, CallOptions, Ceilings, Code, OpError};
+use tgms_verifier::exec::{self, ExecOptions, ResultStore};
+use tgms_verifier::validate::{validate_static, Options};
+use tgms_verifier::{claims, plan};
+
+/// Entries a read-only server keeps in memory when no results directory is given
+/// (agent-surface §9.4).
+pub const MEMORY_RESULTS_ENTRIES: usize = 1_000;
+
+/// Where a server keeps the traces and envelopes it produces.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Results {
+    /// The store's own result store (writable servers).
+    InStore,
+    /// A directory outside the store.
+    Dir(PathBuf),
+    /// A bounded in-memory LRU of [`MEMORY_RESULTS_ENTRIES`] entries.
+    Memory,
+}
+
+/// How a backend opens its store.
+pub struct BackendOptions {
+    pub store: PathBuf,
+    pub read_only: bool,
+    pub results: Results,
+    pub ceilings: Ceilings,
+}
+
+/// The answer of one tool call: the value for `structuredContent` and whether it is an
+/// error payload (`isError`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Outcome {
+    pub value: Value,
+    pub is_error: bool,
+}
+
+impl Outcome {
+    fn ok(value: Value) -> Outcome {
+        Outcome {
+            value,
+            is_error: false,
+        }
+    }
+    fn err(e: OpError) -> Outcome {
+        Outcome {
+            value: e.payload(),
+            is_error: true,
+        }
+    }
+}
+
+/// What identifies one published state of a store directory: length, modification time
+/// and inode of the log and of the manifest. Any commit appends to the log; any flush or
+/// compaction rewrites or replaces the manifest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Stamp([(u64, i64, i64, u64); 2]);
+
+fn stamp(dir: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
+    let one = |name: &str| {
+        std::fs::metadata(dir.join(name)).map_or((0, 0, 0, 0), |m| {
+            (m.len(), m.mtime(), m.mtime_nsec(), m.ino())
+        })
+    };
+    Stamp([
+        one(tgms_engine::store::WAL_FILE),
+        one(tgms_engine::manifest::MANIFEST_FILE),
+    ])
+}
+
+/// One opened state of the store.
+struct View {
+    store: Store,
+    /// The directory's stamp taken before the open (read-only views only): a publication
+    /// after it changes the stamp, so the next call reopens.
+    stamp: Option<Stamp>,
+}
+
+/// The server's state shared by every connection and request.
+pub struct Backend {
+    dir: PathBuf,
+    read_only: bool,
+    ceilings: Ceilings,
+    results: ResultStore,
+    view: RwLock<Arc<View>>,
+    /// Serialises reopens so concurrent calls that see a new stamp open the store once.
+    reopen: Mutex<()>,
+}
+
+/// The tools that are not operators, in the order they are listed (agent-surface §9.2).
+pub const PLAN_TOOLS: [&str; 6] = [
+    "validate_plan",
+    "run_plan",
+    "verify_answer",
+    "get_trace",
+    "get_result",
+    "dataset_card",
+];
+
+/// Resource URIs and the templates' prefixes (agent-surface §9.3).
+pub const CARD_URI: &str = "tgms://dataset-card";
+pub const MANUAL_URI: &str = "tgms://manual";
+pub const TRACE_PREFIX: &str = "tgms://trace/";
+pub const RESULT_PREFIX: &str = "tgms://result/";
+
+/// A resource's text and MIME type.
+pub struct ResourceText {
+    pub mime_type: &'static str,
+    pub text: String,
+}
+
+fn invalid(msg: impl Into<String>) -> OpError {
+    OpError::invalid(msg.into())
+}
+
+fn not_found(msg: String, details: Value) -> OpError {
+    OpError::with(Code::NotFound, msg, details)
+}
+
+impl Backend {
+    /// Opens the store (read-only: no lock, no recovery, nothing written; otherwise with
+    /// the writer lock and recovery, as every writer opens).
+    pub fn open(opts: BackendOptions) -> Result<Backend, tgms_engine::Error> {
+        let (store, stamp) = if opts.read_only {
+            let s = stamp(&opts.store);
+            (Store::open_read_only(&opts.store)?, Some(s))
+        } else {
+            (Store::open(&opts.store)?, None)
+        };
+        let results = match &opts.results {
+            Results::InStore => ResultStore::in_dir(&opts.store),
+            Results::Dir(d) => ResultStore::in_dir(d),
+            Results::Memory => ResultStore::memory_bounded(MEMORY_RESULTS_ENTRIES),
+        };
+        Ok(Backend {
+            dir: opts.store,
+            read_only: opts.read_only,
+            ceilings: opts.ceilings,
+            results,
+            view: RwLock::new(Arc::new(View { store, stamp })),
+            reopen: Mutex::new(()),
+        })
+    }
+
+    /// True for a read-only server.
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// The store directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn held(&self) -> Arc<View> {
+        self.view.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The view a call runs on: for a read-only server, reopened first when the writer has
+    /// published since the current view was opened. A failed reopen (say a compaction
+    /// removing files mid-open) keeps serving the previous view and says so on stderr; the
+    /// next call tries again.
+    fn current(&self) -> Arc<View> {
+        let view = self.held();
+        if !self.read_only || view.stamp == Some(stamp(&self.dir)) {
+            return view;
+        }
+        let _one = self.reopen.lock().unwrap_or_else(|e| e.into_inner());
+        let now = stamp(&self.dir);
+        let view = self.held();
+        if view.stamp == Some(now) {
+            return view;
+        }
+        match Store::open_read_only(&self.dir) {
+            Ok(store) => {
+                let fresh = Arc::new(View {
+                    store,
+                    stamp: Some(now),
+                });
+                *self.view.write().unwrap_or_else(|e| e.into_inner()) = fresh.clone();
+                fresh
+            }
+            Err(e) => {
+                eprintln!(
+                    "tgms serve: reopening {} failed, serving the previous state: {}",
+                    self.dir.display(),
+                    canon::to_string(&e.payload())
+                );
+                view
+            }
+        }
+    }
+
+    /// True when `name` is a tool of this server.
+    pub fn has_tool(name: &str) -> bool {
+        PLAN_TOOLS.contains(&name) || tgms_operators::lookup(name).is_some()
+    }
+
+    /// Runs tool `name` with `args` (`None` when the request had none). `None` for an
+    /// unknown tool (a protocol error for the caller).
+    pub fn call(&self, name: &str, args: Option<Value>) -> Option<Outcome> {
+        let args = args.unwrap_or_else(|| json!({}));
+        let outcome = match name {
+            "validate_plan" => self.validate_plan(&args),
+            "run_plan" => self.run_plan(&args),
+            "verify_answer" => self.verify_answer(&args),
+            "get_trace" => self.get_trace(&args),
+            "get_result" => self.get_result(&args),
+            "dataset_card" => Ok(self.dataset_card()),
+            op => {
+                let spec = tgms_operators::lookup(op)?;
+                return Some(self.call_op(spec, args));
+            }
+        };
+        Some(outcome.map_or_else(Outcome::err, Outcome::ok))
+    }
+
+    /// One router call (operators §3) with the server's ceilings; the envelope is kept in
+    /// the result store so `get_result` and `tgms://result/{digest}` find it.
+    fn call_op(&self, spec: &tgms_operators::OpSpec, args: Value) -> Outcome {
+        let args = unwrap_legacy(spec, args);
+        let view = self.current();
+        let opts = CallOptions {
+            ceilings: self.ceilings,
+            ..CallOptions::default()
+        };
+        match call_operator(view.store.snapshot(), spec.name, &args, &opts) {
+            Ok(env) => {
+                if let Err(e) = self.results.put_envelope(&env) {
+                    eprintln!("tgms serve: cannot keep result: {e}");
+                }
+                Outcome::ok(env)
+            }
+            Err(e) => Outcome::err(e),
+        }
+    }
+
+    /// The plan argument: an object, or JSON text holding one.
+    fn plan_arg(args: &Value) -> Result<Value, OpError> {
+        match args.get("plan") {
+            Some(Value::Object(_)) => Ok(args["plan"].clone()),
+            Some(Value::String(s)) => plan::parse_plan_text(s)
+                .map_err(|m| OpError::with(Code::Schema, m, json!({"path": ["plan"]}))),
+            Some(_) => Err(invalid("plan must be a plan object (or JSON text of one)")),
+            None => Err(invalid("plan is required: {\"plan\": {\"plan_id\": ..., \"steps\": [...], \"answer_spec\": {...}}}")),
+        }
+    }
+
+    /// `task_input_uids`: an array of strings, or absent / null for the uids the plan's
+    /// `question` names (the CLI's rule; no grounding check when the plan has no question).
+    fn uids_arg(args: &Value) -> Result<Option<BTreeSet<String>>, OpError> {
+        match args.get("task_input_uids") {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|u| {
+                    u.as_str()
+                        .map(String::from)
+                        .ok_or_else(|| invalid("task_input_uids must be an array of strings"))
+                })
+                .collect::<Result<BTreeSet<_>, _>>()
+                .map(Some),
+            Some(_) => Err(invalid(
+                "task_input_uids must be an array of strings or null",
+            )),
+        }
+    }
+
+    fn validated(
+        &self,
+        view: &View,
+        args: &Value,
+    ) -> Result<(Value, tgms_verifier::validate::Report), OpError> {
+        let plan = Self::plan_arg(args)?;
+        let snap = view.store.snapshot();
+        let uids = crate::grounding::task_input_uids(snap, &plan, Self::uids_arg(args)?);
+        let report = validate_static(
+            &plan,
+            &Options {
+                stats: Some(view.store.stats()),
+                task_input_uids: uids.as_ref(),
+                ceilings: self.ceilings,
+                ..Options::default()
+            },
+        );
+        Ok((plan, report))
+    }
+
+    fn validate_plan(&self, args: &Value) -> Result<Value, OpError> {
+        let view = self.current();
+        Ok(self.validated(&view, args)?.1.to_json())
+    }
+
+    fn run_plan(&self, args: &Value) -> Result<Value, OpError> {
+        let report_wanted = match args.get("report") {
+            None | Some(Value::Null) => false,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => return Err(invalid("report must be a boolean")),
+        };
+        let view = self.current();
+        let (_, report) = self.validated(&view, args)?;
+        let (true, Some(p)) = (report.valid(), report.plan.as_ref()) else {
+            return Ok(json!({"valid": false, "violations": report.to_json()["violations"]}));
+        };
+        let opts = ExecOptions {
+            call: CallOptions {
+                ceilings: self.ceilings,
+                ..CallOptions::default()
+            },
+            ..ExecOptions::default()
+        };
+        let snap = view.store.snapshot();
+        let ex = exec::execute(p, snap, &self.results, &opts)?;
+        let t = &ex.trace;
+        let mut o = json!({"valid": true, "plan_id": t["plan_id"], "trace_id": t["trace_id"],
+            "ok": t["ok"], "answer": t["answer"], "answer_error": t["answer_error"],
+            "answer_complete": t["answer_complete"], "trace": t});
+        if report_wanted {
+            let a = claims::mechanical_answer(&p.answer_kind, &p.answer_from, t);
+            let ctx = claims::Ctx {
+                trace: t,
+                results: &self.results,
+                snap: Some(snap),
+                honor_truncation: true,
+            };
+            o["verification"] = claims::verify(&ctx, &a);
+            o["answer_object"] = a;
+        }
+        Ok(o)
+    }
+
+    fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, OpError> {
+        match args.get(key) {
+            Some(Value::String(s)) => Ok(s),
+            Some(_) => Err(invalid(format!("{key} must be a string"))),
+            None => Err(invalid(format!("{key} is required"))),
+        }
+    }
+
+    fn trace_of(&self, id: &str) -> Result<Value, OpError> {
+        self.results.trace(id).ok_or_else(|| {
+            not_found(
+                format!("unknown trace '{id}': run the plan first (run_plan returns its trace_id)"),
+                json!({"trace_id": id}),
+            )
+        })
+    }
+
+    fn verify_answer(&self, args: &Value) -> Result<Value, OpError> {
+        let id = Self::str_arg(args, "trace_id")?;
+        let answer = match args.get("answer_object") {
+            Some(a @ Value::Object(_)) => a.clone(),
+            Some(Value::String(s)) => canon::parse(s)
+                .map_err(|e| invalid(format!("answer_object is not valid JSON: {e}")))?,
+            Some(_) => return Err(invalid("answer_object must be an answer object")),
+            None => return Err(invalid("answer_object is required")),
+        };
+        let trace = self.trace_of(id)?;
+        let view = self.current();
+        let ctx = claims::Ctx {
+            trace: &trace,
+            results: &self.results,
+            snap: Some(view.store.snapshot()),
+            honor_truncation: true,
+        };
+        let mut first = claims::verify(&ctx, &answer);
+        let (gated, second) = claims::gate(&ctx, &answer);
+        first["gated_answer_object"] = gated;
+        first["gated_metrics"] = second["metrics"].clone();
+        Ok(first)
+    }
+
+    fn get_trace(&self, args: &Value) -> Result<Value, OpError> {
+        self.trace_of(Self::str_arg(args, "trace_id")?)
+    }
+
+    fn get_result(&self, args: &Value) -> Result<Value, OpError> {
+        let d = Self::str_arg(args, "result_digest")?;
+        self.results.envelope(d).ok_or_else(|| {
+            not_found(
+                format!("unknown result '{d}': results are kept for the calls and plans this server ran"),
+                json!({"result_digest": d}),
+            )
+        })
+    }
+
+    /// The dataset card of the current state.
+    pub fn dataset_card(&self) -> Value {
+        card::dataset_card(self.current().store.stats())
+    }
+
+    /// The text of resource `uri`, or the reason it has none.
+    pub fn read_resource(&self, uri: &str) -> Result<ResourceText, String> {
+        let json_text = |v: Value| ResourceText {
+            mime_type: "application/json",
+            text: canon::to_string(&v),
+        };
+        if uri == CARD_URI {
+            return Ok(json_text(self.dataset_card()));
+        }
+        if uri == MANUAL_URI {
+            return Ok(ResourceText {
+                mime_type: "text/markdown",
+                text: manual(),
+            });
+        }
+        if let Some(id) = uri.strip_prefix(TRACE_PREFIX) {
+            return self.trace_of(id).map(json_text).map_err(|e| e.message);
+        }
+        if let Some(d) = uri.strip_prefix(RESULT_PREFIX) {
+            return self
+                .get_result(&json!({ "result_digest": d }))
+                .map(json_text)
+                .map_err(|e| e.message);
+        }
+        Err(format!(
+            "unknown resource '{uri}': this server has {CARD_URI}, {MANUAL_URI}, \
+             {TRACE_PREFIX}{{trace_id}} and {RESULT_PREFIX}{{result_digest}}"
+        ))
+    }
+}
+
+/// The TGMS-style wrapper `{"args": {...}}` (agent-surface §9.1): when the arguments are
+/// an object whose only key is `args` holding an object, and the operator has no argument
+/// named `args`, the inner object is the arguments.
+pub fn unwrap_legacy(spec: &tgms_operators::OpSpec, args: Value) -> Value {
+    if spec.args.iter().any(|a| a.name == "args") {
+        return args;
+    }
+    match args {
+        Value::Object(mut m) if m.len() == 1 && m.get("args").is_some_and(Value::is_object) => {
+            m.remove("args").unwrap_or(Value::Object(Map::new()))
+        }
+        other => other,
+    }
+}
+
+/// The `tgms://manual` text: the two clocks, then the planner's operator manual generated
+/// from the registry.
+pub fn manual() -> String {
+    format!(
+        "# tgms operator manual\n\n## Two clocks\n\n{}\n\n## Operators\n\n{}\n",
+        card::CLOCKS,
+        tgms_operators::tools::operator_manual()
+    )
+}
