@@ -536,6 +536,31 @@ enum BenchCmd {
         #[arg(long)]
         compact: bool,
     },
+    /// Time the MCP server from outside: tools/list and tools/call entity_history over
+    /// stdio against the operator's in-process time (the protocol overhead), and calls per
+    /// second over streamable HTTP with N concurrent clients. Every answer is checked
+    /// against the in-process envelope. The store must hold uid n1 (any `bench generate`
+    /// store does).
+    ///
+    /// Example: tgms bench generate --scale 1000000 /tmp/s1m && tgms compact /tmp/s1m
+    ///          tgms bench mcp --store /tmp/s1m --json mcp-1m.json
+    Mcp {
+        /// Existing store (opened read-only).
+        #[arg(long)]
+        store: PathBuf,
+        /// Timed calls per stdio measurement.
+        #[arg(long, default_value_t = 2000)]
+        calls: usize,
+        /// Concurrent HTTP clients.
+        #[arg(long, default_value_t = 8)]
+        clients: usize,
+        /// Seconds the HTTP clients call for.
+        #[arg(long, default_value_t = 10.0)]
+        seconds: f64,
+        /// Write the run record here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
     /// Internal: open STORE and run one query, printing the times (used by `bench run`).
     #[command(hide = true)]
     OpenProbe {
@@ -1699,6 +1724,24 @@ fn run(cli: Cli) -> CmdResult {
             }
         }
         Cmd::Bench(BenchCmd::OpenProbe { store }) => out(&tgms::benchrun::open_probe(&store)?),
+        Cmd::Bench(BenchCmd::Mcp {
+            store,
+            calls,
+            clients,
+            seconds,
+            json,
+        }) => {
+            let rec = tgms::benchmcp::run(&tgms::benchmcp::McpBenchOpts {
+                store: &store,
+                calls: calls.max(1),
+                clients: clients.max(1),
+                http_seconds: seconds,
+            })?;
+            if let Some(f) = json {
+                std::fs::write(&f, canon::to_string(&rec))
+                    .with_context(|| format!("cannot write {}", f.display()))?;
+            }
+        }
     }
     Ok(())
 }

@@ -88,6 +88,12 @@ pub fn serve(opts: BackendOptions, transport: Transport) -> anyhow::Result<()> {
                     "tgms serve: {} ({mode}), MCP over streamable HTTP at http://{bound}{HTTP_PATH}",
                     backend.dir().display()
                 );
+                // Responses are small and often written in several pieces (SSE): without
+                // TCP_NODELAY each call would wait out Nagle's delay against delayed ACKs.
+                use axum::serve::ListenerExt;
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
                 axum::serve(listener, router)
                     .with_graceful_shutdown(async move {
                         shutdown_signal().await;
