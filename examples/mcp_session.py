@@ -30,7 +30,8 @@ async def main(a):
         mid = (card["extent"]["vt_min"] + card["extent"]["vt_max"]) // 2
         r = await c.call_tool("state_at", {"uid": "n9", "at": mid, "direction": "both", "limit": 3})
         env = r.structured_content
-        show(f"tools/call state_at {{uid: n9, at: {mid}}}", {k: env[k] for k in sorted(env) if k != "args_echo"})
+        summary = {k: (f"[{len(v)} rows]" if isinstance(v, list) else v) for k, v in env.items() if k != "args_echo"}
+        show(f"tools/call state_at {{uid: n9, at: {mid}, limit: 3}}", summary)
         plan = {"plan_id": "contacts-of-n9", "question": "How many messages did n9 exchange?",
                 "steps": [{"id": "s1", "op": "entity_history", "args": {"uid": "n9", "include_edges": True, "limit": 10000}}],
                 "answer_spec": {"kind": "count", "from": "s1.edges_total"}}

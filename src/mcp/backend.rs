@@ -461,3 +461,122 @@ pub fn manual() -> String {
         tgms_operators::tools::operator_manual()
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tgms_engine::Op;
+
+    fn store_with(dir: &Path, ops: &str) {
+        let mut st = Store::create(dir).unwrap();
+        let v = canon::parse(ops).unwrap();
+        let ops: Vec<Op> = v.as_array().unwrap().iter().map(Op::from_json).collect();
+        st.write(ops).unwrap();
+        st.close().unwrap();
+    }
+
+    const EVENTS: &str = r#"[{"op":"ingest_events","events":[
+        {"src":"a","dst":"b","rel_type":"MSG","vt_s":10},{"src":"b","dst":"c","rel_type":"MSG","vt_s":20},
+        {"src":"c","dst":"a","rel_type":"MSG","vt_s":30}]}]"#;
+
+    fn backend(dir: &Path, ceilings: Ceilings) -> Backend {
+        Backend::open(BackendOptions {
+            store: dir.to_path_buf(),
+            read_only: true,
+            results: Results::Memory,
+            ceilings,
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn legacy_wrapper_unwraps_only_a_lone_args_object() {
+        let spec = tgms_operators::lookup("entity_history").unwrap();
+        let inner = json!({"uid": "a"});
+        assert_eq!(unwrap_legacy(spec, json!({"args": inner})), inner);
+        // Not a lone object: left as it is (and then refused by the schema).
+        let two = json!({"args": inner, "uid": "a"});
+        assert_eq!(unwrap_legacy(spec, two.clone()), two);
+        assert_eq!(unwrap_legacy(spec, json!({"args": 5})), json!({"args": 5}));
+    }
+
+    #[test]
+    fn cost_refusal_is_a_tool_error_with_its_repair() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), EVENTS);
+        let tight = Ceilings {
+            rows_scanned_est: Some(1),
+            ..Ceilings::default()
+        };
+        let b = backend(dir.path(), tight);
+        let o = b
+            .call(
+                "count_temporal_motifs",
+                Some(json!({"motif": "all", "delta": 100, "window": {"t_a": 0, "t_b": 100}})),
+            )
+            .unwrap();
+        assert!(o.is_error, "{}", o.value);
+        assert_eq!(o.value["error"], "E_COST");
+        assert_eq!(o.value["details"]["ceilings"]["rows_scanned_est"], 1);
+        assert!(!o.value["details"]["suggestions"]
+            .as_array()
+            .unwrap()
+            .is_empty());
+        // The default ceilings run the same call.
+        let o = backend(dir.path(), Ceilings::default())
+            .call(
+                "count_temporal_motifs",
+                Some(json!({"motif": "all", "delta": 100, "window": {"t_a": 0, "t_b": 100}})),
+            )
+            .unwrap();
+        assert!(!o.is_error, "{}", o.value);
+    }
+
+    #[test]
+    fn a_read_only_backend_sees_each_publication_on_its_next_call() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), EVENTS);
+        let b = backend(dir.path(), Ceilings::default());
+        let n0 = b.dataset_card()["transaction_time"]["n_batches"].clone();
+        let miss = b.call("entity_history", Some(json!({"uid": "z"}))).unwrap();
+        assert_eq!(miss.value["error"], "E_NOT_FOUND");
+        // A writer commits beside the backend (no lock is held by it).
+        let mut w = Store::open(dir.path()).unwrap();
+        let op = canon::parse(r#"{"op":"assert_node","uid":"z","label":"N","props":{},"vt_s":1}"#)
+            .unwrap();
+        w.write(vec![Op::from_json(&op)]).unwrap();
+        let hit = b.call("entity_history", Some(json!({"uid": "z"}))).unwrap();
+        assert!(!hit.is_error, "{}", hit.value);
+        assert_eq!(
+            b.dataset_card()["transaction_time"]["n_batches"],
+            json!(n0.as_u64().unwrap() + 1)
+        );
+        drop(w);
+    }
+
+    #[test]
+    fn results_of_calls_and_plans_are_found_again_and_unknown_ones_are_not_found() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), EVENTS);
+        let b = backend(dir.path(), Ceilings::default());
+        let env = b
+            .call("entity_history", Some(json!({"uid": "a"})))
+            .unwrap()
+            .value;
+        let d = env["result_digest"].as_str().unwrap();
+        let got = b
+            .call("get_result", Some(json!({"result_digest": d})))
+            .unwrap();
+        assert_eq!(got.value, env);
+        let r = b.read_resource(&format!("{RESULT_PREFIX}{d}")).unwrap();
+        assert_eq!(canon::parse(&r.text).unwrap(), env);
+        let none = b
+            .call("get_result", Some(json!({"result_digest": "f".repeat(64)})))
+            .unwrap();
+        assert!(none.is_error && none.value["error"] == "E_NOT_FOUND");
+        assert!(b.read_resource("tgms://elsewhere").is_err());
+        assert!(b.call("no_such_tool", None).is_none());
+        // Nothing was written under the store: results live in memory.
+        assert!(!dir.path().join("results").exists());
+    }
+}

@@ -516,3 +516,33 @@ pub fn record<'t>(trace: &'t Value, step_id: &str) -> Option<&'t Value> {
         .iter()
         .find(|r| r["step_id"] == step_id)
 }
+
+#[cfg(test)]
+mod result_store_tests {
+    use super::*;
+
+    fn env(i: usize) -> Value {
+        json!({"result_digest": format!("{i:064x}"), "n": i})
+    }
+
+    #[test]
+    fn a_bounded_memory_store_forgets_the_least_recently_used() {
+        let rs = ResultStore::memory_bounded(3);
+        for i in 0..3 {
+            rs.put_envelope(&env(i)).unwrap();
+        }
+        // Touch 0, then add 3: 1 is the least recently used and goes.
+        assert_eq!(rs.envelope(&format!("{:064x}", 0)), Some(env(0)));
+        rs.put_envelope(&env(3)).unwrap();
+        assert_eq!(rs.envelope(&format!("{:064x}", 1)), None);
+        for i in [0, 2, 3] {
+            assert_eq!(rs.envelope(&format!("{i:064x}")), Some(env(i)));
+        }
+        // The unbounded store keeps everything.
+        let all = ResultStore::memory();
+        for i in 0..2000 {
+            all.put_envelope(&env(i)).unwrap();
+        }
+        assert_eq!(all.envelope(&format!("{:064x}", 0)), Some(env(0)));
+    }
+}
