@@ -1353,7 +1353,7 @@ fn cmd_plan_run(
     let Some(p) = rep.plan else {
         return Err(Failure::Usage("plan IR missing after validation".into()));
     };
-    let rs = exec::ResultStore::in_dir(store);
+    let rs = plan_results(store);
     let ex = exec::execute(&p, st.snapshot(), &rs, &exec::ExecOptions::default())
         .map_err(|e| Failure::Payload(e.payload()))?;
     let t = &ex.trace;
@@ -1414,6 +1414,32 @@ fn cmd_plan_run(
         Ok(())
     } else {
         Err(Failure::Printed(json!({"error": "E_TRACE_NOT_OK"})))
+    }
+}
+
+/// Where `tgms plan run` keeps its envelopes and trace: the store's result store, or — when
+/// the store directory cannot be written (a read-only mount, another user's store) —
+/// memory, said on stderr, so the plan still runs and prints its answer (the trace is then
+/// not kept for `tgms view` / `tgms verify`; `--trace-out` still writes it).
+fn plan_results(store: &Path) -> tgms_verifier::exec::ResultStore {
+    use tgms_verifier::exec::ResultStore;
+    let writable = ["results", "args", "traces"].iter().all(|d| {
+        std::fs::create_dir_all(store.join(d)).is_ok() && {
+            let probe = store.join(d).join(".tgms-write-probe");
+            let ok = std::fs::write(&probe, b"").is_ok();
+            let _ = std::fs::remove_file(&probe);
+            ok
+        }
+    });
+    if writable {
+        ResultStore::in_dir(store)
+    } else {
+        eprintln!(
+            "note: {} is not writable: results and the trace are kept in memory only \
+             (use --trace-out to keep the trace)",
+            store.display()
+        );
+        ResultStore::memory()
     }
 }
 

@@ -256,3 +256,71 @@ fn view_renders_a_trace_and_escapes_store_strings() {
     assert_ne!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("E_NOT_FOUND"));
 }
+
+/// `tgms plan run` on a store it cannot write runs with its results in memory: the answer
+/// is printed, no step fails. Root ignores permission bits, so as root (as CI runs) the
+/// command runs as `nobody` through `setpriv`; otherwise the store is made read-only.
+#[test]
+fn plan_run_on_a_store_it_cannot_write_keeps_results_in_memory() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store(d.path());
+    let plan = json!({"plan_id": "ro", "steps": [
+        {"id": "s1", "op": "entity_history", "args": {"uid": "a", "include_edges": true}}],
+        "answer_spec": {"kind": "count", "from": "s1.edges_total"}});
+    let pf = d.path().join("plan.json");
+    std::fs::write(&pf, plan.to_string()).unwrap();
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    let bin = env!("CARGO_BIN_EXE_tgms");
+    let o = if root {
+        if Command::new("setpriv").arg("--version").output().is_err() {
+            eprintln!("SKIP: running as root without setpriv: cannot make the store unwritable");
+            return;
+        }
+        // Readable, not writable, by nobody.
+        for dir in d.path().ancestors() {
+            let _ = Command::new("chmod").arg("o+x").arg(dir).status();
+        }
+        assert!(Command::new("chmod")
+            .args(["-R", "o+rX"])
+            .arg(d.path())
+            .status()
+            .unwrap()
+            .success());
+        Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                bin,
+                "plan",
+                "run",
+                p(&s),
+                p(&pf),
+                "--no-grounding",
+            ])
+            .output()
+            .unwrap()
+    } else {
+        assert!(Command::new("chmod")
+            .args(["-R", "a-w"])
+            .arg(&s)
+            .status()
+            .unwrap()
+            .success());
+        tgms(&["plan", "run", p(&s), p(&pf), "--no-grounding"])
+    };
+    let v = json_out(&o);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{v} {err}");
+    assert_eq!(v["ok"], true, "{v}");
+    assert_eq!(v["answer"], 3, "a has three edges: {v}");
+    assert!(
+        err.contains("kept in memory"),
+        "says where the results went: {err}"
+    );
+    assert!(!s.join("traces").exists(), "nothing was written");
+    let _ = Command::new("chmod").args(["-R", "u+w"]).arg(&s).status();
+}
