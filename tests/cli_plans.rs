@@ -279,7 +279,10 @@ fn plan_run_on_a_store_it_cannot_write_keeps_results_in_memory() {
             eprintln!("SKIP: running as root without setpriv: cannot make the store unwritable");
             return;
         }
-        // Readable, not writable, by nobody.
+        // Readable, not writable, by nobody; a copy of the binary it can run (the checkout
+        // may sit in a directory others cannot enter).
+        let copy = d.path().join("tgms-for-others");
+        std::fs::copy(bin, &copy).unwrap();
         for dir in d.path().ancestors() {
             let _ = Command::new("chmod").arg("o+x").arg(dir).status();
         }
@@ -294,7 +297,7 @@ fn plan_run_on_a_store_it_cannot_write_keeps_results_in_memory() {
                 "--reuid=65534",
                 "--regid=65534",
                 "--clear-groups",
-                bin,
+                p(&copy),
                 "plan",
                 "run",
                 p(&s),

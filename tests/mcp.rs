@@ -356,7 +356,20 @@ fn readable_by_others(store: &Path) {
         .status()
         .unwrap()
         .success());
-    let _ = Command::new("chmod").arg("o+rx").arg(TGMS).status();
+}
+
+/// A copy of the tgms binary beside `store`, runnable by others (the checkout itself may
+/// sit in a directory they cannot enter).
+fn binary_for_others(store: &Path) -> PathBuf {
+    let bin = store.parent().unwrap().join("tgms-for-others");
+    std::fs::copy(TGMS, &bin).unwrap();
+    assert!(Command::new("chmod")
+        .arg("755")
+        .arg(&bin)
+        .status()
+        .unwrap()
+        .success());
+    bin
 }
 
 #[test]
@@ -364,14 +377,17 @@ fn read_only_server_beside_a_live_writer_and_on_a_write_protected_store() {
     let Some(py) = python() else { return };
     let f = fixture();
     let prefix = as_nobody();
-    if prefix.is_some() {
+    let bin = if prefix.is_some() {
+        let bin = binary_for_others(&f.store);
         readable_by_others(&f.store);
+        bin
     } else {
         eprintln!("note: not root (or no setpriv): the server runs as this user");
-    }
+        PathBuf::from(TGMS)
+    };
     let mut args = vec![
         "--tgms",
-        TGMS,
+        s(&bin),
         "--store",
         s(&f.store),
         "--readonly",
@@ -395,7 +411,7 @@ fn read_only_server_beside_a_live_writer_and_on_a_write_protected_store() {
     let before = tree(&f.store);
     let mut args = vec![
         "--tgms",
-        TGMS,
+        s(&bin),
         "--store",
         s(&f.store),
         "--calls",
