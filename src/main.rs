@@ -141,6 +141,10 @@ enum Cmd {
         store: PathBuf,
         /// Target store directory to create.
         out_store: PathBuf,
+        /// Rebuild from the readable part of a damaged or shortened log instead of refusing,
+        /// and print exactly what could not be read (`salvage` in the output).
+        #[arg(long)]
+        salvage: bool,
     },
     /// Every stored version of one node (believed and closed), with audit fields.
     ///
@@ -174,6 +178,10 @@ enum Cmd {
         /// Drop tgms's extension keys (reason, src_label, dst_label).
         #[arg(long)]
         strict: bool,
+        /// Export the readable part of a damaged or shortened log instead of refusing, and
+        /// print on stderr (as JSON) exactly what could not be read.
+        #[arg(long)]
+        salvage: bool,
     },
     /// Run one operator call and print its envelope (an ARGS array: one call per element on
     /// the same snapshot, printed as a JSON array in order).
@@ -533,11 +541,75 @@ fn out(v: &Value) {
     print_line(&canon::to_string(v));
 }
 
-/// Prints one line on stdout; a closed pipe (`tgms ... | head`) ends output quietly.
+/// The first error writing standard output. Later writes are skipped; `main` turns it into
+/// the exit: quiet on a closed pipe (`tgms ... | head`), a structured error otherwise.
+static STDOUT_ERROR: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
+
+/// Prints one line on stdout and flushes it. A failure is recorded for `main` (see
+/// [`STDOUT_ERROR`]); it never panics.
 fn print_line(s: &str) {
     use std::io::Write;
+    let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    if failed.is_some() {
+        return;
+    }
     let mut o = std::io::stdout().lock();
-    let _ = writeln!(o, "{s}").and_then(|_| o.flush());
+    if let Err(e) = writeln!(o, "{s}").and_then(|_| o.flush()) {
+        *failed = Some(e);
+    }
+}
+
+/// Prints one line on stderr, ignoring failure (a diagnostic must not turn into a panic).
+fn warn_line(s: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{s}");
+}
+
+/// Exit status of a command whose standard output was closed by its reader: 128 + SIGPIPE,
+/// what a shell reports for a tool the signal ended.
+const EXIT_BROKEN_PIPE: u8 = 141;
+
+/// Flushes stdout and maps a recorded write failure to the exit: `None` when output was
+/// written whole.
+fn stdout_exit() -> Option<ExitCode> {
+    use std::io::Write;
+    let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    if failed.is_none() {
+        if let Err(e) = std::io::stdout().lock().flush() {
+            *failed = Some(e);
+        }
+    }
+    let e = failed.take()?;
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return Some(ExitCode::from(EXIT_BROKEN_PIPE));
+    }
+    warn_line(&canon::to_string(&json!({"error": "E_STATE",
+        "message": format!("cannot write standard output: {e}; the command ran, its output is incomplete"),
+        "details": {"file": "<stdout>", "os_error": e.to_string()}})));
+    Some(ExitCode::from(3))
+}
+
+/// A `println!` elsewhere in the binary that failed panics with this prefix; `main` treats
+/// such a panic as the stdout error it is.
+const STDOUT_PANIC: &str = "failed printing to stdout: ";
+
+/// Installs a panic hook that keeps a failed `println!` quiet (`main` reports it) and
+/// leaves every other panic's report as it is.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if panic_text(info.payload()).is_some_and(|m| m.starts_with(STDOUT_PANIC)) {
+            return;
+        }
+        default(info);
+    }));
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {
@@ -716,7 +788,7 @@ fn cmd_write(store: &Path, batch: &Path) -> CmdResult {
     let closed = st.close();
     let tt = r?;
     closed?;
-    println!("{tt}");
+    print_line(&tt.to_string());
     Ok(())
 }
 
@@ -744,7 +816,7 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
         Value::Null => "—".to_string(),
         x => x.to_string(),
     };
-    println!("store            {}", store.display());
+    print_line(&format!("store            {}", store.display()));
     for k in [
         "n_entities",
         "n_node_versions",
@@ -757,17 +829,17 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
         "n_batches",
         "n_failed_batches",
     ] {
-        println!("{k:<16} {}", show(k));
+        print_line(&format!("{k:<16} {}", show(k)));
     }
-    println!("extent           [vt_min, vt_max) in µs since the epoch");
+    print_line("extent           [vt_min, vt_max) in µs since the epoch");
     for (rel, n) in &st.stats().rel_type_counts {
-        println!("rel {rel:<12} {n}");
+        print_line(&format!("rel {rel:<12} {n}"));
     }
-    println!(
+    print_line(&format!(
         "disk bytes       {} total, {} log",
         v["disk_bytes"]["total"], v["disk_bytes"]["log"]
-    );
-    println!("layout           {}", tgms::benchrun::layout(&st));
+    ));
+    print_line(&format!("layout           {}", tgms::benchrun::layout(&st)));
     Ok(())
 }
 
@@ -802,20 +874,36 @@ fn cmd_compact(store: &Path) -> CmdResult {
     Ok(())
 }
 
-fn cmd_replay(src: &Path, dst: &Path) -> CmdResult {
+/// The log mode of a recovery command: refuse a shortened history, or salvage it.
+fn log_mode(salvage: bool) -> tgms_engine::store::LogMode {
+    if salvage {
+        tgms_engine::store::LogMode::Salvage
+    } else {
+        tgms_engine::store::LogMode::Whole
+    }
+}
+
+fn cmd_replay(src: &Path, dst: &Path, salvage: bool) -> CmdResult {
     if !src.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", src.display())).into());
     }
+    // Refused before the target is created: a refusal leaves nothing behind.
+    if !salvage {
+        tgms_engine::store::verify_log_reaches_checkpoint(src)?;
+    }
     let mut out_store = Store::create(dst)?;
     let pb = ProgressBar::new_spinner();
-    let n = tgms_engine::store::replay(src, &mut out_store, &mut |n| {
+    let r = tgms_engine::store::replay_with(src, &mut out_store, log_mode(salvage), &mut |n| {
         pb.set_message(format!("replayed {n} batches"))
     });
     pb.finish_and_clear();
-    n?;
+    let (_, lost) = r?;
     let s = out_store.stats();
-    let summary = json!({"batches": s.n_batches, "failed_batches": s.n_failed_batches,
+    let mut summary = json!({"batches": s.n_batches, "failed_batches": s.n_failed_batches,
         "store_digest": out_store.digest()});
+    if salvage {
+        summary["salvage"] = lost.to_json();
+    }
     out_store.close()?;
     out(&summary);
     Ok(())
@@ -872,31 +960,75 @@ fn cmd_import(store: &Path, log: &Path) -> CmdResult {
     pb.finish_and_clear();
     let r = r?;
     if r.torn_final_line {
-        eprintln!(
+        warn_line(&format!(
             "warning: the final line of {} is torn and was skipped",
             log.display()
-        );
+        ));
     }
     st.close()?;
     out(&json!({"batches": r.batches, "failed_batches": r.failed_batches, "events": r.events}));
     Ok(())
 }
 
-fn cmd_export(store: &Path, path: &Path, strict: bool) -> CmdResult {
+/// A file created at its first write, so that a command refused before it writes anything
+/// leaves no empty output file behind.
+struct LazyFile {
+    path: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl LazyFile {
+    fn file(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
+        if self.file.is_none() {
+            let f = std::fs::File::create(&self.path)?;
+            self.file = Some(std::io::BufWriter::new(f));
+        }
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("output file not created"))
+    }
+}
+
+impl std::io::Write for LazyFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file()?.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(f) => f.flush().and_then(|_| f.get_ref().sync_all()),
+            None => Ok(()),
+        }
+    }
+}
+
+fn cmd_export(store: &Path, path: &Path, strict: bool, salvage: bool) -> CmdResult {
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", store.display())).into());
     }
-    let f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(f);
-    let r = tgms_engine::eventlog::export(store, &mut w, strict)?;
-    use std::io::Write;
-    w.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = LazyFile {
+        path: path.to_path_buf(),
+        file: None,
+    };
+    let r = tgms_engine::eventlog::export_with(store, &mut w, strict, log_mode(salvage)).map_err(
+        |e| match e {
+            // The output's errors name the output file, not a placeholder.
+            Error::Io { path: p, source } if p.as_os_str() == "<export output>" => {
+                Error::io(path, source)
+            }
+            e => e,
+        },
+    )?;
     for warning in &r.warnings {
-        eprintln!("warning: {warning}");
+        warn_line(&format!("warning: {warning}"));
     }
-    eprintln!("exported {} batches to {}", r.batches, path.display());
+    if let Some(lost) = &r.salvage {
+        warn_line(&format!("salvage: {}", canon::to_string(&lost.to_json())));
+    }
+    warn_line(&format!(
+        "exported {} batches to {}",
+        r.batches,
+        path.display()
+    ));
     Ok(())
 }
 
@@ -1520,11 +1652,20 @@ fn run(cli: Cli) -> CmdResult {
         } => cmd_ingest(&store, file, format, rel_type, dataset, compact)?,
         Cmd::Write { store, batch } => cmd_write(&store, &batch)?,
         Cmd::Stats { store, json } => cmd_stats(&store, json)?,
-        Cmd::Digest { store } => println!("{}", Store::open_read_only(&store)?.digest()),
-        Cmd::Replay { store, out_store } => cmd_replay(&store, &out_store)?,
+        Cmd::Digest { store } => print_line(&Store::open_read_only(&store)?.digest()),
+        Cmd::Replay {
+            store,
+            out_store,
+            salvage,
+        } => cmd_replay(&store, &out_store, salvage)?,
         Cmd::History { store, uid, edges } => cmd_history(&store, &uid, edges)?,
         Cmd::ImportEventlog { store, log } => cmd_import(&store, &log)?,
-        Cmd::ExportEventlog { store, out, strict } => cmd_export(&store, &out, strict)?,
+        Cmd::ExportEventlog {
+            store,
+            out,
+            strict,
+            salvage,
+        } => cmd_export(&store, &out, strict, salvage)?,
         Cmd::Call {
             store,
             op,
@@ -1614,10 +1755,34 @@ fn run(cli: Cli) -> CmdResult {
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    install_panic_hook();
+    let cli = Cli::parse();
+    let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exit_of(run(cli)))) {
+        Ok(code) => code,
+        Err(payload) => match panic_text(payload.as_ref()) {
+            Some(m) if m.starts_with(STDOUT_PANIC) => {
+                let kind = if m.contains("Broken pipe") {
+                    std::io::ErrorKind::BrokenPipe
+                } else {
+                    std::io::ErrorKind::Other
+                };
+                let msg = m[STDOUT_PANIC.len()..].to_string();
+                *STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(std::io::Error::new(kind, msg));
+                ExitCode::from(3)
+            }
+            _ => std::panic::resume_unwind(payload),
+        },
+    };
+    stdout_exit().unwrap_or(code)
+}
+
+/// The exit status of a command's result (its error payload printed).
+fn exit_of(r: CmdResult) -> ExitCode {
+    match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(m)) => {
-            eprintln!("error: {m}");
+            warn_line(&format!("error: {m}"));
             ExitCode::from(2)
         }
         Err(Failure::Printed(p)) => {

@@ -11,7 +11,7 @@ use crate::canon;
 use crate::error::{Error, Result};
 use crate::op::{self, AssertEdge, AssertNode, Op};
 use crate::state::{State, Trace};
-use crate::store::{read_log, Store};
+use crate::store::{read_log_with, LogMode, Salvage, Store};
 use crate::time::OPEN_END;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -44,6 +44,8 @@ pub struct ExportReport {
     pub batches: u64,
     /// Human-readable notes on rows a TGMS replay of the export will not reproduce.
     pub warnings: Vec<String>,
+    /// Under [`LogMode::Salvage`]: what could not be read from the store's log.
+    pub salvage: Option<Salvage>,
 }
 
 // ------------------------------------------------------------------------------- import
@@ -368,6 +370,18 @@ fn reasonless_raw(op: &Op) -> bool {
 /// explicit `assert_node` ops right after it) and whether any ingest event was carved (D-W2,
 /// reported as a warning).
 pub fn export(store_dir: &Path, out: &mut dyn Write, strict: bool) -> Result<ExportReport> {
+    export_with(store_dir, out, strict, LogMode::Whole)
+}
+
+/// [`export`] under a [`LogMode`]: a log shorter than the store's checkpoint is refused
+/// before anything is written to `out` ([`LogMode::Whole`]), or its readable part exported
+/// and the loss reported in [`ExportReport::salvage`].
+pub fn export_with(
+    store_dir: &Path,
+    out: &mut dyn Write,
+    strict: bool,
+    mode: LogMode,
+) -> Result<ExportReport> {
     let out_err = |e: std::io::Error| Error::io(PathBuf::from("<export output>"), e);
     let mut report = ExportReport::default();
     let mut state = State::default();
@@ -376,11 +390,15 @@ pub fn export(store_dir: &Path, out: &mut dyn Write, strict: bool) -> Result<Exp
     let mut carved_batches = 0u64;
     let mut reasonless: Vec<i64> = Vec::new();
     let mut line = String::with_capacity(1 << 16);
-    line.push_str(HEADER);
-    line.push('\n');
-    out.write_all(line.as_bytes()).map_err(out_err)?;
-
-    read_log(store_dir, |b| {
+    // The header is written with the first batch (or at the end): a log that
+    // `read_log_with` refuses before its first batch leaves `out` untouched.
+    let mut header_written = false;
+    let salvage = read_log_with(store_dir, mode, |b| {
+        if !header_written {
+            out.write_all(format!("{HEADER}\n").as_bytes())
+                .map_err(out_err)?;
+            header_written = true;
+        }
         if let Some(last) = last_tt {
             if b.tt <= last {
                 return Err(Error::state(format!(
@@ -442,7 +460,14 @@ pub fn export(store_dir: &Path, out: &mut dyn Write, strict: bool) -> Result<Exp
         report.batches += 1;
         Ok(())
     })?;
+    if !header_written {
+        out.write_all(format!("{HEADER}\n").as_bytes())
+            .map_err(out_err)?;
+    }
     out.flush().map_err(out_err)?;
+    if mode == LogMode::Salvage {
+        report.salvage = Some(salvage);
+    }
 
     if carved_events > 0 {
         report.warnings.push(format!(

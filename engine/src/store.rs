@@ -53,6 +53,9 @@ pub struct Options {
     /// Ignore the segments and rebuild the state by replaying the whole log (read-only
     /// opens only; `tgms check` compares the two).
     pub replay_whole_log: bool,
+    /// Replay the log only up to this byte offset (a record boundary; read-only opens
+    /// only): `tgms check` compares two opens of a live store at the same log position.
+    pub replay_to: Option<u64>,
     /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
     pub io: Option<IoMode>,
     /// Decode every segment into memory at open (and after a compaction) even when the store
@@ -155,6 +158,9 @@ pub struct Store {
     compact_segments: usize,
     compact_rows: u64,
     no_sync: bool,
+    /// The byte offset where the log's good records ended when the store was opened (a
+    /// writer's log grows from there).
+    opened_log_end: u64,
 }
 
 /// Loads the published segments of `dir` into `state`; returns them. `Ok(None)` when a
@@ -442,6 +448,7 @@ impl Store {
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
+            opened_log_end: wal::HEADER_LEN,
         })
     }
 
@@ -510,10 +517,14 @@ impl Store {
             .map_or((wal::HEADER_LEN, 0), |e| (e.wal_offset, e.wal_record));
         let mut last: Option<(u64, i64, bool)> = mem.stats().last_tt.map(|t| (0, t, true));
         let mut tail_records = 0u64;
-        let (tail, good_len) = wal::scan_from(
+        if opts.replay_to.is_some() && !opts.read_only {
+            return Err(Error::invalid("replay_to needs a read-only open"));
+        }
+        let (tail, good_len) = wal::scan_range(
             &wal_path,
             covered.0,
             covered.1,
+            opts.replay_to.unwrap_or(u64::MAX),
             |no, offset, rec| {
                 tail_records += 1;
                 match rec {
@@ -613,7 +624,14 @@ impl Store {
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
+            opened_log_end: good_len,
         })
+    }
+
+    /// The byte offset of the log where this handle's open stopped replaying (the end of
+    /// the log's good records then, or [`Options::replay_to`]).
+    pub fn opened_log_end(&self) -> u64 {
+        self.opened_log_end
     }
 
     /// The store directory.
@@ -1149,31 +1167,240 @@ impl Committed {
     }
 }
 
-/// Reads the batches of a store's log in order (outcome records skipped), without opening
-/// the store: no lock, no recovery, nothing modified. A torn final record is ignored.
-pub fn read_log(dir: &Path, mut f: impl FnMut(LoggedBatch) -> Result<()>) -> Result<()> {
+/// How a recovery command (`replay`, `export-eventlog`) treats a log that is shorter than
+/// the history the store's segments publish.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogMode {
+    /// Refuse (before reading a batch) a log whose good records end before the manifest's
+    /// checkpoint: the history would silently lose what the segments hold.
+    Whole,
+    /// Read the readable prefix of the log (up to the first damage or the end) and report
+    /// exactly what is missing ([`Salvage`]).
+    Salvage,
+}
+
+/// The log position the newest published manifest record covers: the batches before it are
+/// in the segments, and an intact log holds them too (W5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub wal_offset: u64,
+    pub wal_record: u64,
+    /// Batches (failed ones included) the store held at the checkpoint.
+    pub n_batches: u64,
+}
+
+/// The store's newest checkpoint, `None` without a manifest (or one with no record).
+pub fn checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
+    let mpath = dir.join(MANIFEST_FILE);
+    if !mpath.exists() {
+        return Ok(None);
+    }
+    let (entries, _) = manifest::read(&mpath)?;
+    Ok(entries.last().map(|e| Checkpoint {
+        wal_offset: e.wal_offset,
+        wal_record: e.wal_record,
+        n_batches: e.stats.n_batches,
+    }))
+}
+
+/// The refusal of a log whose good records end at `end` before checkpoint `c`.
+fn shortened(path: &Path, end: wal::End, c: &Checkpoint, why: &str) -> Error {
+    Error::State {
+        message: format!(
+            "the log is shorter than the history the store's segments publish: its good \
+             records end at byte {} (record {}), the manifest's checkpoint is at byte {} \
+             (record {}){why}; refusing to read a shortened history. Restore {} from a backup, \
+             or pass --salvage to rebuild from the readable log and list what is lost",
+            end.offset,
+            end.record,
+            c.wal_offset,
+            c.wal_record,
+            path.display()
+        ),
+        details: json!({
+            "file": path.display().to_string(),
+            "log_good_bytes": end.offset, "log_good_records": end.record,
+            "checkpoint_offset": c.wal_offset, "checkpoint_record": c.wal_record,
+            "fix": "restore wal.log from a backup, or rerun with --salvage",
+        }),
+    }
+}
+
+/// Refuses a log that does not reach the store's checkpoint at a record boundary (cut,
+/// zero-filled or damaged below it; `format-spec.md` §4.2). Reads the log's frames up to
+/// the checkpoint, without decoding payloads. Returns the checkpoint.
+pub fn verify_log_reaches_checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
     let path = dir.join(WAL_FILE);
     if !path.exists() {
         return Err(Error::state(format!("no tgms store at {}", dir.display())));
     }
-    wal::scan(&path, |record, _, rec| match rec {
-        Record::Batch { tt, ops } => f(LoggedBatch { record, tt, ops }),
-        Record::Outcome { .. } => Ok(()),
-    })?;
-    Ok(())
+    let Some(c) = checkpoint(dir)? else {
+        return Ok(None);
+    };
+    let (_, end) = match wal::extent(&path, c.wal_offset) {
+        Ok(r) => r,
+        Err(Error::LogDamaged {
+            record,
+            offset,
+            kind,
+            ..
+        }) => {
+            let end = wal::End { offset, record };
+            return Err(shortened(
+                &path,
+                end,
+                &c,
+                &format!(" (damaged there: {kind})"),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    if end.offset != c.wal_offset || end.record != c.wal_record {
+        return Err(shortened(&path, end, &c, ""));
+    }
+    Ok(Some(c))
+}
+
+/// What a salvaging read ([`LogMode::Salvage`]) could not recover.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Salvage {
+    /// Log records (batch and outcome) read, and the byte where the readable prefix ends.
+    pub records_read: u64,
+    pub good_bytes: u64,
+    /// The log file's length; bytes from `good_bytes` on were not read.
+    pub file_bytes: u64,
+    /// Batches read.
+    pub batches_read: u64,
+    /// Why reading stopped before the end of the file (damage or a torn tail), if it did.
+    pub stopped: Option<String>,
+    /// The manifest's checkpoint, when it lies beyond the readable prefix: the batches it
+    /// covers beyond `batches_read` are lost from the history (their rows are in the
+    /// segments, their batches are not in the log).
+    pub checkpoint: Option<Checkpoint>,
+}
+
+impl Salvage {
+    /// True when the whole log was read and it reaches the checkpoint: nothing lost.
+    pub fn is_complete(&self) -> bool {
+        self.stopped.is_none() && self.checkpoint.is_none()
+    }
+
+    /// Batches the checkpoint says existed and the readable log does not hold (a lower
+    /// bound when reading stopped at damage after the checkpoint too).
+    pub fn batches_lost(&self) -> u64 {
+        self.checkpoint
+            .as_ref()
+            .map_or(0, |c| c.n_batches.saturating_sub(self.batches_read))
+    }
+
+    /// The report as JSON, for the CLI.
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "complete": self.is_complete(),
+            "records_read": self.records_read, "batches_read": self.batches_read,
+            "good_bytes": self.good_bytes, "file_bytes": self.file_bytes,
+            "unread_bytes": self.file_bytes - self.good_bytes,
+            "stopped": self.stopped,
+            "checkpoint": self.checkpoint.as_ref().map(|c| json!({
+                "offset": c.wal_offset, "record": c.wal_record, "n_batches": c.n_batches})),
+            "batches_lost_at_least": self.batches_lost(),
+        })
+    }
+}
+
+/// Reads the batches of a store's log in order (outcome records skipped), without opening
+/// the store: no lock, no recovery, nothing modified. A torn final record is ignored. A log
+/// shorter than the manifest's checkpoint is refused before any batch is read
+/// ([`verify_log_reaches_checkpoint`]).
+pub fn read_log(dir: &Path, f: impl FnMut(LoggedBatch) -> Result<()>) -> Result<()> {
+    read_log_with(dir, LogMode::Whole, f).map(|_| ())
+}
+
+/// [`read_log`] with an explicit [`LogMode`]. Under [`LogMode::Salvage`] damage ends the
+/// read instead of failing it, and the returned [`Salvage`] says what was not read.
+pub fn read_log_with(
+    dir: &Path,
+    mode: LogMode,
+    mut f: impl FnMut(LoggedBatch) -> Result<()>,
+) -> Result<Salvage> {
+    let path = dir.join(WAL_FILE);
+    if !path.exists() {
+        return Err(Error::state(format!("no tgms store at {}", dir.display())));
+    }
+    let ckpt = match mode {
+        LogMode::Whole => verify_log_reaches_checkpoint(dir)?,
+        // A damaged manifest does not stop a salvage: the log is the history.
+        LogMode::Salvage => checkpoint(dir).ok().flatten(),
+    };
+    let file_bytes = fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+    let mut rep = Salvage {
+        file_bytes,
+        ..Salvage::default()
+    };
+    let mut batches = 0u64;
+    let mut records = 0u64;
+    let scanned = wal::scan(&path, |record, _, rec| {
+        records += 1;
+        match rec {
+            Record::Batch { tt, ops } => {
+                batches += 1;
+                f(LoggedBatch { record, tt, ops })
+            }
+            Record::Outcome { .. } => Ok(()),
+        }
+    });
+    rep.batches_read = batches;
+    match scanned {
+        Ok((tail, good)) => {
+            rep.good_bytes = good;
+            rep.records_read = records;
+            if let Tail::Torn { offset, reason } = tail {
+                rep.stopped = Some(format!("torn tail at byte {offset}: {reason}"));
+            }
+        }
+        Err(Error::LogDamaged {
+            record,
+            offset,
+            kind,
+            ..
+        }) if mode == LogMode::Salvage => {
+            rep.good_bytes = offset;
+            rep.records_read = record;
+            rep.stopped = Some(format!(
+                "record {record} at byte {offset} is damaged: {kind}"
+            ));
+        }
+        Err(e) => return Err(e),
+    }
+    rep.checkpoint = ckpt.filter(|c| c.wal_offset > rep.good_bytes);
+    if mode == LogMode::Whole {
+        // A torn tail is ordinary crash debris here, not a loss.
+        rep.stopped = None;
+    }
+    Ok(rep)
 }
 
 /// Rebuilds `out` from `src`'s log alone: every batch is applied at its recorded tt;
 /// failed batches fail again and are kept. Returns the number of batches replayed.
 pub fn replay(src: &Path, out: &mut Store, progress: &mut dyn FnMut(u64)) -> Result<u64> {
+    replay_with(src, out, LogMode::Whole, progress).map(|(n, _)| n)
+}
+
+/// [`replay`] under a [`LogMode`]; also returns what a salvage could not read.
+pub fn replay_with(
+    src: &Path,
+    out: &mut Store,
+    mode: LogMode,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(u64, Salvage)> {
     let mut n = 0;
-    read_log(src, |b| {
+    let rep = read_log_with(src, mode, |b| {
         out.commit(Some(b.tt), b.ops)?;
         n += 1;
         progress(n);
         Ok(())
     })?;
-    Ok(n)
+    Ok((n, rep))
 }
 
 /// One problem `tgms check` found: the file, the byte offset and what is wrong.
@@ -1228,6 +1455,32 @@ pub struct CheckReport {
 /// indexed segments); and that the published segments plus the log tail equal a replay of
 /// the whole log (digest and statistics, S7). Every problem found is reported, not only the first.
 pub fn check(dir: &Path) -> Result<CheckReport> {
+    // A live store may publish a generation (flush, compaction) while it is checked: the
+    // check pins the manifest it read first, and when it finds problems while the manifest
+    // has changed since, it starts over on the new generation (as an open does, §9.4).
+    // Real damage is still there on the next attempt; a publication race is not.
+    const ATTEMPTS: usize = 8;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let (rep, pinned) = check_once(dir)?;
+        if rep.problems.is_empty() || attempt == ATTEMPTS || read_entries(dir) == pinned {
+            return Ok(rep);
+        }
+    }
+}
+
+/// The manifest's records as read now (`None`: no manifest, or unreadable).
+fn read_entries(dir: &Path) -> Option<Vec<SegEntry>> {
+    manifest::read(&dir.join(MANIFEST_FILE))
+        .ok()
+        .map(|(e, _)| e)
+        .filter(|e| !e.is_empty())
+}
+
+/// One pass of [`check`] over the generation the manifest publishes when it is read; also
+/// returns the records it read.
+fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
     let wal_path = dir.join(WAL_FILE);
     if !wal_path.exists() {
         return Err(Error::State {
@@ -1236,22 +1489,8 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
         });
     }
     let mut rep = CheckReport::default();
-    let mut wal_len = 0;
-    match wal::scan(&wal_path, |_, _, _| {
-        rep.wal_records += 1;
-        Ok(())
-    }) {
-        Ok((tail, len)) => {
-            wal_len = len;
-            if let Tail::Torn { offset, reason } = tail {
-                rep.notes.push(format!(
-                    "{}: torn final record at offset {offset} (a writable open truncates it): {reason}",
-                    wal_path.display()
-                ));
-            }
-        }
-        Err(e) => rep.problems.push(Problem::from_error(&e, &wal_path)),
-    }
+    // The manifest first: the log only grows, so a log scanned after it reaches every
+    // position the manifest covers.
     let mpath = dir.join(MANIFEST_FILE);
     let mut entries = Vec::new();
     if mpath.exists() {
@@ -1268,6 +1507,23 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
             }
             Err(e) => rep.problems.push(Problem::from_error(&e, &mpath)),
         }
+    }
+    let pinned = read_pinned(&entries, &rep);
+    let mut wal_len = 0;
+    match wal::scan(&wal_path, |_, _, _| {
+        rep.wal_records += 1;
+        Ok(())
+    }) {
+        Ok((tail, len)) => {
+            wal_len = len;
+            if let Tail::Torn { offset, reason } = tail {
+                rep.notes.push(format!(
+                    "{}: torn final record at offset {offset} (a writable open truncates it): {reason}",
+                    wal_path.display()
+                ));
+            }
+        }
+        Err(e) => rep.problems.push(Problem::from_error(&e, &wal_path)),
     }
     rep.segments = entries.len() as u64;
     let mut prev: Option<&SegEntry> = None;
@@ -1358,17 +1614,25 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
     }
     if rep.problems.is_empty() {
         // S7: the published state plus the log tail equals a replay of the whole log.
-        let ro = |whole: bool| {
+        // Both opens stop at the same log position: a writer appending meanwhile adds
+        // batches that the first open did not see.
+        let ro = |whole: bool, replay_to: Option<u64>| {
             Store::open_with(
                 dir,
                 Options {
                     read_only: true,
                     replay_whole_log: whole,
+                    replay_to,
                     ..Options::default()
                 },
             )
         };
-        match (ro(false), ro(true)) {
+        let published = ro(false, None);
+        let whole = match &published {
+            Ok(a) => ro(true, Some(a.opened_log_end())),
+            Err(_) => ro(true, None),
+        };
+        match (published, whole) {
             (Ok(a), Ok(b)) => {
                 if a.stats() != b.stats() {
                     rep.problems.push(Problem {
@@ -1388,5 +1652,12 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
             (Err(e), _) | (_, Err(e)) => rep.problems.push(Problem::from_error(&e, dir)),
         }
     }
-    Ok(rep)
+    Ok((rep, pinned))
+}
+
+/// The records a check pinned, as [`read_entries`] would give them (`None` when the
+/// manifest is absent or was unreadable).
+fn read_pinned(entries: &[SegEntry], rep: &CheckReport) -> Option<Vec<SegEntry>> {
+    let unreadable = rep.problems.iter().any(|p| p.file.ends_with(MANIFEST_FILE));
+    (!entries.is_empty() && !unreadable).then(|| entries.to_vec())
 }

@@ -408,8 +408,58 @@ pub fn scan_from(
     path: &Path,
     start: u64,
     start_record: u64,
+    f: impl FnMut(u64, u64, Record) -> Result<()>,
+) -> Result<(Tail, u64)> {
+    scan_range(path, start, start_record, u64::MAX, f)
+}
+
+/// [`scan_from`] that stops at the first record boundary at or after byte `stop_at`
+/// (reporting a clean end there).
+pub fn scan_range(
+    path: &Path,
+    start: u64,
+    start_record: u64,
+    stop_at: u64,
     mut f: impl FnMut(u64, u64, Record) -> Result<()>,
 ) -> Result<(Tail, u64)> {
+    let (tail, end) = scan_frames(path, start, start_record, stop_at, |no, offset, p| {
+        let rec = decode(p).map_err(|kind| Error::LogDamaged {
+            file: path.to_path_buf(),
+            record: no,
+            offset,
+            kind,
+        })?;
+        f(no, offset, rec)
+    })?;
+    Ok((tail, end.offset))
+}
+
+/// Where a scan of the log's frames stopped: the byte offset after the last good record read
+/// and the number of the next record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct End {
+    pub offset: u64,
+    pub record: u64,
+}
+
+/// Checks the frames of the log from its header up to byte `stop_at` (or its end) without
+/// decoding payloads: where the good records end, and the tail's state when the end was
+/// reached first. What the recovery commands compare with a manifest's checkpoint
+/// (`format-spec.md` §4).
+pub fn extent(path: &Path, stop_at: u64) -> Result<(Tail, End)> {
+    scan_frames(path, HEADER_LEN, 0, stop_at, |_, _, _| Ok(()))
+}
+
+/// The frame scanner behind [`scan_from`] and [`extent`]: passes each checksummed payload to
+/// `f` and stops at the first record boundary at or after `stop_at`, at a torn tail, or at
+/// the end of the file.
+fn scan_frames(
+    path: &Path,
+    start: u64,
+    start_record: u64,
+    stop_at: u64,
+    mut f: impl FnMut(u64, u64, &[u8]) -> Result<()>,
+) -> Result<(Tail, End)> {
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     let corrupt = |offset: u64, kind: String| Error::Corruption {
@@ -453,10 +503,37 @@ pub fn scan_from(
         offset,
         kind,
     };
+    // A damaged stretch that no valid frame follows is the end of the log (zeros or
+    // preallocated garbage after a power loss, §4); one that a valid frame follows is
+    // damage.
+    let tail_or_damage = |offset: u64, record: u64, kind: &str| -> Result<(Tail, End)> {
+        let end = End { offset, record };
+        match garbage_tail(path, offset, file_len).map_err(|e| Error::io(path, e))? {
+            Ok(()) => Ok((
+                Tail::Torn {
+                    offset,
+                    reason: format!(
+                        "{kind}, and none of the {} bytes from here on starts a valid record \
+                         (a zero-filled or garbage tail)",
+                        file_len - offset
+                    ),
+                },
+                end,
+            )),
+            Err(why) => Err(damaged(record, offset, format!("{kind}; {why}"))),
+        }
+    };
     loop {
+        let end = End {
+            offset,
+            record: record_no,
+        };
+        if offset >= stop_at {
+            return Ok((Tail::Clean, end));
+        }
         let left = file_len - offset;
         if left == 0 {
-            return Ok((Tail::Clean, offset));
+            return Ok((Tail::Clean, end));
         }
         if left < FRAME_LEN {
             return Ok((
@@ -464,7 +541,7 @@ pub fn scan_from(
                     offset,
                     reason: format!("incomplete frame header ({left} bytes)"),
                 },
-                offset,
+                end,
             ));
         }
         let mut fr = [0u8; 12];
@@ -474,46 +551,102 @@ pub fn scan_from(
         let len_crc = u32::from_le_bytes([fr[4], fr[5], fr[6], fr[7]]);
         let crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
         if crc32fast::hash(&len_bytes) != len_crc || len > MAX_PAYLOAD {
-            // A damaged length cannot be torn by an append: report, never guess.
-            return Err(damaged(
-                record_no,
-                offset,
-                "frame length check failed".into(),
-            ));
+            // A damaged length cannot be torn by an append: report, never guess — unless
+            // nothing valid follows (see `tail_or_damage`).
+            return tail_or_damage(offset, record_no, "frame length check failed");
         }
-        let end = offset + FRAME_LEN + len as u64;
-        if end > file_len {
+        let rec_end = offset + FRAME_LEN + len as u64;
+        if rec_end > file_len {
             return Ok((
                 Tail::Torn {
                     offset,
-                    reason: format!("record needs {} bytes, file has {}", end - offset, left),
+                    reason: format!("record needs {} bytes, file has {}", rec_end - offset, left),
                 },
-                offset,
+                end,
             ));
         }
         payload.resize(len as usize, 0);
         r.read_exact(&mut payload).map_err(|e| Error::io(path, e))?;
         if crc32fast::hash(&payload) != crc {
-            if end == file_len {
+            if rec_end == file_len {
                 return Ok((
                     Tail::Torn {
                         offset,
                         reason: "final record fails its checksum".into(),
                     },
-                    offset,
+                    end,
                 ));
             }
-            return Err(damaged(
-                record_no,
-                offset,
-                "record checksum mismatch".into(),
-            ));
+            return tail_or_damage(offset, record_no, "record checksum mismatch");
         }
-        let rec = decode(&payload).map_err(|k| damaged(record_no, offset, k))?;
-        f(record_no, offset, rec)?;
+        f(record_no, offset, &payload)?;
         record_no += 1;
-        offset = end;
+        offset = rec_end;
     }
+}
+
+/// Decides whether the bytes of `path` from `offset` (where a frame failed its checks) to
+/// `file_len` are a tail to drop (`Ok(Ok(()))`) or damage (`Ok(Err(why))`). Damage is
+/// either a later byte position that starts a frame whose length check and payload
+/// checksum both hold (a record written after the damaged one), or — for a frame that is
+/// not all zeros — a payload checksum that matches every byte after the frame (a final
+/// record whose length field was damaged). Reads the tail a window at a time; memory
+/// stays bounded whatever the tail's size.
+fn garbage_tail(
+    path: &Path,
+    offset: u64,
+    file_len: u64,
+) -> std::io::Result<std::result::Result<(), String>> {
+    use std::os::unix::fs::FileExt;
+    const WINDOW: usize = 1 << 20;
+    let file = File::open(path)?;
+    let mut fr = [0u8; 12];
+    file.read_exact_at(&mut fr, offset)?;
+    let stored_crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
+    let rest = file_len - offset - FRAME_LEN;
+    let mut whole = (fr != [0u8; 12] && rest > 0 && rest <= u64::from(MAX_PAYLOAD))
+        .then(crc32fast::Hasher::new);
+    let mut buf = vec![0u8; WINDOW + FRAME_LEN as usize];
+    let mut payload = Vec::new();
+    // `at`: file offset of buf[0]. Every position p in (offset, file_len - 12] is tried as
+    // the start of a frame; windows overlap by the 12 bytes a frame needs.
+    let mut at = offset;
+    while at < file_len {
+        let n = ((file_len - at) as usize).min(buf.len());
+        file.read_exact_at(&mut buf[..n], at)?;
+        if let Some(h) = whole.as_mut() {
+            let from = ((offset + FRAME_LEN).saturating_sub(at) as usize).min(n);
+            h.update(&buf[from..n.min(WINDOW).max(from)]);
+        }
+        let positions = n.saturating_sub(FRAME_LEN as usize - 1).min(WINDOW);
+        for i in 0..positions {
+            let p = at + i as u64;
+            if p <= offset {
+                continue;
+            }
+            let w = &buf[i..i + FRAME_LEN as usize];
+            let len = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if len == 0 || len > MAX_PAYLOAD || p + FRAME_LEN + u64::from(len) > file_len {
+                continue;
+            }
+            if crc32fast::hash(&w[..4]) != u32::from_le_bytes([w[4], w[5], w[6], w[7]]) {
+                continue;
+            }
+            payload.resize(len as usize, 0);
+            file.read_exact_at(&mut payload, p + FRAME_LEN)?;
+            if crc32fast::hash(&payload) == u32::from_le_bytes([w[8], w[9], w[10], w[11]]) {
+                return Ok(Err(format!("a valid record follows at offset {p}")));
+            }
+        }
+        at += WINDOW as u64;
+    }
+    if whole.is_some_and(|h| h.finalize() == stored_crc) {
+        return Ok(Err(format!(
+            "the frame's payload checksum matches the {rest} bytes after it: the final \
+             record's length field is damaged"
+        )));
+    }
+    Ok(Ok(()))
 }
 
 // ---------------------------------------------------------------- appending
