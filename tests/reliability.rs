@@ -278,3 +278,86 @@ fn stdout_errors_exit_quietly_on_a_closed_pipe_and_structured_on_a_full_disk() {
     let expected = if full.exists() { 4 } else { 3 };
     assert_eq!(st["n_batches"], expected);
 }
+
+#[test]
+fn write_refuses_an_ingest_op_over_the_event_limit_and_names_non_finite_values() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store_with_batches(d.path(), 1);
+    let b = d.path().join("big.json");
+    let events: Vec<String> = (0..50_001)
+        .map(|i| format!(r#"{{"src":"a","dst":"b","rel_type":"R","vt_s":{i}}}"#))
+        .collect();
+    std::fs::write(
+        &b,
+        format!(
+            r#"[{{"op":"ingest_events","events":[{}]}}]"#,
+            events.join(",")
+        ),
+    )
+    .unwrap();
+    let o = tgms(&["write", p(&s), p(&b)]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let e = json_out(&o);
+    assert_eq!(e["error"], "E_INVALID_ARG");
+    let m = e["message"].as_str().unwrap();
+    assert!(
+        m.contains("50001 events") && m.contains("at most 50000"),
+        "{m}"
+    );
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    assert_eq!(
+        st["n_edge_versions"], 1,
+        "nothing of the refused op applied"
+    );
+
+    std::fs::write(
+        &b,
+        r#"[{"op":"assert_node","uid":"a","label":"N","props":{"k":[1,{"x":-1e400}]},"vt_s":0}]"#,
+    )
+    .unwrap();
+    let o = tgms(&["write", p(&s), p(&b)]);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let m = json_out(&o)["message"].as_str().unwrap().to_string();
+    assert!(
+        m.starts_with("props.k[1].x is -1e") && m.contains("not a finite 64-bit float"),
+        "{m}"
+    );
+    // The failed batch replays to the same failure (its raw op re-parses).
+    let copy = d.path().join("copy");
+    ok(tgms(&["replay", p(&s), p(&copy)]));
+    assert_eq!(
+        ok(tgms(&["digest", p(&s)])).stdout,
+        ok(tgms(&["digest", p(&copy)])).stdout
+    );
+}
+
+#[test]
+fn export_import_keeps_failed_reasonless_corrections_failed() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store_with_batches(d.path(), 2);
+    let b = d.path().join("b.json");
+    // D-W1: a correct and a retract without a reason fail their batches.
+    for op in [
+        r#"{"op":"correct","ref":{"kind":"edge","src":"a0","dst":"b0","rel_type":"R"},"props":{"p":2},"vt_s":0}"#,
+        r#"{"op":"retract","ref":{"kind":"node","uid":"a1"},"t":5}"#,
+        r#"{"op":"retract","ref":{"kind":"node","uid":"a1"},"t":5,"reason":""}"#,
+    ] {
+        std::fs::write(&b, format!("[{op}]")).unwrap();
+        assert_eq!(tgms(&["write", p(&s), p(&b)]).status.code(), Some(1));
+    }
+    let digest = ok(tgms(&["digest", p(&s)])).stdout;
+    let log = d.path().join("log.jsonl");
+    ok(tgms(&["export-eventlog", p(&s), p(&log)]));
+    let t = d.path().join("t");
+    ok(tgms(&["init", p(&t)]));
+    let v = json_out(&ok(tgms(&["import-eventlog", p(&t), p(&log)])));
+    assert_eq!(v["failed_batches"], 3, "{v}");
+    assert_eq!(ok(tgms(&["digest", p(&t)])).stdout, digest);
+    // And the export of the import is the same text.
+    let log2 = d.path().join("log2.jsonl");
+    ok(tgms(&["export-eventlog", p(&t), p(&log2)]));
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        std::fs::read_to_string(&log2).unwrap()
+    );
+}

@@ -113,7 +113,11 @@ fn import_op(v: Value) -> std::result::Result<Op, String> {
         return Ok(Op::from_json(&v));
     };
     match m.get("op").and_then(Value::as_str) {
-        Some("retract" | "correct") if !is_real_reason(m.get("reason")) => {
+        // Only an op with no `reason` key gets the import reason: a TGMS log never carries
+        // one (it is our extension key), while our own export writes `"reason": null` for a
+        // retract / correct that had none, which failed its batch (D-W1) and must fail
+        // again for the round trip to be exact.
+        Some("retract" | "correct") if !m.contains_key("reason") => {
             m.insert("reason".into(), Value::String(IMPORT_REASON.into()));
         }
         Some("ingest_events") => {
@@ -322,7 +326,21 @@ fn export_op(op: &Op, strict: bool) -> Value {
                 "provenance_ref": op::text_json(&o.audit.provenance_ref),
             })
         }
-        Op::Raw(text) => op::text_json(text),
+        Op::Raw(text) => {
+            let mut v = op::text_json(text);
+            // A retract / correct without a reason failed here (D-W1); an explicit null keeps
+            // a re-import from giving it the import reason, which would apply it.
+            if let Value::Object(m) = &mut v {
+                let kind = m.get("op").and_then(Value::as_str);
+                if !strict
+                    && matches!(kind, Some("retract" | "correct"))
+                    && !m.contains_key("reason")
+                {
+                    m.insert("reason".into(), Value::Null);
+                }
+            }
+            v
+        }
         other => {
             let mut v = other.to_json();
             strip_extensions(&mut v, strict, matches!(other, Op::AssertEdge(_)));
@@ -480,10 +498,15 @@ pub fn export_with(
         let shown: Vec<String> = reasonless.iter().take(10).map(i64::to_string).collect();
         report.warnings.push(format!(
             "{} failed batch(es) (tt {}{}) contain a retract/correct without a reason, which \
-             failed here (D-W1) but applies in a TGMS replay or a re-import of this export",
+             failed here (D-W1) but applies in a TGMS replay{}",
             reasonless.len(),
             shown.join(", "),
-            if reasonless.len() > 10 { ", …" } else { "" }
+            if reasonless.len() > 10 { ", …" } else { "" },
+            if strict {
+                " or a re-import of this strict export (which drops reasons)"
+            } else {
+                ""
+            }
         ));
     }
     Ok(report)
