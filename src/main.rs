@@ -102,6 +102,15 @@ enum Cmd {
         /// in every mode.
         #[arg(long, value_enum, default_value = "auto")]
         compact: CompactArg,
+        /// Prefix of the per-chunk batch keys (`PREFIX:N`, N = the chunk's first event
+        /// number): chunks already committed under their key are skipped, so re-running an
+        /// interrupted load resumes it. Default: `ingest:` + the input's BLAKE3 digest.
+        #[arg(long, value_name = "PREFIX", conflicts_with = "no_batch_key")]
+        batch_key: Option<String>,
+        /// Write the chunks without batch keys (loading the same file twice then loads it
+        /// twice).
+        #[arg(long)]
+        no_batch_key: bool,
     },
     /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes). On exit the
     /// batch is sealed as a small flush segment, so read-only opens (`tgms call`) keep
@@ -115,6 +124,11 @@ enum Cmd {
         store: PathBuf,
         /// File holding the JSON array of ops.
         batch: PathBuf,
+        /// Idempotency key (1 to 1024 bytes): when a batch with this key is already
+        /// committed, it is acknowledged (its tt printed) without being applied again. Use
+        /// one to retry safely after an "outcome unknown" error (exit 4).
+        #[arg(long, value_name = "KEY")]
+        batch_key: Option<String>,
     },
     /// Store statistics (counts, extent, batches, disk bytes).
     ///
@@ -565,6 +579,30 @@ fn warn_line(s: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{s}");
 }
 
+/// Exit status of a write whose batch may or may not be committed (`details.outcome =
+/// "unknown"`): distinct from 3, a clean refusal that committed nothing.
+const EXIT_OUTCOME_UNKNOWN: u8 = 4;
+
+/// Test hook for I/O-error injection in a real process: `TGMS_TEST_FAIL_SYNC=N` fails the
+/// N-th fsync / fdatasync of the process (counting from 1) with EIO. Only tests set it.
+fn install_test_faults() {
+    let Some(n) = std::env::var("TGMS_TEST_FAIL_SYNC")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let mut seen = 0u64;
+    tgms_engine::fault::set_sync_hook(Some(Box::new(move |_| {
+        seen += 1;
+        if seen == n {
+            Err(std::io::Error::from_raw_os_error(5))
+        } else {
+            Ok(())
+        }
+    })));
+}
+
 /// Exit status of a command whose standard output was closed by its reader: 128 + SIGPIPE,
 /// what a shell reports for a tool the signal ended.
 const EXIT_BROKEN_PIPE: u8 = 141;
@@ -677,10 +715,13 @@ const PARSE_CHUNK: usize = tgms_engine::op::INGEST_CHUNK;
 fn cmd_ingest(
     store: &Path,
     file: Option<PathBuf>,
-    format: FormatArg,
-    rel_type: Option<String>,
-    dataset: Option<DatasetArg>,
-    compact: CompactArg,
+    (format, rel_type, dataset, compact): (
+        FormatArg,
+        Option<String>,
+        Option<DatasetArg>,
+        CompactArg,
+    ),
+    (batch_key, no_batch_key): (Option<String>, bool),
 ) -> CmdResult {
     // A file is read a line at a time (twice: once to count its lines), never whole.
     let (name, source, format, rel) = match (file, dataset) {
@@ -704,6 +745,14 @@ fn cmd_ingest(
     // non-blank lines (headers and comments included: an estimate).
     let n =
         count_lines(source.lines()?).with_context(|| format!("cannot read {}", name.display()))?;
+    let key_prefix = match (batch_key, no_batch_key) {
+        (_, true) => None,
+        (Some(k), false) => Some(k),
+        (None, false) => Some(
+            tgms_engine::store::ingest_key_prefix(&mut source.lines()?)
+                .with_context(|| format!("cannot read {}", name.display()))?,
+        ),
+    };
     let mut st = Store::open(store)?;
     // The load is parsed [`PARSE_CHUNK`] events ahead of the batches that write them: a
     // malformed line commits the whole batches (chunks of 50,000 events) before it and
@@ -719,6 +768,8 @@ fn cmd_ingest(
     }
     let pb = bar(n, "ingest");
     let mut report = tgms_engine::IngestReport::default();
+    // Events of the input before the chunk being written: the chunk's key suffix.
+    let mut loaded = 0u64;
     let parsed = load::parse_chunks(
         &name,
         source.lines()?,
@@ -726,10 +777,15 @@ fn cmd_ingest(
         rel.as_deref(),
         (PARSE_CHUNK, tgms_engine::op::INGEST_CHUNK),
         |events| {
-            let r =
-                st.ingest_events(events, "Node", &mut |k| pb.set_position(report.events + k))?;
+            let first = loaded;
+            loaded += events.len() as u64;
+            let keys = key_prefix.as_deref().map(|k| (k, first));
+            let r = st.ingest_events_keyed(events, "Node", keys, &mut |k| {
+                pb.set_position(report.events + k)
+            })?;
             report.events += r.events;
             report.batches += r.batches;
+            report.skipped_batches += r.skipped_batches;
             report.first_tt = report.first_tt.or(r.first_tt);
             report.last_tt = r.last_tt.or(report.last_tt);
             Ok(())
@@ -764,11 +820,12 @@ fn cmd_ingest(
     };
     st.close()?;
     out(&json!({"events": report.events, "batches": report.batches,
+        "skipped_batches": report.skipped_batches, "batch_key": key_prefix,
         "first_tt": report.first_tt, "last_tt": report.last_tt, "compacted": compacted}));
     Ok(())
 }
 
-fn cmd_write(store: &Path, batch: &Path) -> CmdResult {
+fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult {
     let text = read_text(batch)?;
     let schema = |m: String| {
         Failure::Payload(json!({"error": "E_SCHEMA", "message": m, "details": {"path": []}}))
@@ -783,11 +840,32 @@ fn cmd_write(store: &Path, batch: &Path) -> CmdResult {
     }
     let mut st = Store::open(store)?;
     let ops: Vec<Op> = items.iter().map(Op::from_json).collect();
-    let r = st.write(ops);
+    let r = st.write_keyed(ops, batch_key.clone());
+    if let Some(cause) = st.poison_cause() {
+        warn_line(&format!(
+            "warning: the batch is committed, but the store could not finish the work after \
+             it ({cause}); the log holds the batch, and the next open recovers"
+        ));
+    }
     // Sealed for readers whether the batch applied or not (a failed batch is logged too).
     let closed = st.close();
-    let tt = r?;
-    closed?;
+    let c = r?;
+    if c.duplicate {
+        warn_line(&format!(
+            "batch key {} was already committed (batch {}, tt {}); not applied again",
+            batch_key.as_deref().unwrap_or(""),
+            c.seq,
+            c.tt
+        ));
+    }
+    let tt = c.into_result()?;
+    if let Err(e) = closed {
+        // The batch is durable in the log; only sealing it for readers failed.
+        warn_line(&format!(
+            "warning: the batch is committed; sealing it as a flush segment failed: {}",
+            e.message()
+        ));
+    }
     print_line(&tt.to_string());
     Ok(())
 }
@@ -1649,8 +1727,19 @@ fn run(cli: Cli) -> CmdResult {
             rel_type,
             dataset,
             compact,
-        } => cmd_ingest(&store, file, format, rel_type, dataset, compact)?,
-        Cmd::Write { store, batch } => cmd_write(&store, &batch)?,
+            batch_key,
+            no_batch_key,
+        } => cmd_ingest(
+            &store,
+            file,
+            (format, rel_type, dataset, compact),
+            (batch_key, no_batch_key),
+        )?,
+        Cmd::Write {
+            store,
+            batch,
+            batch_key,
+        } => cmd_write(&store, &batch, batch_key)?,
         Cmd::Stats { store, json } => cmd_stats(&store, json)?,
         Cmd::Digest { store } => print_line(&Store::open_read_only(&store)?.digest()),
         Cmd::Replay {
@@ -1756,6 +1845,7 @@ fn run(cli: Cli) -> CmdResult {
 
 fn main() -> ExitCode {
     install_panic_hook();
+    install_test_faults();
     let cli = Cli::parse();
     let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exit_of(run(cli)))) {
         Ok(code) => code,
@@ -1794,7 +1884,9 @@ fn exit_of(r: CmdResult) -> ExitCode {
         }
         Err(Failure::Payload(p)) => {
             out(&p);
-            if p["error"] == "E_STATE" {
+            if p["details"]["outcome"] == "unknown" {
+                ExitCode::from(EXIT_OUTCOME_UNKNOWN)
+            } else if p["error"] == "E_STATE" {
                 ExitCode::from(3)
             } else {
                 ExitCode::from(1)

@@ -361,3 +361,96 @@ fn export_import_keeps_failed_reasonless_corrections_failed() {
         std::fs::read_to_string(&log2).unwrap()
     );
 }
+
+/// Runs tgms with the N-th fsync of the process failing with EIO (`TGMS_TEST_FAIL_SYNC`).
+fn tgms_failing_sync(n: u64, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tgms"))
+        .args(args)
+        .env("TGMS_TEST_FAIL_SYNC", n.to_string())
+        .output()
+        .expect("run tgms")
+}
+
+#[test]
+fn an_unknown_write_outcome_exits_4_and_a_keyed_retry_is_acknowledged_once() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store_with_batches(d.path(), 1);
+    let b = d.path().join("b.json");
+    std::fs::write(
+        &b,
+        r#"[{"op":"assert_node","uid":"x","label":"N","vt_s":0}]"#,
+    )
+    .unwrap();
+    // Sync 1 of `tgms write` is the batch record's fdatasync.
+    let o = tgms_failing_sync(1, &["write", p(&s), p(&b), "--batch-key", "job-7"]);
+    assert_eq!(o.status.code(), Some(4), "{o:?}");
+    let e = json_out(&o);
+    assert_eq!(e["error"], "E_STATE");
+    assert_eq!(e["details"]["outcome"], "unknown");
+    assert_eq!(e["details"]["seq"], 1);
+    assert_eq!(e["details"]["batch_key"], "job-7");
+    let tt = e["details"]["tt"].as_i64().unwrap();
+    // The retry is acknowledged with the first attempt's tt and applies nothing.
+    let o = ok(tgms(&["write", p(&s), p(&b), "--batch-key", "job-7"]));
+    let acked: i64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
+    assert_eq!(acked, tt);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("already committed"));
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    assert_eq!(
+        (st["n_batches"].as_u64(), st["n_node_versions"].as_u64()),
+        (Some(2), Some(3))
+    );
+    // A failure after the record is synced (sync 2: sealing it on exit) is a commit.
+    std::fs::write(
+        &b,
+        r#"[{"op":"assert_node","uid":"y","label":"N","vt_s":0}]"#,
+    )
+    .unwrap();
+    let o = tgms_failing_sync(2, &["write", p(&s), p(&b)]);
+    assert_eq!(o.status.code(), Some(0), "{o:?}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("committed"));
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    assert_eq!(st["n_batches"], 3);
+    ok(tgms(&["check", p(&s)]));
+}
+
+#[test]
+fn an_interrupted_ingest_resumes_instead_of_duplicating() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    ok(tgms(&["init", p(&s)]));
+    let events = d.path().join("events.txt");
+    let text: String = (0..120_000)
+        .map(|i| format!("{} {} {}\n", i % 1000, (i * 7) % 1003, 1_000_000 + i))
+        .collect();
+    std::fs::write(&events, text).unwrap();
+    // The second chunk's fdatasync fails: chunk 0 is committed, chunk 1's outcome unknown.
+    let o = tgms_failing_sync(2, &["ingest", p(&s), p(&events), "--format", "snap"]);
+    assert_eq!(o.status.code(), Some(4), "{o:?}");
+    assert_eq!(json_out(&o)["details"]["outcome"], "unknown");
+    let v = json_out(&ok(tgms(&[
+        "ingest",
+        p(&s),
+        p(&events),
+        "--format",
+        "snap",
+    ])));
+    assert_eq!(
+        (v["batches"].as_u64(), v["skipped_batches"].as_u64()),
+        (Some(3), Some(2)),
+        "{v}"
+    );
+    let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
+    assert_eq!(st["n_edge_versions"], 120_000, "no chunk loaded twice");
+    assert_eq!(st["n_batches"], 3);
+    // Without keys the same file loads again (deliberately).
+    let v = json_out(&ok(tgms(&[
+        "ingest",
+        p(&s),
+        p(&events),
+        "--format",
+        "snap",
+        "--no-batch-key",
+    ])));
+    assert_eq!(v["skipped_batches"], 0);
+}

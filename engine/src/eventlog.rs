@@ -58,6 +58,17 @@ enum LineError {
     Mismatch { found: String, expected: String },
 }
 
+/// Parses one record line of a TGMS event log into `(tt, ops)` and verifies its
+/// `batch_id`; the error says what is wrong with the line (what [`import`] reports).
+pub fn parse_line(bytes: &[u8]) -> std::result::Result<(i64, Vec<Value>), String> {
+    parse_record(bytes).map_err(|e| match e {
+        LineError::Malformed(m) => m,
+        LineError::Mismatch { found, expected } => {
+            format!("batch_id {found} does not match its content ({expected})")
+        }
+    })
+}
+
 /// Parses one record line into `(tt, ops)` and verifies its `batch_id`.
 fn parse_record(bytes: &[u8]) -> std::result::Result<(i64, Vec<Value>), LineError> {
     let text = std::str::from_utf8(bytes)

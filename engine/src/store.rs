@@ -85,6 +85,8 @@ pub struct LoggedBatch {
     pub record: u64,
     pub tt: i64,
     pub ops: Vec<Op>,
+    /// The batch's idempotency key, when it was written with one.
+    pub key: Option<String>,
 }
 
 /// Counts reported by a bulk ingest.
@@ -92,6 +94,8 @@ pub struct LoggedBatch {
 pub struct IngestReport {
     pub events: u64,
     pub batches: u64,
+    /// Chunks whose batch key was already committed (acknowledged, not applied again).
+    pub skipped_batches: u64,
     pub first_tt: Option<i64>,
     pub last_tt: Option<i64>,
 }
@@ -161,6 +165,12 @@ pub struct Store {
     /// The byte offset where the log's good records ended when the store was opened (a
     /// writer's log grows from there).
     opened_log_end: u64,
+    /// Every batch key of the log with its batch, built from the whole log by the first
+    /// keyed commit (`None` until then) and kept current by every commit after it.
+    keys: Option<std::collections::HashMap<String, wal::KeyedBatch>>,
+    /// Why the handle is poisoned, when a failure after a commit (its outcome record, a
+    /// flush) poisoned it without failing the commit.
+    poison_cause: Option<String>,
 }
 
 /// Loads the published segments of `dir` into `state`; returns them. `Ok(None)` when a
@@ -449,6 +459,8 @@ impl Store {
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
             opened_log_end: wal::HEADER_LEN,
+            keys: None,
+            poison_cause: None,
         })
     }
 
@@ -528,7 +540,7 @@ impl Store {
             |no, offset, rec| {
                 tail_records += 1;
                 match rec {
-                    Record::Batch { tt, ops } => {
+                    Record::Batch { tt, ops, .. } => {
                         // Only damage or a hand edit puts a tt outside the domain (§2) into the
                         // log; applying it would store such rows, and replay refuses it.
                         if !(0..crate::time::OPEN_END).contains(&tt) {
@@ -625,6 +637,8 @@ impl Store {
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
             opened_log_end: good_len,
+            keys: None,
+            poison_cause: None,
         })
     }
 
@@ -711,12 +725,50 @@ impl Store {
 
     /// Applies one batch and reports separately whether it was logged (outer `Result`) and
     /// whether it applied (inner) — what replay and import need.
-    pub fn commit(&mut self, tt: Option<i64>, mut ops: Vec<Op>) -> Result<Committed> {
+    pub fn commit(&mut self, tt: Option<i64>, ops: Vec<Op>) -> Result<Committed> {
+        self.commit_keyed(tt, ops, None)
+    }
+
+    /// Applies one batch at the next clock tick under an idempotency key (`None`: none).
+    /// A key already committed in this store's log is acknowledged with that batch's tt
+    /// and result ([`Committed::duplicate`]) and nothing is written or applied.
+    pub fn write_keyed(&mut self, ops: Vec<Op>, key: Option<String>) -> Result<Committed> {
+        self.commit_keyed(None, ops, key)
+    }
+
+    /// [`Store::commit`] with an idempotency key (`format-spec.md` §3.3, record type 3).
+    ///
+    /// Outcomes: `Err(OutcomeUnknown)` when writing or syncing the batch record failed
+    /// (the record may be whole on disk; the handle is poisoned and accepts no more work:
+    /// a failed fsync is never retried on the same descriptor); `Ok` once the record is
+    /// durable — a failure after that (its outcome record, the automatic flush) poisons the
+    /// handle ([`Store::poison_cause`]) but does not unsay the commit.
+    pub fn commit_keyed(
+        &mut self,
+        tt: Option<i64>,
+        mut ops: Vec<Op>,
+        key: Option<String>,
+    ) -> Result<Committed> {
         if self.poisoned {
             return Err(Error::Poisoned);
         }
         if self.wal.is_none() {
             return Err(Error::state("store is opened read-only"));
+        }
+        if let Some(k) = &key {
+            if k.is_empty() || k.len() > wal::MAX_BATCH_KEY {
+                return Err(Error::invalid(format!(
+                    "a batch key is 1 to {} bytes, got {}",
+                    wal::MAX_BATCH_KEY,
+                    k.len()
+                )));
+            }
+            if self.keys.is_none() {
+                self.keys = Some(wal::batch_keys(&self.dir.join(WAL_FILE))?);
+            }
+            if let Some(done) = self.keys.as_ref().and_then(|m| m.get(k)) {
+                return Ok(Committed::duplicate_of(done));
+            }
         }
         let tt = match tt {
             Some(t) => {
@@ -735,26 +787,58 @@ impl Store {
                 base += o.events.len() as u64;
             }
         }
+        let seq = self.mem.stats().n_batches;
+        let record = self.wal_records;
         let wal = self.wal.as_mut().ok_or(Error::Poisoned)?;
-        if let Err(e) = wal.append_batch(tt, &ops) {
+        if let Err(e) = wal.append_keyed_batch(tt, key.as_deref(), &ops) {
             self.poisoned = true;
-            return Err(e);
+            return Err(Error::OutcomeUnknown {
+                seq,
+                tt,
+                record,
+                batch_key: key,
+                cause: e.to_string(),
+            });
         }
         let result = self.mem.apply_batch(tt, &ops, self.paranoid);
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
             Err(e) => (e.code(), e.message()),
         };
+        if let (Some(m), Some(k)) = (self.keys.as_mut(), &key) {
+            m.insert(
+                k.clone(),
+                wal::KeyedBatch {
+                    tt,
+                    seq,
+                    outcome: Some((result.is_ok(), code.to_string(), msg.clone())),
+                },
+            );
+        }
+        // The record is durable: from here on the batch is committed whatever fails.
         if let Err(e) = wal.append_outcome(tt, result.is_ok(), code, &msg) {
             self.poisoned = true;
-            return Err(e);
+            self.poison_cause = Some(e.message());
         }
         self.wal_records += 2;
-        if self.flush_rows > 0 && self.mem.memtable_rows() >= self.flush_rows {
-            // The batch is durable in the log already; a failed flush poisons the handle.
-            self.flush()?;
+        if !self.poisoned && self.flush_rows > 0 && self.mem.memtable_rows() >= self.flush_rows {
+            // A failed flush poisons the handle (the batch is in the log already).
+            if let Err(e) = self.flush() {
+                self.poison_cause = Some(e.message());
+            }
         }
-        Ok(Committed { tt, result })
+        Ok(Committed {
+            tt,
+            result,
+            duplicate: false,
+            seq,
+        })
+    }
+
+    /// Why the handle was poisoned after a commit that stayed committed (its outcome record
+    /// or the automatic flush failed); `None` otherwise.
+    pub fn poison_cause(&self) -> Option<&str> {
+        self.poison_cause.as_deref()
     }
 
     /// The published segments (the current generation), in load order.
@@ -1132,20 +1216,41 @@ impl Store {
         node_label: &str,
         progress: &mut dyn FnMut(u64),
     ) -> Result<IngestReport> {
+        self.ingest_events_keyed(events, node_label, None, progress)
+    }
+
+    /// [`Store::ingest_events`] with per-chunk batch keys: with `keys = Some((prefix,
+    /// first))` the chunk whose first event is event number `k` of the load (counting from
+    /// `first`) is written under the key `"{prefix}:{k}"`, and a chunk whose key is already
+    /// committed is skipped (counted in [`IngestReport::skipped_batches`]), so re-running an
+    /// interrupted load of the same input resumes it.
+    pub fn ingest_events_keyed(
+        &mut self,
+        events: Vec<Event>,
+        node_label: &str,
+        keys: Option<(&str, u64)>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<IngestReport> {
         let mut report = IngestReport::default();
         let mut events = events.into_iter().peekable();
+        let mut at = keys.map_or(0, |(_, first)| first);
         while events.peek().is_some() {
             let chunk: Vec<Event> = events.by_ref().take(INGEST_CHUNK).collect();
             let n = chunk.len() as u64;
+            let key = keys.map(|(prefix, _)| format!("{prefix}:{at}"));
+            at += n;
             let op = Op::IngestEvents(IngestEvents {
                 events: chunk,
                 ordinal_base: 0,
                 node_label: node_label.to_string(),
                 audit: Audit::default(),
             });
-            let tt = self.write(vec![op])?;
+            let c = self.write_keyed(vec![op], key)?;
+            let duplicate = c.duplicate;
+            let tt = c.into_result()?;
             report.events += n;
             report.batches += 1;
+            report.skipped_batches += u64::from(duplicate);
             report.first_tt.get_or_insert(tt);
             report.last_tt = Some(tt);
             progress(report.events);
@@ -1154,13 +1259,55 @@ impl Store {
     }
 }
 
+/// The batch-key prefix `tgms ingest` derives from its input when not given one:
+/// `ingest:` and the first 32 hex digits of the input's BLAKE3 digest. With the chunk's first
+/// event number appended (`:{k}`, [`Store::ingest_events_keyed`]) it names one chunk of one
+/// input, so a re-run of the same file finds the chunks an interrupted run committed.
+pub fn ingest_key_prefix(input: &mut dyn Read) -> std::io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = input.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!("ingest:{}", &h.finalize().to_hex()[..32]))
+}
+
 /// A batch that reached the log, and whether it applied.
 pub struct Committed {
     pub tt: i64,
     pub result: Result<()>,
+    /// True when the batch's key was already committed: `tt` and `result` are that earlier
+    /// batch's, and nothing was written or applied now.
+    pub duplicate: bool,
+    /// 0-based number of the batch among the store's batches.
+    pub seq: u64,
 }
 
 impl Committed {
+    /// The acknowledgement of a key that `done` already committed. A batch without an
+    /// outcome record (a crash between its sync and its outcome) was committed and
+    /// replayed; it is acknowledged as applied.
+    fn duplicate_of(done: &wal::KeyedBatch) -> Committed {
+        let result = match &done.outcome {
+            None | Some((true, _, _)) => Ok(()),
+            Some((false, code, message)) => Err(match code.as_str() {
+                "E_INVALID_ARG" => Error::invalid(message.clone()),
+                "E_NOT_FOUND" => Error::not_found(message.clone()),
+                _ => Error::state(message.clone()),
+            }),
+        };
+        Committed {
+            tt: done.tt,
+            result,
+            duplicate: true,
+            seq: done.seq,
+        }
+    }
+
     /// The tt on success, the apply error otherwise.
     pub fn into_result(self) -> Result<i64> {
         self.result.map(|()| self.tt)
@@ -1342,9 +1489,14 @@ pub fn read_log_with(
     let scanned = wal::scan(&path, |record, _, rec| {
         records += 1;
         match rec {
-            Record::Batch { tt, ops } => {
+            Record::Batch { tt, ops, key } => {
                 batches += 1;
-                f(LoggedBatch { record, tt, ops })
+                f(LoggedBatch {
+                    record,
+                    tt,
+                    ops,
+                    key,
+                })
             }
             Record::Outcome { .. } => Ok(()),
         }
@@ -1395,7 +1547,7 @@ pub fn replay_with(
 ) -> Result<(u64, Salvage)> {
     let mut n = 0;
     let rep = read_log_with(src, mode, |b| {
-        out.commit(Some(b.tt), b.ops)?;
+        out.commit_keyed(Some(b.tt), b.ops, b.key)?;
         n += 1;
         progress(n);
         Ok(())

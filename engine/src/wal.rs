@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: &[u8; 8] = b"TGMSWAL\0";
 /// Format major version; a reader refuses other majors.
 pub const VERSION_MAJOR: u16 = 1;
-/// Format minor version; additions readers may ignore.
-pub const VERSION_MINOR: u16 = 0;
+/// Format minor version: 1 adds keyed batch records (type 3). A reader of minor 0 reports a
+/// keyed record as an unknown record type (it refuses the log instead of misreading it).
+pub const VERSION_MINOR: u16 = 1;
 /// Bytes of the file header: magic, major, minor, reserved u32.
 pub const HEADER_LEN: u64 = 16;
 /// Bytes of a record frame before its payload: len, len_crc, payload_crc.
@@ -28,6 +29,10 @@ pub const MAX_PAYLOAD: u32 = 1 << 30;
 pub const REC_BATCH: u8 = 1;
 /// Record type tag: the outcome of the preceding batch.
 pub const REC_OUTCOME: u8 = 2;
+/// Record type tag: a batch with a client-supplied idempotency key (log minor 1).
+pub const REC_KEYED_BATCH: u8 = 3;
+/// Longest accepted batch key, in bytes.
+pub const MAX_BATCH_KEY: usize = 1024;
 
 /// One decoded log record.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +40,8 @@ pub enum Record {
     Batch {
         tt: i64,
         ops: Vec<Op>,
+        /// The batch's idempotency key (a keyed record, type 3), if it has one.
+        key: Option<String>,
     },
     Outcome {
         tt: i64,
@@ -130,8 +137,20 @@ const OP_RAW: u8 = 6;
 
 /// Encodes a batch record payload.
 pub fn encode_batch(tt: i64, ops: &[Op], out: &mut Vec<u8>) {
+    encode_keyed_batch(tt, None, ops, out)
+}
+
+/// Encodes a batch record payload: type 1 without a key, type 3 (the key before the tt)
+/// with one.
+pub fn encode_keyed_batch(tt: i64, key: Option<&str>, ops: &[Op], out: &mut Vec<u8>) {
     let mut e = Enc(out);
-    e.u8(REC_BATCH);
+    match key {
+        None => e.u8(REC_BATCH),
+        Some(k) => {
+            e.u8(REC_KEYED_BATCH);
+            e.str(k);
+        }
+    }
     e.i64(tt);
     e.varint(ops.len() as u64);
     for op in ops {
@@ -290,14 +309,19 @@ pub fn decode(payload: &[u8]) -> DecResult<Record> {
         pos: 0,
     };
     let rec = match d.u8()? {
-        REC_BATCH => {
+        t @ (REC_BATCH | REC_KEYED_BATCH) => {
+            let key = if t == REC_KEYED_BATCH {
+                Some(d.str()?)
+            } else {
+                None
+            };
             let tt = d.i64()?;
             let n = d.varint()?;
             let mut ops = Vec::with_capacity(n.min(1024) as usize);
             for _ in 0..n {
                 ops.push(decode_op(&mut d)?);
             }
-            Record::Batch { tt, ops }
+            Record::Batch { tt, ops, key }
         }
         REC_OUTCOME => Record::Outcome {
             tt: d.i64()?,
@@ -649,6 +673,77 @@ fn garbage_tail(
     Ok(Ok(()))
 }
 
+/// What the log says about one batch key: the batch's tt and number, and its recorded
+/// outcome (`None` when no outcome record follows it: a crash between its sync and its
+/// outcome; the batch was still committed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyedBatch {
+    pub tt: i64,
+    /// 0-based number of the batch among the log's batches.
+    pub seq: u64,
+    pub outcome: Option<(bool, String, String)>,
+}
+
+/// Every batch key of the log, read from its first record (payloads of keyed records are
+/// decoded only up to their tt; outcome records in full). A writer builds this once, at its
+/// first keyed commit: keys before the manifest's checkpoint are not in memory otherwise.
+pub fn batch_keys(path: &Path) -> Result<std::collections::HashMap<String, KeyedBatch>> {
+    let mut keys = std::collections::HashMap::new();
+    let mut seq = 0u64;
+    let mut pending: Option<(String, i64)> = None;
+    let damaged = |record: u64, offset: u64, kind: String| Error::LogDamaged {
+        file: path.to_path_buf(),
+        record,
+        offset,
+        kind,
+    };
+    scan_frames(path, HEADER_LEN, 0, u64::MAX, |no, offset, p| {
+        match p.first().copied() {
+            Some(REC_BATCH) => {
+                pending = None;
+                seq += 1;
+            }
+            Some(REC_KEYED_BATCH) => {
+                let mut d = Dec { buf: p, pos: 1 };
+                let key = d.str().map_err(|k| damaged(no, offset, k))?;
+                let tt = d.i64().map_err(|k| damaged(no, offset, k))?;
+                keys.insert(
+                    key.clone(),
+                    KeyedBatch {
+                        tt,
+                        seq,
+                        outcome: None,
+                    },
+                );
+                pending = Some((key, tt));
+                seq += 1;
+            }
+            Some(REC_OUTCOME) => {
+                if let Record::Outcome {
+                    tt,
+                    ok,
+                    code,
+                    message,
+                } = decode(p).map_err(|k| damaged(no, offset, k))?
+                {
+                    if let Some((key, btt)) = pending.take() {
+                        if btt == tt {
+                            if let Some(k) = keys.get_mut(&key) {
+                                k.outcome = Some((ok, code, message));
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                decode(p).map_err(|k| damaged(no, offset, k))?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(keys)
+}
+
 // ---------------------------------------------------------------- appending
 
 /// An open log file positioned for appends.
@@ -727,8 +822,8 @@ impl Wal {
     fn append(&mut self, sync: bool) -> Result<()> {
         self.frame.clear();
         frame(&self.buf, &mut self.frame);
-        self.file
-            .write_all(&self.frame)
+        crate::fault::write_point(&self.path, &self.frame)
+            .and_then(|_| self.file.write_all(&self.frame))
             .map_err(|e| Error::io(&self.path, e))?;
         if sync && !self.no_sync {
             crate::fault::sync_point(&self.path)
@@ -751,8 +846,14 @@ impl Wal {
 
     /// Appends a batch record and makes it durable before returning.
     pub fn append_batch(&mut self, tt: i64, ops: &[Op]) -> Result<()> {
+        self.append_keyed_batch(tt, None, ops)
+    }
+
+    /// Appends a batch record, keyed when `key` is given, and makes it durable before
+    /// returning. Any error leaves the record's fate unknown: it may be whole on disk.
+    pub fn append_keyed_batch(&mut self, tt: i64, key: Option<&str>, ops: &[Op]) -> Result<()> {
         self.buf.clear();
-        encode_batch(tt, ops, &mut self.buf);
+        encode_keyed_batch(tt, key, ops, &mut self.buf);
         self.append(true)
     }
 
