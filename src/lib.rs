@@ -6,5 +6,6 @@ pub mod demo;
 pub mod eval;
 pub mod export_rows;
 pub mod load;
+pub mod soak;
 pub mod trace_view;
 pub mod verified;

@@ -521,6 +521,36 @@ enum BenchCmd {
         #[arg(long)]
         compact: bool,
     },
+    /// Multi-process soak: a writer process commits keyed batches (flushing, compacting)
+    /// while reader processes run stats, call and check; the writer is SIGKILLed at seeded
+    /// random points and restarted, and the store is checked against its acknowledgements
+    /// after every kill. Prints counts: batches, reads, checks, compactions started, faults,
+    /// violations (must be 0; exit 1 otherwise). Not run by CI.
+    ///
+    /// Example: tgms bench soak --secs 120 --readers 3
+    Soak {
+        /// Store directory to create (default: a temporary directory).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+        /// Duration in seconds.
+        #[arg(long, default_value_t = 120)]
+        secs: u64,
+        /// Reader processes running at once.
+        #[arg(long, default_value_t = 3)]
+        readers: usize,
+        /// Seed of the kill points.
+        #[arg(long, default_value_t = 19)]
+        seed: u64,
+    },
+    /// Internal: the soak's writer process (commits batches FROM..TO, printing acks).
+    #[command(hide = true)]
+    SoakWriter {
+        store: PathBuf,
+        #[arg(long)]
+        from: u64,
+        #[arg(long)]
+        to: u64,
+    },
     /// Internal: open STORE and run one query, printing the times (used by `bench run`).
     #[command(hide = true)]
     OpenProbe {
@@ -1839,6 +1869,25 @@ fn run(cli: Cli) -> CmdResult {
             }
         }
         Cmd::Bench(BenchCmd::OpenProbe { store }) => out(&tgms::benchrun::open_probe(&store)?),
+        Cmd::Bench(BenchCmd::SoakWriter { store, from, to }) => {
+            tgms::soak::writer(&store, from, to, tgms::soak::COMPACT_EVERY)?
+        }
+        Cmd::Bench(BenchCmd::Soak {
+            store,
+            secs,
+            readers,
+            seed,
+        }) => {
+            let dir = store.unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("tgms-soak-{}", std::process::id()))
+            });
+            let exe = std::env::current_exe().context("cannot find the tgms binary")?;
+            let r = tgms::soak::soak(&exe, &dir, secs, readers, seed)?;
+            out(&r.to_json());
+            if !r.violations.is_empty() {
+                return Err(Failure::Printed(json!({"error": "E_CHECK"})));
+            }
+        }
     }
     Ok(())
 }
