@@ -1016,7 +1016,9 @@ impl Store {
         let mem = &self.mem;
         let (bytes, zone) = seg::encode(seq, data, &|i| mem.rel_of(i), indexes);
         let (path, mut f) = self.create_segment(seq)?;
-        f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+        crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&bytes))
+            .and_then(|_| f.write_all(&bytes))
+            .map_err(|e| Error::io(&path, e))?;
         let written = compact::Written {
             len: bytes.len() as u64,
             blake3: content_digest(&bytes),
@@ -1081,6 +1083,8 @@ impl Store {
         }
         let seq = self.next_seq;
         let (path, f) = self.create_segment(seq)?;
+        crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&[]))
+            .map_err(|e| Error::io(&path, e))?;
         let out = std::io::BufWriter::with_capacity(1 << 20, f);
         let (out, written) = compact::write_image(l, seq, out).map_err(|e| Error::io(&path, e))?;
         let f = out

@@ -822,7 +822,7 @@ impl Wal {
     fn append(&mut self, sync: bool) -> Result<()> {
         self.frame.clear();
         frame(&self.buf, &mut self.frame);
-        crate::fault::write_point(&self.path, &self.frame)
+        crate::fault::write_point(&self.path, crate::fault::FaultPoint::Write(&self.frame))
             .and_then(|_| self.file.write_all(&self.frame))
             .map_err(|e| Error::io(&self.path, e))?;
         if sync && !self.no_sync {

@@ -165,6 +165,57 @@ fn keyed_workload(dir: &Path, acked: &mut Vec<u64>) -> Result<(), Error> {
     s.close()
 }
 
+/// Fails the `n`-th write or rename of this thread (1-based) with ENOSPC; counts them all.
+fn fail_write_at(n: u64) -> Rc<Cell<u64>> {
+    let seen = Rc::new(Cell::new(0));
+    let s = seen.clone();
+    set_write_hook(Some(Box::new(move |_, _| {
+        s.set(s.get() + 1);
+        if s.get() == n {
+            Err(std::io::Error::from_raw_os_error(28))
+        } else {
+            Ok(())
+        }
+    })));
+    seen
+}
+
+#[test]
+fn at_every_write_and_rename_keyed_retries_leave_each_batch_exactly_once() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path().join("s");
+    Store::create(&dir).unwrap();
+    let seen = fail_write_at(0);
+    keyed_workload(&dir, &mut Vec::new()).unwrap();
+    let points = seen.get();
+    set_write_hook(None);
+    // 12 log appends of batches and 12 of outcomes, 4 flush segments with their manifest
+    // records, 2 compactions (image, fresh manifest, rename), the first manifest.
+    assert!(points > 30, "{points} write points");
+    let mut unknown = 0;
+    for k in 1..=points {
+        let d = tempfile::tempdir().unwrap();
+        let dir = d.path().join("s");
+        Store::create(&dir).unwrap();
+        let mut acked = Vec::new();
+        fail_write_at(k);
+        let r = keyed_workload(&dir, &mut acked);
+        set_write_hook(None);
+        unknown += u32::from(matches!(r, Err(Error::OutcomeUnknown { .. })));
+        let s = Store::open_read_only(&dir).unwrap_or_else(|e| panic!("write {k}: {e}"));
+        for &i in &acked {
+            assert_eq!(copies(&s, i), 1, "write {k}: acknowledged batch {i}");
+        }
+        drop(s);
+        keyed_workload(&dir, &mut acked).unwrap_or_else(|e| panic!("write {k}: retry: {e}"));
+        let s = Store::open_read_only(&dir).unwrap();
+        for i in 0..12 {
+            assert_eq!(copies(&s, i), 1, "write {k}: batch {i} after the retry");
+        }
+    }
+    assert_eq!(unknown, 12, "one unknown outcome per batch append");
+}
+
 #[test]
 fn at_every_sync_point_keyed_retries_leave_each_batch_exactly_once() {
     // Count the sync points of a clean run.
