@@ -9,5 +9,6 @@ pub mod export_rows;
 pub mod grounding;
 pub mod load;
 pub mod mcp;
+pub mod soak;
 pub mod trace_view;
 pub mod verified;

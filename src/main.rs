@@ -102,6 +102,15 @@ enum Cmd {
         /// in every mode.
         #[arg(long, value_enum, default_value = "auto")]
         compact: CompactArg,
+        /// Prefix of the per-chunk batch keys (`PREFIX:N`, N = the chunk's first event
+        /// number): chunks already committed under their key are skipped, so re-running an
+        /// interrupted load resumes it. Default: `ingest:` + the input's BLAKE3 digest.
+        #[arg(long, value_name = "PREFIX", conflicts_with = "no_batch_key")]
+        batch_key: Option<String>,
+        /// Write the chunks without batch keys (loading the same file twice then loads it
+        /// twice).
+        #[arg(long)]
+        no_batch_key: bool,
     },
     /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes). On exit the
     /// batch is sealed as a small flush segment, so read-only opens (`tgms call`) keep
@@ -115,6 +124,11 @@ enum Cmd {
         store: PathBuf,
         /// File holding the JSON array of ops.
         batch: PathBuf,
+        /// Idempotency key (1 to 1024 bytes): when a batch with this key is already
+        /// committed, it is acknowledged (its tt printed) without being applied again. Use
+        /// one to retry safely after an "outcome unknown" error (exit 4).
+        #[arg(long, value_name = "KEY")]
+        batch_key: Option<String>,
     },
     /// Store statistics (counts, extent, batches, disk bytes).
     ///
@@ -141,6 +155,10 @@ enum Cmd {
         store: PathBuf,
         /// Target store directory to create.
         out_store: PathBuf,
+        /// Rebuild from the readable part of a damaged or shortened log instead of refusing,
+        /// and print exactly what could not be read (`salvage` in the output).
+        #[arg(long)]
+        salvage: bool,
     },
     /// Every stored version of one node (believed and closed), with audit fields.
     ///
@@ -174,6 +192,10 @@ enum Cmd {
         /// Drop tgms's extension keys (reason, src_label, dst_label).
         #[arg(long)]
         strict: bool,
+        /// Export the readable part of a damaged or shortened log instead of refusing, and
+        /// print on stderr (as JSON) exactly what could not be read.
+        #[arg(long)]
+        salvage: bool,
     },
     /// Run one operator call and print its envelope (an ARGS array: one call per element on
     /// the same snapshot, printed as a JSON array in order).
@@ -561,6 +583,36 @@ enum BenchCmd {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Multi-process soak: a writer process commits keyed batches (flushing, compacting)
+    /// while reader processes run stats, call and check; the writer is SIGKILLed at seeded
+    /// random points and restarted, and the store is checked against its acknowledgements
+    /// after every kill. Prints counts: batches, reads, checks, compactions started, faults,
+    /// violations (must be 0; exit 1 otherwise). Not run by CI.
+    ///
+    /// Example: tgms bench soak --secs 120 --readers 3
+    Soak {
+        /// Store directory to create (default: a temporary directory).
+        #[arg(long, value_name = "DIR")]
+        store: Option<PathBuf>,
+        /// Duration in seconds.
+        #[arg(long, default_value_t = 120)]
+        secs: u64,
+        /// Reader processes running at once.
+        #[arg(long, default_value_t = 3)]
+        readers: usize,
+        /// Seed of the kill points.
+        #[arg(long, default_value_t = 19)]
+        seed: u64,
+    },
+    /// Internal: the soak's writer process (commits batches FROM..TO, printing acks).
+    #[command(hide = true)]
+    SoakWriter {
+        store: PathBuf,
+        #[arg(long)]
+        from: u64,
+        #[arg(long)]
+        to: u64,
+    },
     /// Internal: open STORE and run one query, printing the times (used by `bench run`).
     #[command(hide = true)]
     OpenProbe {
@@ -595,11 +647,99 @@ fn out(v: &Value) {
     print_line(&canon::to_string(v));
 }
 
-/// Prints one line on stdout; a closed pipe (`tgms ... | head`) ends output quietly.
+/// The first error writing standard output. Later writes are skipped; `main` turns it into
+/// the exit: quiet on a closed pipe (`tgms ... | head`), a structured error otherwise.
+static STDOUT_ERROR: std::sync::Mutex<Option<std::io::Error>> = std::sync::Mutex::new(None);
+
+/// Prints one line on stdout and flushes it. A failure is recorded for `main` (see
+/// [`STDOUT_ERROR`]); it never panics.
 fn print_line(s: &str) {
     use std::io::Write;
+    let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    if failed.is_some() {
+        return;
+    }
     let mut o = std::io::stdout().lock();
-    let _ = writeln!(o, "{s}").and_then(|_| o.flush());
+    if let Err(e) = writeln!(o, "{s}").and_then(|_| o.flush()) {
+        *failed = Some(e);
+    }
+}
+
+/// Prints one line on stderr, ignoring failure (a diagnostic must not turn into a panic).
+fn warn_line(s: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{s}");
+}
+
+/// Exit status of a write whose batch may or may not be committed (`details.outcome =
+/// "unknown"`): distinct from 3, a clean refusal that committed nothing.
+const EXIT_OUTCOME_UNKNOWN: u8 = 4;
+
+/// Test hook for I/O-error injection in a real process: `TGMS_TEST_FAIL_SYNC=N` fails the
+/// N-th fsync / fdatasync of the process (counting from 1) with EIO. Only tests set it.
+fn install_test_faults() {
+    let Some(n) = std::env::var("TGMS_TEST_FAIL_SYNC")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let mut seen = 0u64;
+    tgms_engine::fault::set_sync_hook(Some(Box::new(move |_| {
+        seen += 1;
+        if seen == n {
+            Err(std::io::Error::from_raw_os_error(5))
+        } else {
+            Ok(())
+        }
+    })));
+}
+
+/// Exit status of a command whose standard output was closed by its reader: 128 + SIGPIPE,
+/// what a shell reports for a tool the signal ended.
+const EXIT_BROKEN_PIPE: u8 = 141;
+
+/// Flushes stdout and maps a recorded write failure to the exit: `None` when output was
+/// written whole.
+fn stdout_exit() -> Option<ExitCode> {
+    use std::io::Write;
+    let mut failed = STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner());
+    if failed.is_none() {
+        if let Err(e) = std::io::stdout().lock().flush() {
+            *failed = Some(e);
+        }
+    }
+    let e = failed.take()?;
+    if e.kind() == std::io::ErrorKind::BrokenPipe {
+        return Some(ExitCode::from(EXIT_BROKEN_PIPE));
+    }
+    warn_line(&canon::to_string(&json!({"error": "E_STATE",
+        "message": format!("cannot write standard output: {e}; the command ran, its output is incomplete"),
+        "details": {"file": "<stdout>", "os_error": e.to_string()}})));
+    Some(ExitCode::from(3))
+}
+
+/// A `println!` elsewhere in the binary that failed panics with this prefix; `main` treats
+/// such a panic as the stdout error it is.
+const STDOUT_PANIC: &str = "failed printing to stdout: ";
+
+/// Installs a panic hook that keeps a failed `println!` quiet (`main` reports it) and
+/// leaves every other panic's report as it is.
+fn install_panic_hook() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if panic_text(info.payload()).is_some_and(|m| m.starts_with(STDOUT_PANIC)) {
+            return;
+        }
+        default(info);
+    }));
+}
+
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> Option<&str> {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
 }
 
 fn bar(len: u64, what: &str) -> ProgressBar {
@@ -667,10 +807,13 @@ const PARSE_CHUNK: usize = tgms_engine::op::INGEST_CHUNK;
 fn cmd_ingest(
     store: &Path,
     file: Option<PathBuf>,
-    format: FormatArg,
-    rel_type: Option<String>,
-    dataset: Option<DatasetArg>,
-    compact: CompactArg,
+    (format, rel_type, dataset, compact): (
+        FormatArg,
+        Option<String>,
+        Option<DatasetArg>,
+        CompactArg,
+    ),
+    (batch_key, no_batch_key): (Option<String>, bool),
 ) -> CmdResult {
     // A file is read a line at a time (twice: once to count its lines), never whole.
     let (name, source, format, rel) = match (file, dataset) {
@@ -694,6 +837,14 @@ fn cmd_ingest(
     // non-blank lines (headers and comments included: an estimate).
     let n =
         count_lines(source.lines()?).with_context(|| format!("cannot read {}", name.display()))?;
+    let key_prefix = match (batch_key, no_batch_key) {
+        (_, true) => None,
+        (Some(k), false) => Some(k),
+        (None, false) => Some(
+            tgms_engine::store::ingest_key_prefix(&mut source.lines()?)
+                .with_context(|| format!("cannot read {}", name.display()))?,
+        ),
+    };
     let mut st = Store::open(store)?;
     // The load is parsed [`PARSE_CHUNK`] events ahead of the batches that write them: a
     // malformed line commits the whole batches (chunks of 50,000 events) before it and
@@ -709,6 +860,8 @@ fn cmd_ingest(
     }
     let pb = bar(n, "ingest");
     let mut report = tgms_engine::IngestReport::default();
+    // Events of the input before the chunk being written: the chunk's key suffix.
+    let mut loaded = 0u64;
     let parsed = load::parse_chunks(
         &name,
         source.lines()?,
@@ -716,10 +869,15 @@ fn cmd_ingest(
         rel.as_deref(),
         (PARSE_CHUNK, tgms_engine::op::INGEST_CHUNK),
         |events| {
-            let r =
-                st.ingest_events(events, "Node", &mut |k| pb.set_position(report.events + k))?;
+            let first = loaded;
+            loaded += events.len() as u64;
+            let keys = key_prefix.as_deref().map(|k| (k, first));
+            let r = st.ingest_events_keyed(events, "Node", keys, &mut |k| {
+                pb.set_position(report.events + k)
+            })?;
             report.events += r.events;
             report.batches += r.batches;
+            report.skipped_batches += r.skipped_batches;
             report.first_tt = report.first_tt.or(r.first_tt);
             report.last_tt = r.last_tt.or(report.last_tt);
             Ok(())
@@ -754,11 +912,12 @@ fn cmd_ingest(
     };
     st.close()?;
     out(&json!({"events": report.events, "batches": report.batches,
+        "skipped_batches": report.skipped_batches, "batch_key": key_prefix,
         "first_tt": report.first_tt, "last_tt": report.last_tt, "compacted": compacted}));
     Ok(())
 }
 
-fn cmd_write(store: &Path, batch: &Path) -> CmdResult {
+fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult {
     let text = read_text(batch)?;
     let schema = |m: String| {
         Failure::Payload(json!({"error": "E_SCHEMA", "message": m, "details": {"path": []}}))
@@ -773,12 +932,33 @@ fn cmd_write(store: &Path, batch: &Path) -> CmdResult {
     }
     let mut st = Store::open(store)?;
     let ops: Vec<Op> = items.iter().map(Op::from_json).collect();
-    let r = st.write(ops);
+    let r = st.write_keyed(ops, batch_key.clone());
+    if let Some(cause) = st.poison_cause() {
+        warn_line(&format!(
+            "warning: the batch is committed, but the store could not finish the work after \
+             it ({cause}); the log holds the batch, and the next open recovers"
+        ));
+    }
     // Sealed for readers whether the batch applied or not (a failed batch is logged too).
     let closed = st.close();
-    let tt = r?;
-    closed?;
-    println!("{tt}");
+    let c = r?;
+    if c.duplicate {
+        warn_line(&format!(
+            "batch key {} was already committed (batch {}, tt {}); not applied again",
+            batch_key.as_deref().unwrap_or(""),
+            c.seq,
+            c.tt
+        ));
+    }
+    let tt = c.into_result()?;
+    if let Err(e) = closed {
+        // The batch is durable in the log; only sealing it for readers failed.
+        warn_line(&format!(
+            "warning: the batch is committed; sealing it as a flush segment failed: {}",
+            e.message()
+        ));
+    }
+    print_line(&tt.to_string());
     Ok(())
 }
 
@@ -806,7 +986,7 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
         Value::Null => "—".to_string(),
         x => x.to_string(),
     };
-    println!("store            {}", store.display());
+    print_line(&format!("store            {}", store.display()));
     for k in [
         "n_entities",
         "n_node_versions",
@@ -819,17 +999,17 @@ fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
         "n_batches",
         "n_failed_batches",
     ] {
-        println!("{k:<16} {}", show(k));
+        print_line(&format!("{k:<16} {}", show(k)));
     }
-    println!("extent           [vt_min, vt_max) in µs since the epoch");
+    print_line("extent           [vt_min, vt_max) in µs since the epoch");
     for (rel, n) in &st.stats().rel_type_counts {
-        println!("rel {rel:<12} {n}");
+        print_line(&format!("rel {rel:<12} {n}"));
     }
-    println!(
+    print_line(&format!(
         "disk bytes       {} total, {} log",
         v["disk_bytes"]["total"], v["disk_bytes"]["log"]
-    );
-    println!("layout           {}", tgms::benchrun::layout(&st));
+    ));
+    print_line(&format!("layout           {}", tgms::benchrun::layout(&st)));
     Ok(())
 }
 
@@ -864,20 +1044,36 @@ fn cmd_compact(store: &Path) -> CmdResult {
     Ok(())
 }
 
-fn cmd_replay(src: &Path, dst: &Path) -> CmdResult {
+/// The log mode of a recovery command: refuse a shortened history, or salvage it.
+fn log_mode(salvage: bool) -> tgms_engine::store::LogMode {
+    if salvage {
+        tgms_engine::store::LogMode::Salvage
+    } else {
+        tgms_engine::store::LogMode::Whole
+    }
+}
+
+fn cmd_replay(src: &Path, dst: &Path, salvage: bool) -> CmdResult {
     if !src.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", src.display())).into());
     }
+    // Refused before the target is created: a refusal leaves nothing behind.
+    if !salvage {
+        tgms_engine::store::verify_log_reaches_checkpoint(src)?;
+    }
     let mut out_store = Store::create(dst)?;
     let pb = ProgressBar::new_spinner();
-    let n = tgms_engine::store::replay(src, &mut out_store, &mut |n| {
+    let r = tgms_engine::store::replay_with(src, &mut out_store, log_mode(salvage), &mut |n| {
         pb.set_message(format!("replayed {n} batches"))
     });
     pb.finish_and_clear();
-    n?;
+    let (_, lost) = r?;
     let s = out_store.stats();
-    let summary = json!({"batches": s.n_batches, "failed_batches": s.n_failed_batches,
+    let mut summary = json!({"batches": s.n_batches, "failed_batches": s.n_failed_batches,
         "store_digest": out_store.digest()});
+    if salvage {
+        summary["salvage"] = lost.to_json();
+    }
     out_store.close()?;
     out(&summary);
     Ok(())
@@ -934,31 +1130,75 @@ fn cmd_import(store: &Path, log: &Path) -> CmdResult {
     pb.finish_and_clear();
     let r = r?;
     if r.torn_final_line {
-        eprintln!(
+        warn_line(&format!(
             "warning: the final line of {} is torn and was skipped",
             log.display()
-        );
+        ));
     }
     st.close()?;
     out(&json!({"batches": r.batches, "failed_batches": r.failed_batches, "events": r.events}));
     Ok(())
 }
 
-fn cmd_export(store: &Path, path: &Path, strict: bool) -> CmdResult {
+/// A file created at its first write, so that a command refused before it writes anything
+/// leaves no empty output file behind.
+struct LazyFile {
+    path: PathBuf,
+    file: Option<std::io::BufWriter<std::fs::File>>,
+}
+
+impl LazyFile {
+    fn file(&mut self) -> std::io::Result<&mut std::io::BufWriter<std::fs::File>> {
+        if self.file.is_none() {
+            let f = std::fs::File::create(&self.path)?;
+            self.file = Some(std::io::BufWriter::new(f));
+        }
+        self.file
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("output file not created"))
+    }
+}
+
+impl std::io::Write for LazyFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file()?.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self.file.as_mut() {
+            Some(f) => f.flush().and_then(|_| f.get_ref().sync_all()),
+            None => Ok(()),
+        }
+    }
+}
+
+fn cmd_export(store: &Path, path: &Path, strict: bool, salvage: bool) -> CmdResult {
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", store.display())).into());
     }
-    let f =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut w = std::io::BufWriter::new(f);
-    let r = tgms_engine::eventlog::export(store, &mut w, strict)?;
-    use std::io::Write;
-    w.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
+    let mut w = LazyFile {
+        path: path.to_path_buf(),
+        file: None,
+    };
+    let r = tgms_engine::eventlog::export_with(store, &mut w, strict, log_mode(salvage)).map_err(
+        |e| match e {
+            // The output's errors name the output file, not a placeholder.
+            Error::Io { path: p, source } if p.as_os_str() == "<export output>" => {
+                Error::io(path, source)
+            }
+            e => e,
+        },
+    )?;
     for warning in &r.warnings {
-        eprintln!("warning: {warning}");
+        warn_line(&format!("warning: {warning}"));
     }
-    eprintln!("exported {} batches to {}", r.batches, path.display());
+    if let Some(lost) = &r.salvage {
+        warn_line(&format!("salvage: {}", canon::to_string(&lost.to_json())));
+    }
+    warn_line(&format!(
+        "exported {} batches to {}",
+        r.batches,
+        path.display()
+    ));
     Ok(())
 }
 
@@ -1651,14 +1891,34 @@ fn run(cli: Cli) -> CmdResult {
             rel_type,
             dataset,
             compact,
-        } => cmd_ingest(&store, file, format, rel_type, dataset, compact)?,
-        Cmd::Write { store, batch } => cmd_write(&store, &batch)?,
+            batch_key,
+            no_batch_key,
+        } => cmd_ingest(
+            &store,
+            file,
+            (format, rel_type, dataset, compact),
+            (batch_key, no_batch_key),
+        )?,
+        Cmd::Write {
+            store,
+            batch,
+            batch_key,
+        } => cmd_write(&store, &batch, batch_key)?,
         Cmd::Stats { store, json } => cmd_stats(&store, json)?,
-        Cmd::Digest { store } => println!("{}", Store::open_read_only(&store)?.digest()),
-        Cmd::Replay { store, out_store } => cmd_replay(&store, &out_store)?,
+        Cmd::Digest { store } => print_line(&Store::open_read_only(&store)?.digest()),
+        Cmd::Replay {
+            store,
+            out_store,
+            salvage,
+        } => cmd_replay(&store, &out_store, salvage)?,
         Cmd::History { store, uid, edges } => cmd_history(&store, &uid, edges)?,
         Cmd::ImportEventlog { store, log } => cmd_import(&store, &log)?,
-        Cmd::ExportEventlog { store, out, strict } => cmd_export(&store, &out, strict)?,
+        Cmd::ExportEventlog {
+            store,
+            out,
+            strict,
+            salvage,
+        } => cmd_export(&store, &out, strict, salvage)?,
         Cmd::Call {
             store,
             op,
@@ -1768,15 +2028,59 @@ fn run(cli: Cli) -> CmdResult {
                     .with_context(|| format!("cannot write {}", f.display()))?;
             }
         }
+        Cmd::Bench(BenchCmd::SoakWriter { store, from, to }) => {
+            tgms::soak::writer(&store, from, to, tgms::soak::COMPACT_EVERY)?
+        }
+        Cmd::Bench(BenchCmd::Soak {
+            store,
+            secs,
+            readers,
+            seed,
+        }) => {
+            let dir = store.unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("tgms-soak-{}", std::process::id()))
+            });
+            let exe = std::env::current_exe().context("cannot find the tgms binary")?;
+            let r = tgms::soak::soak(&exe, &dir, secs, readers, seed)?;
+            out(&r.to_json());
+            if !r.violations.is_empty() {
+                return Err(Failure::Printed(json!({"error": "E_CHECK"})));
+            }
+        }
     }
     Ok(())
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse()) {
+    install_panic_hook();
+    install_test_faults();
+    let cli = Cli::parse();
+    let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exit_of(run(cli)))) {
+        Ok(code) => code,
+        Err(payload) => match panic_text(payload.as_ref()) {
+            Some(m) if m.starts_with(STDOUT_PANIC) => {
+                let kind = if m.contains("Broken pipe") {
+                    std::io::ErrorKind::BrokenPipe
+                } else {
+                    std::io::ErrorKind::Other
+                };
+                let msg = m[STDOUT_PANIC.len()..].to_string();
+                *STDOUT_ERROR.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some(std::io::Error::new(kind, msg));
+                ExitCode::from(3)
+            }
+            _ => std::panic::resume_unwind(payload),
+        },
+    };
+    stdout_exit().unwrap_or(code)
+}
+
+/// The exit status of a command's result (its error payload printed).
+fn exit_of(r: CmdResult) -> ExitCode {
+    match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(Failure::Usage(m)) => {
-            eprintln!("error: {m}");
+            warn_line(&format!("error: {m}"));
             ExitCode::from(2)
         }
         Err(Failure::Printed(p)) => {
@@ -1788,7 +2092,9 @@ fn main() -> ExitCode {
         }
         Err(Failure::Payload(p)) => {
             out(&p);
-            if p["error"] == "E_STATE" {
+            if p["details"]["outcome"] == "unknown" {
+                ExitCode::from(EXIT_OUTCOME_UNKNOWN)
+            } else if p["error"] == "E_STATE" {
                 ExitCode::from(3)
             } else {
                 ExitCode::from(1)

@@ -193,6 +193,22 @@ pub fn all_finite(v: &Value) -> bool {
     }
 }
 
+/// The path (`prefix.key[3]…`) and token of the first float in `v` that is not finite, in
+/// key order; what an error about it names.
+pub fn first_non_finite(v: &Value, prefix: &str) -> Option<(String, String)> {
+    match v {
+        Value::Number(n) if !all_finite(v) => Some((prefix.to_string(), n.as_str().to_string())),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .find_map(|(i, x)| first_non_finite(x, &format!("{prefix}[{i}]"))),
+        Value::Object(m) => m
+            .iter()
+            .find_map(|(k, x)| first_non_finite(x, &format!("{prefix}.{k}"))),
+        _ => None,
+    }
+}
+
 /// Lowercase hex SHA-256 of the canonical JSON of `v` ("digest(x)" in the spec).
 pub fn digest(v: &Value) -> String {
     use sha2::{Digest, Sha256};

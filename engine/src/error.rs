@@ -53,6 +53,23 @@ pub enum Error {
     /// An earlier fsync failed; the handle refuses all work until the store is reopened.
     #[error("store handle is poisoned by an earlier failed write; reopen the store")]
     Poisoned,
+    /// Writing or syncing a batch record failed after the append began: the record may be
+    /// whole on disk, so the batch may be applied by the next open (`E_STATE`, with
+    /// `details.outcome = "unknown"`). The handle is poisoned.
+    #[error(
+        "the outcome of batch {seq} (tt {tt}) is unknown: {cause}; it is committed if the next \
+         open finds its record. Reopen the store and look (n_batches > {seq} means committed), \
+         or retry with the same batch key, which is acknowledged without being applied twice"
+    )]
+    OutcomeUnknown {
+        /// 0-based number of the batch among the store's batches.
+        seq: u64,
+        tt: i64,
+        /// 0-based log record number its record would have.
+        record: u64,
+        batch_key: Option<String>,
+        cause: String,
+    },
 }
 
 impl Error {
@@ -96,7 +113,8 @@ impl Error {
             | Error::LogDamaged { .. }
             | Error::Corruption { .. }
             | Error::Io { .. }
-            | Error::Poisoned => "E_STATE",
+            | Error::Poisoned
+            | Error::OutcomeUnknown { .. } => "E_STATE",
         }
     }
 
@@ -127,6 +145,14 @@ impl Error {
             Error::BadInput { file, line, reason } => {
                 json!({"file": file.display().to_string(), "line": line, "reason": reason})
             }
+            Error::OutcomeUnknown {
+                seq,
+                tt,
+                record,
+                batch_key,
+                cause,
+            } => json!({"outcome": "unknown", "seq": seq, "tt": tt, "record": record,
+                "batch_key": batch_key, "cause": cause}),
             Error::Io { path, source } => {
                 json!({"file": path.display().to_string(), "os_error": source.to_string()})
             }

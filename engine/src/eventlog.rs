@@ -11,7 +11,7 @@ use crate::canon;
 use crate::error::{Error, Result};
 use crate::op::{self, AssertEdge, AssertNode, Op};
 use crate::state::{State, Trace};
-use crate::store::{read_log, Store};
+use crate::store::{read_log_with, LogMode, Salvage, Store};
 use crate::time::OPEN_END;
 use serde_json::{json, Map, Value};
 use std::io::{BufRead, BufReader, Write};
@@ -44,6 +44,8 @@ pub struct ExportReport {
     pub batches: u64,
     /// Human-readable notes on rows a TGMS replay of the export will not reproduce.
     pub warnings: Vec<String>,
+    /// Under [`LogMode::Salvage`]: what could not be read from the store's log.
+    pub salvage: Option<Salvage>,
 }
 
 // ------------------------------------------------------------------------------- import
@@ -54,6 +56,17 @@ enum LineError {
     Malformed(String),
     /// The record's `batch_id` does not match its content.
     Mismatch { found: String, expected: String },
+}
+
+/// Parses one record line of a TGMS event log into `(tt, ops)` and verifies its
+/// `batch_id`; the error says what is wrong with the line (what [`import`] reports).
+pub fn parse_line(bytes: &[u8]) -> std::result::Result<(i64, Vec<Value>), String> {
+    parse_record(bytes).map_err(|e| match e {
+        LineError::Malformed(m) => m,
+        LineError::Mismatch { found, expected } => {
+            format!("batch_id {found} does not match its content ({expected})")
+        }
+    })
 }
 
 /// Parses one record line into `(tt, ops)` and verifies its `batch_id`.
@@ -111,7 +124,11 @@ fn import_op(v: Value) -> std::result::Result<Op, String> {
         return Ok(Op::from_json(&v));
     };
     match m.get("op").and_then(Value::as_str) {
-        Some("retract" | "correct") if !is_real_reason(m.get("reason")) => {
+        // Only an op with no `reason` key gets the import reason: a TGMS log never carries
+        // one (it is our extension key), while our own export writes `"reason": null` for a
+        // retract / correct that had none, which failed its batch (D-W1) and must fail
+        // again for the round trip to be exact.
+        Some("retract" | "correct") if !m.contains_key("reason") => {
             m.insert("reason".into(), Value::String(IMPORT_REASON.into()));
         }
         Some("ingest_events") => {
@@ -320,7 +337,21 @@ fn export_op(op: &Op, strict: bool) -> Value {
                 "provenance_ref": op::text_json(&o.audit.provenance_ref),
             })
         }
-        Op::Raw(text) => op::text_json(text),
+        Op::Raw(text) => {
+            let mut v = op::text_json(text);
+            // A retract / correct without a reason failed here (D-W1); an explicit null keeps
+            // a re-import from giving it the import reason, which would apply it.
+            if let Value::Object(m) = &mut v {
+                let kind = m.get("op").and_then(Value::as_str);
+                if !strict
+                    && matches!(kind, Some("retract" | "correct"))
+                    && !m.contains_key("reason")
+                {
+                    m.insert("reason".into(), Value::Null);
+                }
+            }
+            v
+        }
         other => {
             let mut v = other.to_json();
             strip_extensions(&mut v, strict, matches!(other, Op::AssertEdge(_)));
@@ -368,6 +399,18 @@ fn reasonless_raw(op: &Op) -> bool {
 /// explicit `assert_node` ops right after it) and whether any ingest event was carved (D-W2,
 /// reported as a warning).
 pub fn export(store_dir: &Path, out: &mut dyn Write, strict: bool) -> Result<ExportReport> {
+    export_with(store_dir, out, strict, LogMode::Whole)
+}
+
+/// [`export`] under a [`LogMode`]: a log shorter than the store's checkpoint is refused
+/// before anything is written to `out` ([`LogMode::Whole`]), or its readable part exported
+/// and the loss reported in [`ExportReport::salvage`].
+pub fn export_with(
+    store_dir: &Path,
+    out: &mut dyn Write,
+    strict: bool,
+    mode: LogMode,
+) -> Result<ExportReport> {
     let out_err = |e: std::io::Error| Error::io(PathBuf::from("<export output>"), e);
     let mut report = ExportReport::default();
     let mut state = State::default();
@@ -376,11 +419,15 @@ pub fn export(store_dir: &Path, out: &mut dyn Write, strict: bool) -> Result<Exp
     let mut carved_batches = 0u64;
     let mut reasonless: Vec<i64> = Vec::new();
     let mut line = String::with_capacity(1 << 16);
-    line.push_str(HEADER);
-    line.push('\n');
-    out.write_all(line.as_bytes()).map_err(out_err)?;
-
-    read_log(store_dir, |b| {
+    // The header is written with the first batch (or at the end): a log that
+    // `read_log_with` refuses before its first batch leaves `out` untouched.
+    let mut header_written = false;
+    let salvage = read_log_with(store_dir, mode, |b| {
+        if !header_written {
+            out.write_all(format!("{HEADER}\n").as_bytes())
+                .map_err(out_err)?;
+            header_written = true;
+        }
         if let Some(last) = last_tt {
             if b.tt <= last {
                 return Err(Error::state(format!(
@@ -442,7 +489,14 @@ pub fn export(store_dir: &Path, out: &mut dyn Write, strict: bool) -> Result<Exp
         report.batches += 1;
         Ok(())
     })?;
+    if !header_written {
+        out.write_all(format!("{HEADER}\n").as_bytes())
+            .map_err(out_err)?;
+    }
     out.flush().map_err(out_err)?;
+    if mode == LogMode::Salvage {
+        report.salvage = Some(salvage);
+    }
 
     if carved_events > 0 {
         report.warnings.push(format!(
@@ -455,10 +509,15 @@ pub fn export(store_dir: &Path, out: &mut dyn Write, strict: bool) -> Result<Exp
         let shown: Vec<String> = reasonless.iter().take(10).map(i64::to_string).collect();
         report.warnings.push(format!(
             "{} failed batch(es) (tt {}{}) contain a retract/correct without a reason, which \
-             failed here (D-W1) but applies in a TGMS replay or a re-import of this export",
+             failed here (D-W1) but applies in a TGMS replay{}",
             reasonless.len(),
             shown.join(", "),
-            if reasonless.len() > 10 { ", …" } else { "" }
+            if reasonless.len() > 10 { ", …" } else { "" },
+            if strict {
+                " or a re-import of this strict export (which drops reasons)"
+            } else {
+                ""
+            }
         ));
     }
     Ok(report)

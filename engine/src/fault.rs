@@ -1,6 +1,8 @@
-//! Crash injection for tests: every durability point of the engine (an `fsync` /
-//! `fdatasync` of a file or of the store directory) first calls [`sync_point`], which runs
-//! the hook installed on the current thread, if any. A hook can snapshot the files as they
+//! Crash and I/O-error injection for tests: every durability point of the engine (an
+//! `fsync` / `fdatasync` of a file or of the store directory) first calls [`sync_point`],
+//! and every write of a store file (a log append, a segment, a manifest record or a fresh
+//! manifest) and the manifest's rename first call [`write_point`]; each runs the hook
+//! installed on the current thread, if any. A hook can snapshot the files as they
 //! are at that instant (a crash image) and fail the sync, which poisons the handle. With no
 //! hook installed this is one thread-local check.
 
@@ -10,8 +12,37 @@ use std::path::Path;
 /// A hook called with the path about to be synced.
 pub type SyncHook = Box<dyn FnMut(&Path) -> std::io::Result<()>>;
 
+/// What a [`WriteHook`] is about to let happen.
+#[derive(Clone, Copy, Debug)]
+pub enum FaultPoint<'a> {
+    /// These bytes are about to be written to the path (`&[]` for a segment image that is
+    /// streamed: the point is before its first byte).
+    Write(&'a [u8]),
+    /// The path (a temporary manifest) is about to be renamed over the manifest.
+    Rename,
+}
+
+/// A hook called with the path and the operation about to run; an error fails the
+/// operation before it touches the file.
+pub type WriteHook = Box<dyn FnMut(&Path, FaultPoint<'_>) -> std::io::Result<()>>;
+
 thread_local! {
     static HOOK: RefCell<Option<SyncHook>> = const { RefCell::new(None) };
+    static WRITE_HOOK: RefCell<Option<WriteHook>> = const { RefCell::new(None) };
+}
+
+/// Installs (or with `None` removes) the write hook of the current thread.
+pub fn set_write_hook(hook: Option<WriteHook>) {
+    WRITE_HOOK.with(|h| *h.borrow_mut() = hook);
+}
+
+/// Called before every write of a store file and the manifest's rename; an error from the
+/// hook is the operation's error.
+pub(crate) fn write_point(path: &Path, what: FaultPoint<'_>) -> std::io::Result<()> {
+    WRITE_HOOK.with(|h| match h.borrow_mut().as_mut() {
+        Some(f) => f(path, what),
+        None => Ok(()),
+    })
 }
 
 /// Installs (or with `None` removes) the sync hook of the current thread.

@@ -338,8 +338,8 @@ impl ManifestWriter {
     pub fn append(&mut self, e: &SegEntry) -> Result<()> {
         let mut buf = Vec::new();
         frame(&encode_entry(e), &mut buf);
-        self.file
-            .write_all(&buf)
+        crate::fault::write_point(&self.path, crate::fault::FaultPoint::Write(&buf))
+            .and_then(|_| self.file.write_all(&buf))
             .map_err(|er| Error::io(&self.path, er))?;
         if !self.no_sync {
             crate::fault::sync_point(&self.path)
@@ -360,13 +360,17 @@ pub fn write_fresh(dir: &Path, entries: &[SegEntry], no_sync: bool) -> Result<()
     }
     let io = |e| Error::io(&tmp, e);
     let mut f = File::create(&tmp).map_err(io)?;
-    f.write_all(&buf).map_err(io)?;
+    crate::fault::write_point(&tmp, crate::fault::FaultPoint::Write(&buf))
+        .and_then(|_| f.write_all(&buf))
+        .map_err(io)?;
     if !no_sync {
         crate::fault::sync_point(&tmp)
             .and_then(|_| f.sync_all())
             .map_err(io)?;
     }
     drop(f);
-    std::fs::rename(&tmp, dir.join(MANIFEST_FILE)).map_err(io)?;
+    crate::fault::write_point(&tmp, crate::fault::FaultPoint::Rename)
+        .and_then(|_| std::fs::rename(&tmp, dir.join(MANIFEST_FILE)))
+        .map_err(io)?;
     Ok(())
 }

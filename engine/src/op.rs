@@ -206,7 +206,16 @@ impl Op {
     /// Normalizes an op object given as JSON; anything that does not normalize becomes
     /// [`Op::Raw`], which fails at apply time with the same error as [`Op::parse`].
     pub fn from_json(v: &Value) -> Op {
-        Op::parse(v).unwrap_or_else(|_| Op::Raw(canon::to_string(v)))
+        Op::parse(v).unwrap_or_else(|_| {
+            // A non-finite number has no canonical text (it would be written `Infinity`,
+            // which no JSON reader parses back); its original token is kept instead, so
+            // the raw op re-parses to the error that names the value.
+            Op::Raw(if canon::all_finite(v) {
+                canon::to_string(v)
+            } else {
+                serde_json::to_string(v).unwrap_or_else(|_| canon::to_string(v))
+            })
+        })
     }
 
     /// Normalizes and validates an op object (§6.8 messages).
@@ -264,6 +273,16 @@ impl Op {
             }),
             "ingest_events" => {
                 let events = match m.get("events") {
+                    // The format's limit (`format-spec.md` §12, data-model §6.7); checked on
+                    // input only, so that a log written before the check still replays.
+                    Some(Value::Array(a)) if a.len() > INGEST_CHUNK => {
+                        return Err(Error::invalid(format!(
+                            "ingest_events holds {} events; one op holds at most {INGEST_CHUNK}: \
+                             split them over several ops (or load the file with tgms ingest, \
+                             which chunks it)",
+                            a.len()
+                        )))
+                    }
                     Some(Value::Array(a)) => a.iter().map(event_of).collect::<Result<Vec<_>>>()?,
                     _ => return Err(Error::invalid("events must be an array of event objects")),
                 };
@@ -501,8 +520,11 @@ pub fn props_text(v: Option<&Value>) -> Result<String> {
     match v {
         None | Some(Value::Null) => Ok("{}".into()),
         Some(p @ Value::Object(_)) => {
-            if !canon::all_finite(p) {
-                return Err(Error::invalid("props must not contain non-finite numbers"));
+            if let Some((path, token)) = canon::first_non_finite(p, "props") {
+                return Err(Error::invalid(format!(
+                    "{path} is {token}, which is not a finite 64-bit float (at most about \
+                     1.8e308 in magnitude): store it as a string, or scale it"
+                )));
             }
             Ok(canon::to_string(p))
         }

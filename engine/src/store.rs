@@ -53,6 +53,9 @@ pub struct Options {
     /// Ignore the segments and rebuild the state by replaying the whole log (read-only
     /// opens only; `tgms check` compares the two).
     pub replay_whole_log: bool,
+    /// Replay the log only up to this byte offset (a record boundary; read-only opens
+    /// only): `tgms check` compares two opens of a live store at the same log position.
+    pub replay_to: Option<u64>,
     /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
     pub io: Option<IoMode>,
     /// Decode every segment into memory at open (and after a compaction) even when the store
@@ -82,6 +85,8 @@ pub struct LoggedBatch {
     pub record: u64,
     pub tt: i64,
     pub ops: Vec<Op>,
+    /// The batch's idempotency key, when it was written with one.
+    pub key: Option<String>,
 }
 
 /// Counts reported by a bulk ingest.
@@ -89,6 +94,8 @@ pub struct LoggedBatch {
 pub struct IngestReport {
     pub events: u64,
     pub batches: u64,
+    /// Chunks whose batch key was already committed (acknowledged, not applied again).
+    pub skipped_batches: u64,
     pub first_tt: Option<i64>,
     pub last_tt: Option<i64>,
 }
@@ -155,6 +162,15 @@ pub struct Store {
     compact_segments: usize,
     compact_rows: u64,
     no_sync: bool,
+    /// The byte offset where the log's good records ended when the store was opened (a
+    /// writer's log grows from there).
+    opened_log_end: u64,
+    /// Every batch key of the log with its batch, built from the whole log by the first
+    /// keyed commit (`None` until then) and kept current by every commit after it.
+    keys: Option<std::collections::HashMap<String, wal::KeyedBatch>>,
+    /// Why the handle is poisoned, when a failure after a commit (its outcome record, a
+    /// flush) poisoned it without failing the commit.
+    poison_cause: Option<String>,
 }
 
 /// Loads the published segments of `dir` into `state`; returns them. `Ok(None)` when a
@@ -442,6 +458,9 @@ impl Store {
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
+            opened_log_end: wal::HEADER_LEN,
+            keys: None,
+            poison_cause: None,
         })
     }
 
@@ -510,14 +529,18 @@ impl Store {
             .map_or((wal::HEADER_LEN, 0), |e| (e.wal_offset, e.wal_record));
         let mut last: Option<(u64, i64, bool)> = mem.stats().last_tt.map(|t| (0, t, true));
         let mut tail_records = 0u64;
-        let (tail, good_len) = wal::scan_from(
+        if opts.replay_to.is_some() && !opts.read_only {
+            return Err(Error::invalid("replay_to needs a read-only open"));
+        }
+        let (tail, good_len) = wal::scan_range(
             &wal_path,
             covered.0,
             covered.1,
+            opts.replay_to.unwrap_or(u64::MAX),
             |no, offset, rec| {
                 tail_records += 1;
                 match rec {
-                    Record::Batch { tt, ops } => {
+                    Record::Batch { tt, ops, .. } => {
                         // Only damage or a hand edit puts a tt outside the domain (§2) into the
                         // log; applying it would store such rows, and replay refuses it.
                         if !(0..crate::time::OPEN_END).contains(&tt) {
@@ -613,7 +636,16 @@ impl Store {
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
             no_sync: opts.no_sync,
+            opened_log_end: good_len,
+            keys: None,
+            poison_cause: None,
         })
+    }
+
+    /// The byte offset of the log where this handle's open stopped replaying (the end of
+    /// the log's good records then, or [`Options::replay_to`]).
+    pub fn opened_log_end(&self) -> u64 {
+        self.opened_log_end
     }
 
     /// The store directory.
@@ -693,12 +725,50 @@ impl Store {
 
     /// Applies one batch and reports separately whether it was logged (outer `Result`) and
     /// whether it applied (inner) — what replay and import need.
-    pub fn commit(&mut self, tt: Option<i64>, mut ops: Vec<Op>) -> Result<Committed> {
+    pub fn commit(&mut self, tt: Option<i64>, ops: Vec<Op>) -> Result<Committed> {
+        self.commit_keyed(tt, ops, None)
+    }
+
+    /// Applies one batch at the next clock tick under an idempotency key (`None`: none).
+    /// A key already committed in this store's log is acknowledged with that batch's tt
+    /// and result ([`Committed::duplicate`]) and nothing is written or applied.
+    pub fn write_keyed(&mut self, ops: Vec<Op>, key: Option<String>) -> Result<Committed> {
+        self.commit_keyed(None, ops, key)
+    }
+
+    /// [`Store::commit`] with an idempotency key (`format-spec.md` §3.3, record type 3).
+    ///
+    /// Outcomes: `Err(OutcomeUnknown)` when writing or syncing the batch record failed
+    /// (the record may be whole on disk; the handle is poisoned and accepts no more work:
+    /// a failed fsync is never retried on the same descriptor); `Ok` once the record is
+    /// durable — a failure after that (its outcome record, the automatic flush) poisons the
+    /// handle ([`Store::poison_cause`]) but does not unsay the commit.
+    pub fn commit_keyed(
+        &mut self,
+        tt: Option<i64>,
+        mut ops: Vec<Op>,
+        key: Option<String>,
+    ) -> Result<Committed> {
         if self.poisoned {
             return Err(Error::Poisoned);
         }
         if self.wal.is_none() {
             return Err(Error::state("store is opened read-only"));
+        }
+        if let Some(k) = &key {
+            if k.is_empty() || k.len() > wal::MAX_BATCH_KEY {
+                return Err(Error::invalid(format!(
+                    "a batch key is 1 to {} bytes, got {}",
+                    wal::MAX_BATCH_KEY,
+                    k.len()
+                )));
+            }
+            if self.keys.is_none() {
+                self.keys = Some(wal::batch_keys(&self.dir.join(WAL_FILE))?);
+            }
+            if let Some(done) = self.keys.as_ref().and_then(|m| m.get(k)) {
+                return Ok(Committed::duplicate_of(done));
+            }
         }
         let tt = match tt {
             Some(t) => {
@@ -717,26 +787,58 @@ impl Store {
                 base += o.events.len() as u64;
             }
         }
+        let seq = self.mem.stats().n_batches;
+        let record = self.wal_records;
         let wal = self.wal.as_mut().ok_or(Error::Poisoned)?;
-        if let Err(e) = wal.append_batch(tt, &ops) {
+        if let Err(e) = wal.append_keyed_batch(tt, key.as_deref(), &ops) {
             self.poisoned = true;
-            return Err(e);
+            return Err(Error::OutcomeUnknown {
+                seq,
+                tt,
+                record,
+                batch_key: key,
+                cause: e.to_string(),
+            });
         }
         let result = self.mem.apply_batch(tt, &ops, self.paranoid);
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
             Err(e) => (e.code(), e.message()),
         };
+        if let (Some(m), Some(k)) = (self.keys.as_mut(), &key) {
+            m.insert(
+                k.clone(),
+                wal::KeyedBatch {
+                    tt,
+                    seq,
+                    outcome: Some((result.is_ok(), code.to_string(), msg.clone())),
+                },
+            );
+        }
+        // The record is durable: from here on the batch is committed whatever fails.
         if let Err(e) = wal.append_outcome(tt, result.is_ok(), code, &msg) {
             self.poisoned = true;
-            return Err(e);
+            self.poison_cause = Some(e.message());
         }
         self.wal_records += 2;
-        if self.flush_rows > 0 && self.mem.memtable_rows() >= self.flush_rows {
-            // The batch is durable in the log already; a failed flush poisons the handle.
-            self.flush()?;
+        if !self.poisoned && self.flush_rows > 0 && self.mem.memtable_rows() >= self.flush_rows {
+            // A failed flush poisons the handle (the batch is in the log already).
+            if let Err(e) = self.flush() {
+                self.poison_cause = Some(e.message());
+            }
         }
-        Ok(Committed { tt, result })
+        Ok(Committed {
+            tt,
+            result,
+            duplicate: false,
+            seq,
+        })
+    }
+
+    /// Why the handle was poisoned after a commit that stayed committed (its outcome record
+    /// or the automatic flush failed); `None` otherwise.
+    pub fn poison_cause(&self) -> Option<&str> {
+        self.poison_cause.as_deref()
     }
 
     /// The published segments (the current generation), in load order.
@@ -914,7 +1016,9 @@ impl Store {
         let mem = &self.mem;
         let (bytes, zone) = seg::encode(seq, data, &|i| mem.rel_of(i), indexes);
         let (path, mut f) = self.create_segment(seq)?;
-        f.write_all(&bytes).map_err(|e| Error::io(&path, e))?;
+        crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&bytes))
+            .and_then(|_| f.write_all(&bytes))
+            .map_err(|e| Error::io(&path, e))?;
         let written = compact::Written {
             len: bytes.len() as u64,
             blake3: content_digest(&bytes),
@@ -979,6 +1083,8 @@ impl Store {
         }
         let seq = self.next_seq;
         let (path, f) = self.create_segment(seq)?;
+        crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&[]))
+            .map_err(|e| Error::io(&path, e))?;
         let out = std::io::BufWriter::with_capacity(1 << 20, f);
         let (out, written) = compact::write_image(l, seq, out).map_err(|e| Error::io(&path, e))?;
         let f = out
@@ -1114,20 +1220,41 @@ impl Store {
         node_label: &str,
         progress: &mut dyn FnMut(u64),
     ) -> Result<IngestReport> {
+        self.ingest_events_keyed(events, node_label, None, progress)
+    }
+
+    /// [`Store::ingest_events`] with per-chunk batch keys: with `keys = Some((prefix,
+    /// first))` the chunk whose first event is event number `k` of the load (counting from
+    /// `first`) is written under the key `"{prefix}:{k}"`, and a chunk whose key is already
+    /// committed is skipped (counted in [`IngestReport::skipped_batches`]), so re-running an
+    /// interrupted load of the same input resumes it.
+    pub fn ingest_events_keyed(
+        &mut self,
+        events: Vec<Event>,
+        node_label: &str,
+        keys: Option<(&str, u64)>,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<IngestReport> {
         let mut report = IngestReport::default();
         let mut events = events.into_iter().peekable();
+        let mut at = keys.map_or(0, |(_, first)| first);
         while events.peek().is_some() {
             let chunk: Vec<Event> = events.by_ref().take(INGEST_CHUNK).collect();
             let n = chunk.len() as u64;
+            let key = keys.map(|(prefix, _)| format!("{prefix}:{at}"));
+            at += n;
             let op = Op::IngestEvents(IngestEvents {
                 events: chunk,
                 ordinal_base: 0,
                 node_label: node_label.to_string(),
                 audit: Audit::default(),
             });
-            let tt = self.write(vec![op])?;
+            let c = self.write_keyed(vec![op], key)?;
+            let duplicate = c.duplicate;
+            let tt = c.into_result()?;
             report.events += n;
             report.batches += 1;
+            report.skipped_batches += u64::from(duplicate);
             report.first_tt.get_or_insert(tt);
             report.last_tt = Some(tt);
             progress(report.events);
@@ -1136,44 +1263,300 @@ impl Store {
     }
 }
 
+/// The batch-key prefix `tgms ingest` derives from its input when not given one:
+/// `ingest:` and the first 32 hex digits of the input's BLAKE3 digest. With the chunk's first
+/// event number appended (`:{k}`, [`Store::ingest_events_keyed`]) it names one chunk of one
+/// input, so a re-run of the same file finds the chunks an interrupted run committed.
+pub fn ingest_key_prefix(input: &mut dyn Read) -> std::io::Result<String> {
+    let mut h = blake3::Hasher::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = input.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(format!("ingest:{}", &h.finalize().to_hex()[..32]))
+}
+
 /// A batch that reached the log, and whether it applied.
 pub struct Committed {
     pub tt: i64,
     pub result: Result<()>,
+    /// True when the batch's key was already committed: `tt` and `result` are that earlier
+    /// batch's, and nothing was written or applied now.
+    pub duplicate: bool,
+    /// 0-based number of the batch among the store's batches.
+    pub seq: u64,
 }
 
 impl Committed {
+    /// The acknowledgement of a key that `done` already committed. A batch without an
+    /// outcome record (a crash between its sync and its outcome) was committed and
+    /// replayed; it is acknowledged as applied.
+    fn duplicate_of(done: &wal::KeyedBatch) -> Committed {
+        let result = match &done.outcome {
+            None | Some((true, _, _)) => Ok(()),
+            Some((false, code, message)) => Err(match code.as_str() {
+                "E_INVALID_ARG" => Error::invalid(message.clone()),
+                "E_NOT_FOUND" => Error::not_found(message.clone()),
+                _ => Error::state(message.clone()),
+            }),
+        };
+        Committed {
+            tt: done.tt,
+            result,
+            duplicate: true,
+            seq: done.seq,
+        }
+    }
+
     /// The tt on success, the apply error otherwise.
     pub fn into_result(self) -> Result<i64> {
         self.result.map(|()| self.tt)
     }
 }
 
-/// Reads the batches of a store's log in order (outcome records skipped), without opening
-/// the store: no lock, no recovery, nothing modified. A torn final record is ignored.
-pub fn read_log(dir: &Path, mut f: impl FnMut(LoggedBatch) -> Result<()>) -> Result<()> {
+/// How a recovery command (`replay`, `export-eventlog`) treats a log that is shorter than
+/// the history the store's segments publish.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LogMode {
+    /// Refuse (before reading a batch) a log whose good records end before the manifest's
+    /// checkpoint: the history would silently lose what the segments hold.
+    Whole,
+    /// Read the readable prefix of the log (up to the first damage or the end) and report
+    /// exactly what is missing ([`Salvage`]).
+    Salvage,
+}
+
+/// The log position the newest published manifest record covers: the batches before it are
+/// in the segments, and an intact log holds them too (W5).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub wal_offset: u64,
+    pub wal_record: u64,
+    /// Batches (failed ones included) the store held at the checkpoint.
+    pub n_batches: u64,
+}
+
+/// The store's newest checkpoint, `None` without a manifest (or one with no record).
+pub fn checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
+    let mpath = dir.join(MANIFEST_FILE);
+    if !mpath.exists() {
+        return Ok(None);
+    }
+    let (entries, _) = manifest::read(&mpath)?;
+    Ok(entries.last().map(|e| Checkpoint {
+        wal_offset: e.wal_offset,
+        wal_record: e.wal_record,
+        n_batches: e.stats.n_batches,
+    }))
+}
+
+/// The refusal of a log whose good records end at `end` before checkpoint `c`.
+fn shortened(path: &Path, end: wal::End, c: &Checkpoint, why: &str) -> Error {
+    Error::State {
+        message: format!(
+            "the log is shorter than the history the store's segments publish: its good \
+             records end at byte {} (record {}), the manifest's checkpoint is at byte {} \
+             (record {}){why}; refusing to read a shortened history. Restore {} from a backup, \
+             or pass --salvage to rebuild from the readable log and list what is lost",
+            end.offset,
+            end.record,
+            c.wal_offset,
+            c.wal_record,
+            path.display()
+        ),
+        details: json!({
+            "file": path.display().to_string(),
+            "log_good_bytes": end.offset, "log_good_records": end.record,
+            "checkpoint_offset": c.wal_offset, "checkpoint_record": c.wal_record,
+            "fix": "restore wal.log from a backup, or rerun with --salvage",
+        }),
+    }
+}
+
+/// Refuses a log that does not reach the store's checkpoint at a record boundary (cut,
+/// zero-filled or damaged below it; `format-spec.md` §4.2). Reads the log's frames up to
+/// the checkpoint, without decoding payloads. Returns the checkpoint.
+pub fn verify_log_reaches_checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
     let path = dir.join(WAL_FILE);
     if !path.exists() {
         return Err(Error::state(format!("no tgms store at {}", dir.display())));
     }
-    wal::scan(&path, |record, _, rec| match rec {
-        Record::Batch { tt, ops } => f(LoggedBatch { record, tt, ops }),
-        Record::Outcome { .. } => Ok(()),
-    })?;
-    Ok(())
+    let Some(c) = checkpoint(dir)? else {
+        return Ok(None);
+    };
+    let (_, end) = match wal::extent(&path, c.wal_offset) {
+        Ok(r) => r,
+        Err(Error::LogDamaged {
+            record,
+            offset,
+            kind,
+            ..
+        }) => {
+            let end = wal::End { offset, record };
+            return Err(shortened(
+                &path,
+                end,
+                &c,
+                &format!(" (damaged there: {kind})"),
+            ));
+        }
+        Err(e) => return Err(e),
+    };
+    if end.offset != c.wal_offset || end.record != c.wal_record {
+        return Err(shortened(&path, end, &c, ""));
+    }
+    Ok(Some(c))
+}
+
+/// What a salvaging read ([`LogMode::Salvage`]) could not recover.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Salvage {
+    /// Log records (batch and outcome) read, and the byte where the readable prefix ends.
+    pub records_read: u64,
+    pub good_bytes: u64,
+    /// The log file's length; bytes from `good_bytes` on were not read.
+    pub file_bytes: u64,
+    /// Batches read.
+    pub batches_read: u64,
+    /// Why reading stopped before the end of the file (damage or a torn tail), if it did.
+    pub stopped: Option<String>,
+    /// The manifest's checkpoint, when it lies beyond the readable prefix: the batches it
+    /// covers beyond `batches_read` are lost from the history (their rows are in the
+    /// segments, their batches are not in the log).
+    pub checkpoint: Option<Checkpoint>,
+}
+
+impl Salvage {
+    /// True when the whole log was read and it reaches the checkpoint: nothing lost.
+    pub fn is_complete(&self) -> bool {
+        self.stopped.is_none() && self.checkpoint.is_none()
+    }
+
+    /// Batches the checkpoint says existed and the readable log does not hold (a lower
+    /// bound when reading stopped at damage after the checkpoint too).
+    pub fn batches_lost(&self) -> u64 {
+        self.checkpoint
+            .as_ref()
+            .map_or(0, |c| c.n_batches.saturating_sub(self.batches_read))
+    }
+
+    /// The report as JSON, for the CLI.
+    pub fn to_json(&self) -> serde_json::Value {
+        json!({
+            "complete": self.is_complete(),
+            "records_read": self.records_read, "batches_read": self.batches_read,
+            "good_bytes": self.good_bytes, "file_bytes": self.file_bytes,
+            "unread_bytes": self.file_bytes - self.good_bytes,
+            "stopped": self.stopped,
+            "checkpoint": self.checkpoint.as_ref().map(|c| json!({
+                "offset": c.wal_offset, "record": c.wal_record, "n_batches": c.n_batches})),
+            "batches_lost_at_least": self.batches_lost(),
+        })
+    }
+}
+
+/// Reads the batches of a store's log in order (outcome records skipped), without opening
+/// the store: no lock, no recovery, nothing modified. A torn final record is ignored. A log
+/// shorter than the manifest's checkpoint is refused before any batch is read
+/// ([`verify_log_reaches_checkpoint`]).
+pub fn read_log(dir: &Path, f: impl FnMut(LoggedBatch) -> Result<()>) -> Result<()> {
+    read_log_with(dir, LogMode::Whole, f).map(|_| ())
+}
+
+/// [`read_log`] with an explicit [`LogMode`]. Under [`LogMode::Salvage`] damage ends the
+/// read instead of failing it, and the returned [`Salvage`] says what was not read.
+pub fn read_log_with(
+    dir: &Path,
+    mode: LogMode,
+    mut f: impl FnMut(LoggedBatch) -> Result<()>,
+) -> Result<Salvage> {
+    let path = dir.join(WAL_FILE);
+    if !path.exists() {
+        return Err(Error::state(format!("no tgms store at {}", dir.display())));
+    }
+    let ckpt = match mode {
+        LogMode::Whole => verify_log_reaches_checkpoint(dir)?,
+        // A damaged manifest does not stop a salvage: the log is the history.
+        LogMode::Salvage => checkpoint(dir).ok().flatten(),
+    };
+    let file_bytes = fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
+    let mut rep = Salvage {
+        file_bytes,
+        ..Salvage::default()
+    };
+    let mut batches = 0u64;
+    let mut records = 0u64;
+    let scanned = wal::scan(&path, |record, _, rec| {
+        records += 1;
+        match rec {
+            Record::Batch { tt, ops, key } => {
+                batches += 1;
+                f(LoggedBatch {
+                    record,
+                    tt,
+                    ops,
+                    key,
+                })
+            }
+            Record::Outcome { .. } => Ok(()),
+        }
+    });
+    rep.batches_read = batches;
+    match scanned {
+        Ok((tail, good)) => {
+            rep.good_bytes = good;
+            rep.records_read = records;
+            if let Tail::Torn { offset, reason } = tail {
+                rep.stopped = Some(format!("torn tail at byte {offset}: {reason}"));
+            }
+        }
+        Err(Error::LogDamaged {
+            record,
+            offset,
+            kind,
+            ..
+        }) if mode == LogMode::Salvage => {
+            rep.good_bytes = offset;
+            rep.records_read = record;
+            rep.stopped = Some(format!(
+                "record {record} at byte {offset} is damaged: {kind}"
+            ));
+        }
+        Err(e) => return Err(e),
+    }
+    rep.checkpoint = ckpt.filter(|c| c.wal_offset > rep.good_bytes);
+    if mode == LogMode::Whole {
+        // A torn tail is ordinary crash debris here, not a loss.
+        rep.stopped = None;
+    }
+    Ok(rep)
 }
 
 /// Rebuilds `out` from `src`'s log alone: every batch is applied at its recorded tt;
 /// failed batches fail again and are kept. Returns the number of batches replayed.
 pub fn replay(src: &Path, out: &mut Store, progress: &mut dyn FnMut(u64)) -> Result<u64> {
+    replay_with(src, out, LogMode::Whole, progress).map(|(n, _)| n)
+}
+
+/// [`replay`] under a [`LogMode`]; also returns what a salvage could not read.
+pub fn replay_with(
+    src: &Path,
+    out: &mut Store,
+    mode: LogMode,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(u64, Salvage)> {
     let mut n = 0;
-    read_log(src, |b| {
-        out.commit(Some(b.tt), b.ops)?;
+    let rep = read_log_with(src, mode, |b| {
+        out.commit_keyed(Some(b.tt), b.ops, b.key)?;
         n += 1;
         progress(n);
         Ok(())
     })?;
-    Ok(n)
+    Ok((n, rep))
 }
 
 /// One problem `tgms check` found: the file, the byte offset and what is wrong.
@@ -1228,6 +1611,32 @@ pub struct CheckReport {
 /// indexed segments); and that the published segments plus the log tail equal a replay of
 /// the whole log (digest and statistics, S7). Every problem found is reported, not only the first.
 pub fn check(dir: &Path) -> Result<CheckReport> {
+    // A live store may publish a generation (flush, compaction) while it is checked: the
+    // check pins the manifest it read first, and when it finds problems while the manifest
+    // has changed since, it starts over on the new generation (as an open does, §9.4).
+    // Real damage is still there on the next attempt; a publication race is not.
+    const ATTEMPTS: usize = 8;
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let (rep, pinned) = check_once(dir)?;
+        if rep.problems.is_empty() || attempt == ATTEMPTS || read_entries(dir) == pinned {
+            return Ok(rep);
+        }
+    }
+}
+
+/// The manifest's records as read now (`None`: no manifest, or unreadable).
+fn read_entries(dir: &Path) -> Option<Vec<SegEntry>> {
+    manifest::read(&dir.join(MANIFEST_FILE))
+        .ok()
+        .map(|(e, _)| e)
+        .filter(|e| !e.is_empty())
+}
+
+/// One pass of [`check`] over the generation the manifest publishes when it is read; also
+/// returns the records it read.
+fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
     let wal_path = dir.join(WAL_FILE);
     if !wal_path.exists() {
         return Err(Error::State {
@@ -1236,22 +1645,8 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
         });
     }
     let mut rep = CheckReport::default();
-    let mut wal_len = 0;
-    match wal::scan(&wal_path, |_, _, _| {
-        rep.wal_records += 1;
-        Ok(())
-    }) {
-        Ok((tail, len)) => {
-            wal_len = len;
-            if let Tail::Torn { offset, reason } = tail {
-                rep.notes.push(format!(
-                    "{}: torn final record at offset {offset} (a writable open truncates it): {reason}",
-                    wal_path.display()
-                ));
-            }
-        }
-        Err(e) => rep.problems.push(Problem::from_error(&e, &wal_path)),
-    }
+    // The manifest first: the log only grows, so a log scanned after it reaches every
+    // position the manifest covers.
     let mpath = dir.join(MANIFEST_FILE);
     let mut entries = Vec::new();
     if mpath.exists() {
@@ -1268,6 +1663,23 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
             }
             Err(e) => rep.problems.push(Problem::from_error(&e, &mpath)),
         }
+    }
+    let pinned = read_pinned(&entries, &rep);
+    let mut wal_len = 0;
+    match wal::scan(&wal_path, |_, _, _| {
+        rep.wal_records += 1;
+        Ok(())
+    }) {
+        Ok((tail, len)) => {
+            wal_len = len;
+            if let Tail::Torn { offset, reason } = tail {
+                rep.notes.push(format!(
+                    "{}: torn final record at offset {offset} (a writable open truncates it): {reason}",
+                    wal_path.display()
+                ));
+            }
+        }
+        Err(e) => rep.problems.push(Problem::from_error(&e, &wal_path)),
     }
     rep.segments = entries.len() as u64;
     let mut prev: Option<&SegEntry> = None;
@@ -1358,17 +1770,25 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
     }
     if rep.problems.is_empty() {
         // S7: the published state plus the log tail equals a replay of the whole log.
-        let ro = |whole: bool| {
+        // Both opens stop at the same log position: a writer appending meanwhile adds
+        // batches that the first open did not see.
+        let ro = |whole: bool, replay_to: Option<u64>| {
             Store::open_with(
                 dir,
                 Options {
                     read_only: true,
                     replay_whole_log: whole,
+                    replay_to,
                     ..Options::default()
                 },
             )
         };
-        match (ro(false), ro(true)) {
+        let published = ro(false, None);
+        let whole = match &published {
+            Ok(a) => ro(true, Some(a.opened_log_end())),
+            Err(_) => ro(true, None),
+        };
+        match (published, whole) {
             (Ok(a), Ok(b)) => {
                 if a.stats() != b.stats() {
                     rep.problems.push(Problem {
@@ -1388,5 +1808,12 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
             (Err(e), _) | (_, Err(e)) => rep.problems.push(Problem::from_error(&e, dir)),
         }
     }
-    Ok(rep)
+    Ok((rep, pinned))
+}
+
+/// The records a check pinned, as [`read_entries`] would give them (`None` when the
+/// manifest is absent or was unreadable).
+fn read_pinned(entries: &[SegEntry], rep: &CheckReport) -> Option<Vec<SegEntry>> {
+    let unreadable = rep.problems.iter().any(|p| p.file.ends_with(MANIFEST_FILE));
+    (!entries.is_empty() && !unreadable).then(|| entries.to_vec())
 }

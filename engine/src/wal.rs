@@ -15,8 +15,9 @@ use std::path::{Path, PathBuf};
 pub const MAGIC: &[u8; 8] = b"TGMSWAL\0";
 /// Format major version; a reader refuses other majors.
 pub const VERSION_MAJOR: u16 = 1;
-/// Format minor version; additions readers may ignore.
-pub const VERSION_MINOR: u16 = 0;
+/// Format minor version: 1 adds keyed batch records (type 3). A reader of minor 0 reports a
+/// keyed record as an unknown record type (it refuses the log instead of misreading it).
+pub const VERSION_MINOR: u16 = 1;
 /// Bytes of the file header: magic, major, minor, reserved u32.
 pub const HEADER_LEN: u64 = 16;
 /// Bytes of a record frame before its payload: len, len_crc, payload_crc.
@@ -28,6 +29,10 @@ pub const MAX_PAYLOAD: u32 = 1 << 30;
 pub const REC_BATCH: u8 = 1;
 /// Record type tag: the outcome of the preceding batch.
 pub const REC_OUTCOME: u8 = 2;
+/// Record type tag: a batch with a client-supplied idempotency key (log minor 1).
+pub const REC_KEYED_BATCH: u8 = 3;
+/// Longest accepted batch key, in bytes.
+pub const MAX_BATCH_KEY: usize = 1024;
 
 /// One decoded log record.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,6 +40,8 @@ pub enum Record {
     Batch {
         tt: i64,
         ops: Vec<Op>,
+        /// The batch's idempotency key (a keyed record, type 3), if it has one.
+        key: Option<String>,
     },
     Outcome {
         tt: i64,
@@ -130,8 +137,20 @@ const OP_RAW: u8 = 6;
 
 /// Encodes a batch record payload.
 pub fn encode_batch(tt: i64, ops: &[Op], out: &mut Vec<u8>) {
+    encode_keyed_batch(tt, None, ops, out)
+}
+
+/// Encodes a batch record payload: type 1 without a key, type 3 (the key before the tt)
+/// with one.
+pub fn encode_keyed_batch(tt: i64, key: Option<&str>, ops: &[Op], out: &mut Vec<u8>) {
     let mut e = Enc(out);
-    e.u8(REC_BATCH);
+    match key {
+        None => e.u8(REC_BATCH),
+        Some(k) => {
+            e.u8(REC_KEYED_BATCH);
+            e.str(k);
+        }
+    }
     e.i64(tt);
     e.varint(ops.len() as u64);
     for op in ops {
@@ -290,14 +309,19 @@ pub fn decode(payload: &[u8]) -> DecResult<Record> {
         pos: 0,
     };
     let rec = match d.u8()? {
-        REC_BATCH => {
+        t @ (REC_BATCH | REC_KEYED_BATCH) => {
+            let key = if t == REC_KEYED_BATCH {
+                Some(d.str()?)
+            } else {
+                None
+            };
             let tt = d.i64()?;
             let n = d.varint()?;
             let mut ops = Vec::with_capacity(n.min(1024) as usize);
             for _ in 0..n {
                 ops.push(decode_op(&mut d)?);
             }
-            Record::Batch { tt, ops }
+            Record::Batch { tt, ops, key }
         }
         REC_OUTCOME => Record::Outcome {
             tt: d.i64()?,
@@ -408,8 +432,58 @@ pub fn scan_from(
     path: &Path,
     start: u64,
     start_record: u64,
+    f: impl FnMut(u64, u64, Record) -> Result<()>,
+) -> Result<(Tail, u64)> {
+    scan_range(path, start, start_record, u64::MAX, f)
+}
+
+/// [`scan_from`] that stops at the first record boundary at or after byte `stop_at`
+/// (reporting a clean end there).
+pub fn scan_range(
+    path: &Path,
+    start: u64,
+    start_record: u64,
+    stop_at: u64,
     mut f: impl FnMut(u64, u64, Record) -> Result<()>,
 ) -> Result<(Tail, u64)> {
+    let (tail, end) = scan_frames(path, start, start_record, stop_at, |no, offset, p| {
+        let rec = decode(p).map_err(|kind| Error::LogDamaged {
+            file: path.to_path_buf(),
+            record: no,
+            offset,
+            kind,
+        })?;
+        f(no, offset, rec)
+    })?;
+    Ok((tail, end.offset))
+}
+
+/// Where a scan of the log's frames stopped: the byte offset after the last good record read
+/// and the number of the next record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct End {
+    pub offset: u64,
+    pub record: u64,
+}
+
+/// Checks the frames of the log from its header up to byte `stop_at` (or its end) without
+/// decoding payloads: where the good records end, and the tail's state when the end was
+/// reached first. What the recovery commands compare with a manifest's checkpoint
+/// (`format-spec.md` §4).
+pub fn extent(path: &Path, stop_at: u64) -> Result<(Tail, End)> {
+    scan_frames(path, HEADER_LEN, 0, stop_at, |_, _, _| Ok(()))
+}
+
+/// The frame scanner behind [`scan_from`] and [`extent`]: passes each checksummed payload to
+/// `f` and stops at the first record boundary at or after `stop_at`, at a torn tail, or at
+/// the end of the file.
+fn scan_frames(
+    path: &Path,
+    start: u64,
+    start_record: u64,
+    stop_at: u64,
+    mut f: impl FnMut(u64, u64, &[u8]) -> Result<()>,
+) -> Result<(Tail, End)> {
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
     let corrupt = |offset: u64, kind: String| Error::Corruption {
@@ -453,10 +527,37 @@ pub fn scan_from(
         offset,
         kind,
     };
+    // A damaged stretch that no valid frame follows is the end of the log (zeros or
+    // preallocated garbage after a power loss, §4); one that a valid frame follows is
+    // damage.
+    let tail_or_damage = |offset: u64, record: u64, kind: &str| -> Result<(Tail, End)> {
+        let end = End { offset, record };
+        match garbage_tail(path, offset, file_len).map_err(|e| Error::io(path, e))? {
+            Ok(()) => Ok((
+                Tail::Torn {
+                    offset,
+                    reason: format!(
+                        "{kind}, and none of the {} bytes from here on starts a valid record \
+                         (a zero-filled or garbage tail)",
+                        file_len - offset
+                    ),
+                },
+                end,
+            )),
+            Err(why) => Err(damaged(record, offset, format!("{kind}; {why}"))),
+        }
+    };
     loop {
+        let end = End {
+            offset,
+            record: record_no,
+        };
+        if offset >= stop_at {
+            return Ok((Tail::Clean, end));
+        }
         let left = file_len - offset;
         if left == 0 {
-            return Ok((Tail::Clean, offset));
+            return Ok((Tail::Clean, end));
         }
         if left < FRAME_LEN {
             return Ok((
@@ -464,7 +565,7 @@ pub fn scan_from(
                     offset,
                     reason: format!("incomplete frame header ({left} bytes)"),
                 },
-                offset,
+                end,
             ));
         }
         let mut fr = [0u8; 12];
@@ -474,46 +575,173 @@ pub fn scan_from(
         let len_crc = u32::from_le_bytes([fr[4], fr[5], fr[6], fr[7]]);
         let crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
         if crc32fast::hash(&len_bytes) != len_crc || len > MAX_PAYLOAD {
-            // A damaged length cannot be torn by an append: report, never guess.
-            return Err(damaged(
-                record_no,
-                offset,
-                "frame length check failed".into(),
-            ));
+            // A damaged length cannot be torn by an append: report, never guess — unless
+            // nothing valid follows (see `tail_or_damage`).
+            return tail_or_damage(offset, record_no, "frame length check failed");
         }
-        let end = offset + FRAME_LEN + len as u64;
-        if end > file_len {
+        let rec_end = offset + FRAME_LEN + len as u64;
+        if rec_end > file_len {
             return Ok((
                 Tail::Torn {
                     offset,
-                    reason: format!("record needs {} bytes, file has {}", end - offset, left),
+                    reason: format!("record needs {} bytes, file has {}", rec_end - offset, left),
                 },
-                offset,
+                end,
             ));
         }
         payload.resize(len as usize, 0);
         r.read_exact(&mut payload).map_err(|e| Error::io(path, e))?;
         if crc32fast::hash(&payload) != crc {
-            if end == file_len {
+            if rec_end == file_len {
                 return Ok((
                     Tail::Torn {
                         offset,
                         reason: "final record fails its checksum".into(),
                     },
-                    offset,
+                    end,
                 ));
             }
-            return Err(damaged(
-                record_no,
-                offset,
-                "record checksum mismatch".into(),
-            ));
+            return tail_or_damage(offset, record_no, "record checksum mismatch");
         }
-        let rec = decode(&payload).map_err(|k| damaged(record_no, offset, k))?;
-        f(record_no, offset, rec)?;
+        f(record_no, offset, &payload)?;
         record_no += 1;
-        offset = end;
+        offset = rec_end;
     }
+}
+
+/// Decides whether the bytes of `path` from `offset` (where a frame failed its checks) to
+/// `file_len` are a tail to drop (`Ok(Ok(()))`) or damage (`Ok(Err(why))`). Damage is
+/// either a later byte position that starts a frame whose length check and payload
+/// checksum both hold (a record written after the damaged one), or — for a frame that is
+/// not all zeros — a payload checksum that matches every byte after the frame (a final
+/// record whose length field was damaged). Reads the tail a window at a time; memory
+/// stays bounded whatever the tail's size.
+fn garbage_tail(
+    path: &Path,
+    offset: u64,
+    file_len: u64,
+) -> std::io::Result<std::result::Result<(), String>> {
+    use std::os::unix::fs::FileExt;
+    const WINDOW: usize = 1 << 20;
+    let file = File::open(path)?;
+    let mut fr = [0u8; 12];
+    file.read_exact_at(&mut fr, offset)?;
+    let stored_crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
+    let rest = file_len - offset - FRAME_LEN;
+    let mut whole = (fr != [0u8; 12] && rest > 0 && rest <= u64::from(MAX_PAYLOAD))
+        .then(crc32fast::Hasher::new);
+    let mut buf = vec![0u8; WINDOW + FRAME_LEN as usize];
+    let mut payload = Vec::new();
+    // `at`: file offset of buf[0]. Every position p in (offset, file_len - 12] is tried as
+    // the start of a frame; windows overlap by the 12 bytes a frame needs.
+    let mut at = offset;
+    while at < file_len {
+        let n = ((file_len - at) as usize).min(buf.len());
+        file.read_exact_at(&mut buf[..n], at)?;
+        if let Some(h) = whole.as_mut() {
+            let from = ((offset + FRAME_LEN).saturating_sub(at) as usize).min(n);
+            h.update(&buf[from..n.min(WINDOW).max(from)]);
+        }
+        let positions = n.saturating_sub(FRAME_LEN as usize - 1).min(WINDOW);
+        for i in 0..positions {
+            let p = at + i as u64;
+            if p <= offset {
+                continue;
+            }
+            let w = &buf[i..i + FRAME_LEN as usize];
+            let len = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            if len == 0 || len > MAX_PAYLOAD || p + FRAME_LEN + u64::from(len) > file_len {
+                continue;
+            }
+            if crc32fast::hash(&w[..4]) != u32::from_le_bytes([w[4], w[5], w[6], w[7]]) {
+                continue;
+            }
+            payload.resize(len as usize, 0);
+            file.read_exact_at(&mut payload, p + FRAME_LEN)?;
+            if crc32fast::hash(&payload) == u32::from_le_bytes([w[8], w[9], w[10], w[11]]) {
+                return Ok(Err(format!("a valid record follows at offset {p}")));
+            }
+        }
+        at += WINDOW as u64;
+    }
+    if whole.is_some_and(|h| h.finalize() == stored_crc) {
+        return Ok(Err(format!(
+            "the frame's payload checksum matches the {rest} bytes after it: the final \
+             record's length field is damaged"
+        )));
+    }
+    Ok(Ok(()))
+}
+
+/// What the log says about one batch key: the batch's tt and number, and its recorded
+/// outcome (`None` when no outcome record follows it: a crash between its sync and its
+/// outcome; the batch was still committed).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KeyedBatch {
+    pub tt: i64,
+    /// 0-based number of the batch among the log's batches.
+    pub seq: u64,
+    pub outcome: Option<(bool, String, String)>,
+}
+
+/// Every batch key of the log, read from its first record (payloads of keyed records are
+/// decoded only up to their tt; outcome records in full). A writer builds this once, at its
+/// first keyed commit: keys before the manifest's checkpoint are not in memory otherwise.
+pub fn batch_keys(path: &Path) -> Result<std::collections::HashMap<String, KeyedBatch>> {
+    let mut keys = std::collections::HashMap::new();
+    let mut seq = 0u64;
+    let mut pending: Option<(String, i64)> = None;
+    let damaged = |record: u64, offset: u64, kind: String| Error::LogDamaged {
+        file: path.to_path_buf(),
+        record,
+        offset,
+        kind,
+    };
+    scan_frames(path, HEADER_LEN, 0, u64::MAX, |no, offset, p| {
+        match p.first().copied() {
+            Some(REC_BATCH) => {
+                pending = None;
+                seq += 1;
+            }
+            Some(REC_KEYED_BATCH) => {
+                let mut d = Dec { buf: p, pos: 1 };
+                let key = d.str().map_err(|k| damaged(no, offset, k))?;
+                let tt = d.i64().map_err(|k| damaged(no, offset, k))?;
+                keys.insert(
+                    key.clone(),
+                    KeyedBatch {
+                        tt,
+                        seq,
+                        outcome: None,
+                    },
+                );
+                pending = Some((key, tt));
+                seq += 1;
+            }
+            Some(REC_OUTCOME) => {
+                if let Record::Outcome {
+                    tt,
+                    ok,
+                    code,
+                    message,
+                } = decode(p).map_err(|k| damaged(no, offset, k))?
+                {
+                    if let Some((key, btt)) = pending.take() {
+                        if btt == tt {
+                            if let Some(k) = keys.get_mut(&key) {
+                                k.outcome = Some((ok, code, message));
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                decode(p).map_err(|k| damaged(no, offset, k))?;
+            }
+        }
+        Ok(())
+    })?;
+    Ok(keys)
 }
 
 // ---------------------------------------------------------------- appending
@@ -594,8 +822,8 @@ impl Wal {
     fn append(&mut self, sync: bool) -> Result<()> {
         self.frame.clear();
         frame(&self.buf, &mut self.frame);
-        self.file
-            .write_all(&self.frame)
+        crate::fault::write_point(&self.path, crate::fault::FaultPoint::Write(&self.frame))
+            .and_then(|_| self.file.write_all(&self.frame))
             .map_err(|e| Error::io(&self.path, e))?;
         if sync && !self.no_sync {
             crate::fault::sync_point(&self.path)
@@ -618,8 +846,14 @@ impl Wal {
 
     /// Appends a batch record and makes it durable before returning.
     pub fn append_batch(&mut self, tt: i64, ops: &[Op]) -> Result<()> {
+        self.append_keyed_batch(tt, None, ops)
+    }
+
+    /// Appends a batch record, keyed when `key` is given, and makes it durable before
+    /// returning. Any error leaves the record's fate unknown: it may be whole on disk.
+    pub fn append_keyed_batch(&mut self, tt: i64, key: Option<&str>, ops: &[Op]) -> Result<()> {
         self.buf.clear();
-        encode_batch(tt, ops, &mut self.buf);
+        encode_keyed_batch(tt, key, ops, &mut self.buf);
         self.append(true)
     }
 

@@ -557,9 +557,21 @@ fn export_warns_about_failed_reasonless_retracts() {
     assert_eq!(rep.batches, 2);
     assert_eq!(rep.warnings.len(), 1, "{:?}", rep.warnings);
     assert!(rep.warnings[0].contains("tt 20"), "{}", rep.warnings[0]);
+    // The missing reason is exported as an explicit null, so a re-import keeps the batch
+    // failed (a TGMS replay ignores the key); batch_id = first 16 hex of SHA-256 of the
+    // canonical {"ops","tt"}.
+    let ops = r#"[{"op":"retract","reason":null,"ref":{"kind":"node","uid":"x"},"t":5}]"#;
+    let h = Sha256::digest(format!(r#"{{"ops":{ops},"tt":20}}"#).as_bytes());
+    let id: String = h.iter().take(8).map(|b| format!("{b:02x}")).collect();
     assert_eq!(
         text.lines().nth(2).unwrap(),
-        r#"{"batch_id":"5ee72bd76a46e1f4","ops":[{"op":"retract","ref":{"kind":"node","uid":"x"},"t":5}],"tt":20}"#
+        format!(r#"{{"batch_id":"{id}","ops":{ops},"tt":20}}"#)
+    );
+    let (_, strict) = export_text(&dir, true);
+    assert!(
+        strict.warnings[0].contains("re-import"),
+        "{:?}",
+        strict.warnings
     );
 }
 

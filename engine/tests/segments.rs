@@ -456,6 +456,64 @@ fn golden_v1_5_stores_read_back() {
     }
 }
 
+/// Writes the format-1.6 golden store (`--ignored`, once; committed, never regenerated for
+/// 1.6): the v1.1 workload with every batch under a batch key (log minor 1, keyed records),
+/// as two minor-5 flush segments plus a log tail.
+#[test]
+#[ignore]
+fn regenerate_golden_v1_6() {
+    let g = golden_version("v1.6");
+    let _ = fs::remove_dir_all(&g);
+    let store = g.join("store");
+    let mut s = Store::create_with(&store, opts()).unwrap();
+    for (k, (tt, b)) in workload().into_iter().enumerate() {
+        let _ = s.commit_keyed(Some(tt), ops(&b), Some(format!("golden-{k}")));
+        if k == 2 || k == 4 {
+            s.flush().unwrap();
+        }
+    }
+    let (digest, _) = state_of(&s);
+    drop(s);
+    fs::remove_file(store.join("LOCK")).unwrap();
+    let expected = json!({"store": {"digest": digest, "minors": minors(&store),
+        "keys": workload().len()}});
+    fs::write(g.join("expected.json"), format!("{expected}\n")).unwrap();
+}
+
+/// Golden files of format 1.6 open with this build: the digest is the v1.1 golden store's
+/// (batch keys are not part of it), `check` passes, and a writer acknowledges every
+/// recorded key as a duplicate without applying anything again.
+#[test]
+fn golden_v1_6_store_reads_back() {
+    let expected: Value = serde_json::from_str(
+        &fs::read_to_string(golden_version("v1.6").join("expected.json")).unwrap(),
+    )
+    .unwrap();
+    let v11: Value =
+        serde_json::from_str(&fs::read_to_string(golden_dir().join("expected.json")).unwrap())
+            .unwrap();
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    copy_dir(&golden_version("v1.6").join("store"), &dir);
+    let want = v11["digest"].as_str().unwrap();
+    assert_eq!(expected["store"]["digest"].as_str().unwrap(), want);
+    assert_eq!(json!(minors(&dir)), json!([5, 5]));
+    let log = fs::read(dir.join("wal.log")).unwrap();
+    assert_eq!(u16::from_le_bytes([log[10], log[11]]), 1, "log minor");
+    let s = Store::open_read_only(&dir).unwrap();
+    assert_eq!(s.digest(), want);
+    drop(s);
+    assert!(check(&dir).unwrap().problems.is_empty());
+    let mut s = Store::open_with(&dir, opts()).unwrap();
+    let batches = s.stats().n_batches;
+    for (k, (_, b)) in workload().into_iter().enumerate() {
+        let c = s.write_keyed(ops(&b), Some(format!("golden-{k}"))).unwrap();
+        assert!(c.duplicate, "key {k}");
+    }
+    assert_eq!(s.stats().n_batches, batches);
+    assert_eq!(s.digest(), want);
+}
+
 /// Writes the format-1.1 golden store (run once per released format version, with
 /// `--ignored`; the files are committed and never regenerated for that version).
 #[test]
