@@ -142,6 +142,9 @@ pub struct AskConfig {
     pub use_memory: bool,
     /// Store the ask record in the store directory (writable stores only).
     pub save_record: bool,
+    /// Cost ceilings of the static verifier and the executor (the MCP server's
+    /// `--ceilings`; default: the registry's).
+    pub ceilings: tgms_operators::cost::Ceilings,
 }
 
 impl Default for AskConfig {
@@ -154,6 +157,7 @@ impl Default for AskConfig {
             reporter: ReporterMode::Model,
             use_memory: true,
             save_record: true,
+            ceilings: tgms_operators::cost::Ceilings::default(),
         }
     }
 }
@@ -355,6 +359,7 @@ struct Planning<'a> {
 
 struct Ctx<'a> {
     store: &'a Store,
+    ceilings: tgms_operators::cost::Ceilings,
     uids: Option<BTreeSet<String>>,
     as_of_tt: Option<i64>,
 }
@@ -390,6 +395,7 @@ impl Planning<'_> {
             &Options {
                 stats: Some(ctx.store.stats()),
                 task_input_uids: ctx.uids.as_ref(),
+                ceilings: ctx.ceilings,
                 ..Options::default()
             },
         );
@@ -554,6 +560,14 @@ pub fn ask_with(
         store,
         uids: uids.clone(),
         as_of_tt: config.as_of_tt,
+        ceilings: config.ceilings,
+    };
+    let exec_opts = exec::ExecOptions {
+        call: tgms_operators::pipeline::CallOptions {
+            ceilings: config.ceilings,
+            ..Default::default()
+        },
+        ..Default::default()
     };
     let system = Message::system(prompt::system_message());
     let user = Message::user(&prompt::user_message(
@@ -584,7 +598,7 @@ pub fn ask_with(
     let snap = store.snapshot();
     while let Some((v, p)) = planned.take() {
         final_plan = v;
-        let trace = match exec::execute(&p, snap, &rs, &exec::ExecOptions::default()) {
+        let trace = match exec::execute(&p, snap, &rs, &exec_opts) {
             Ok(ex) => ex.trace,
             // Only a plan over 12 steps has no trace, and the static verifier refuses those.
             Err(e) => json!({"plan_id": p.plan_id, "steps": [], "ok": false, "answer": null,

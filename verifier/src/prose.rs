@@ -128,10 +128,7 @@ fn uncovered(sentence: &str, cover: &Cover, lexicon: &BTreeSet<String>) -> Vec<S
     }
     for x in prose_numbers(&masked) {
         if !cover.numbers.contains(&x) {
-            bad.push(format!(
-                "number {}",
-                canon::to_string(&tgms_operators::json::float(x))
-            ));
+            bad.push(format!("number {}", number_text(x)));
         }
     }
     for tok in masked.split(|c: char| !is_word(c)) {
@@ -149,6 +146,15 @@ fn uncovered(sentence: &str, cover: &Cover, lexicon: &BTreeSet<String>) -> Vec<S
         }
     }
     bad
+}
+
+/// A prose number as written: integers without a fraction.
+fn number_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        format!("{}", x as i64)
+    } else {
+        canon::to_string(&tgms_operators::json::float(x))
+    }
 }
 
 fn num_text(v: &Value) -> String {
