@@ -801,3 +801,60 @@ fn cli_json_and_html_page_show_the_planning_history() {
         "{text}"
     );
 }
+
+#[test]
+fn planner_replies_are_cached_by_model_prompt_temperature_and_seed() {
+    let (t, dir) = store();
+    let cache = t.path().join("cache");
+    let srv = Replay::start(vec![(key("planner", Q_A, "q"), vec![Act::Reply(good())])]);
+    let st = Store::open_read_only(&dir).unwrap();
+    let mut c = config(&srv.base_url);
+    c.reporter = ReporterMode::Mechanical;
+    c.llm.as_mut().unwrap().cache_dir = Some(cache.clone());
+    let first = ask::ask(&st, Q_A, &c).unwrap();
+    let second = ask::ask(&st, Q_A, &c).unwrap();
+    assert_eq!(
+        srv.keys().len(),
+        1,
+        "the second planner call is served from the cache"
+    );
+    assert_eq!(
+        first.record["plan_result"]["attempts"][0]["call"]["cached"],
+        json!(false)
+    );
+    assert_eq!(
+        second.record["plan_result"]["attempts"][0]["call"]["cached"],
+        json!(true)
+    );
+    assert_eq!(
+        first.record["plan_result"]["attempts"][0]["call"]["prompt_sha"],
+        second.record["plan_result"]["attempts"][0]["call"]["prompt_sha"]
+    );
+    assert_eq!(second.answer(), first.answer());
+    assert_eq!(std::fs::read_dir(&cache).unwrap().count(), 1);
+    // Another seed is another key: the server is asked again.
+    c.llm.as_mut().unwrap().seed = 7;
+    ask::ask(&st, Q_A, &c).unwrap();
+    assert_eq!(srv.keys().len(), 2);
+}
+
+#[test]
+fn connection_refused_is_retried_then_a_transport_error() {
+    let (_t, dir) = store();
+    // A port nobody listens on: bind, note it, close.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let st = Store::open_read_only(&dir).unwrap();
+    let c = config(&format!("http://127.0.0.1:{port}/v1"));
+    let e = ask::ask(&st, Q_A, &c).err().expect("no server");
+    let p = e.payload();
+    assert_eq!(p["error"], "E_INTERNAL");
+    assert_eq!(p["details"]["tries"], json!(3));
+    assert!(p["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("LLM transport: "));
+}

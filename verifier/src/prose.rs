@@ -168,7 +168,7 @@ fn interval_text(v: &Value) -> String {
     if let (Some(a), Some(b)) = (v.get("start"), v.get("end")) {
         format!("[{}, {})", num_text(a), num_text(b))
     } else if let Some(t) = v.get("t") {
-        format!("{}", num_text(t))
+        num_text(t)
     } else {
         format!("[{}, {})", num_text(&v["t_a"]), num_text(&v["t_b"]))
     }
