@@ -746,3 +746,119 @@ pub fn ask_with(
         overhead_ms,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let m: std::collections::BTreeMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        move |k| m.get(k).cloned()
+    }
+
+    #[test]
+    fn settings_from_env_and_flags() {
+        let none = AskConfig::resolve(&LlmFlags::default(), env(&[])).unwrap();
+        assert!(!none.model_configured());
+        let e = env(&[
+            ("TGMS_LLM_MODEL", "m-env"),
+            ("TGMS_LLM_BASE_URL", "http://h:1/v1"),
+            ("OPENAI_API_KEY", "sk-open"),
+            ("TGMS_LLM_GUIDED", "vllm"),
+            ("TGMS_LLM_TIMEOUT_S", "9"),
+            ("TGMS_LLM_RETRIES", "2"),
+        ]);
+        let c = AskConfig::resolve(&LlmFlags::default(), &e).unwrap();
+        let s = c.llm.unwrap();
+        assert_eq!(
+            (s.model.as_str(), s.base_url.as_str(), s.api_key.as_str()),
+            ("m-env", "http://h:1/v1", "sk-open")
+        );
+        assert_eq!(
+            (s.guided, s.timeout, s.retries),
+            (Guided::Vllm, Duration::from_secs(9), 2)
+        );
+        let flags = LlmFlags {
+            model: Some("m-flag".into()),
+            guided: Some("llamacpp".into()),
+            extra_body: Some("{\"max_tokens\": 5}".into()),
+            ..LlmFlags::default()
+        };
+        let s = AskConfig::resolve(&flags, &e).unwrap().llm.unwrap();
+        assert_eq!((s.model.as_str(), s.guided), ("m-flag", Guided::LlamaCpp));
+        assert_eq!(s.extra_body, json!({"max_tokens": 5}));
+        // TGMS_LLM_API_KEY wins over OPENAI_API_KEY.
+        let k = AskConfig::resolve(
+            &flags,
+            env(&[("TGMS_LLM_API_KEY", "tg"), ("OPENAI_API_KEY", "oa")]),
+        )
+        .unwrap();
+        assert_eq!(k.llm.unwrap().api_key, "tg");
+        for (flags, setting) in [
+            (
+                LlmFlags {
+                    model: Some("m".into()),
+                    base_url: Some("ftp://x".into()),
+                    ..Default::default()
+                },
+                "llm base URL",
+            ),
+            (
+                LlmFlags {
+                    model: Some("m".into()),
+                    extra_body: Some("[1]".into()),
+                    ..Default::default()
+                },
+                "llm extra body",
+            ),
+            (
+                LlmFlags {
+                    model: Some("m".into()),
+                    guided: Some("tgi".into()),
+                    ..Default::default()
+                },
+                "guided",
+            ),
+        ] {
+            match AskConfig::resolve(&flags, env(&[])) {
+                Err(AskError::Config { setting: s, .. }) => assert_eq!(s, setting),
+                other => panic!("{setting}: {other:?}", other = other.map(|_| ())),
+            }
+        }
+        let bad = AskConfig::resolve(
+            &LlmFlags::default(),
+            env(&[("TGMS_LLM_MODEL", "m"), ("TGMS_LLM_TIMEOUT_S", "soon")]),
+        );
+        assert!(matches!(bad, Err(AskError::Config { .. })));
+        assert_eq!(
+            AskError::NoModel { fix: "f".into() }.payload()["error"],
+            "E_INVALID_ARG"
+        );
+    }
+
+    #[test]
+    fn request_body_merges_extra_and_guided_members() {
+        let mut s = LlmSettings::new("m");
+        s.extra_body = json!({"max_tokens": 7, "top_p": 1});
+        s.guided = Guided::LlamaCpp;
+        let schema = json!({"type": "object"});
+        let msgs = [Message::system("sys"), Message::user("u")];
+        let b = transport::request_body(
+            &s,
+            &ChatRequest {
+                messages: &msgs,
+                schema: Some(("plan", &schema)),
+                purpose: Purpose::Planner,
+            },
+        );
+        assert_eq!(
+            b,
+            json!({"model": "m", "messages": [{"role": "system", "content": "sys"}, {"role": "user", "content": "u"}],
+            "temperature": 0.0, "seed": 0, "max_tokens": 7, "top_p": 1,
+            "response_format": {"type": "json_object", "schema": {"type": "object"}}})
+        );
+    }
+}
