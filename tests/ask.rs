@@ -780,7 +780,9 @@ fn cli_json_and_html_page_show_the_planning_history() {
     assert!(page.contains(r["ask_id"].as_str().unwrap()));
     assert!(page.contains(r["trace"]["trace_id"].as_str().unwrap()));
     // Without --json: the final answer first, then the kept claims and the outcome.
+    // While another process holds the writer lock, the question is answered read-only.
     let srv2 = Replay::start(vec![(key("planner", Q_A, "q"), vec![Act::Reply(good())])]);
+    let writer = Store::open(&dir).unwrap();
     let out = std::process::Command::new(ask_support::bin())
         .arg("ask")
         .arg(&dir)
@@ -800,6 +802,8 @@ fn cli_json_and_html_page_show_the_planning_history() {
         text.starts_with("The answer is 19.\n  claim c1 (count): supported"),
         "{text}"
     );
+    assert!(String::from_utf8_lossy(&out.stderr).contains("answering read-only"));
+    drop(writer);
 }
 
 #[test]
