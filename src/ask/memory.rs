@@ -144,12 +144,11 @@ pub fn sync(store: &Store) -> Result<Option<Memory>, AskError> {
     let last = store.last_tt();
     if last.is_some() && last > m.checked_tt {
         let after = m.checked_tt.unwrap_or(i64::MIN);
-        let mut marked = 0;
         tgms_engine::store::read_log(store.dir(), |b| {
             if b.tt > after {
                 for op in &b.ops {
                     for (a, e) in touched_ranges(op) {
-                        marked += quarantine(&mut m.notes, a, e);
+                        quarantine(&mut m.notes, a, e);
                     }
                 }
             }
@@ -159,7 +158,6 @@ pub fn sync(store: &Store) -> Result<Option<Memory>, AskError> {
         if !store.is_read_only() {
             save(store, &m)?;
         }
-        let _ = marked;
     }
     Ok(Some(m))
 }
@@ -169,10 +167,12 @@ fn one_bucket(snap: Snapshot<'_>, metric: &str, ta: i64, tb: i64) -> Result<Valu
     let env = call(
         snap,
         "graph_metric_timeseries",
-        &json!({"metric": metric,
-        "window": {"t_a": ta, "t_b": tb}, "stride": tb - ta}),
+        &json!({"metric": metric, "window": {"t_a": ta, "t_b": tb}, "stride": tb - ta}),
     )?;
-    Ok(env["rows"][0]["value"].clone()).map(|v| if v.is_null() { json!(0) } else { v })
+    Ok(match &env["rows"][0]["value"] {
+        Value::Null => json!(0),
+        v => v.clone(),
+    })
 }
 
 fn call(snap: Snapshot<'_>, op: &str, args: &Value) -> Result<Value, AskError> {
