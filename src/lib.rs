@@ -1,6 +1,7 @@
 //! tgms: facade library re-exporting the engine, plus the CLI's loaders, evaluation
-//! harnesses, demo and benchmark runner.
+//! harnesses, demo, benchmark runner and the agent loop ([`ask`]).
 pub use tgms_engine as engine;
+pub mod ask;
 pub mod benchmcp;
 pub mod benchrun;
 pub mod demo;

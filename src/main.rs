@@ -368,6 +368,111 @@ enum Cmd {
     /// state-at-T regression (§5) and the incident reconstruction (§6).
     #[command(subcommand)]
     Eval(EvalCmd),
+    // ---- the agent loop (issue #18) ----
+    /// Ask a question in plain language: a model writes the plan and the prose; tgms checks
+    /// the plan, computes it, verifies every claim against the trace and removes whatever
+    /// it cannot back (agent-surface §2, docs/ask.md).
+    ///
+    /// The planner sees a dataset card, the operator manual and four examples; its plan
+    /// goes through the static verifier and may be repaired up to --max-repairs times (one
+    /// budget of max-repairs + 1 emissions for static and runtime errors). The answer is
+    /// written by the model (or --reporter mechanical), its claims are checked, unsupported
+    /// claims are dropped and every sentence with an unbacked number, uid or "all" is
+    /// removed. Prints the final answer (--json: the whole ask record). Exit 0 iff the
+    /// final plan ran ok.
+    ///
+    /// Model settings: --model / TGMS_LLM_MODEL, --llm-base-url / TGMS_LLM_BASE_URL
+    /// (default http://127.0.0.1:8000/v1), TGMS_LLM_API_KEY or OPENAI_API_KEY, --guided
+    /// none|openai|vllm|llamacpp / TGMS_LLM_GUIDED (the three servers take different
+    /// request shapes).
+    ///
+    /// Example: tgms ask /tmp/cm "How many messages were sent between 1082040961000000 and
+    ///          1083000000000000?" --model smollm2 --llm-base-url http://127.0.0.1:8080/v1
+    ///          --guided llamacpp --html ask.html
+    Ask {
+        /// Existing store directory.
+        store: PathBuf,
+        /// The question.
+        question: String,
+        /// Task input uids the plan may use literally (comma-separated; "" = none). Default:
+        /// the registered uids the question names.
+        #[arg(long, conflicts_with = "no_grounding")]
+        uids: Option<String>,
+        /// Disable the grounding check of literal uids.
+        #[arg(long)]
+        no_grounding: bool,
+        /// Ask of the belief state at this transaction time (µs): pinned on every step.
+        #[arg(long = "as-of", value_name = "TT")]
+        as_of: Option<i64>,
+        /// Model name (overrides TGMS_LLM_MODEL).
+        #[arg(long)]
+        model: Option<String>,
+        /// OpenAI-compatible base URL, e.g. http://127.0.0.1:8000/v1.
+        #[arg(long)]
+        llm_base_url: Option<String>,
+        /// Guided decoding: none, openai, vllm or llamacpp.
+        #[arg(long)]
+        guided: Option<String>,
+        /// A JSON object merged into every request body.
+        #[arg(long)]
+        llm_extra_body: Option<String>,
+        /// Per-request timeout in seconds (default 3600).
+        #[arg(long)]
+        llm_timeout_s: Option<u64>,
+        /// Planner response cache directory.
+        #[arg(long)]
+        llm_cache_dir: Option<PathBuf>,
+        /// Repairs after the first plan (the budget is this + 1 emissions).
+        #[arg(long, default_value_t = 3)]
+        max_repairs: usize,
+        /// Who writes the answer object: the model, or the mechanical reporter.
+        #[arg(long, value_parser = ["model", "mechanical"], default_value = "model")]
+        reporter: String,
+        /// Do not retrieve evolution-memory notes for the planner.
+        #[arg(long)]
+        no_memory: bool,
+        /// Open the store read-only: results stay in memory, nothing is written.
+        #[arg(long)]
+        read_only: bool,
+        /// Write the trace viewer page with the planning history here.
+        #[arg(long)]
+        html: Option<PathBuf>,
+        /// Print the whole ask record as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Evolution memory (agent-surface §8): window-digest notes the planner sees, never
+    /// evidence, made stale by any write inside their window.
+    #[command(subcommand)]
+    Memory(MemoryCmd),
+}
+
+#[derive(Subcommand)]
+enum MemoryCmd {
+    /// Build one note per window of --stride-days over the store's extent.
+    ///
+    /// Example: tgms memory build /tmp/cm --stride-days 7
+    Build {
+        /// Existing store directory (opened writable).
+        store: PathBuf,
+        /// Window width in days.
+        #[arg(long, default_value_t = 7)]
+        stride_days: i64,
+    },
+    /// Recompute the notes that writes made stale.
+    ///
+    /// Example: tgms memory refresh /tmp/cm
+    Refresh {
+        /// Existing store directory (opened writable).
+        store: PathBuf,
+    },
+    /// Print the notes (stale ones marked) without changing anything.
+    ///
+    /// Example: tgms memory list /tmp/cm
+    List {
+        /// Existing store directory (only read).
+        store: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -1879,6 +1984,79 @@ fn cmd_demo(dir: Option<PathBuf>, html: Option<PathBuf>) -> CmdResult {
     }
 }
 
+/// `tgms ask` (agent-surface §2, docs/ask.md).
+fn cmd_ask(
+    store: &Path,
+    question: &str,
+    cfg: &tgms::ask::AskConfig,
+    read_only: bool,
+    html: Option<&Path>,
+    as_json: bool,
+) -> CmdResult {
+    // A writable handle keeps results and the ask record in the store; when another process
+    // holds the writer lock the question is still answered, read-only, in memory.
+    let st = if read_only {
+        Store::open_read_only(store)?
+    } else {
+        match Store::open(store) {
+            Ok(s) => s,
+            Err(e)
+                if e.payload()["message"]
+                    .as_str()
+                    .is_some_and(|m| m.contains("lock")) =>
+            {
+                eprintln!(
+                    "tgms ask: {}; answering read-only (nothing stored)",
+                    e.payload()["message"].as_str().unwrap_or("")
+                );
+                Store::open_read_only(store)?
+            }
+            Err(e) => return Err(e.into()),
+        }
+    };
+    let o = tgms::ask::ask(&st, question, cfg).map_err(|e| Failure::Payload(e.payload()))?;
+    if let Some(f) = html {
+        let page = tgms::trace_view::render_ask(&o.record, &o.results);
+        std::fs::write(f, page).with_context(|| format!("cannot write {}", f.display()))?;
+    }
+    if as_json {
+        out(&o.record);
+    } else {
+        print_line(&tgms::ask::record::summary_text(&o.record));
+    }
+    if o.ok {
+        Ok(())
+    } else {
+        Err(Failure::Printed(json!({"error": "E_TRACE_NOT_OK"})))
+    }
+}
+
+/// `tgms memory build|refresh|list` (agent-surface §8).
+fn cmd_memory(m: MemoryCmd) -> CmdResult {
+    use tgms::ask::memory;
+    let e = |e: tgms::ask::AskError| Failure::Payload(e.payload());
+    match m {
+        MemoryCmd::Build { store, stride_days } => {
+            let st = Store::open(&store)?;
+            let n = memory::build(&st, stride_days.saturating_mul(86_400_000_000)).map_err(e)?;
+            out(&json!({"notes": n}));
+        }
+        MemoryCmd::Refresh { store } => {
+            let st = Store::open(&store)?;
+            out(&json!({"refreshed": memory::refresh(&st).map_err(e)?}));
+        }
+        MemoryCmd::List { store } => {
+            let st = Store::open_read_only(&store)?;
+            let notes = memory::sync(&st)
+                .map_err(e)?
+                .map(|m| m.notes)
+                .unwrap_or_default();
+            out(&json!({"notes": notes}));
+        }
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> CmdResult {
     match cli.cmd {
         Cmd::Init { store } => {
@@ -1978,6 +2156,56 @@ fn run(cli: Cli) -> CmdResult {
             answer,
         } => cmd_view(&store, &trace_id, &out, plan.as_deref(), answer.as_deref())?,
         Cmd::Eval(e) => cmd_eval(e)?,
+        Cmd::Ask {
+            store,
+            question,
+            uids,
+            no_grounding,
+            as_of,
+            model,
+            llm_base_url,
+            guided,
+            llm_extra_body,
+            llm_timeout_s,
+            llm_cache_dir,
+            max_repairs,
+            reporter,
+            no_memory,
+            read_only,
+            html,
+            json,
+        } => {
+            let flags = tgms::ask::LlmFlags {
+                model,
+                base_url: llm_base_url,
+                guided,
+                extra_body: llm_extra_body,
+                timeout_s: llm_timeout_s,
+                retries: None,
+                cache_dir: llm_cache_dir,
+            };
+            let mut cfg = tgms::ask::AskConfig::resolve(&flags, |k| std::env::var(k).ok())
+                .map_err(|e| Failure::Payload(e.payload()))?;
+            cfg.max_repairs = max_repairs;
+            cfg.as_of_tt = as_of;
+            cfg.use_memory = !no_memory;
+            cfg.input_uids = match (no_grounding, uids) {
+                (true, _) => tgms::ask::InputUids::NoGrounding,
+                (false, Some(u)) => tgms::ask::InputUids::Given(
+                    u.split(',')
+                        .map(str::trim)
+                        .filter(|x| !x.is_empty())
+                        .map(String::from)
+                        .collect(),
+                ),
+                (false, None) => tgms::ask::InputUids::FromQuestion,
+            };
+            if reporter == "mechanical" {
+                cfg.reporter = tgms::ask::ReporterMode::Mechanical;
+            }
+            cmd_ask(&store, &question, &cfg, read_only, html.as_deref(), json)?
+        }
+        Cmd::Memory(m) => cmd_memory(m)?,
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
         Cmd::ExportRows { store, out, format } => cmd_export_rows(&store, &out, format)?,
         Cmd::Bench(BenchCmd::Run {

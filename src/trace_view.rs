@@ -5,8 +5,10 @@
 //! claim verdict, gating and the metrics. Used by `tgms view` and `tgms demo`.
 //!
 //! Safety: every store-derived string goes through [`esc`]; embedded JSON sits in
-//! `<script type="application/json">` with `<` written as `\u003c`. No planning history is
-//! shown (there is no ask record in this build).
+//! `<script type="application/json">` with `<` written as `\u003c`. Pages of `tgms ask`
+//! ([`render_ask`]) add the ask record: the question, every plan emission with its raw
+//! reply, parse error or violations and the repair message sent back, the executions, the
+//! reporter's attempts, and the raw, claim-gated and prose-gated answers.
 
 use crate::eval::utc;
 use serde_json::Value;
@@ -201,6 +203,184 @@ fn verdict_class(v: &Value) -> &'static str {
 
 /// Renders the page.
 pub fn render(v: &TraceView<'_>) -> String {
+    render_inner(v, None)
+}
+
+/// The page of one ask record (`tgms ask --html`): the trace of the plan that ran (if any)
+/// with the planning history, the reporter's attempts and the gated answers.
+pub fn render_ask(record: &Value, results: &ResultStore) -> String {
+    let empty =
+        serde_json::json!({"plan_id": "(no plan ran)", "steps": [], "store": record["store"]});
+    let trace = if record["trace"].is_null() {
+        &empty
+    } else {
+        &record["trace"]
+    };
+    let digest = trace["plan_digest"].as_str().unwrap_or("");
+    let plan = record["plan_result"]["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.get("plan_json"))
+        .find(|p| canon::digest(p) == digest)
+        .cloned();
+    let has_answer = !record["verification"].is_null();
+    let gated = (
+        &record["claim_gated_answer_object"],
+        &record["claim_gated_verification"],
+    );
+    render_inner(
+        &TraceView {
+            trace,
+            results,
+            plan: plan.as_ref(),
+            answer_object: has_answer.then_some(&record["answer_object"]),
+            verification: has_answer.then_some(&record["verification"]),
+            gated: has_answer.then_some(gated),
+        },
+        Some(record),
+    )
+}
+
+/// The planning history and the gated answers of an ask record.
+fn ask_sections(h: &mut String, rec: &Value) {
+    let _ = write!(
+        h,
+        "<h2>Question and final answer</h2><p>question: <b>{}</b></p><p>final (gated) answer: <b>{}</b></p>",
+        esc(rec["question"].as_str().unwrap_or("")),
+        esc(rec["gated_answer_object"]["text"].as_str().unwrap_or(""))
+    );
+    kv_table(
+        h,
+        &[
+            (
+                "ask_id",
+                format!("<code>{}</code>", esc(rec["ask_id"].as_str().unwrap_or(""))),
+            ),
+            ("model", esc(rec["model"].as_str().unwrap_or(""))),
+            ("guided decoding", esc(rec["guided"].as_str().unwrap_or(""))),
+            (
+                "system prompt sha256",
+                format!(
+                    "<code>{}</code>",
+                    esc(rec["system_prompt_sha"].as_str().unwrap_or(""))
+                ),
+            ),
+            (
+                "first emission valid (PVR)",
+                ej(&rec["plan_result"]["first_emission_valid"]),
+            ),
+            (
+                "task input uids",
+                format!("<code>{}</code>", ej(&rec["config"]["task_input_uids"])),
+            ),
+            (
+                "memory notes shown to the planner (never evidence)",
+                format!("<code>{}</code>", ej(&rec["memory_notes"])),
+            ),
+            ("timing", format!("<code>{}</code>", ej(&rec["timing"]))),
+        ],
+    );
+    h.push_str("<h2>Planning history</h2>");
+    for e in rec["plan_result"]["attempts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let valid = e["valid"] == Value::Bool(true);
+        let _ = write!(
+            h,
+            "<div class=\"step\"><h3>Emission {} — {} <span class=\"{}\">{}</span></h3>",
+            ej(&e["n"]),
+            esc(e["reason"].as_str().unwrap_or("")),
+            if valid { "ok" } else { "bad" },
+            if valid { "valid" } else { "rejected" }
+        );
+        let mut rows: Vec<(&str, String)> = vec![(
+            "raw reply",
+            format!("<pre>{}</pre>", esc(e["raw"].as_str().unwrap_or(""))),
+        )];
+        if let Some(err) = e.get("error") {
+            let mut s = format!(
+                "<span class=\"bad\">{}</span> {}",
+                esc(err["error"].as_str().unwrap_or("")),
+                esc(err["message"].as_str().unwrap_or(""))
+            );
+            for v in err["violations"].as_array().into_iter().flatten() {
+                let _ = write!(
+                    s,
+                    "<br><span class=\"bad\">{}</span> {} {}<br><small>details: <code>{}</code></small>",
+                    esc(v["code"].as_str().unwrap_or("")),
+                    esc(v["step_id"].as_str().unwrap_or("")),
+                    esc(v["message"].as_str().unwrap_or("")),
+                    ej(&v["details"])
+                );
+            }
+            rows.push(("error / violations", s));
+        }
+        if let Some(m) = e.get("repair_message") {
+            rows.push((
+                "repair message sent back",
+                format!("<pre>{}</pre>", esc(m.as_str().unwrap_or(""))),
+            ));
+        }
+        rows.push(("call", format!("<code>{}</code>", ej(&e["call"]))));
+        kv_table(h, &rows);
+        h.push_str("</div>");
+    }
+    h.push_str("<h3>Executions</h3>");
+    for x in rec["executions"].as_array().into_iter().flatten() {
+        let _ = write!(h, "<p><code>{}</code></p>", ej(x));
+    }
+    h.push_str("<h3>Reporter</h3>");
+    let _ = write!(
+        h,
+        "<p>source: <b>{}</b></p>",
+        esc(rec["reporter"]["source"].as_str().unwrap_or(""))
+    );
+    for a in rec["reporter"]["attempts"].as_array().into_iter().flatten() {
+        let _ = write!(
+            h,
+            "<pre>{}</pre><p><small>{}</small></p>",
+            esc(a["raw"].as_str().unwrap_or("")),
+            ej(&a["error"])
+        );
+    }
+    h.push_str("<h3>Answers: raw → claims gated → prose gated</h3>");
+    kv_table(
+        h,
+        &[
+            (
+                "raw text (audit only)",
+                esc(rec["answer_object"]["text"].as_str().unwrap_or("")),
+            ),
+            (
+                "after claim gating",
+                esc(rec["claim_gated_answer_object"]["text"]
+                    .as_str()
+                    .unwrap_or("")),
+            ),
+            (
+                "final text (prose gated, D-V8)",
+                format!(
+                    "<b>{}</b>",
+                    esc(rec["gated_answer_object"]["text"].as_str().unwrap_or(""))
+                ),
+            ),
+            (
+                "sentences removed / appended",
+                format!("<code>{}</code>", ej(&rec["prose_gating"])),
+            ),
+            (
+                "final metrics",
+                format!("<code>{}</code>", ej(&rec["final_verification"]["metrics"])),
+            ),
+        ],
+    );
+    embed(h, "ask-record", rec);
+}
+
+fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
     let t = v.trace;
     let plan_id = t["plan_id"].as_str().unwrap_or("");
     let mut h = String::new();
@@ -218,6 +398,7 @@ pub fn render(v: &TraceView<'_>) -> String {
     let question = v
         .plan
         .and_then(|p| p.get("question"))
+        .or_else(|| ask.map(|r| &r["question"]))
         .and_then(Value::as_str)
         .map_or(
             "<small>(not recorded in the trace)</small>".to_string(),
@@ -273,7 +454,10 @@ pub fn render(v: &TraceView<'_>) -> String {
             ("wall_ms (total)", ej(&t["wall_ms"])),
         ],
     );
-    h.push_str("<p><small>Planning history: none (this trace was produced by <code>tgms plan run</code> / <code>tgms demo</code>, not by an ask loop).</small></p>");
+    match ask {
+        Some(rec) => ask_sections(&mut h, rec),
+        None => h.push_str("<p><small>Planning history: none (this trace was produced by <code>tgms plan run</code> / <code>tgms demo</code>, not by an ask loop).</small></p>"),
+    }
     // 3 + 4. Plan DAG and results.
     h.push_str("<h2>Plan steps</h2>");
     if let Some(p) = v.plan {

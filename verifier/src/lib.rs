@@ -8,6 +8,7 @@
 //! - [`exec`]: the executor, taint (D-E2), reducer refusal, result / args / trace stores.
 //! - [`claims`]: answer objects, the claim verifier (D-V4, D-V5), gating (D-V6), metrics,
 //!   the mechanical reporter (D-A1), campaign metrics.
+//! - [`prose`]: prose gating (D-V8): the final text asserts only what kept claims back.
 //! - [`mutations`]: the verifier mutation experiment of `evaluation.md` §4.
 //!
 //! Results, resolved args and traces are content-addressed under `results/`, `args/` and
@@ -20,5 +21,6 @@ pub mod claims;
 pub mod exec;
 pub mod mutations;
 pub mod plan;
+pub mod prose;
 pub mod refpath;
 pub mod validate;
