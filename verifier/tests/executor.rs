@@ -386,8 +386,17 @@ fn tv14_materialized_rows_limit_keeps_the_output() {
     let evs: Vec<serde_json::Value> = (0..50_500)
         .map(|i| json!({"src": "s", "dst": format!("d_{i}"), "rel_type": "M", "vt_s": 10 + i}))
         .collect();
-    s.write_at(1, ops(vec![json!({"op": "ingest_events", "events": evs})]))
-        .unwrap();
+    // Two ops: one `ingest_events` op holds at most 50,000 events (format-spec §12); the
+    // second continues the first's ordinals, so the rows are those of one op.
+    let (a, b) = evs.split_at(25_250);
+    s.write_at(
+        1,
+        ops(vec![
+            json!({"op": "ingest_events", "events": a}),
+            json!({"op": "ingest_events", "events": b}),
+        ]),
+    )
+    .unwrap();
     let p = plan(
         &[
             ("s1", "version_history", json!({}), &[]),
