@@ -363,6 +363,17 @@ enum Cmd {
         /// address is printed on stderr) instead of stdio.
         #[arg(long)]
         http: Option<std::net::SocketAddr>,
+        /// Offer the `ask` tool (tgms's own agent loop) with this model (or set
+        /// TGMS_LLM_MODEL); without a model there is no ask tool. See docs/ask.md.
+        #[arg(long)]
+        model: Option<String>,
+        /// The model's OpenAI-compatible endpoint (or TGMS_LLM_BASE_URL).
+        #[arg(long)]
+        llm_base_url: Option<String>,
+        /// Guided decoding for the ask tool's model: none|openai|vllm|llamacpp (or
+        /// TGMS_LLM_GUIDED).
+        #[arg(long)]
+        guided: Option<String>,
     },
     /// Evaluation harnesses: the verifier mutation experiment (spec/evaluation.md §4), the
     /// state-at-T regression (§5) and the incident reconstruction (§6).
@@ -1549,6 +1560,7 @@ fn cmd_serve(
     results_dir: Option<PathBuf>,
     ceilings: Option<&str>,
     http: Option<std::net::SocketAddr>,
+    llm: &tgms::ask::LlmFlags,
 ) -> CmdResult {
     use tgms::mcp::backend::{BackendOptions, Results};
     let ceilings = match ceilings {
@@ -1589,11 +1601,17 @@ fn cmd_serve(
         Some(a) => tgms::mcp::Transport::Http(a),
         None => tgms::mcp::Transport::Stdio,
     };
+    let ask = tgms::ask::AskConfig::resolve(llm, |k| std::env::var(k).ok())
+        .map_err(|e| Failure::Usage(canon::to_string(&e.payload())))?;
+    if ask.model_configured() {
+        eprintln!("tgms serve: a model is configured: the ask tool is offered");
+    }
     let opts = BackendOptions {
         store,
         read_only: readonly,
         results,
         ceilings,
+        ask: Some(ask),
     };
     if let Err(e) = tgms::mcp::serve(opts, transport) {
         // stdout belongs to the protocol: the failure goes to stderr.
@@ -2111,7 +2129,25 @@ fn run(cli: Cli) -> CmdResult {
             results_dir,
             ceilings,
             http,
-        } => cmd_serve(store, readonly, results_dir, ceilings.as_deref(), http)?,
+            model,
+            llm_base_url,
+            guided,
+        } => {
+            let llm = tgms::ask::LlmFlags {
+                model,
+                base_url: llm_base_url,
+                guided,
+                ..Default::default()
+            };
+            cmd_serve(
+                store,
+                readonly,
+                results_dir,
+                ceilings.as_deref(),
+                http,
+                &llm,
+            )?
+        }
         Cmd::Check { store } => cmd_check(&store)?,
         Cmd::Compact { store } => cmd_compact(&store)?,
         Cmd::Bench(BenchCmd::Generate {

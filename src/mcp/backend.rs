@@ -41,6 +41,9 @@ pub struct BackendOptions {
     pub read_only: bool,
     pub results: Results,
     pub ceilings: Ceilings,
+    /// The agent loop's configuration when a model is configured: the server then offers
+    /// the `ask` tool (`docs/ask.md`); `None` leaves it out.
+    pub ask: Option<crate::ask::AskConfig>,
 }
 
 /// The answer of one tool call: the value for `structuredContent` and whether it is an
@@ -102,6 +105,7 @@ pub struct Backend {
     view: RwLock<Arc<View>>,
     /// Serialises reopens so concurrent calls that see a new stamp open the store once.
     reopen: Mutex<()>,
+    ask: Option<crate::ask::AskConfig>,
 }
 
 /// The tools that are not operators, in the order they are listed (agent-surface §9.2).
@@ -113,6 +117,9 @@ pub const PLAN_TOOLS: [&str; 6] = [
     "get_result",
     "dataset_card",
 ];
+
+/// The agent loop as a tool, offered only when a model is configured.
+pub const ASK_TOOL: &str = "ask";
 
 /// Resource URIs and the templates' prefixes (agent-surface §9.3).
 pub const CARD_URI: &str = "tgms://dataset-card";
@@ -156,6 +163,7 @@ impl Backend {
             results,
             view: RwLock::new(Arc::new(View { store, stamp })),
             reopen: Mutex::new(()),
+            ask: opts.ask.filter(crate::ask::AskConfig::model_configured),
         })
     }
 
@@ -209,8 +217,15 @@ impl Backend {
     }
 
     /// True when `name` is a tool of this server.
-    pub fn has_tool(name: &str) -> bool {
-        PLAN_TOOLS.contains(&name) || tgms_operators::lookup(name).is_some()
+    pub fn has_tool(&self, name: &str) -> bool {
+        PLAN_TOOLS.contains(&name)
+            || tgms_operators::lookup(name).is_some()
+            || (name == ASK_TOOL && self.ask.is_some())
+    }
+
+    /// True when the server offers the `ask` tool (a model is configured).
+    pub fn offers_ask(&self) -> bool {
+        self.ask.is_some()
     }
 
     /// Runs tool `name` with `args` (`None` when the request had none). `None` for an
@@ -224,6 +239,7 @@ impl Backend {
             "get_trace" => self.get_trace(&args),
             "get_result" => self.get_result(&args),
             "dataset_card" => Ok(self.dataset_card()),
+            ASK_TOOL if self.ask.is_some() => return Some(self.ask_tool(&args)),
             op => {
                 let spec = tgms_operators::lookup(op)?;
                 return Some(self.call_op(spec, args));
@@ -344,6 +360,56 @@ impl Backend {
             o["answer_object"] = a;
         }
         Ok(o)
+    }
+
+    /// `ask`: the whole agent loop (plan with the model, verify, execute, report, check and
+    /// gate). Returns the gated answer with the ask id, the final plan and its trace id;
+    /// the trace and its envelopes are kept, so `get_trace` and `get_result` find them.
+    fn ask_tool(&self, args: &Value) -> Outcome {
+        let run = || -> Result<Value, Outcome> {
+            let mut cfg = self
+                .ask
+                .clone()
+                .ok_or_else(|| Outcome::err(invalid("no model is configured")))?;
+            let q = Self::str_arg(args, "question").map_err(Outcome::err)?;
+            if let Some(set) = Self::uids_arg(args).map_err(Outcome::err)? {
+                cfg.input_uids = crate::ask::InputUids::Given(set);
+            }
+            match args.get("as_of_tt") {
+                None | Some(Value::Null) => {}
+                Some(v) => {
+                    cfg.as_of_tt = Some(v.as_i64().ok_or_else(|| {
+                        Outcome::err(invalid("as_of_tt must be an integer (µs since 1970 UTC)"))
+                    })?)
+                }
+            }
+            cfg.ceilings = self.ceilings;
+            let view = self.current();
+            let out = crate::ask::ask(&view.store, q, &cfg).map_err(|e| Outcome {
+                value: e.payload(),
+                is_error: true,
+            })?;
+            let trace = &out.record["trace"];
+            if trace.is_object() {
+                for step in trace["steps"].as_array().into_iter().flatten() {
+                    if let Some(env) = step["result_digest"]
+                        .as_str()
+                        .and_then(|d| out.results.envelope(d))
+                    {
+                        let _ = self.results.put_envelope(&env);
+                    }
+                }
+                if let Err(e) = self.results.put_trace(trace) {
+                    eprintln!("tgms serve: cannot keep the ask trace: {e}");
+                }
+            }
+            Ok(json!({"ask_id": out.ask_id, "ok": out.ok,
+                "gated_answer_object": out.answer(),
+                "trace_id": trace.get("trace_id").cloned().unwrap_or(Value::Null),
+                "plan": out.record["plan_result"]["plan"],
+                "plan_emissions": out.record["plan_result"]["attempts"].as_array().map_or(0, Vec::len)}))
+        };
+        run().map_or_else(|e| e, Outcome::ok)
     }
 
     fn str_arg<'a>(args: &'a Value, key: &str) -> Result<&'a str, OpError> {
@@ -485,6 +551,7 @@ mod tests {
             read_only: true,
             results: Results::Memory,
             ceilings,
+            ask: None,
         })
         .unwrap()
     }
@@ -578,5 +645,108 @@ mod tests {
         assert!(b.call("no_such_tool", None).is_none());
         // Nothing was written under the store: results live in memory.
         assert!(!dir.path().join("results").exists());
+    }
+
+    /// A minimal OpenAI-compatible chat server on 127.0.0.1: every request gets `reply` as
+    /// the assistant's message. Bounded: it stops after `max` requests or 60 s.
+    fn chat_server(reply: &str, max: usize) -> String {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1", listener.local_addr().unwrap());
+        let body = json!({"id": "r", "object": "chat.completion", "model": "m",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                "message": {"role": "assistant", "content": reply}}]})
+        .to_string();
+        std::thread::spawn(move || {
+            let t0 = std::time::Instant::now();
+            for conn in listener.incoming().take(max) {
+                if t0.elapsed().as_secs() > 60 {
+                    break;
+                }
+                let Ok(mut c) = conn else { continue };
+                let mut r = BufReader::new(c.try_clone().unwrap());
+                let mut len = 0usize;
+                loop {
+                    let mut h = String::new();
+                    if r.read_line(&mut h).unwrap_or(0) == 0 || h == "\r\n" {
+                        break;
+                    }
+                    let lower = h.to_ascii_lowercase();
+                    if let Some(v) = lower.strip_prefix("content-length:") {
+                        len = v.trim().parse().unwrap_or(0);
+                    }
+                }
+                let mut req = vec![0u8; len];
+                let _ = r.read_exact(&mut req);
+                let _ = write!(
+                    c,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{}",
+                    body.len(),
+                    body
+                );
+            }
+        });
+        url
+    }
+
+    #[test]
+    fn the_ask_tool_is_offered_only_with_a_model_and_runs_the_loop() {
+        let dir = tempfile::tempdir().unwrap();
+        store_with(dir.path(), EVENTS);
+        assert!(!backend(dir.path(), Ceilings::default()).has_tool(ASK_TOOL));
+        let plan = json!({"plan_id": "q", "steps": [{"id": "s1", "op": "entity_history",
+            "args": {"uid": "a", "include_edges": true}}],
+            "answer_spec": {"kind": "count", "from": "s1.edges_total"}});
+        let url = chat_server(&plan.to_string(), 40);
+        let flags = crate::ask::LlmFlags {
+            model: Some("m".into()),
+            base_url: Some(url),
+            ..Default::default()
+        };
+        let cfg = crate::ask::AskConfig::resolve(&flags, |_| None).unwrap();
+        let b = Backend::open(BackendOptions {
+            store: dir.path().to_path_buf(),
+            read_only: true,
+            results: Results::Memory,
+            ceilings: Ceilings::default(),
+            ask: Some(cfg),
+        })
+        .unwrap();
+        assert!(b.has_tool(ASK_TOOL));
+        let o = b
+            .call(
+                ASK_TOOL,
+                Some(json!({"question": "How many messages did a exchange?"})),
+            )
+            .unwrap();
+        assert!(!o.is_error, "{}", o.value);
+        assert_eq!(o.value["ok"], true, "{}", o.value);
+        // The count the gated answer claims equals the operator's own edges_total.
+        let env = b
+            .call(
+                "entity_history",
+                Some(json!({"uid": "a", "include_edges": true})),
+            )
+            .unwrap()
+            .value;
+        let claims = o.value["gated_answer_object"]["claims"]
+            .as_array()
+            .unwrap()
+            .clone();
+        assert!(
+            claims.iter().any(|c| c["value"] == env["edges_total"]),
+            "{claims:?} vs {}",
+            env["edges_total"]
+        );
+        // Its trace is kept for get_trace; a missing question is an argument error.
+        let tid = o.value["trace_id"].as_str().unwrap();
+        let t = b.call("get_trace", Some(json!({"trace_id": tid}))).unwrap();
+        assert!(!t.is_error, "{}", t.value);
+        let bad = b.call(ASK_TOOL, Some(json!({}))).unwrap();
+        assert!(bad.is_error && bad.value["error"] == "E_INVALID_ARG");
+        assert!(
+            !dir.path().join("results").exists(),
+            "read-only: nothing written"
+        );
     }
 }

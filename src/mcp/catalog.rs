@@ -4,7 +4,7 @@
 //! Order is deterministic: operators sorted by name, then the plan tools in the order of
 //! [`PLAN_TOOLS`].
 
-use super::backend::{PLAN_TOOLS, RESULT_PREFIX, TRACE_PREFIX};
+use super::backend::{ASK_TOOL, PLAN_TOOLS, RESULT_PREFIX, TRACE_PREFIX};
 use serde_json::{json, Value};
 use tgms_operators::tools::{tool, ToolFormat};
 
@@ -67,8 +67,20 @@ fn plan_tool(name: &str) -> Value {
         "annotations": {"readOnlyHint": true, "openWorldHint": false}})
 }
 
-/// Every tool definition, in listing order, as MCP JSON.
-pub fn tools_json() -> Vec<Value> {
+/// The `ask` tool's definition (offered only when a model is configured).
+fn ask_tool() -> Value {
+    json!({"name": ASK_TOOL,
+        "description": "Ask a question in plain words: tgms's agent loop has the configured model write a plan, verifies and runs it, has the answer written, and removes every claim and sentence the trace does not support. Returns the gated answer object, the final plan, its trace_id (get_trace finds it) and the ask id.",
+        "inputSchema": {"type": "object", "additionalProperties": false, "required": ["question"],
+            "properties": {"question": {"type": "string"}, "task_input_uids": uids_prop(),
+                "as_of_tt": {"type": ["integer", "null"],
+                    "description": "Answer as the store believed at this transaction time (µs since 1970 UTC)."}}},
+        "annotations": {"readOnlyHint": true, "openWorldHint": true}})
+}
+
+/// Every tool definition, in listing order, as MCP JSON: the operators, the plan tools,
+/// then `ask` when `with_ask`.
+pub fn tools_json(with_ask: bool) -> Vec<Value> {
     let mut out: Vec<Value> = tgms_operators::registry()
         .iter()
         .map(|s| {
@@ -78,6 +90,9 @@ pub fn tools_json() -> Vec<Value> {
         })
         .collect();
     out.extend(PLAN_TOOLS.iter().map(|n| plan_tool(n)));
+    if with_ask {
+        out.push(ask_tool());
+    }
     out
 }
 

@@ -46,8 +46,8 @@ fn typed<T: serde::de::DeserializeOwned>(v: Vec<Value>) -> Vec<T> {
 impl Handler {
     pub fn new(backend: Arc<Backend>) -> Handler {
         Handler {
-            backend,
-            tools: Arc::new(typed(catalog::tools_json())),
+            backend: backend.clone(),
+            tools: Arc::new(typed(catalog::tools_json(backend.offers_ask()))),
             resources: Arc::new(typed(catalog::resources_json())),
             templates: Arc::new(typed(catalog::resource_templates_json())),
         }
@@ -89,7 +89,7 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
-        if !Backend::has_tool(&name) {
+        if !self.backend.has_tool(&name) {
             return Err(McpError::invalid_params(
                 format!("unknown tool '{name}': tools/list names every tool of this server"),
                 None,
