@@ -316,36 +316,10 @@ pub fn ask(store: &Store, question: &str, config: &AskConfig) -> Result<AskOutco
     ask_with(store, question, config, &model)
 }
 
-/// The registered uids that `question` names at token boundaries: every substring that
-/// starts after a non-word character (or at the start) and ends before one (or at the end)
-/// is looked up, so the cost is O(boundaries²) lookups, not O(store).
+/// The registered uids that `question` names at token boundaries (the CLI's and the MCP
+/// server's rule, [`crate::grounding::uids_in_text`]).
 pub fn question_uids(store: &Store, question: &str) -> BTreeSet<String> {
-    const MAX_UID_BYTES: usize = 512;
-    let w = |c: char| c.is_ascii_alphanumeric() || c == '_';
-    let idx: Vec<(usize, char)> = question.char_indices().collect();
-    let starts: Vec<usize> = idx
-        .iter()
-        .enumerate()
-        .filter(|(k, _)| *k == 0 || !w(idx[k - 1].1))
-        .map(|(_, (i, _))| *i)
-        .collect();
-    let mut ends: Vec<usize> = idx
-        .iter()
-        .filter(|(_, c)| !w(*c))
-        .map(|(i, _)| *i)
-        .collect();
-    ends.push(question.len());
-    let snap = store.snapshot();
-    let mut out = BTreeSet::new();
-    for &a in &starts {
-        for &b in ends.iter().filter(|&&b| b > a && b - a <= MAX_UID_BYTES) {
-            let s = &question[a..b];
-            if snap.has_uid(s) {
-                out.insert(s.to_string());
-            }
-        }
-    }
-    out
+    crate::grounding::uids_in_text(store.snapshot(), question)
 }
 
 /// One planning session: the emissions so far against the shared budget.
