@@ -166,6 +166,20 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// The suite's arguments for fixture `f` served by `bin`, followed by `rest`.
+fn with_base<'a>(bin: &'a str, f: &'a Fixture, rest: &[&'a str]) -> Vec<&'a str> {
+    let mut v = vec![
+        "--tgms",
+        bin,
+        "--store",
+        s(&f.store),
+        "--calls",
+        s(&f.calls),
+    ];
+    v.extend_from_slice(rest);
+    v
+}
+
 #[test]
 fn stdio_read_only_conformance_in_every_protocol_mode_changes_no_file() {
     let Some(py) = python() else { return };
@@ -175,17 +189,7 @@ fn stdio_read_only_conformance_in_every_protocol_mode_changes_no_file() {
         let out = suite(
             py,
             "conformance",
-            &[
-                "--tgms",
-                TGMS,
-                "--store",
-                s(&f.store),
-                "--calls",
-                s(&f.calls),
-                "--mode",
-                mode,
-                "--readonly",
-            ],
+            &with_base(TGMS, &f, &["--mode", mode, "--readonly"]),
         );
         eprintln!("stdio {mode}: {}", out.lines().last().unwrap_or(""));
     }
@@ -208,20 +212,7 @@ fn stdio_read_only_conformance_in_every_protocol_mode_changes_no_file() {
 fn writable_server_keeps_results_in_the_store() {
     let Some(py) = python() else { return };
     let f = fixture();
-    suite(
-        py,
-        "conformance",
-        &[
-            "--tgms",
-            TGMS,
-            "--store",
-            s(&f.store),
-            "--calls",
-            s(&f.calls),
-            "--mode",
-            "auto",
-        ],
-    );
+    suite(py, "conformance", &with_base(TGMS, &f, &["--mode", "auto"]));
     // The plan run's trace landed in the store's result store.
     let traces = std::fs::read_dir(f.store.join("traces")).map_or(0, |d| d.count());
     assert!(traces >= 1, "a writable server stores traces in the store");
@@ -291,38 +282,18 @@ fn http_conformance_and_eight_concurrent_clients() {
         let out = suite(
             py,
             "conformance",
-            &[
-                "--tgms",
-                TGMS,
-                "--store",
-                s(&f.store),
-                "--calls",
-                s(&f.calls),
-                "--mode",
-                mode,
-                "--url",
-                &server.url,
-            ],
+            &with_base(TGMS, &f, &["--mode", mode, "--url", &server.url]),
         );
         eprintln!("http {mode}: {}", out.lines().last().unwrap_or(""));
     }
     let out = suite(
         py,
         "concurrent",
-        &[
-            "--tgms",
+        &with_base(
             TGMS,
-            "--store",
-            s(&f.store),
-            "--calls",
-            s(&f.calls),
-            "--url",
-            &server.url,
-            "--clients",
-            "8",
-            "--rounds",
-            "2",
-        ],
+            &f,
+            &["--url", &server.url, "--clients", "8", "--rounds", "2"],
+        ),
     );
     eprintln!("http concurrent: {out}");
     assert!(server.stop().success(), "graceful shutdown exits 0");
@@ -409,17 +380,7 @@ fn read_only_server_beside_a_live_writer_and_on_a_write_protected_store() {
         .unwrap()
         .success());
     let before = tree(&f.store);
-    let mut args = vec![
-        "--tgms",
-        s(&bin),
-        "--store",
-        s(&f.store),
-        "--calls",
-        s(&f.calls),
-        "--readonly",
-        "--mode",
-        "legacy",
-    ];
+    let mut args = with_base(s(&bin), &f, &["--readonly", "--mode", "legacy"]);
     if let Some(p) = &prefix {
         args.extend(["--server-prefix", p.as_str()]);
     }
