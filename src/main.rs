@@ -276,14 +276,16 @@ enum Cmd {
     /// the run header, every step (args, resolved args, status, digests, evidence
     /// descriptor, taint), the stored envelopes and the answer. With --plan (the plan the
     /// trace ran) the mechanical answer object is verified and every claim verdict shown;
-    /// with --answer a given answer object is verified instead.
+    /// with --answer a given answer object is verified instead. Given the ask_id of a
+    /// `tgms ask` record kept in the store, the page shows the whole ask record (every plan
+    /// emission and its violations, the answers at each gating stage, the trace).
     ///
     /// Example: tgms plan run /tmp/store plan.json
     ///          tgms view /tmp/store 7b4414b9… --plan plan.json --out trace.html
     View {
         /// Existing store directory (its trace, result and args stores).
         store: PathBuf,
-        /// The trace_id (`tgms plan run` prints it).
+        /// The trace_id (`tgms plan run` prints it) or an ask_id (`tgms ask` prints it).
         trace_id: String,
         /// Write the page here.
         #[arg(long)]
@@ -1847,9 +1849,21 @@ fn cmd_view(
     use tgms_verifier::{claims, exec};
     let st = Store::open_read_only(store)?;
     let rs = exec::ResultStore::in_dir(store);
+    // An ask id (`tgms ask` prints it) shows the whole ask record: planning history, the
+    // answers at each gating stage and the final trace.
+    let ask_path = store.join("asks").join(format!("{trace_id}.json"));
+    if trace_id.len() == 64 && trace_id.bytes().all(|b| b.is_ascii_hexdigit()) && ask_path.is_file()
+    {
+        let record =
+            canon::parse(&read_text(&ask_path)?).context("the ask record is not valid JSON")?;
+        let page = tgms::trace_view::render_ask(&record, &rs);
+        std::fs::write(out_path, page)
+            .with_context(|| format!("cannot write {}", out_path.display()))?;
+        return Ok(());
+    }
     let Some(t) = rs.trace(trace_id) else {
         return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
-            "message": format!("unknown trace '{trace_id}'"), "details": {"trace": trace_id}})));
+            "message": format!("unknown trace or ask id '{trace_id}'"), "details": {"trace": trace_id}})));
     };
     let plan_v = match plan {
         Some(p) => Some(canon::parse(&read_text(p)?).context("PLAN is not valid JSON")?),

@@ -779,6 +779,26 @@ fn cli_json_and_html_page_show_the_planning_history() {
     assert!(!page.contains("<script>alert("));
     assert!(page.contains(r["ask_id"].as_str().unwrap()));
     assert!(page.contains(r["trace"]["trace_id"].as_str().unwrap()));
+    // `tgms view STORE ASK_ID` renders the stored ask record: the same page.
+    let viewed = t.path().join("view.html");
+    let v = std::process::Command::new(ask_support::bin())
+        .arg("view")
+        .arg(&dir)
+        .arg(r["ask_id"].as_str().unwrap())
+        .arg("--out")
+        .arg(&viewed)
+        .output()
+        .unwrap();
+    assert_eq!(
+        v.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&v.stdout)
+    );
+    let vpage = std::fs::read_to_string(&viewed).unwrap();
+    assert!(vpage.contains("Planning history") && vpage.contains("Emission 2 — static_repair"));
+    assert!(vpage.contains(r["trace"]["trace_id"].as_str().unwrap()));
+    assert!(!vpage.contains("<script>alert("));
     // Without --json: the final answer first, then the kept claims and the outcome.
     // While another process holds the writer lock, the question is answered read-only.
     let srv2 = Replay::start(vec![(key("planner", Q_A, "q"), vec![Act::Reply(good())])]);
