@@ -956,7 +956,11 @@ pub fn verify(ctx: &Ctx<'_>, ans: &Value) -> Value {
 pub fn gate(ctx: &Ctx<'_>, ans: &Value) -> (Value, Value) {
     let first = verify(ctx, ans);
     if first["schema_valid"] != Value::Bool(true) {
-        return (ans.clone(), first);
+        // An answer object the verifier cannot read has no claim it could check: nothing
+        // of it is passed on (D-V9, ours; the spec left the object unchanged).
+        let empty = json!({"text": "", "claims": []});
+        let second = verify(ctx, &empty);
+        return (empty, second);
     }
     let mut gated = ans.clone();
     let verdicts = first["claims"].as_array().cloned().unwrap_or_default();

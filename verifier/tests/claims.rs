@@ -443,6 +443,12 @@ fn capping_ablation_and_schema_gate() {
     );
     let bad = claims::verify(&off, &json!({"text": "x", "claims": [], "extra": 1}));
     assert_eq!(bad["schema_valid"], false);
+    // Gating passes nothing of an unreadable answer object on: its count claim (without
+    // a value) and its text are withheld.
+    let invalid = json!({"text": "The answer is 5.", "claims": [{"id": "c", "type": "count", "evidence": []}]});
+    let (gated, second) = claims::gate(&off, &invalid);
+    assert_eq!(gated, json!({"text": "", "claims": []}));
+    assert_eq!(second["schema_valid"], true);
 }
 
 #[test]
