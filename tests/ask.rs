@@ -466,7 +466,7 @@ fn guided_decoding_request_shapes_per_server_family() {
     let (_t, dir) = store();
     let st = Store::open_read_only(&dir).unwrap();
     let report = json!({"text": "19 accounts.", "claims": [{"id": "c1", "type": "count", "value": 19, "from": "s1.rows_total", "evidence": ["s1"]}]}).to_string();
-    let plan_schema = tgms_verifier::plan::plan_schema();
+    let plan_schema = tgms::ask::guided::guided_plan_schema();
     let answer_schema = tgms_verifier::claims::answer_schema();
     for (mode, planner_expect, reporter_expect) in [
         (

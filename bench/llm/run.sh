@@ -27,11 +27,13 @@ if [ ! -d "$store" ]; then
 fi
 # n_ctx 8192 is SmolLM2's window; the planner's system prefix is about 5.5k tokens, so
 # max_tokens is lowered through --llm-extra-body to keep prompt + completion inside it.
-# --cache keeps evaluated prefixes in RAM: the byte-identical system prefix is evaluated
-# once, not once per question.
+# No --cache: llama-cpp-python reuses the longest common prefix of the previous request
+# already held in its context, so the byte-identical planner system prefix is evaluated once
+# and only the question and repair turns are new. Its RAM prompt cache (--cache true) grew
+# without bound on this build (about 136 MB a saved state, past --cache_size) until the
+# kernel's OOM killer ended the server at 24 GB (bench/RESULTS.md).
 "$here/.venv/bin/python" -m llama_cpp.server --model "$model_path" --host 127.0.0.1 \
-  --port "$port" --n_ctx 8192 --n_threads "${LLM_THREADS:-2}" --cache true \
-  --cache_size 4294967296 >"$out/server.log" 2>&1 &
+  --port "$port" --n_ctx 8192 --n_threads "${LLM_THREADS:-2}" >"$out/server.log" 2>&1 &
 server=$!
 trap 'kill "$server" 2>/dev/null || true' EXIT
 for _ in $(seq 1 120); do

@@ -12,6 +12,7 @@
 //! nothing; a writable one stores them, and the ask record, in the store directory.
 
 pub mod fence;
+pub mod guided;
 pub mod memory;
 pub mod parse;
 pub mod prompt;
@@ -387,7 +388,7 @@ impl Planning<'_> {
         reason: &str,
         ctx: &Ctx<'_>,
     ) -> Result<Option<(Value, Plan)>, AskError> {
-        let schema = tgms_verifier::plan::plan_schema();
+        let schema = guided::guided_plan_schema();
         let mut reason = reason.to_string();
         while self.emissions.len() < self.budget {
             let guided = self.model.guided() != Guided::None;
