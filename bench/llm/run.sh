@@ -7,7 +7,8 @@
 # and uncovered assertions left in any gated answer (the target is 0).
 #
 # Usage: bench/llm/run.sh [GUIDED] [N_QUESTIONS]   (GUIDED: llamacpp (default) or none)
-# Environment: LLM_THREADS (2), LLM_MAX_TOKENS (256), TGMS_LLM_PORT (8088).
+# Environment: LLM_THREADS (2), LLM_MAX_TOKENS (256), TGMS_LLM_PORT (8088), TGMS_BIN (a
+# tgms binary to use instead of building target/release/tgms).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -18,8 +19,10 @@ out="$here/out"
 mkdir -p "$out"
 bash "$here/setup.sh"
 model_path="$(cat "$here/.model_path")"
-(cd "$root" && cargo build --release --bin tgms)
-tgms="$root/target/release/tgms"
+if [ -z "${TGMS_BIN:-}" ]; then
+  (cd "$root" && cargo build --release --bin tgms)
+fi
+tgms="${TGMS_BIN:-$root/target/release/tgms}"
 store="$out/cm"
 if [ ! -d "$store" ]; then
   "$tgms" init "$store"
