@@ -3348,7 +3348,14 @@ fn o_compute(args: &Value) -> Result<Value, Value> {
                                 }
                             }
                         };
-                        out.extend(g[lo..hi].iter().cloned());
+                        let mut cut = g[lo..hi].to_vec();
+                        if !top {
+                            // Issue 21: the bottom rows read ascending (value, then canonical JSON).
+                            cut.sort_by(|x, y| {
+                                o_num_cmp(&num(x), &num(y)).then_with(|| canon(x).cmp(&canon(y)))
+                            });
+                        }
+                        out.extend(cut);
                     }
                     c_rows_payload(out, limit)
                 }
