@@ -3194,10 +3194,14 @@ fn o_compute(args: &Value) -> Result<Value, Value> {
                 }
                 for (i, r) in rows.iter().enumerate() {
                     if rows[..i].iter().any(|p| c_key_eq(&p[k], &r[k])) {
-                        return Err(ce(format!(
-                            "join: duplicate key {} in {side}",
-                            c_render(&r[k])
-                        )));
+                        // Issue 21: the repair names the cardinality to declare (the
+                        // oracle's calls declare none).
+                        let fix = if side == "other" { "one_to_many" } else { "many_to_one" };
+                        return Err(err(
+                            "E_INVALID_ARG",
+                            format!("join: duplicate key {} in {side}", c_render(&r[k])),
+                            json!({"repair": {"cardinality": fix}}),
+                        ));
                     }
                 }
                 Ok(())
