@@ -14,6 +14,9 @@ pub struct Estimate {
     pub time_est_ms: Option<i64>,
 }
 
+/// The default of [`Ceilings::max_reducer_rows`] and [`Ceilings::max_total_rows`].
+pub const DEFAULT_ROW_BUDGET: i64 = 10_000_000;
+
 impl Estimate {
     /// An estimate without a time estimate.
     pub fn new(rows_scanned_est: i64, expansions_est: i64) -> Self {
@@ -62,6 +65,13 @@ pub struct Ceilings {
     pub rows_scanned_est: Option<i64>,
     pub expansions_est: Option<i64>,
     pub time_est_ms: Option<i64>,
+    /// The executor's row budget for a `compute` step that reads an earlier step's complete
+    /// result (plans-and-claims §6.2, revision 2026-12): a larger complete result is refused
+    /// with `E_LIMIT` and a narrowing repair.
+    pub max_reducer_rows: i64,
+    /// The executor's limit on the running sum of `rows_returned` over a plan's ok steps
+    /// (§6.1 `MAX_TOTAL_ROWS`, raised with the reducer budget: see `docs/plans-changes.md`).
+    pub max_total_rows: i64,
 }
 
 impl Default for Ceilings {
@@ -70,6 +80,8 @@ impl Default for Ceilings {
             rows_scanned_est: Some(5_120_000_000),
             expansions_est: Some(1_280_000_000),
             time_est_ms: Some(10_000),
+            max_reducer_rows: DEFAULT_ROW_BUDGET,
+            max_total_rows: DEFAULT_ROW_BUDGET,
         }
     }
 }
@@ -89,6 +101,11 @@ impl Ceilings {
                 "rows_scanned_est" => c.rows_scanned_est = Some(n),
                 "expansions_est" => c.expansions_est = Some(n),
                 "time_est_ms" => c.time_est_ms = Some(n),
+                "max_reducer_rows" | "max_total_rows" if n < 1 => {
+                    return Err(OpError::invalid(format!("ceiling {k} must be >= 1")))
+                }
+                "max_reducer_rows" => c.max_reducer_rows = n,
+                "max_total_rows" => c.max_total_rows = n,
                 other => return Err(OpError::invalid(format!("unknown ceiling key '{other}'"))),
             }
         }

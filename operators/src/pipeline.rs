@@ -74,6 +74,43 @@ pub fn call_operator(
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let (spec, args) = prepare(name, raw)?;
+    let echo = args.0.clone();
+    run_prepared(snap, spec, args, echo, opts)
+}
+
+/// The `limit` an unpaged call runs with: every list is returned whole.
+pub const UNPAGED_LIMIT: u64 = u32::MAX as u64;
+
+/// [`call_operator`] returning the **complete** result: after the schema and validators
+/// accepted `raw`, every list is produced whole (offset 0, no page limit). The executor uses
+/// it to let a `compute` step read an earlier step's complete result
+/// (plans-and-claims §6.2, revision 2026-12). The payload is the one a caller paging with
+/// `limit` ≥ the list totals would get; `args_echo` is the caller's args as given.
+pub fn call_operator_unpaged(
+    snap: Snapshot<'_>,
+    name: &str,
+    raw: &Value,
+    opts: &CallOptions,
+) -> Result<Value, OpError> {
+    let (spec, mut args) = prepare(name, raw)?;
+    let echo = args.0.clone();
+    if spec.args.iter().any(|a| a.name == "limit") {
+        args.0.insert("limit".into(), Value::from(UNPAGED_LIMIT));
+    }
+    if spec.args.iter().any(|a| a.name == "cursor") {
+        args.0.insert("cursor".into(), Value::Null);
+    }
+    run_prepared(snap, spec, args, echo, opts)
+}
+
+/// Steps 5–9 of a prepared call; `echo` becomes `args_echo`.
+fn run_prepared(
+    snap: Snapshot<'_>,
+    spec: &'static crate::OpSpec,
+    args: Args,
+    echo: Map<String, Value>,
+    opts: &CallOptions,
+) -> Result<Value, OpError> {
     let stats = snap.stats();
     if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
         let est = cost(&args, stats).with_time(spec.coeff);
@@ -105,7 +142,7 @@ pub fn call_operator(
     }
     let result_digest = digest(&Value::Object(envelope.clone()));
     envelope.insert("op".into(), Value::from(spec.name));
-    envelope.insert("args_echo".into(), Value::Object(args.0));
+    envelope.insert("args_echo".into(), Value::Object(echo));
     envelope.insert(
         "dataset_extent".into(),
         json!({"vt_min": stats.vt_min, "vt_max": stats.vt_max}),

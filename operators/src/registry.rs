@@ -60,6 +60,17 @@ impl ArgDecl {
             uid_paths: &[],
         }
     }
+    /// An optional argument without a default: when absent it stays absent, so adding one to
+    /// an operator leaves the `args_echo` of every existing call byte-identical.
+    pub fn opt_absent(name: &'static str, schema: Value) -> Self {
+        ArgDecl {
+            name,
+            schema,
+            default: None,
+            required: false,
+            uid_paths: &[],
+        }
+    }
     /// Marks uid-typed paths inside this argument.
     pub fn uids(mut self, paths: &'static [&'static str]) -> Self {
         self.uid_paths = paths;

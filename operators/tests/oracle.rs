@@ -3194,10 +3194,14 @@ fn o_compute(args: &Value) -> Result<Value, Value> {
                 }
                 for (i, r) in rows.iter().enumerate() {
                     if rows[..i].iter().any(|p| c_key_eq(&p[k], &r[k])) {
-                        return Err(ce(format!(
-                            "join: duplicate key {} in {side}",
-                            c_render(&r[k])
-                        )));
+                        // Issue 21: the repair names the cardinality to declare (the
+                        // oracle's calls declare none).
+                        let fix = if side == "other" { "one_to_many" } else { "many_to_one" };
+                        return Err(err(
+                            "E_INVALID_ARG",
+                            format!("join: duplicate key {} in {side}", c_render(&r[k])),
+                            json!({"repair": {"cardinality": fix}}),
+                        ));
                     }
                 }
                 Ok(())
@@ -3348,7 +3352,14 @@ fn o_compute(args: &Value) -> Result<Value, Value> {
                                 }
                             }
                         };
-                        out.extend(g[lo..hi].iter().cloned());
+                        let mut cut = g[lo..hi].to_vec();
+                        if !top {
+                            // Issue 21: the bottom rows read ascending (value, then canonical JSON).
+                            cut.sort_by(|x, y| {
+                                o_num_cmp(&num(x), &num(y)).then_with(|| canon(x).cmp(&canon(y)))
+                            });
+                        }
+                        out.extend(cut);
                     }
                     c_rows_payload(out, limit)
                 }

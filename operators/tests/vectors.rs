@@ -600,13 +600,15 @@ fn tv11_compute_arithmetic() {
         vs(json!({"fn": "topk", "input": tens, "field": "v", "pct": 50})),
         [50, 40, 30]
     );
+    // The spec's vector reads the bottom rows in ranking order ([20, 10]); since issue 21 they
+    // read ascending (docs/plans-changes.md). Membership is unchanged.
     assert_eq!(
         vs(json!({"fn": "topk", "input": tens, "field": "v", "pct": 50, "side": "bottom"})),
-        [20, 10]
+        [10, 20]
     );
     assert_eq!(
         vs(json!({"fn": "topk", "input": tens, "field": "v", "k": 2, "side": "bottom"})),
-        [20, 10]
+        [10, 20]
     );
     let nines: Vec<Value> = [9, 5, 5, 5, 1].iter().map(|v| json!({"v": v})).collect();
     assert_eq!(
@@ -615,7 +617,7 @@ fn tv11_compute_arithmetic() {
     );
     assert_eq!(
         vs(json!({"fn": "topk", "input": nines, "field": "v", "pct": 60, "side": "bottom"})),
-        [5, 5, 1]
+        [1, 5, 5]
     );
     let t = crows(json!({"fn": "topk", "field": "n", "k": 4, "input": [
         {"uid": "u1", "n": true}, {"uid": "u0", "n": 1}, {"uid": "u2", "n": "9"}, {"uid": "u3", "n": 0.5}]}));

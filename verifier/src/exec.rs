@@ -7,16 +7,18 @@ use crate::refpath::{parse_ref_value, ref_of, RefPath};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::Mutex;
 use std::time::Instant;
 use tgms_engine::{canon, Snapshot};
-use tgms_operators::pipeline::{call_operator, CallOptions};
+use tgms_operators::pipeline::{call_operator, call_operator_unpaged, CallOptions};
 use tgms_operators::registry::lookup;
 use tgms_operators::{Code, OpError};
 
 /// `MAX_WALL_S`.
 pub const MAX_WALL_S: f64 = 60.0;
-/// `MAX_TOTAL_ROWS`.
+/// `MAX_TOTAL_ROWS` of the spec (TGMS). The executor's limit is now the configurable
+/// [`tgms_operators::Ceilings::max_total_rows`] (default 10,000,000, `docs/plans-changes.md`).
 pub const MAX_TOTAL_ROWS: i64 = 50_000;
 /// `MAX_REF_ITEMS`.
 pub const MAX_REF_ITEMS: usize = 10_000;
@@ -161,6 +163,11 @@ pub struct ExecOptions {
     pub call: CallOptions,
     /// The reducer refusal of §6.2 step 5; only the mutation harness switches it off.
     pub refuse_tainted_reducers: bool,
+    /// A `compute` step reads the complete result of the steps it references (§6.2, revision
+    /// 2026-12), up to `call.ceilings.max_reducer_rows` rows, and returns its own rows whole
+    /// unless its args set `limit`. `false` is the spec's TGMS behavior (pages only), kept for
+    /// the test vectors and the mutation harness.
+    pub read_complete_results: bool,
 }
 
 impl Default for ExecOptions {
@@ -168,6 +175,7 @@ impl Default for ExecOptions {
         ExecOptions {
             call: CallOptions::default(),
             refuse_tainted_reducers: true,
+            read_complete_results: true,
         }
     }
 }
@@ -178,6 +186,10 @@ struct Done {
     envelope: Value,
     descriptor: Value,
     ref_truncations: bool,
+    /// The operator and the resolved args it ran with, to recompute the result unpaged.
+    op: String,
+    resolved: Value,
+    resolved_digest: String,
 }
 
 /// The evidence descriptor of an envelope (§3.2).
@@ -231,18 +243,98 @@ pub fn path_complete(desc: &Value, has_ref_truncations: bool, path: Option<&RefP
     }
 }
 
-struct Subst<'a> {
-    done: &'a BTreeMap<String, Done>,
-    truncs: Vec<Value>,
+/// Complete results for the refs of a `compute` step (§6.2, revision 2026-12): a ref whose
+/// path is incomplete only because the producing step returned a page (or a capped list) is
+/// evaluated against the producing call re-run unpaged — deterministic and content-addressed,
+/// so the complete result is the one the page was cut from.
+struct Completer<'a, 's> {
+    snap: Snapshot<'s>,
+    call: &'a CallOptions,
+    budget: i64,
+    results: &'a ResultStore,
+    /// Complete results already computed in this run, by producing step id.
+    cache: &'a mut BTreeMap<String, Rc<Done>>,
+    /// `{"ref", "step_id", "result_digest", "rows_total", "recomputed"}` per ref read whole.
+    read: Vec<Value>,
+    /// The first ref whose complete list is over the budget: `(ref, step id, total)`.
+    over: Option<(String, String, i64)>,
 }
 
-impl Subst<'_> {
+impl Completer<'_, '_> {
+    /// The complete result to evaluate `rp` against, or `None` when the page has to do (the
+    /// step is incomplete for another reason than paging, or the list is over the budget).
+    fn complete_of(&mut self, rp: &RefPath, d: &Done) -> Result<Option<Rc<Done>>, OpError> {
+        let desc = &d.descriptor;
+        if desc["upstream_truncated"] == Value::Bool(true)
+            || desc["approximate"] == Value::Bool(true)
+            || d.ref_truncations
+        {
+            return Ok(None);
+        }
+        let Some(total) = desc["lists"][rp.first_field()]["total"].as_i64() else {
+            return Ok(None);
+        };
+        if total > self.budget {
+            self.over
+                .get_or_insert_with(|| (rp.raw.clone(), rp.step.clone(), total));
+            return Ok(None);
+        }
+        let full = match self.cache.get(&rp.step) {
+            Some(f) => f.clone(),
+            None => {
+                let env = call_operator_unpaged(self.snap, &d.op, &d.resolved, self.call)?;
+                let descriptor = descriptor(&env, &d.resolved_digest, false, false);
+                let _ = self.results.put_envelope(&env);
+                let f = Rc::new(Done {
+                    envelope: env,
+                    descriptor,
+                    ref_truncations: false,
+                    op: d.op.clone(),
+                    resolved: d.resolved.clone(),
+                    resolved_digest: d.resolved_digest.clone(),
+                });
+                self.cache.insert(rp.step.clone(), f.clone());
+                f
+            }
+        };
+        // Still incomplete unpaged (an operator's own cap): the page rules apply.
+        if !path_complete(&full.descriptor, false, Some(rp)) {
+            return Ok(None);
+        }
+        self.read.push(json!({"ref": rp.raw, "step_id": rp.step,
+            "result_digest": full.envelope["result_digest"], "rows_total": total,
+            "recomputed": true}));
+        Ok(Some(full))
+    }
+}
+
+struct Subst<'a, 's> {
+    done: &'a BTreeMap<String, Done>,
+    truncs: Vec<Value>,
+    /// Present for `compute` steps when complete results are read.
+    complete: Option<Completer<'a, 's>>,
+    /// The longest array a ref may substitute (`MAX_REF_ITEMS`, or the row budget for a
+    /// `compute` step reading complete results).
+    item_cap: usize,
+}
+
+impl Subst<'_, '_> {
     fn walk(&mut self, v: &Value) -> Result<Value, OpError> {
         if let Some(r) = ref_of(v) {
             let rp = parse_ref_value(r)?;
-            let d = self.done.get(&rp.step).ok_or_else(|| {
+            let mut d = self.done.get(&rp.step).ok_or_else(|| {
                 OpError::invalid(format!("$ref '{}': step output unavailable", rp.raw))
             })?;
+            let full;
+            if let (false, Some(c)) = (
+                path_complete(&d.descriptor, d.ref_truncations, Some(&rp)),
+                self.complete.as_mut(),
+            ) {
+                full = c.complete_of(&rp, d)?;
+                if let Some(f) = &full {
+                    d = f;
+                }
+            }
             let mut val = rp.eval(&d.envelope)?;
             if !path_complete(&d.descriptor, d.ref_truncations, Some(&rp)) {
                 let l = d.descriptor["lists"].get(rp.first_field());
@@ -253,11 +345,11 @@ impl Subst<'_> {
                 );
             }
             if let Value::Array(a) = &mut val {
-                if a.len() > MAX_REF_ITEMS {
+                if a.len() > self.item_cap {
                     self.truncs
-                        .push(json!({"ref": rp.raw, "from": a.len(), "to": MAX_REF_ITEMS,
+                        .push(json!({"ref": rp.raw, "from": a.len(), "to": self.item_cap,
                         "reason": "max_ref_items"}));
-                    a.truncate(MAX_REF_ITEMS);
+                    a.truncate(self.item_cap);
                 }
             }
             return Ok(val);
@@ -321,6 +413,8 @@ pub fn execute(
     let start = Instant::now();
     let (order, stuck) = plan.run_order();
     let mut done: BTreeMap<String, Done> = BTreeMap::new();
+    let mut complete_cache: BTreeMap<String, Rc<Done>> = BTreeMap::new();
+    let ceilings = &opts.call.ceilings;
     let mut status: BTreeMap<String, &'static str> = BTreeMap::new();
     let mut records = Vec::new();
     let mut rows_total: i64 = 0;
@@ -352,11 +446,29 @@ pub fn execute(
             continue;
         }
         let t0 = Instant::now();
+        let whole = opts.read_complete_results && step.op == "compute";
         let mut sub = Subst {
             done: &done,
             truncs: Vec::new(),
+            complete: whole.then(|| Completer {
+                snap,
+                call: &opts.call,
+                budget: ceilings.max_reducer_rows,
+                results,
+                cache: &mut complete_cache,
+                read: Vec::new(),
+                over: None,
+            }),
+            item_cap: if whole {
+                usize::try_from(ceilings.max_reducer_rows).unwrap_or(usize::MAX)
+            } else {
+                MAX_REF_ITEMS
+            },
         };
-        let resolved = match sub.walk(&step.args) {
+        let walked = sub.walk(&step.args);
+        let truncs = sub.truncs;
+        let (read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();
+        let resolved = match walked {
             Ok(v) => v,
             Err(e) => {
                 rec.insert("error".into(), e.payload());
@@ -364,13 +476,15 @@ pub fn execute(
                 continue;
             }
         };
-        let truncs = sub.truncs;
         let tainted = !truncs.is_empty();
         let rad = canon::digest(&resolved);
         rec.insert("resolved_args_sha".into(), json!(rad[..16]));
         rec.insert("resolved_args_digest".into(), json!(rad));
         if tainted {
             rec.insert("ref_truncations".into(), Value::Array(truncs.clone()));
+        }
+        if !read_whole.is_empty() {
+            rec.insert("complete_inputs".into(), Value::Array(read_whole));
         }
         let fname = resolved
             .get("fn")
@@ -382,15 +496,31 @@ pub fn execute(
             && REDUCERS.contains(&fname)
         {
             rec.insert("upstream_truncated".into(), json!(true));
-            rec.insert("error".into(), json!({"error": "E_LIMIT", "message": format!(
+            let error = match &over {
+                Some((r, sid, total)) => over_budget(
+                    fname,
+                    r,
+                    *total,
+                    ceilings.max_reducer_rows,
+                    done.get(sid).map(|d| &d.resolved),
+                ),
+                None => json!({"error": "E_LIMIT", "message": format!(
                 "compute {fname} would reduce a truncated result to one number; page through the input with cursor, raise the producing step's limit, or narrow the window/grouping so the input is complete"),
-                "details": {}}));
+                "details": {}}),
+            };
+            rec.insert("error".into(), error);
             rec.insert("wall_ms".into(), wall_ms(t0));
             finish_rec(&mut status, &mut records, &step.id, rec, "failed");
             continue;
         }
         let _ = results.put_args(&rad, &resolved);
-        let called = call_operator(snap, &step.op, &resolved, &opts.call);
+        // A plan's row-returning compute step returns its complete result unless its args
+        // set `limit` (issue 21 item 7).
+        let called = if whole && step.args.get("limit").is_none() {
+            call_operator_unpaged(snap, &step.op, &resolved, &opts.call)
+        } else {
+            call_operator(snap, &step.op, &resolved, &opts.call)
+        };
         rec.insert("wall_ms".into(), wall_ms(t0));
         let env = match called {
             Err(e) => {
@@ -427,15 +557,21 @@ pub fn execute(
                 envelope: env,
                 descriptor: desc,
                 ref_truncations: tainted,
+                op: step.op.clone(),
+                resolved,
+                resolved_digest: rad,
             },
         );
         rows_total = rows_total.saturating_add(rows_returned);
-        if rows_total > MAX_TOTAL_ROWS {
+        if rows_total > ceilings.max_total_rows {
             rec.insert(
                 "error".into(),
                 err_payload(
                     "E_LIMIT",
-                    &format!("materialized rows {rows_total} > 50000"),
+                    &format!(
+                        "materialized rows {rows_total} > {}",
+                        ceilings.max_total_rows
+                    ),
                 ),
             );
             finish_rec(&mut status, &mut records, &step.id, rec, "failed");
@@ -461,6 +597,27 @@ pub fn execute(
     let _ = results.put_trace(&trace);
     let envelopes = done.into_iter().map(|(k, d)| (k, d.envelope)).collect();
     Ok(Execution { trace, envelopes })
+}
+
+/// The refusal of a reducer whose input's complete result is over the row budget, with a
+/// narrowing repair: the producing step's literal window cut to the budget's share.
+fn over_budget(fname: &str, r: &str, total: i64, budget: i64, producer: Option<&Value>) -> Value {
+    let mut repair = json!({"narrow": ["a smaller window", "rel_types", "an endpoint_filter cohort",
+        "coarser grouping"], "or_raise_ceiling": {"max_reducer_rows": total}});
+    let window = producer.and_then(|a| a.get("window"));
+    if let (Some(a), Some(b)) = (
+        window.and_then(|w| w.get("t_a")).and_then(Value::as_i64),
+        window.and_then(|w| w.get("t_b")).and_then(Value::as_i64),
+    ) {
+        if a < b {
+            let frac = budget as f64 / total as f64;
+            let nb = a + (((b - a) as f64) * frac).floor().max(1.0) as i64;
+            repair["window"] = json!({"t_a": a, "t_b": nb});
+        }
+    }
+    json!({"error": "E_LIMIT", "message": format!(
+        "compute {fname}: the complete result of '{r}' has {total} rows, over the executor's max_reducer_rows {budget}; narrow the producing step (a smaller window, rel_types, an endpoint_filter cohort) or raise max_reducer_rows in the ceilings"),
+        "details": {"ref": r, "rows_total": total, "max_reducer_rows": budget, "repair": repair}})
 }
 
 fn finish_rec(

@@ -206,8 +206,11 @@ fn exec_plan(
     refuse: bool,
 ) -> Option<(Plan, Value)> {
     let plan = Plan::from_json(p).ok()?;
+    // A truncation mutant reduces the page itself: it reads neither complete results nor
+    // gets refused (`evaluation.md` §4).
     let opts = ExecOptions {
         refuse_tainted_reducers: refuse,
+        read_complete_results: refuse,
         ..ExecOptions::default()
     };
     let ex = execute(&plan, snap, rs, &opts).ok()?;

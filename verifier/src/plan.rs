@@ -14,6 +14,8 @@ pub struct Step {
     pub id: String,
     pub op: String,
     pub args: Value,
+    /// The explicit `depends_on` entries, then every other step of the plan that a `$ref`
+    /// in `args` targets (inferred, issue 21 item 7), in first-reference order.
     pub depends_on: Vec<String>,
 }
 
@@ -114,6 +116,18 @@ impl Plan {
                     .map(|a| a.iter().map(s).collect())
                     .unwrap_or_default(),
             });
+        }
+        // Infer dependencies from refs to steps of this plan. Refs to unknown steps are left
+        // to the verifier, which names the existing steps in its repair.
+        let ids: Vec<String> = steps.iter().map(|s| s.id.clone()).collect();
+        for st in &mut steps {
+            for r in crate::refpath::find_refs(&st.args) {
+                if let Ok(rp) = r.parsed {
+                    if ids.contains(&rp.step) && !st.depends_on.contains(&rp.step) {
+                        st.depends_on.push(rp.step);
+                    }
+                }
+            }
         }
         Ok(Plan {
             plan_id: s(&v["plan_id"]),

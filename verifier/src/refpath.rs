@@ -189,6 +189,41 @@ impl RefPath {
         }
     }
 
+    /// The declared type of the value this path yields from `spec`'s output contract, or
+    /// `None` where the contract does not say (`any`, open objects, unknown fields). A `[*]`
+    /// projection yields a list of the projected type.
+    pub fn contract_type(&self, spec: &OpSpec) -> Option<Contract> {
+        let mut cur: Contract = spec.output(&self.segments[0].name)?.contract.clone();
+        let mut projected = false;
+        let mut idx = self.segments[0].index.as_ref();
+        let mut rest = self.segments[1..].iter();
+        loop {
+            if let Some(ix) = idx {
+                let Contract::List(t) = strip(&cur) else {
+                    return None;
+                };
+                projected |= *ix == Index::All;
+                cur = (**t).clone();
+            }
+            let Some(seg) = rest.next() else {
+                break;
+            };
+            let Contract::Obj(fields) = strip(&cur) else {
+                return None;
+            };
+            cur = fields.iter().find(|(f, _)| *f == seg.name)?.1.clone();
+            idx = seg.index.as_ref();
+        }
+        if matches!(strip(&cur), Contract::Any | Contract::OpenObj) && !projected {
+            return (cur == Contract::OpenObj).then_some(cur);
+        }
+        Some(if projected {
+            Contract::List(Box::new(cur))
+        } else {
+            cur
+        })
+    }
+
     /// The path text after the step id.
     pub fn field_path(&self) -> String {
         self.segments

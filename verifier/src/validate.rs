@@ -322,6 +322,25 @@ fn check_step(
             }
             Ok(rp) => rp,
         };
+        if plan.step(&rp.step).is_none() {
+            let known: Vec<&str> = plan.steps.iter().map(|x| x.id.as_str()).collect();
+            out.push(
+                Violation::new(
+                    "E_SCHEMA",
+                    format!(
+                        "$ref '{}' targets step '{}', which is not in the plan (steps: {})",
+                        rp.raw,
+                        rp.step,
+                        known.join(", ")
+                    ),
+                    sid,
+                )
+                .details(json!({"repair": {"existing_steps": known}})),
+            );
+            continue;
+        }
+        // Dependencies are inferred from refs (`Plan::from_json`), so this holds for every
+        // plan built there; it still guards IR built by hand.
         if !s.depends_on.contains(&rp.step) {
             out.push(
                 Violation::new(
@@ -487,6 +506,8 @@ fn check_step(
                 ),
             }
         }
+    } else if out.len() == before {
+        check_args_with_refs(plan, spec, s, opts, out);
     }
     // 6h grounding
     if let Some(set) = opts.task_input_uids {
@@ -545,6 +566,135 @@ fn check_step(
                 .details(details),
             );
         }
+    }
+}
+
+/// 6g for args that contain refs (issue 21 item 7): the ref-free top-level args against
+/// their schemas (so a literal `k` of 1150 fails here, not at run time), and every arg that
+/// is one whole ref against its schema's `type`, through the declared output type of the
+/// referenced field (a list where a number is expected fails; `any` passes).
+fn check_args_with_refs(
+    plan: &Plan,
+    spec: &tgms_operators::OpSpec,
+    s: &crate::plan::Step,
+    opts: &Options<'_>,
+    out: &mut Vec<Violation>,
+) {
+    let Some(args) = s.args.as_object() else {
+        return;
+    };
+    let sid = Some(s.id.as_str());
+    let literal: Map<String, Value> = args
+        .iter()
+        .filter(|(_, v)| !contains_ref(v))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut arg_schema = spec.arg_schema();
+    if let Some(m) = arg_schema.as_object_mut() {
+        m.remove("required");
+    }
+    let order: Vec<&str> = spec.args.iter().map(|a| a.name).collect();
+    let mut vs = Vec::new();
+    schema::validate(
+        &arg_schema,
+        &Value::Object(literal),
+        &mut Vec::new(),
+        Some(&order),
+        &mut vs,
+    );
+    if let Some(v) = schema::first_violation(vs) {
+        let arg = v.path.first().and_then(Value::as_str).unwrap_or_default();
+        let legal = spec
+            .args
+            .iter()
+            .find(|a| a.name == arg)
+            .map(|a| a.published_schema())
+            .unwrap_or(Value::Null);
+        out.push(
+            Violation::new(
+                "E_SCHEMA",
+                format!("invalid args for {}: {}", spec.name, v.message),
+                sid,
+            )
+            .details(json!({"path": v.path, "repair": {"arg": arg, "schema": legal}})),
+        );
+        return;
+    }
+    if !opts.check_output_fields {
+        return;
+    }
+    for a in &spec.args {
+        let Some(Ok(rp)) = args
+            .get(a.name)
+            .and_then(ref_of)
+            .map(crate::refpath::parse_ref_value)
+        else {
+            continue;
+        };
+        let Some(ty) = plan
+            .step(&rp.step)
+            .and_then(|t| lookup(&t.op))
+            .and_then(|tspec| rp.contract_type(tspec))
+        else {
+            continue;
+        };
+        let takes: Vec<&str> = match a.schema.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => continue,
+        };
+        if !contract_fits(&ty, &takes) {
+            out.push(
+                Violation::new(
+                    "E_SCHEMA",
+                    format!(
+                        "invalid args for {}: $ref '{}' yields {} but '{}' takes {}",
+                        spec.name,
+                        rp.raw,
+                        contract_name(&ty),
+                        a.name,
+                        takes.join(" or ")
+                    ),
+                    sid,
+                )
+                .details(json!({"path": [a.name], "repair": {"arg": a.name,
+                    "schema": a.published_schema()}})),
+            );
+        }
+    }
+}
+
+/// Whether values of the declared type can satisfy a schema `type` list (`null` aside: a
+/// nullable type fits when its non-null part does).
+fn contract_fits(c: &tgms_operators::contract::Contract, takes: &[&str]) -> bool {
+    use tgms_operators::contract::Contract as C;
+    let has = |t: &str| takes.contains(&t);
+    match c {
+        C::Nullable(t) => contract_fits(t, takes),
+        C::Any => true,
+        C::Int => has("integer") || has("number"),
+        // A declared float or number may hold an integral value only by accident.
+        C::Float | C::Number => has("number"),
+        C::Bool => has("boolean"),
+        C::Str | C::Uid | C::Hex => has("string"),
+        C::List(_) => has("array"),
+        C::Obj(_) | C::OpenObj => has("object"),
+    }
+}
+
+/// A short name of a declared type for messages.
+fn contract_name(c: &tgms_operators::contract::Contract) -> String {
+    use tgms_operators::contract::Contract as C;
+    match c {
+        C::Int => "an int".into(),
+        C::Float => "a float".into(),
+        C::Number => "a number".into(),
+        C::Bool => "a bool".into(),
+        C::Str | C::Uid | C::Hex => "a string".into(),
+        C::Any => "any value".into(),
+        C::Nullable(t) => format!("{} or null", contract_name(t)),
+        C::List(_) => "a list".into(),
+        C::Obj(_) | C::OpenObj => "an object".into(),
     }
 }
 

@@ -680,7 +680,7 @@ fn tv13_claims() {
     let (_d, s) = tv9();
     let p = tv13_plan();
     let rs = ResultStore::memory();
-    let t = run(&s, &p, &rs).trace;
+    let t = run_with(&s, &p, &rs, &pages_only()).trace;
     let ans = json!({"text": "There are 2 cyclic triangles; b was reached at 10 and node a, c too. 7 is uncovered.", "claims": [
         {"id": "c1", "type": "count", "value": 2, "from": "s5.count", "evidence": ["s5"]},
         {"id": "c2", "type": "count", "value": 2, "evidence": ["s5"]},

@@ -349,7 +349,7 @@ fn pinned_results_keep_their_digests_after_corrections() {
 fn tv13_executor() {
     let (_d, s) = tv9();
     let p = tv13_plan();
-    let t = run(&s, &p, &ResultStore::memory()).trace;
+    let t = run_with(&s, &p, &ResultStore::memory(), &pages_only()).trace;
     assert_eq!(order(&t), ["s1", "s5", "s2", "s3", "s4"]);
     let r = |id: &str| record(&t, id).unwrap().clone();
     assert_eq!(
@@ -405,7 +405,17 @@ fn tv14_materialized_rows_limit_keeps_the_output() {
         "count",
         "s1.rows_total",
     );
-    let t = run(&s, &p, &ResultStore::memory()).trace;
+    // TV14 is written against the spec's 50,000-row limit; the executor's default is now the
+    // row budget (`max_total_rows`), so the vector sets the old limit through the ceilings.
+    let tv14 = ExecOptions {
+        call: tgms_operators::CallOptions {
+            ceilings: tgms_operators::Ceilings::from_json(&json!({"max_total_rows": 50_000}))
+                .unwrap(),
+            ..Default::default()
+        },
+        ..ExecOptions::default()
+    };
+    let t = run_with(&s, &p, &ResultStore::memory(), &tv14).trace;
     let r = record(&t, "s1").unwrap();
     let n = r["rows_returned"].as_i64().unwrap();
     assert!(n > 50_000);
@@ -418,4 +428,9 @@ fn tv14_materialized_rows_limit_keeps_the_output() {
     assert_eq!(record(&t, "s2").unwrap()["status"], "skipped");
     assert_eq!(t["answer"], n);
     assert_eq!(t["ok"], false);
+    // Under the default row budget the same plan runs.
+    let t = run(&s, &p, &ResultStore::memory()).trace;
+    assert_eq!(record(&t, "s1").unwrap()["status"], "ok");
+    assert_eq!(record(&t, "s2").unwrap()["status"], "ok");
+    assert_eq!(t["answer"], n);
 }

@@ -230,7 +230,26 @@ fn check6b_bad_refs() {
 
 #[test]
 fn check6c_scope_and_output_fields_along_the_path() {
-    // Not in depends_on: the repair names the dependency to add.
+    // Not in depends_on: the dependency is inferred from the ref (issue 21 item 7) and the
+    // plan runs s1 before s2.
+    let p = plan(
+        &[
+            (
+                "s2",
+                "entity_history",
+                json!({"uid": {"$ref": "s1.rows[0].uid"}}),
+                &[],
+            ),
+            ("s1", "entity_history", json!({"uid": "a"}), &[]),
+        ],
+        "count",
+        "s2.rows_total",
+    );
+    assert!(check(None, &p, None).valid());
+    let ir = tgms_verifier::plan::Plan::from_json(&p).unwrap();
+    assert_eq!(ir.steps[0].depends_on, ["s1"]);
+    assert_eq!(ir.run_order().0, [1, 0]);
+    // An explicit list stays allowed and is checked: an unknown entry is still named.
     let p = plan(
         &[
             ("s1", "entity_history", json!({"uid": "a"}), &[]),
@@ -238,6 +257,24 @@ fn check6c_scope_and_output_fields_along_the_path() {
                 "s2",
                 "entity_history",
                 json!({"uid": {"$ref": "s1.rows[0].uid"}}),
+                &["s1", "s7"],
+            ),
+        ],
+        "count",
+        "s2.rows_total",
+    );
+    assert_eq!(
+        one(&check(None, &p, None)).message,
+        "unknown dependency 's7'"
+    );
+    // A ref to a step the plan does not have: the repair names the existing steps.
+    let p = plan(
+        &[
+            ("s1", "entity_history", json!({"uid": "a"}), &[]),
+            (
+                "s2",
+                "entity_history",
+                json!({"uid": {"$ref": "s9.rows[0].uid"}}),
                 &[],
             ),
         ],
@@ -248,12 +285,24 @@ fn check6c_scope_and_output_fields_along_the_path() {
     let v = one(&r);
     assert_eq!(
         v.message,
-        "$ref 's1.rows[0].uid' targets step not in depends_on"
+        "$ref 's9.rows[0].uid' targets step 's9', which is not in the plan (steps: s1, s2)"
     );
     assert_eq!(
-        v.details.as_ref().unwrap()["repair"]["add_dependency"],
-        "s1"
+        v.details.as_ref().unwrap()["repair"]["existing_steps"],
+        json!(["s1", "s2"])
     );
+    // A ref to the step itself is a cycle.
+    let p = plan(
+        &[(
+            "s1",
+            "entity_history",
+            json!({"uid": {"$ref": "s1.rows[0].uid"}}),
+            &[],
+        )],
+        "count",
+        "s1.rows_total",
+    );
+    assert_eq!(one(&check(None, &p, None)).message, "dependency cycle");
     // D-V1: a nested row field is checked; the repair lists the legal field names.
     let bad = |r: &str| {
         let p = plan(
@@ -498,7 +547,7 @@ fn check6g_literal_args_against_the_schema() {
         "invalid args for snapshot_subgraph: 4 is greater than the maximum of 3"
     );
     assert_eq!(v.details.as_ref().unwrap()["path"], json!(["hops"]));
-    // A step with a ref is not schema-checked statically.
+    // A step with a ref: its literal args are schema-checked too (issue 21 item 7).
     let p = plan(
         &[
             ("s1", "entity_history", json!({"uid": "a"}), &[]),
@@ -512,7 +561,14 @@ fn check6g_literal_args_against_the_schema() {
         "count",
         "s1.rows_total",
     );
-    assert!(check(None, &p, None).valid());
+    let r = check(None, &p, None);
+    let v = one(&r);
+    assert_eq!(
+        v.message,
+        "invalid args for snapshot_subgraph: 4 is greater than the maximum of 3"
+    );
+    assert_eq!(v.details.as_ref().unwrap()["path"], json!(["hops"]));
+    assert_eq!(v.details.as_ref().unwrap()["repair"]["arg"], "hops");
 }
 
 #[test]
@@ -686,7 +742,8 @@ fn tv12_full_vector() {
     let got: Vec<String> = r.violations.iter().map(|v| v.message.clone()).collect();
     assert_eq!(got, vec![
         r#"window requires t_a < t_b, got {"t_a":50,"t_b":10}"#,
-        "$ref 's1.rows' targets step not in depends_on",
+        // TV12 also lists "$ref 's1.rows' targets step not in depends_on"; dependencies are
+        // now inferred from refs (issue 21 item 7, docs/plans-changes.md).
         "unknown arg 'bogus' for entity_history",
         "literal uid 'zz' not in task input; obtain uids via resolve_entities and a $ref",
         "$ref 's1.count': temporal_reachability outputs no field 'count' (available: rows, rows_total, truncated, cursor, set_digest)",
@@ -746,7 +803,7 @@ fn tv12_equivalent_on_registered_operators() {
         .collect();
     let want = [
         ("E_INVALID_ARG", Some("s1")),
-        ("E_SCHEMA", Some("s2")),
+        // (s2's ref to s1 outside depends_on is inferred, issue 21 item 7.)
         ("E_SCHEMA", Some("s3")),
         ("E_GROUNDING", Some("s3")),
         ("E_SCHEMA", Some("s4")),

@@ -27,7 +27,7 @@ use std::cmp::Ordering;
 use tgms_engine::EdgeColumns;
 use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
 
-const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride`, `calendar_unit` hour/day/month with an optional fixed UTC offset, `rel_type`, `endpoint` src/dst, endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `max_in_window` with `span`, `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
+const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride`, `calendar_unit` hour/day/month with an optional fixed UTC offset, `rel_type`, `endpoint` src/dst, endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `max_in_window` with `span`, `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
 
 /// Cap on the number of groups.
 pub const MAX_GROUPS: usize = 100_000;
@@ -71,7 +71,7 @@ fn dim_schema() -> Value {
 fn agg_schema() -> Value {
     json!({"type": "object", "additionalProperties": false,
         "properties": {
-            "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span"]},
+            "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span", "pair_directions"]},
             "of": {"type": ["string", "null"], "enum": ["src", "dst", "vt_s", "duration", "prop", null], "default": null},
             "prop": {"type": ["string", "null"], "minLength": 1, "default": null},
             "span": {"type": ["integer", "null"], "minimum": 1, "default": null},
@@ -219,7 +219,15 @@ fn validate_dims(args: &Args) -> Result<(), OpError> {
     Ok(())
 }
 
-/// The output column of an AGG.
+/// The output columns of an AGG (one, except `pair_directions`).
+fn agg_columns(a: &Value) -> Vec<String> {
+    if s(a, "agg") == Some("pair_directions") {
+        return super::pair_directions::columns(s(a, "prop"));
+    }
+    vec![agg_column(a)]
+}
+
+/// The output column of a one-column AGG.
 fn agg_column(a: &Value) -> String {
     let agg = s(a, "agg").unwrap_or("");
     let of = s(a, "of").unwrap_or("");
@@ -270,13 +278,15 @@ fn validate_aggs(args: &Args) -> Result<(), OpError> {
                 "{agg} requires of 'vt_s', 'duration' or 'prop'"
             )));
         }
+        if agg == "pair_directions" && !matches!(of, None | Some("prop")) {
+            return Err(inv("pair_directions takes no 'of' or of 'prop'"));
+        }
         if of == Some("prop") && !present(a, "prop") {
             return Err(inv("of='prop' requires prop"));
         }
     }
     let mut cols: Vec<String> = Vec::new();
-    for a in aggs {
-        let c = agg_column(a);
+    for c in aggs.iter().flat_map(agg_columns) {
         if cols.contains(&c) {
             return Err(inv(format!("duplicate aggregate output '{c}'")));
         }
@@ -310,6 +320,16 @@ fn validate_pair_mode(args: &Args) -> Result<(), OpError> {
                 "pair_mode requires group_by [endpoint src, endpoint dst]",
             ));
         }
+    } else if items(args, "aggregates")
+        .iter()
+        .any(|a| s(a, "agg") == Some("pair_directions"))
+    {
+        return Err(OpError::with(
+            Code::InvalidArg,
+            "pair_directions requires pair_mode",
+            json!({"repair": {"pair_mode": "undirected",
+                "group_by": [{"dim": "endpoint", "role": "src"}, {"dim": "endpoint", "role": "dst"}]}}),
+        ));
     }
     Ok(())
 }
@@ -385,6 +405,8 @@ enum Agg {
     MaxGap,
     MaxInWindow(i64),
     MaxSession(i64),
+    /// `pair_directions` with the property it reads, if any.
+    PairDirs(Option<String>),
 }
 
 /// 0 = min, 1 = max, 2 = mean.
@@ -406,6 +428,7 @@ fn parse_agg(a: &Value, width: i64) -> Agg {
         "max_gap" => Agg::MaxGap,
         "max_in_window" => Agg::MaxInWindow(int("span").min(width)),
         "max_session_span" => Agg::MaxSession(int("gap").min(width)),
+        "pair_directions" => Agg::PairDirs(s(a, "prop").map(String::from)),
         m => match of {
             "vt_s" => Agg::Vt(mmm(m)),
             "duration" => Agg::Dur(mmm(m)),
@@ -1086,7 +1109,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         bump(&mut coercion, s(pf, "prop").unwrap_or(""), 0);
     }
     for (_, g) in &aggs {
-        if let Agg::Prop(_, p) = g {
+        if let Agg::Prop(_, p) | Agg::PairDirs(Some(p)) = g {
             bump(&mut coercion, p, 0);
         }
     }
@@ -1224,7 +1247,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             Agg::Dur(_) => needs.dur = true,
             Agg::Distinct(true) => needs.src_ids = true,
             Agg::Distinct(false) => needs.dst_ids = true,
-            Agg::Prop(..) => needs.members = true,
+            Agg::Prop(..) | Agg::PairDirs(_) => needs.members = true,
             Agg::MaxGap | Agg::MaxInWindow(_) | Agg::MaxSession(_) => needs.times = true,
             _ => {}
         }
@@ -1393,6 +1416,35 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 let mut times = g.times.clone();
                 times.sort_unstable();
                 for (col, agg) in &aggs {
+                    if let Agg::PairDirs(p) = agg {
+                        // The row's `src` column is the folded pair's smaller uid.
+                        let lo = match sk[0] {
+                            SK::S(x) => x,
+                            _ => "",
+                        };
+                        let events = g
+                            .members
+                            .iter()
+                            .map(|&i| {
+                                let ev = &evs[i as usize];
+                                super::pair_directions::PairEvent {
+                                    vt_s: ev.e.vt_s(),
+                                    eid: ev.e.eid(),
+                                    src: ev.e.src(),
+                                    prop: p.as_deref().and_then(|p| prop_of(ev, p)),
+                                }
+                            })
+                            .collect();
+                        let (cols, excluded) =
+                            super::pair_directions::values(events, lo, p.as_deref())?;
+                        if let Some(p) = p {
+                            excl.push((p.clone(), excluded));
+                        }
+                        for (c, v) in cols {
+                            row.insert(c, v);
+                        }
+                        continue;
+                    }
                     let v = match agg {
                         Agg::Count => json!(g.count),
                         Agg::Distinct(true) => json!(seen.count(&g.src_ids)),
@@ -1417,6 +1469,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                         Agg::MaxGap => max_gap(&times),
                         Agg::MaxInWindow(s) => max_in_window(&times, *s),
                         Agg::MaxSession(gp) => max_session(&times, *gp),
+                        Agg::PairDirs(_) => continue,
                     };
                     row.insert(col.clone(), v);
                 }

@@ -14,9 +14,9 @@ use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Map, Number, Value};
 use std::cmp::Ordering;
 
-const MANUAL: &str = "Arithmetic and post-processing over earlier results — never do arithmetic in arguments or in the answer text. Over rows (`input` = `{\"$ref\": \"sN.rows\"}`): `count`, `sum`, `min`, `max`, `mean`, `median` of `field` (drop nulls first with `filter` `not_null`); with `group_by` one row per group. `topk` ranks by `field` descending (`k` rows, or `pct` percent rounded up; `side: \"bottom\"` takes the exact complement; with `group_by` per group). `filter` compares `field` with `value` or with another column `field2`. Over two scalars (`x`, `y`, usually `$ref`s): `ratio`, `diff`, `percent`. Sets: `intersect`, `difference`, `union` of `input` and `other` (optionally projecting `field`/`other_field`). `derive` adds column `into` = `field op (field2 | value)`; `join` adds the matching `other` row's columns prefixed `r_` (`how: \"left\"` keeps unmatched rows, filled with `fill`). `interval_relation` names the Allen relation of intervals `a` and `b`. Reducers refuse to run over truncated input: raise `limit` on the producing step (≤ 10,000) or read its `rows_total`. Scalar results are in `value`; row results in `rows`.";
+const MANUAL: &str = "Arithmetic and post-processing over earlier results — never do arithmetic in arguments or in the answer text. Over rows (`input` = `{\"$ref\": \"sN.rows\"}`): `count`, `sum`, `min`, `max`, `mean`, `median` of `field` (drop nulls first with `filter` `not_null`); with `group_by` one row per group. `topk` ranks by `field` descending (`k` rows, or `pct` percent rounded up; `side: \"bottom\"` takes the exact complement; with `group_by` per group). `filter` compares `field` with `value` or with another column `field2`. Over two scalars (`x`, `y`, usually `$ref`s): `ratio`, `diff`, `percent`. Sets: `intersect`, `difference`, `union` of `input` and `other` (optionally projecting `field`/`other_field`). `derive` adds column `into` = `field op (field2 | value)`; `join` adds the matching `other` row's columns prefixed `r_` (`how: \"left\"` keeps unmatched rows, filled with `fill`). `interval_relation` names the Allen relation of intervals `a` and `b`. Scalar arithmetic over `x` (and `y`): `abs`, `add`, `sub`, `mul`, `div`. `join` keys must be unique on both sides unless `cardinality` says otherwise (`many_to_one`, `one_to_many`, `many_to_many`: one output row per matching pair). `topk` with `side: \"bottom\"` returns the bottom rows in ascending order. In a plan, a compute step whose `input` references an earlier step reads that step's complete result (not its page) up to the executor's row budget, and returns all its rows unless `limit` is given. Scalar results are in `value`; row results in `rows`.";
 
-const FNS: [&str; 17] = [
+const FNS: [&str; 22] = [
     "count",
     "sum",
     "min",
@@ -34,6 +34,11 @@ const FNS: [&str; 17] = [
     "derive",
     "join",
     "interval_relation",
+    "abs",
+    "add",
+    "sub",
+    "mul",
+    "div",
 ];
 
 fn str_or_null() -> Value {
@@ -53,11 +58,9 @@ pub fn spec() -> OpSpec {
         manual: MANUAL,
         args: vec![
             ArgDecl::req("fn", json!({"type": "string", "enum": FNS})),
-            ArgDecl::opt(
-                "input",
-                json!({"type": ["array", "null"], "maxItems": 50000}),
-                Value::Null,
-            ),
+            // No item cap: a plan's compute step reads complete results up to the executor's
+            // row budget (`max_reducer_rows`).
+            ArgDecl::opt("input", json!({"type": ["array", "null"]}), Value::Null),
             ArgDecl::opt("field", str_or_null(), Value::Null),
             ArgDecl::opt(
                 "k",
@@ -106,17 +109,19 @@ pub fn spec() -> OpSpec {
                 json!({"type": "string", "minLength": 1}),
                 json!("r_"),
             ),
-            ArgDecl::opt(
-                "other",
-                json!({"type": ["array", "null"], "maxItems": 50000}),
-                Value::Null,
-            ),
+            ArgDecl::opt("other", json!({"type": ["array", "null"]}), Value::Null),
             ArgDecl::opt("other_field", str_or_null(), Value::Null),
             ArgDecl::opt("x", json!({"type": ["number", "null"]}), Value::Null),
             ArgDecl::opt("y", json!({"type": ["number", "null"]}), Value::Null),
             ArgDecl::opt("a", interval(), Value::Null),
             ArgDecl::opt("b", interval(), Value::Null),
             ArgDecl::opt("group_by", str_or_null(), Value::Null),
+            // Absent unless given, so the args_echo of existing calls is unchanged.
+            ArgDecl::opt_absent(
+                "cardinality",
+                json!({"type": "string",
+                    "enum": ["one_to_one", "many_to_one", "one_to_many", "many_to_many"]}),
+            ),
             common::limit(),
         ],
         validators: vec![],
@@ -764,7 +769,8 @@ fn evaluate(args: &Args) -> Result<Res, OpError> {
         "derive" => derive(args),
         "join" => join(args),
         "intersect" | "difference" | "union" => sets(args, f),
-        "ratio" | "diff" | "percent" => scalar2(args, f),
+        "ratio" | "diff" | "percent" | "add" | "sub" | "mul" | "div" => scalar2(args, f),
+        "abs" => abs(args),
         _ => {
             let Some(input) = list(args, "input") else {
                 return Err(inv(format!("compute fn={f} requires input")));
@@ -875,33 +881,54 @@ fn join(args: &Args) -> Result<Res, OpError> {
     let prefix = args.str("other_prefix")?;
     let left_join = args.str("how")? == "left";
     let fill = args.get("fill").cloned().unwrap_or(Value::Null);
-    let keys_of = |rows: &[Value], k: &str, side: &str| -> Result<Vec<Value>, OpError> {
-        let mut keys = Vec::with_capacity(rows.len());
-        for r in rows {
-            let key = r
-                .as_object()
-                .and_then(|m| m.get(k))
-                .ok_or_else(|| inv(format!("join: {side} row without key '{k}'")))?;
-            if !is_scalar(key) {
-                return Err(inv("join keys must be scalars"));
-            }
-            keys.push(key.clone());
-        }
-        // The first row (in order) whose key equals an earlier row's key.
-        let dup = group_keys(&keys)?
-            .iter()
-            .filter_map(|g| g.1.get(1).copied())
-            .min();
-        if let Some(i) = dup {
-            return Err(inv(format!(
-                "join: duplicate key {} in {side}",
-                render(&keys[i])
-            )));
-        }
-        Ok(keys)
+    // Which sides may repeat a key (issue 21): the default one_to_one keeps §21.2 rule 4.
+    let (left_many, right_many) = match s_arg(args, "cardinality") {
+        Some("many_to_one") => (true, false),
+        Some("one_to_many") => (false, true),
+        Some("many_to_many") => (true, true),
+        _ => (false, false),
     };
-    let rkeys = keys_of(other, other_on, "other")?;
-    let lkeys = keys_of(input, on, "input")?;
+    let keys_of =
+        |rows: &[Value], k: &str, side: &str, many: bool| -> Result<Vec<Value>, OpError> {
+            let mut keys = Vec::with_capacity(rows.len());
+            for r in rows {
+                let key = r
+                    .as_object()
+                    .and_then(|m| m.get(k))
+                    .ok_or_else(|| inv(format!("join: {side} row without key '{k}'")))?;
+                if !is_scalar(key) {
+                    return Err(inv("join keys must be scalars"));
+                }
+                keys.push(key.clone());
+            }
+            if many {
+                return Ok(keys);
+            }
+            // The first row (in order) whose key equals an earlier row's key.
+            let dup = group_keys(&keys)?
+                .iter()
+                .filter_map(|g| g.1.get(1).copied())
+                .min();
+            if let Some(i) = dup {
+                let fix = match (
+                    side,
+                    left_many || side == "input",
+                    right_many || side == "other",
+                ) {
+                    (_, true, true) => "many_to_many",
+                    ("other", _, _) => "one_to_many",
+                    _ => "many_to_one",
+                };
+                return Err(OpError::with(
+                    crate::error::Code::InvalidArg,
+                    format!("join: duplicate key {} in {side}", render(&keys[i])),
+                    json!({"repair": {"cardinality": fix}}),
+                ));
+            }
+            Ok(keys)
+        };
+    let rkeys = keys_of(other, other_on, "other", right_many)?;
+    let lkeys = keys_of(input, on, "input", left_many)?;
     // Columns of the right side for fills: every column of any other row plus other_on.
     let mut rcols: Vec<String> = other
         .iter()
@@ -911,37 +938,58 @@ fn join(args: &Args) -> Result<Res, OpError> {
     rcols.push(other_on.to_string());
     rcols.sort();
     rcols.dedup();
-    // Left rows in canonical key order.
-    let order = group_keys(&lkeys)?;
+    // Right rows grouped by key, in the grouping order (equal numeric keys adjacent), so a
+    // left key finds its matches by binary search.
+    let mut right = group_keys(&rkeys)?;
+    sort_fallible(&mut right, |a, b| group_cmp(&a.0, &b.0))?;
+    let matches_of = |k: &Value| -> Result<&[usize], OpError> {
+        let (mut lo, mut hi) = (0, right.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match group_cmp(&right[mid].0, k)? {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return Ok(&right[mid].1),
+            }
+        }
+        Ok(&[])
+    };
+    // Left rows in canonical key order (rows of one key in input order); each left row once
+    // per matching right row (in `other` order).
     let mut rows = Vec::new();
-    for (k, members) in order {
-        let li = members[0];
-        let mut m = input[li].as_object().cloned().unwrap_or_default();
-        let mut matched = None;
-        for (j, rk) in rkeys.iter().enumerate() {
-            if key_eq(rk, &k)? {
-                matched = Some(j);
-                break;
+    for (k, members) in group_keys(&lkeys)? {
+        let matched = matches_of(&k)?;
+        for &li in &members {
+            let base = input[li].as_object().cloned().unwrap_or_default();
+            let adds: Vec<Vec<(String, Value)>> = if !matched.is_empty() {
+                matched
+                    .iter()
+                    .map(|&j| {
+                        other[j]
+                            .as_object()
+                            .map(|o| o.iter().map(|(c, v)| (c.clone(), v.clone())).collect())
+                            .unwrap_or_default()
+                    })
+                    .collect()
+            } else if left_join {
+                vec![rcols.iter().map(|c| (c.clone(), fill.clone())).collect()]
+            } else {
+                continue;
+            };
+            for add in adds {
+                let mut m = base.clone();
+                for (c, v) in add {
+                    let name = format!("{prefix}{c}");
+                    if m.contains_key(&name) {
+                        return Err(inv(format!(
+                            "join: column '{name}' already exists in input"
+                        )));
+                    }
+                    m.insert(name, v);
+                }
+                rows.push(Value::Object(m));
             }
         }
-        let add: Vec<(String, Value)> = match matched {
-            Some(j) => other[j]
-                .as_object()
-                .map(|o| o.iter().map(|(c, v)| (c.clone(), v.clone())).collect())
-                .unwrap_or_default(),
-            None if left_join => rcols.iter().map(|c| (c.clone(), fill.clone())).collect(),
-            None => continue,
-        };
-        for (c, v) in add {
-            let name = format!("{prefix}{c}");
-            if m.contains_key(&name) {
-                return Err(inv(format!(
-                    "join: column '{name}' already exists in input"
-                )));
-            }
-            m.insert(name, v);
-        }
-        rows.push(Value::Object(m));
     }
     Ok(Res::Rows(rows))
 }
@@ -998,7 +1046,8 @@ fn scalar2(args: &Args, f: &str) -> Result<Res, OpError> {
         return Err(inv(format!("{f} requires x and y")));
     };
     let v = match f {
-        "ratio" => quotient(x, y)?,
+        "ratio" | "div" => quotient(x, y)?,
+        "add" | "sub" | "mul" => arith(f, x, y)?,
         "diff" => match (x, y) {
             (Num::I(a), Num::I(b)) => Num::I(a.checked_sub(b).ok_or_else(range_err)?),
             _ => Num::F(x.f() - y.f()),
@@ -1010,6 +1059,19 @@ fn scalar2(args: &Args, f: &str) -> Result<Res, OpError> {
             };
             quotient(hx, y)?
         }
+    };
+    Ok(Res::Scalar(v.to_value()?))
+}
+
+/// `abs`: the absolute value of the number `x` (an int stays an int).
+fn abs(args: &Args) -> Result<Res, OpError> {
+    let x = match nn(args, "x") {
+        Some(x) => num(x)?,
+        None => None,
+    };
+    let v = match x.ok_or_else(|| inv("abs requires x"))? {
+        Num::I(i) => Num::I(i.checked_abs().ok_or_else(range_err)?),
+        Num::F(v) => Num::F(v.abs()),
     };
     Ok(Res::Scalar(v.to_value()?))
 }
@@ -1210,7 +1272,12 @@ fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpE
             }
             _ => 0..0,
         };
-        rows.extend(keyed[range].iter().map(|x| x.2.clone()));
+        let cut = &mut keyed[range];
+        if !top {
+            // The bottom rows read ascending: by value, ties by canonical JSON (issue 21).
+            cut.sort_by(|x, y| cmp_num(x.0, y.0).then_with(|| x.1.cmp(&y.1)));
+        }
+        rows.extend(cut.iter().map(|x| x.2.clone()));
     }
     Ok(Res::Rows(rows))
 }

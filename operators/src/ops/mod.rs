@@ -16,6 +16,7 @@ pub mod entity_history;
 pub mod find_temporal_motif_instances;
 pub mod graph_metric_timeseries;
 pub mod neighborhood_evolution;
+pub mod pair_directions;
 pub mod resolve_entities;
 pub mod snapshot_subgraph;
 pub mod state_at;

@@ -46,6 +46,15 @@ pub fn run(s: &Store, p: &Value, rs: &ResultStore) -> Execution {
     run_with(s, p, rs, &ExecOptions::default())
 }
 
+/// The executor options of the spec's TGMS behavior (a compute step reads pages only), for
+/// the test vectors written against it (TV13, TV14).
+pub fn pages_only() -> ExecOptions {
+    ExecOptions {
+        read_complete_results: false,
+        ..ExecOptions::default()
+    }
+}
+
 pub fn run_with(s: &Store, p: &Value, rs: &ResultStore, o: &ExecOptions) -> Execution {
     let plan = Plan::from_json(p).expect("plan schema");
     execute(&plan, s.snapshot(), rs, o).expect("executes")
