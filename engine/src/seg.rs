@@ -1670,6 +1670,32 @@ fn segment_order_holds(d: &SegData) -> Result<(), (usize, usize)> {
     Ok(())
 }
 
+/// Opens a full image the way a store's mapped open does (checksums, directory, column
+/// headers, then the structural checks of `base/structure.rs`) and reads every row, content
+/// and identity through it: `Err((file offset, what))` on the first problem. Fuzz targets
+/// hold it to [`decode_structure`]: what it accepts, the decoding path accepts too.
+pub fn open_image(b: &[u8]) -> Result<(), SegErr> {
+    let base = crate::base::Base::open(crate::mmap::SegBytes::Heap(b.to_vec()))?;
+    for k in 0..2 {
+        for r in 0..base.n_rows(k) as u32 {
+            let row = base.row(k, r);
+            let _ = base.content(row.content);
+            if k == 1 {
+                let _ = base.ident(row.ident);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Decodes a segment and checks what loading it into a store checks of its values (ids
+/// within the dictionaries, legal times: `State::check_at`), without the index comparisons
+/// of [`verify`]: `Err((file offset, what))` on the first problem.
+pub fn decode_structure(b: &[u8]) -> Result<(), SegErr> {
+    let (_, d) = decode(b)?;
+    d.check_at(d.base).map_err(|k| (0, k))
+}
+
 /// Verifies a segment file's structure, checksums and columns, that the index chunks of a
 /// minor-2, 3 or 4 segment equal what its rows imply and that a minor-4 segment's rows are
 /// in segment order (not its chaining with other segments): `Err((file offset, what))` on
