@@ -108,7 +108,8 @@ enum Cmd {
         compact: CompactArg,
         /// Prefix of the per-chunk batch keys (`PREFIX:N`, N = the chunk's first event
         /// number): chunks already committed under their key are skipped, so re-running an
-        /// interrupted load resumes it. Default: `ingest:` + the input's BLAKE3 digest.
+        /// interrupted load resumes it. Default: `ingest:` + a BLAKE3 digest of the load's
+        /// options and input (docs/ingest.md).
         #[arg(long, value_name = "PREFIX", conflicts_with = "no_batch_key")]
         batch_key: Option<String>,
         /// Write the chunks without batch keys (loading the same file twice then loads it

@@ -646,6 +646,7 @@ fn a_sigkilled_load_resumes_to_the_rows_of_one_clean_load() {
         v["committed"].as_u64().unwrap(),
     );
     assert_eq!(done + now, n as u64, "{v}");
+    eprintln!("killed mid-load: {killed}; resumed with {done} events already committed");
     if killed {
         assert!(done >= 50_000, "the kill came after a committed chunk: {v}");
     }
