@@ -1,16 +1,19 @@
-//! Event-file loaders (`spec/evaluation.md` §7.1): `snap`, `snap-csv-rated` and
-//! `jsonl-events`. [`parse_events`] parses a whole text; [`parse_chunks`] reads a file a
-//! line at a time and hands its events over in chunks, so a bulk load holds neither the
-//! file nor all its events. A malformed line is reported as [`Error::BadInput`] with its
-//! 1-based line number. The events are written with `Store::ingest_events` (node label
-//! `Node`, chunks of 50,000).
+//! Event-file parsing for `tgms ingest` (`spec/evaluation.md` §7.1, `docs/ingest.md`): the
+//! line formats `snap`, `snap-csv-rated`, `jsonl-events` and the named-column formats `csv`
+//! and `parquet` ([`crate::load_columns`]). Parsing is strict: every line (row) is an event,
+//! a line the format defines as ignorable (blank, a `#`/`%` comment in `snap`, a header on
+//! line 1 only), a row left out by `--only`, or a [`BadLine`] naming its line, its field,
+//! the shape expected there and what was found. [`read_lines`] walks a text file record by
+//! record without holding it; [`parse_events`] parses a whole text, failing at its first
+//! bad line.
 
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use std::path::Path;
 use tgms_engine::op::parse_event;
+use tgms_engine::op_input::{nearest, EVENT_FIELDS};
 use tgms_engine::{canon, Error, Event, Result, OPEN_END};
 
-/// An event-file format of §7.1.
+/// An input format of `tgms ingest`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     /// SNAP temporal edge list: `src dst seconds` per line.
@@ -19,6 +22,10 @@ pub enum Format {
     SnapCsvRated,
     /// One event object (`data-model.md` §6.7) per line.
     JsonlEvents,
+    /// CSV with a header line, columns named by `--src`, `--dst`, `--time`, ….
+    Csv,
+    /// Parquet, columns named as for `csv`.
+    Parquet,
 }
 
 impl Format {
@@ -28,6 +35,8 @@ impl Format {
             Format::Snap => "snap",
             Format::SnapCsvRated => "snap-csv-rated",
             Format::JsonlEvents => "jsonl-events",
+            Format::Csv => "csv",
+            Format::Parquet => "parquet",
         }
     }
 
@@ -37,24 +46,132 @@ impl Format {
             "snap" => Format::Snap,
             "snap-csv-rated" => Format::SnapCsvRated,
             "jsonl-events" => Format::JsonlEvents,
+            "csv" => Format::Csv,
+            "parquet" => Format::Parquet,
             _ => return None,
         })
     }
 
-    /// The `rel_type` used when none is given: `MSG` (snap), `TRUST` (snap-csv-rated);
-    /// `jsonl-events` has none (events must carry their own).
+    /// The `rel_type` used when none is given: `MSG` (snap), `TRUST` (snap-csv-rated); the
+    /// other formats have none (events carry their own, or `--rel-type` gives one).
     pub fn default_rel_type(self) -> Option<&'static str> {
         match self {
             Format::Snap => Some("MSG"),
             Format::SnapCsvRated => Some("TRUST"),
-            Format::JsonlEvents => None,
+            Format::JsonlEvents | Format::Csv | Format::Parquet => None,
         }
+    }
+
+    /// Whether the format names its columns (`csv`, `parquet`).
+    pub fn has_named_columns(self) -> bool {
+        matches!(self, Format::Csv | Format::Parquet)
     }
 }
 
-/// Parses the whole text of an event file (`path` is only used in error reports). Events
-/// come out in file order. `rel_type` overrides the format's default (`snap`,
-/// `snap-csv-rated`) or fills events that lack one (`jsonl-events`).
+/// How lines become events, besides the format: the rel type, the uid namespace and (for
+/// `csv` / `parquet`) the column mapping.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Mapping {
+    /// `--rel-type`: overrides the format's default (`snap`, `snap-csv-rated`), fills
+    /// events that lack one (`jsonl-events`, named columns without `--rel-type-col`).
+    pub rel_type: Option<String>,
+    /// `--uid-prefix`: prepended to every node uid read (`email:` → `email:n7`).
+    pub uid_prefix: String,
+    /// The named columns (`csv`, `parquet` only).
+    pub columns: Option<crate::load_columns::Columns>,
+}
+
+impl Mapping {
+    /// A mapping with only a rel type.
+    pub fn rel(rel_type: Option<&str>) -> Mapping {
+        Mapping {
+            rel_type: rel_type.map(str::to_string),
+            ..Mapping::default()
+        }
+    }
+
+    /// Canonical text of everything that decides the events of a file besides its bytes
+    /// (part of the derived batch-key prefix: the same file loaded another way is another
+    /// load).
+    pub fn describe(&self, format: Format) -> String {
+        canon::to_string(&json!({
+            "format": format.as_str(),
+            "rel_type": self.rel_type,
+            "uid_prefix": self.uid_prefix,
+            "columns": self.columns.as_ref().map(|c| c.describe()),
+        }))
+    }
+}
+
+/// One line (row) of an input file that is not malformed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Record {
+    Event(Event),
+    /// A line the format ignores: blank, a comment, the header on line 1.
+    Ignored,
+    /// A row left out by `--only`.
+    Filtered,
+}
+
+/// A malformed line: where, which field, what shape was expected and what was found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BadLine {
+    /// 1-based line number (data row number for Parquet).
+    pub line: u64,
+    /// The offending field (`src`, `seconds`, a JSON key, a column name) or `line` when
+    /// the line as a whole has the wrong shape.
+    pub field: String,
+    pub expected: String,
+    pub found: String,
+}
+
+impl BadLine {
+    fn new(line: u64, field: &str, expected: impl Into<String>, found: impl Into<String>) -> Self {
+        BadLine {
+            line,
+            field: field.to_string(),
+            expected: expected.into(),
+            found: found.into(),
+        }
+    }
+
+    /// `field F: expected E, found X`.
+    pub fn reason(&self) -> String {
+        format!(
+            "field {}: expected {}, found {}",
+            self.field, self.expected, self.found
+        )
+    }
+
+    /// The engine's `BadInput` error for this line of `path`.
+    pub fn into_error(self, path: &Path) -> Error {
+        Error::BadInput {
+            file: path.to_path_buf(),
+            line: self.line,
+            reason: self.reason(),
+        }
+    }
+
+    /// `{line, field, expected, found, reason}` for summaries and error details.
+    pub fn to_json(&self) -> Value {
+        json!({"line": self.line, "field": self.field, "expected": self.expected,
+            "found": self.found, "reason": self.reason()})
+    }
+}
+
+/// A value as it was found, quoted and cut to 80 characters for messages.
+pub fn shown(s: &str) -> String {
+    let cut: String = s.chars().take(80).collect();
+    if cut.len() < s.len() {
+        format!("{:?}…", cut)
+    } else {
+        format!("{cut:?}")
+    }
+}
+
+/// Parses the whole text of an event file strictly (`path` is only used in error reports):
+/// the events in file order, or the first malformed line's `BadInput` error. `rel_type`
+/// as in [`Mapping::rel_type`].
 pub fn parse_events(
     path: &Path,
     text: &str,
@@ -77,28 +194,91 @@ pub fn parse_events(
 }
 
 /// [`parse_events`] handing the events to `f` in order, in chunks of `chunk` events (the
-/// last one shorter), so that a bulk load holds one chunk of parsed events at a time. A
-/// malformed line ends the parse with its `BadInput` error after the events before it
-/// were handed over in whole `unit`s (`chunk` is a multiple of `unit`; a bulk load's unit
-/// is its batch), and nothing of the unit it falls in; an error of `f` ends it too.
-///
-/// The input is read a line at a time (a bulk load never holds the file); a line ends at
-/// `\n` or `\r\n`, and a line that is not UTF-8 is malformed.
+/// last one shorter). A malformed line ends the parse with its `BadInput` error after the
+/// events before it were handed over in whole `unit`s (`chunk` is a multiple of `unit`),
+/// and nothing of the unit it falls in; an error of `f` ends it too.
 pub fn parse_chunks(
     path: &Path,
-    mut input: impl std::io::BufRead,
+    input: impl std::io::BufRead,
     format: Format,
     rel_type: Option<&str>,
     (chunk, unit): (usize, usize),
     mut f: impl FnMut(Vec<Event>) -> Result<()>,
 ) -> Result<()> {
-    if let Some("") = rel_type {
+    let mut out = Vec::new();
+    let mut bad = None;
+    read_lines(path, input, format, &Mapping::rel(rel_type), |r| {
+        match r {
+            Ok(Record::Event(e)) => {
+                out.push(e);
+                if out.len() == chunk {
+                    f(std::mem::take(&mut out))?;
+                }
+            }
+            Ok(_) => {}
+            Err(b) => {
+                bad = Some(b);
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    })?;
+    if let Some(b) = bad {
+        out.truncate(out.len() / unit.max(1) * unit.max(1));
+        if !out.is_empty() {
+            f(out)?;
+        }
+        return Err(b.into_error(path));
+    }
+    if !out.is_empty() {
+        f(out)?;
+    }
+    Ok(())
+}
+
+/// Checks a mapping before reading: a rel type given must not be empty.
+pub fn check_mapping(format: Format, map: &Mapping) -> Result<()> {
+    if let Some("") = map.rel_type.as_deref() {
         return Err(Error::invalid("rel_type must be a non-empty string"));
     }
-    let rel = rel_type.or(format.default_rel_type());
-    let mut out = Vec::new();
+    if format.has_named_columns() != map.columns.is_some() {
+        return Err(Error::invalid(format!(
+            "--format {} {}",
+            format.as_str(),
+            if format.has_named_columns() {
+                "needs its columns: --src COL --dst COL --time COL"
+            } else {
+                "has fixed fields; --src, --dst, --time and the other column flags are for \
+                 --format csv and parquet"
+            }
+        )));
+    }
+    Ok(())
+}
+
+/// Reads a text-format file (`snap`, `snap-csv-rated`, `jsonl-events`, `csv`) record by
+/// record, handing each to `f` with its outcome; `f` returns `false` to stop. A line ends at
+/// `\n` or `\r\n`; a line that is not UTF-8 is malformed. Errors: reading the input, a
+/// mapping that does not fit the file (a named column it lacks), or `f`'s.
+pub fn read_lines(
+    path: &Path,
+    mut input: impl std::io::BufRead,
+    format: Format,
+    map: &Mapping,
+    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+) -> Result<()> {
+    check_mapping(format, map)?;
+    if format == Format::Csv {
+        return crate::load_columns::read_csv(path, input, map, f);
+    }
+    if format == Format::Parquet {
+        return Err(Error::invalid(
+            "parquet is read from a file (load_columns::read_parquet)",
+        ));
+    }
+    let rel = map.rel_type.as_deref().or(format.default_rel_type());
     let mut buf = Vec::new();
-    for no in 0u64.. {
+    for no in 1u64.. {
         buf.clear();
         let n = input
             .read_until(b'\n', &mut buf)
@@ -112,152 +292,252 @@ pub fn parse_chunks(
                 buf.pop();
             }
         }
-        let bad = |reason: String| Error::BadInput {
-            file: path.to_path_buf(),
-            line: no + 1,
-            reason,
+        let r = match std::str::from_utf8(&buf) {
+            Err(e) => Err(BadLine::new(
+                no,
+                "line",
+                "UTF-8 text",
+                format!("a byte that is not UTF-8 at column {}", e.valid_up_to() + 1),
+            )),
+            Ok(line) => parse_line(format, no, line, rel, &map.uid_prefix),
         };
-        let parsed = match std::str::from_utf8(&buf) {
-            Err(_) => Err("line is not valid UTF-8".to_string()),
-            Ok(line) => parse_line(format, line, rel),
-        };
-        match parsed {
-            Ok(None) => {}
-            Ok(Some(e)) => {
-                out.push(e);
-                if out.len() == chunk {
-                    f(std::mem::take(&mut out))?;
-                }
-            }
-            Err(reason) => {
-                out.truncate(out.len() / unit.max(1) * unit.max(1));
-                if !out.is_empty() {
-                    f(out)?;
-                }
-                return Err(bad(reason));
-            }
+        if !f(r)? {
+            break;
         }
-    }
-    if !out.is_empty() {
-        f(out)?;
     }
     Ok(())
 }
 
-/// A line's outcome: `Ok(None)` = skipped, `Err(reason)` = malformed.
-type LineResult = std::result::Result<Option<Event>, String>;
+/// A line's outcome.
+type LineResult = std::result::Result<Record, BadLine>;
 
-/// One line of an event file in `format`, `rel` the rel type it takes.
-fn parse_line(format: Format, line: &str, rel: Option<&str>) -> LineResult {
+/// One line (number `no`) of an event file in `format`, `rel` the rel type it takes.
+fn parse_line(format: Format, no: u64, line: &str, rel: Option<&str>, prefix: &str) -> LineResult {
     match format {
-        Format::Snap => snap_line(line, rel.unwrap_or("MSG")),
-        Format::SnapCsvRated => csv_rated_line(line, rel.unwrap_or("TRUST")),
-        Format::JsonlEvents => jsonl_line(line, rel),
+        Format::Snap => snap_line(no, line, rel.unwrap_or("MSG"), prefix),
+        Format::SnapCsvRated => csv_rated_line(no, line, rel.unwrap_or("TRUST"), prefix),
+        Format::JsonlEvents => jsonl_line(no, line, rel, prefix),
+        Format::Csv | Format::Parquet => Ok(Record::Ignored),
     }
 }
 
-/// `snap`: `src dst seconds`. Blank lines, `#` / `%` comments and lines whose third field
-/// is not an integer (headers) are skipped.
-fn snap_line(line: &str, rel: &str) -> LineResult {
+/// Line 1 of a `snap` / `snap-csv-rated` file whose first field does not start like a
+/// number is its header (`src dst time`, `SOURCE,TARGET,RATING,TIME`). Anywhere else, and
+/// for a line 1 that starts like a number, a line that does not parse is an error.
+fn is_header(no: u64, first_field: &str) -> bool {
+    no == 1
+        && !first_field
+            .trim_start_matches(['+', '-'])
+            .starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The fields of `snap`, for messages.
+const SNAP_FIELDS: [&str; 3] = ["src", "dst", "seconds"];
+
+/// `snap`: `src dst seconds`. Blank lines, `#` / `%` comments and a header on line 1 are
+/// ignored.
+fn snap_line(no: u64, line: &str, rel: &str, prefix: &str) -> LineResult {
     let t = line.trim();
     if t.is_empty() || t.starts_with('#') || t.starts_with('%') {
-        return Ok(None);
+        return Ok(Record::Ignored);
     }
     let fields: Vec<&str> = t.split_whitespace().collect();
-    if fields.len() >= 3 && !is_integer(fields[2]) {
-        return Ok(None);
+    if is_header(no, fields[0]) {
+        return Ok(Record::Ignored);
     }
     if fields.len() != 3 {
-        return Err(format!(
-            "expected 3 whitespace-separated fields `src dst seconds`, found {}",
-            fields.len()
+        return Err(BadLine::new(
+            no,
+            "line",
+            "3 whitespace-separated fields `src dst seconds`",
+            format!("{} fields in {}", fields.len(), shown(t)),
         ));
     }
-    let src = node_id(fields[0], "src")?;
-    let dst = node_id(fields[1], "dst")?;
-    let secs: i64 = fields[2]
-        .parse()
-        .map_err(|_| format!("seconds {} out of range", fields[2]))?;
-    let vt_s = secs
-        .checked_mul(1_000_000)
+    let src = node_id(no, fields[0], SNAP_FIELDS[0], prefix)?;
+    let dst = node_id(no, fields[1], SNAP_FIELDS[1], prefix)?;
+    let vt_s = fields[2]
+        .strip_prefix('+')
+        .unwrap_or(fields[2])
+        .parse::<i64>()
+        .ok()
+        .and_then(|s| s.checked_mul(1_000_000))
         .filter(|v| instant_ok(*v))
-        .ok_or_else(|| format!("seconds {secs} out of range"))?;
-    Ok(Some(Event::instant(src, dst, rel.to_string(), vt_s)))
+        .ok_or_else(|| {
+            BadLine::new(
+                no,
+                SNAP_FIELDS[2],
+                format!(
+                    "an integer number of seconds since 1970-01-01 UTC, 0 to {}",
+                    OPEN_END / 1_000_000 - 1
+                ),
+                shown(fields[2]),
+            )
+        })?;
+    Ok(Record::Event(Event::instant(
+        src,
+        dst,
+        rel.to_string(),
+        vt_s,
+    )))
 }
 
-/// `snap-csv-rated`: `SOURCE,TARGET,RATING,TIME`. Blank lines and lines whose `TIME` is not
-/// a number (headers) are skipped.
-fn csv_rated_line(line: &str, rel: &str) -> LineResult {
+/// The fields of `snap-csv-rated`, for messages.
+const CSV_RATED_FIELDS: [&str; 4] = ["SOURCE", "TARGET", "RATING", "TIME"];
+
+/// `snap-csv-rated`: `SOURCE,TARGET,RATING,TIME`. Blank lines and a header on line 1 are
+/// ignored.
+fn csv_rated_line(no: u64, line: &str, rel: &str, prefix: &str) -> LineResult {
     if line.trim().is_empty() {
-        return Ok(None);
+        return Ok(Record::Ignored);
     }
     let fields: Vec<&str> = line.split(',').map(str::trim).collect();
-    if fields.len() >= 4 && fields[3].parse::<f64>().is_err() {
-        return Ok(None);
+    if is_header(no, fields[0]) {
+        return Ok(Record::Ignored);
     }
     if fields.len() != 4 {
-        return Err(format!(
-            "expected 4 comma-separated fields `SOURCE,TARGET,RATING,TIME`, found {}",
-            fields.len()
+        return Err(BadLine::new(
+            no,
+            "line",
+            "4 comma-separated fields `SOURCE,TARGET,RATING,TIME`",
+            format!("{} fields in {}", fields.len(), shown(line)),
         ));
     }
-    let src = node_id(fields[0], "SOURCE")?;
-    let dst = node_id(fields[1], "TARGET")?;
+    let src = node_id(no, fields[0], CSV_RATED_FIELDS[0], prefix)?;
+    let dst = node_id(no, fields[1], CSV_RATED_FIELDS[1], prefix)?;
     let rating: i64 = fields[2]
         .strip_prefix('+')
         .unwrap_or(fields[2])
         .parse()
-        .map_err(|_| format!("RATING {:?} is not an integer", fields[2]))?;
-    let time: f64 = fields[3].parse().unwrap_or(f64::NAN);
+        .map_err(|_| BadLine::new(no, CSV_RATED_FIELDS[2], "an integer", shown(fields[2])))?;
     // vt_s = trunc(float(TIME) · 1,000,000), in the timestamp domain.
-    let scaled = (time * 1_000_000.0).trunc();
+    let scaled = fields[3]
+        .parse::<f64>()
+        .map(|t| (t * 1_000_000.0).trunc())
+        .unwrap_or(f64::NAN);
     if !(scaled.is_finite() && scaled >= 0.0 && scaled < (OPEN_END - 1) as f64) {
-        return Err(format!("TIME {} out of range", fields[3]));
+        return Err(BadLine::new(
+            no,
+            CSV_RATED_FIELDS[3],
+            format!(
+                "a number of seconds since 1970-01-01 UTC, 0 to {}",
+                OPEN_END / 1_000_000 - 1
+            ),
+            shown(fields[3]),
+        ));
     }
     let mut e = Event::instant(src, dst, rel.to_string(), scaled as i64);
     e.props = Some(canon::to_string(&json!({ "rating": rating })));
-    Ok(Some(e))
+    Ok(Record::Event(e))
 }
 
-/// `jsonl-events`: one event object per line (blank lines skipped).
-fn jsonl_line(line: &str, rel: Option<&str>) -> LineResult {
+/// `jsonl-events`: one event object per line (blank lines ignored). Every key must be an
+/// event field (`data-model.md` §6.7); each field is checked for its type and domain.
+fn jsonl_line(no: u64, line: &str, rel: Option<&str>, prefix: &str) -> LineResult {
     if line.trim().is_empty() {
-        return Ok(None);
+        return Ok(Record::Ignored);
     }
-    let mut v = canon::parse(line).map_err(|e| format!("invalid JSON: {e}"))?;
+    let bad = |field: &str, expected: &str, found: String| BadLine::new(no, field, expected, found);
+    let mut v = canon::parse(line).map_err(|e| {
+        bad(
+            "line",
+            "one JSON event object",
+            format!("invalid JSON ({e}) in {}", shown(line)),
+        )
+    })?;
     let Value::Object(m) = &mut v else {
-        return Err("every line must be a JSON event object".to_string());
+        return Err(bad("line", "one JSON event object", shown(line)));
     };
+    if let Some(k) = m.keys().find(|k| !EVENT_FIELDS.contains(&k.as_str())) {
+        let hint = nearest(k, &EVENT_FIELDS)
+            .map_or(String::new(), |n| format!(" (did you mean \"{n}\"?)"));
+        return Err(bad(
+            k,
+            &format!("only the event fields {}{hint}", EVENT_FIELDS.join(", ")),
+            format!("unknown field \"{k}\""),
+        ));
+    }
     if let Some(r) = rel {
         if matches!(m.get("rel_type"), None | Some(Value::Null)) {
             m.insert("rel_type".to_string(), Value::String(r.to_string()));
         }
     }
-    parse_event(&v).map(Some).map_err(|e| e.to_string())
-}
-
-/// `[+-]?[0-9]+`: what counts as an integer field.
-fn is_integer(s: &str) -> bool {
-    let d = s.strip_prefix(['+', '-']).unwrap_or(s);
-    !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit())
-}
-
-/// A SNAP node id (a non-negative decimal integer) → uid `"n<id>"` (the id's decimal text,
-/// so `007` and `7` name the same node).
-fn node_id(s: &str, what: &str) -> std::result::Result<String, String> {
-    let d = s.strip_prefix('+').unwrap_or(s);
-    if d.is_empty() || !d.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(format!(
-            "{what} {s:?} is not a non-negative integer node id"
-        ));
+    check_event_fields(m).map_err(|(field, expected)| {
+        let found = m.get(field).map_or("nothing".to_string(), canon::to_string);
+        bad(field, expected, found)
+    })?;
+    let mut e = parse_event(&v).map_err(|e| bad("line", "a valid event", e.to_string()))?;
+    if !prefix.is_empty() {
+        e.src = format!("{prefix}{}", e.src);
+        e.dst = format!("{prefix}{}", e.dst);
     }
-    let id: u64 = d
-        .parse()
-        .map_err(|_| format!("{what} {s:?} overflows a 64-bit node id"))?;
-    Ok(format!("n{id}"))
+    Ok(Record::Event(e))
+}
+
+/// The first field of a JSON event that is missing or out of its domain, with the shape
+/// expected there.
+fn check_event_fields(
+    m: &Map<String, Value>,
+) -> std::result::Result<(), (&'static str, &'static str)> {
+    for k in ["src", "dst", "rel_type"] {
+        if !matches!(m.get(k), Some(Value::String(s)) if !s.is_empty()) {
+            return Err((k, "a non-empty string"));
+        }
+    }
+    let vt_s = match m.get("vt_s").and_then(Value::as_i64) {
+        Some(t) if instant_ok(t) => t,
+        _ => {
+            return Err((
+                "vt_s",
+                "an integer time in µs since 1970-01-01 UTC, 0 to 2^62 - 2",
+            ))
+        }
+    };
+    match m.get("vt_e") {
+        None | Some(Value::Null) => {}
+        Some(x) => match x.as_i64() {
+            Some(0) => {}
+            Some(e) if tgms_engine::time::legal_interval(vt_s, e) => {}
+            _ => {
+                return Err((
+                    "vt_e",
+                    "null, 0 or an integer time after vt_s, at most 2^62",
+                ))
+            }
+        },
+    }
+    if !matches!(m.get("disc"), None | Some(Value::String(_))) {
+        return Err(("disc", "a string"));
+    }
+    if !matches!(
+        m.get("props"),
+        None | Some(Value::Null) | Some(Value::Object(_))
+    ) {
+        return Err(("props", "a JSON object"));
+    }
+    Ok(())
+}
+
+/// A SNAP node id (a non-negative decimal integer) → uid `"<prefix>n<id>"` (the id's
+/// decimal text, so `007` and `7` name the same node).
+fn node_id(no: u64, s: &str, field: &str, prefix: &str) -> std::result::Result<String, BadLine> {
+    let d = s.strip_prefix('+').unwrap_or(s);
+    let id = d
+        .bytes()
+        .all(|b| b.is_ascii_digit())
+        .then(|| d.parse::<u64>().ok())
+        .flatten()
+        .ok_or_else(|| {
+            BadLine::new(
+                no,
+                field,
+                "a non-negative integer node id (below 2^64)",
+                shown(s),
+            )
+        })?;
+    Ok(format!("{prefix}n{id}"))
 }
 
 /// An instantaneous event at `t` needs `0 <= t` and `t + 1 <= OPEN_END`.
-fn instant_ok(t: i64) -> bool {
+pub fn instant_ok(t: i64) -> bool {
     (0..OPEN_END).contains(&t)
 }

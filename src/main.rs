@@ -11,8 +11,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use tgms::load::{self, Format};
-use tgms_engine::{canon, Error, Identity, Op, Store, Version};
+use tgms::load::Format;
+use tgms_engine::{canon, Error, Identity, Store, Version};
 
 #[derive(Parser)]
 #[command(
@@ -36,6 +36,10 @@ enum FormatArg {
     SnapCsvRated,
     /// One event object per line: {"src","dst","rel_type","vt_s",...}.
     JsonlEvents,
+    /// CSV with a header line; columns named by --src, --dst, --time (docs/ingest.md).
+    Csv,
+    /// Parquet (uncompressed); columns named as for csv.
+    Parquet,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -104,13 +108,16 @@ enum Cmd {
         compact: CompactArg,
         /// Prefix of the per-chunk batch keys (`PREFIX:N`, N = the chunk's first event
         /// number): chunks already committed under their key are skipped, so re-running an
-        /// interrupted load resumes it. Default: `ingest:` + the input's BLAKE3 digest.
+        /// interrupted load resumes it. Default: `ingest:` + a BLAKE3 digest of the load's
+        /// options and input (docs/ingest.md).
         #[arg(long, value_name = "PREFIX", conflicts_with = "no_batch_key")]
         batch_key: Option<String>,
         /// Write the chunks without batch keys (loading the same file twice then loads it
         /// twice).
         #[arg(long)]
         no_batch_key: bool,
+        #[command(flatten)]
+        flags: tgms::ingest_cli::IngestFlags,
     },
     /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes). On exit the
     /// batch is sealed as a small flush segment, so read-only opens (`tgms call`) keep
@@ -871,38 +878,6 @@ fn bar(len: u64, what: &str) -> ProgressBar {
     pb
 }
 
-/// The text of a load: a file (read a line at a time) or a shipped dataset.
-enum Source {
-    File(PathBuf),
-    Text(String),
-}
-
-impl Source {
-    /// A reader of the source's lines, from the start.
-    fn lines(&self) -> anyhow::Result<Box<dyn std::io::BufRead + '_>> {
-        Ok(match self {
-            Source::Text(t) => Box::new(t.as_bytes()),
-            Source::File(p) => {
-                let f = std::fs::File::open(p)
-                    .with_context(|| format!("cannot read {}", p.display()))?;
-                Box::new(std::io::BufReader::with_capacity(1 << 20, f))
-            }
-        })
-    }
-}
-
-/// The lines of `r` holding something besides whitespace.
-fn count_lines(mut r: impl std::io::BufRead) -> std::io::Result<u64> {
-    let (mut n, mut line) = (0, Vec::new());
-    while {
-        line.clear();
-        r.read_until(b'\n', &mut line)? > 0
-    } {
-        n += u64::from(line.iter().any(|b| !b.is_ascii_whitespace()));
-    }
-    Ok(n)
-}
-
 fn read_text(path: &Path) -> anyhow::Result<String> {
     std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
 }
@@ -917,11 +892,8 @@ fn collegemsg_text() -> anyhow::Result<String> {
     Ok(s)
 }
 
-/// Events parsed ahead of the batch that writes them: one batch's worth. (The writer's
-/// memory is bounded, so parsing further ahead only adds parsed events to the peak: 16
-/// batches ahead held about 0.13 GB more at 10M events and loaded no faster.)
-const PARSE_CHUNK: usize = tgms_engine::op::INGEST_CHUNK;
-
+/// `tgms ingest` (`docs/ingest.md`): a validation pass, then the keyed write pass
+/// (`tgms::ingest`), then the compaction rule; prints the summary.
 fn cmd_ingest(
     store: &Path,
     file: Option<PathBuf>,
@@ -932,41 +904,61 @@ fn cmd_ingest(
         CompactArg,
     ),
     (batch_key, no_batch_key): (Option<String>, bool),
+    flags: &tgms::ingest_cli::IngestFlags,
 ) -> CmdResult {
-    // A file is read a line at a time (twice: once to count its lines), never whole.
-    let (name, source, format, rel) = match (file, dataset) {
+    use tgms::ingest::{self as ing, Input, Keys, Request};
+    let (name, input, format, rel) = match (file, dataset) {
         (_, Some(DatasetArg::Collegemsg)) => (
             PathBuf::from("datasets/CollegeMsg.txt.gz"),
-            Source::Text(collegemsg_text()?),
+            Input::Text(collegemsg_text()?),
             Format::Snap,
-            Some("MSG".to_string()),
+            Some(rel_type.unwrap_or_else(|| "MSG".to_string())),
         ),
         (Some(f), None) => {
             let fmt = match format {
                 FormatArg::Snap => Format::Snap,
                 FormatArg::SnapCsvRated => Format::SnapCsvRated,
                 FormatArg::JsonlEvents => Format::JsonlEvents,
+                FormatArg::Csv => Format::Csv,
+                FormatArg::Parquet => Format::Parquet,
             };
-            (f.clone(), Source::File(f), fmt, rel_type)
+            (f.clone(), Input::File(f), fmt, rel_type)
         }
         (None, None) => return Err(Failure::Usage("give FILE or --dataset".into())),
     };
-    // The size of the load, for the compaction rule and the progress bar, is its count of
-    // non-blank lines (headers and comments included: an estimate).
-    let n =
-        count_lines(source.lines()?).with_context(|| format!("cannot read {}", name.display()))?;
-    let key_prefix = match (batch_key, no_batch_key) {
-        (_, true) => None,
-        (Some(k), false) => Some(k),
-        (None, false) => Some(
-            tgms_engine::store::ingest_key_prefix(&mut source.lines()?)
-                .with_context(|| format!("cannot read {}", name.display()))?,
-        ),
+    let map = flags
+        .mapping(rel, format.has_named_columns())
+        .map_err(Failure::Usage)?;
+    let req = Request {
+        name: name.clone(),
+        input,
+        format,
+        map,
+        on_error: flags.on_error(),
+        keys: match (batch_key, no_batch_key) {
+            (_, true) => Keys::None,
+            (Some(k), false) => Keys::Given(k),
+            (None, false) => Keys::Derived,
+        },
+        again: flags.again,
     };
+    let failed = |f: ing::Failure| Failure::Payload(ing::failure_payload(&f, &name));
+    // Pass 1: the whole input is parsed and counted; with --on-error fail a bad line stops
+    // the load here, before the store is opened.
+    let spin = ProgressBar::new_spinner();
+    spin.set_message(format!("validating {}", name.display()));
+    spin.enable_steady_tick(std::time::Duration::from_millis(200));
+    let tally = ing::validate(&req);
+    spin.finish_and_clear();
+    let tally = tally.map_err(failed)?;
+    if flags.dry_run {
+        let mut v = tally.to_json();
+        v["dry_run"] = json!(true);
+        out(&v);
+        return Ok(());
+    }
     let mut st = Store::open(store)?;
-    // The load is parsed [`PARSE_CHUNK`] events ahead of the batches that write them: a
-    // malformed line commits the whole batches (chunks of 50,000 events) before it and
-    // nothing of its own batch.
+    let n = tally.events;
     let compact_after = match compact {
         CompactArg::Always => true,
         CompactArg::Never => false,
@@ -977,44 +969,26 @@ fn cmd_ingest(
         st.set_compact_segments(0);
     }
     let pb = bar(n, "ingest");
-    let mut report = tgms_engine::IngestReport::default();
-    // Events of the input before the chunk being written: the chunk's key suffix.
-    let mut loaded = 0u64;
-    let parsed = load::parse_chunks(
-        &name,
-        source.lines()?,
-        format,
-        rel.as_deref(),
-        (PARSE_CHUNK, tgms_engine::op::INGEST_CHUNK),
-        |events| {
-            let first = loaded;
-            loaded += events.len() as u64;
-            let keys = key_prefix.as_deref().map(|k| (k, first));
-            let r = st.ingest_events_keyed(events, "Node", keys, &mut |k| {
-                pb.set_position(report.events + k)
-            })?;
-            report.events += r.events;
-            report.batches += r.batches;
-            report.skipped_batches += r.skipped_batches;
-            report.first_tt = report.first_tt.or(r.first_tt);
-            report.last_tt = r.last_tt.or(report.last_tt);
-            Ok(())
-        },
-    );
+    let written = ing::write(&mut st, &req, tally, &mut |k| pb.set_position(k));
     pb.finish_and_clear();
-    match parsed {
-        Ok(()) => {}
-        Err(Error::BadInput { file, line, reason }) => {
-            st.close()?;
-            return Err(Failure::Payload(json!({
-                "error": "E_INVALID_ARG",
-                "message": format!("{}:{line}: {reason}", file.display()),
-                "details": {"file": file.display().to_string(), "line": line, "events_committed": report.events},
-            })));
+    let summary = match written {
+        Ok(s) => s,
+        Err(f) => {
+            // Sealed for readers: what was committed stays committed.
+            let _ = st.close();
+            return Err(failed(f));
         }
-        Err(e) => return Err(e.into()),
+    };
+    if summary.already_ingested {
+        warn_line(&format!(
+            "{} is already in the store ({} events under batch key {}): nothing added; give \
+             --again to load another copy",
+            name.display(),
+            summary.events,
+            summary.batch_key.as_deref().unwrap_or("")
+        ));
     }
-    let compacted = if compact_after {
+    let compacted = if compact_after && summary.committed > 0 {
         let pb = ProgressBar::new_spinner();
         pb.set_message(format!(
             "compacting {} edge versions into one image",
@@ -1029,9 +1003,10 @@ fn cmd_ingest(
         false
     };
     st.close()?;
-    out(&json!({"events": report.events, "batches": report.batches,
-        "skipped_batches": report.skipped_batches, "batch_key": key_prefix,
-        "first_tt": report.first_tt, "last_tt": report.last_tt, "compacted": compacted}));
+    let mut v = summary.to_json();
+    v["compacted"] = json!(compacted);
+    v["dry_run"] = json!(false);
+    out(&v);
     Ok(())
 }
 
@@ -1048,8 +1023,10 @@ fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult
         return Err(Failure::Payload(json!({"error": "E_SCHEMA",
             "message": format!("op {i} is not a JSON object"), "details": {"path": [i]}})));
     }
+    // Strict at the input boundary (unknown fields and op kinds, a missing vt_s): refused
+    // before anything is logged. Values are checked when the batch applies (§6.1).
+    let ops = tgms_engine::op_input::parse_input_batch(&Value::Array(items))?;
     let mut st = Store::open(store)?;
-    let ops: Vec<Op> = items.iter().map(Op::from_json).collect();
     let r = st.write_keyed(ops, batch_key.clone());
     if let Some(cause) = st.poison_cause() {
         warn_line(&format!(
@@ -2103,11 +2080,13 @@ fn run(cli: Cli) -> CmdResult {
             compact,
             batch_key,
             no_batch_key,
+            flags,
         } => cmd_ingest(
             &store,
             file,
             (format, rel_type, dataset, compact),
             (batch_key, no_batch_key),
+            &flags,
         )?,
         Cmd::Write {
             store,

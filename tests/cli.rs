@@ -240,7 +240,10 @@ fn ingest_compacts_loads_of_an_eighth_of_the_store_or_as_asked() {
 }
 
 #[test]
-fn malformed_ingest_line_commits_earlier_chunks_only() {
+fn a_malformed_line_at_the_end_commits_nothing() {
+    // The validation pass finds the bad line before the first chunk is written: a bad
+    // line after 60,000 good ones leaves the store untouched (the old loader committed the
+    // first 50,000).
     let d = tempfile::tempdir().unwrap();
     let s = d.path().join("s");
     ok(tgms(&["init", p(&s)]));
@@ -256,10 +259,12 @@ fn malformed_ingest_line_commits_earlier_chunks_only() {
     let e = json_out(&o);
     assert_eq!(e["error"], "E_INVALID_ARG");
     assert_eq!(e["details"]["line"], 60_002);
-    assert_eq!(e["details"]["events_committed"], 50_000);
+    assert_eq!(e["details"]["field"], "src");
+    assert_eq!(e["details"]["events_committed"], 0);
     assert!(e["message"].as_str().unwrap().contains(":60002: "));
     let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
-    assert_eq!(st["n_edge_versions"], 50_000);
+    assert_eq!(st["n_edge_versions"], 0);
+    assert_eq!(st["n_batches"], 0);
 }
 
 #[test]
@@ -268,7 +273,11 @@ fn a_second_writer_is_refused_while_readers_work() {
     let s = d.path().join("s");
     let _writer = tgms_engine::Store::create(&s).unwrap();
     let b = d.path().join("b.json");
-    std::fs::write(&b, r#"[{"op":"assert_node","uid":"a","label":"N"}]"#).unwrap();
+    std::fs::write(
+        &b,
+        r#"[{"op":"assert_node","uid":"a","label":"N","vt_s":0}]"#,
+    )
+    .unwrap();
     let o = tgms(&["write", p(&s), p(&b)]);
     assert_eq!(o.status.code(), Some(3));
     let e = json_out(&o);

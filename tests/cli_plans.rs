@@ -105,7 +105,8 @@ fn plan_validate_run_verify_round_trip() {
     let b2 = d.path().join("b2.json");
     std::fs::write(
         &b2,
-        json!([{"op": "assert_node", "uid": "z", "label": "N", "props": {}}]).to_string(),
+        json!([{"op": "assert_node", "uid": "z", "label": "N", "props": {}, "vt_s": 0}])
+            .to_string(),
     )
     .unwrap();
     let o = tgms(&["write", p(&s), p(&b2)]);

@@ -47,7 +47,8 @@ fn instant(src: &str, dst: &str, rel: &str, vt_s: i64) -> Event {
 
 #[test]
 fn snap_events_and_skipped_lines() {
-    let text = "src dst time\n# comment\n% other comment\n\n   \n1 2 1082040961\n3\t4 5\n  7 7 0  \r\nFromNodeId ToNodeId Timestamp extra\n";
+    let text =
+        "src dst time\n# comment\n% other comment\n\n   \n1 2 1082040961\n3\t4 5\n  7 7 0  \r\n";
     assert_eq!(
         ok(text, Format::Snap, None),
         vec![
@@ -62,8 +63,16 @@ fn snap_events_and_skipped_lines() {
     assert_eq!(e[0].end(), 3_000_001);
     assert_eq!(e[0].disc, None);
     assert_eq!(e[0].props, None);
-    // A third field that is not an integer marks a header, even a numeric-looking one.
-    assert!(ok("1 2 3.5\n", Format::Snap, None).is_empty());
+    // A header is recognised on line 1 only, and only when it does not start like a number.
+    bad(
+        "1 2 3\nFromNodeId ToNodeId Timestamp\n",
+        Format::Snap,
+        None,
+        2,
+        "field src: expected a non-negative integer node id (below 2^64), found \"FromNodeId\"",
+    );
+    bad("1 2 3.5\n", Format::Snap, None, 1, "field seconds");
+    bad("1 2 3\n1 2 3.5\n", Format::Snap, None, 2, "found \"3.5\"");
     assert!(ok("", Format::Snap, None).is_empty());
 }
 
@@ -78,15 +87,15 @@ fn snap_errors() {
         f,
         None,
         2,
-        "src \"a\" is not a non-negative integer",
+        "field src: expected a non-negative integer node id (below 2^64), found \"a\"",
     );
-    bad("1 b 3\n", f, None, 1, "dst \"b\"");
-    bad("-1 2 3\n", f, None, 1, "src \"-1\"");
-    bad("1.0 2 3\n", f, None, 1, "src \"1.0\"");
-    bad("99999999999999999999 2 3\n", f, None, 1, "overflows");
-    bad("1 2 99999999999999999999\n", f, None, 1, "out of range");
-    bad("1 2 10000000000000\n", f, None, 1, "out of range");
-    bad("1 2 -5\n", f, None, 1, "out of range");
+    bad("1 b 3\n", f, None, 1, "field dst: expected");
+    bad("-1 2 3\n", f, None, 1, "field src: expected");
+    bad("1.0 2 3\n", f, None, 1, "field src: expected");
+    bad("99999999999999999999 2 3\n", f, None, 1, "field src");
+    bad("1 2 99999999999999999999\n", f, None, 1, "field seconds");
+    bad("1 2 10000000000000\n", f, None, 1, "field seconds");
+    bad("1 2 -5\n", f, None, 1, "field seconds");
     assert!(matches!(
         parse_events(&p(), "1 2 3\n", f, Some("")),
         Err(Error::InvalidArg { .. })
@@ -115,8 +124,22 @@ fn csv_rated_events_and_header() {
     let e = ok("1,2,3,4\n", Format::SnapCsvRated, Some("RATES"));
     assert_eq!(e[0].rel_type, "RATES");
     assert_eq!(e[0].vt_s, 4_000_000);
-    // TIME not a number: skipped.
-    assert!(ok("a,b,c,d\n1,2,3,x\n", Format::SnapCsvRated, None).is_empty());
+    // A header on line 1 only; a TIME that is not a number is an error anywhere.
+    assert!(ok("a,b,c,d\n", Format::SnapCsvRated, None).is_empty());
+    bad(
+        "a,b,c,d\n1,2,3,x\n",
+        Format::SnapCsvRated,
+        None,
+        2,
+        "field TIME",
+    );
+    bad(
+        "1,2,3,4\na,b,c,d\n",
+        Format::SnapCsvRated,
+        None,
+        2,
+        "field SOURCE",
+    );
 }
 
 #[test]
@@ -130,21 +153,39 @@ fn csv_rated_errors() {
         2,
         "found 5",
     );
-    bad("x,2,3,4\n", f, None, 1, "SOURCE \"x\"");
-    bad("1,,3,4\n", f, None, 1, "TARGET \"\"");
+    bad(
+        "1,2,3,4\nx,2,3,4\n",
+        f,
+        None,
+        2,
+        "field SOURCE: expected a non-negative integer node id (below 2^64), found \"x\"",
+    );
+    bad(
+        "1,,3,4\n",
+        f,
+        None,
+        1,
+        "field TARGET: expected a non-negative integer node id (below 2^64), found \"\"",
+    );
     bad(
         "1,2,4.5,4\n",
         f,
         None,
         1,
-        "RATING \"4.5\" is not an integer",
+        "field RATING: expected an integer, found \"4.5\"",
     );
     bad("1,2,r,4\n", f, None, 1, "RATING");
     bad("1,2,99999999999999999999,4\n", f, None, 1, "RATING");
-    bad("1,2,3,-4\n", f, None, 1, "TIME -4 out of range");
-    bad("1,2,3,inf\n", f, None, 1, "TIME inf");
-    bad("1,2,3,NaN\n", f, None, 1, "TIME NaN");
-    bad("1,2,3,1e20\n", f, None, 1, "TIME 1e20");
+    bad(
+        "1,2,3,-4\n",
+        f,
+        None,
+        1,
+        "field TIME: expected a number of seconds",
+    );
+    bad("1,2,3,inf\n", f, None, 1, "field TIME");
+    bad("1,2,3,NaN\n", f, None, 1, "field TIME");
+    bad("1,2,3,1e20\n", f, None, 1, "found \"1e20\"");
 }
 
 // ---------------------------------------------------------------- jsonl-events
@@ -154,7 +195,7 @@ fn jsonl_events() {
     let text = concat!(
         r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5}"#,
         "\n\n",
-        r#"{"src":"a","dst":"c","vt_s":7,"vt_e":9,"disc":"","props":{"z":1,"a":[2.0]},"other":1}"#,
+        r#"{"src":"a","dst":"c","vt_s":7,"vt_e":9,"disc":"","props":{"z":1,"a":[2.0]}}"#,
         "\n",
         r#"{"src":"c","dst":"a","rel_type":null,"vt_s":1,"vt_e":null}"#,
         "\n",
@@ -185,70 +226,85 @@ fn jsonl_errors() {
         f,
         None,
         1,
-        "src must be a non-empty string",
+        "field src: expected a non-empty string, found nothing",
     );
     bad(
         r#"{"src":"a","dst":"b","vt_s":5}"#,
         f,
         None,
         1,
-        "rel_type must be a non-empty string",
+        "field rel_type: expected a non-empty string",
     );
     bad(
         r#"{"src":"a","dst":"","rel_type":"R","vt_s":5}"#,
         f,
         None,
         1,
-        "dst must be",
+        "field dst: expected a non-empty string, found \"\"",
     );
     bad(
         r#"{"src":"a","dst":"b","rel_type":"R"}"#,
         f,
         None,
         1,
-        "invalid interval",
+        "field vt_s: expected an integer time",
     );
     bad(
         r#"{"src":"a","dst":"b","rel_type":"R","vt_s":"5"}"#,
         f,
         None,
         1,
-        "invalid interval",
+        "field vt_s: expected an integer time in µs since 1970-01-01 UTC, 0 to 2^62 - 2, found \"5\"",
     );
     bad(
         r#"{"src":"a","dst":"b","rel_type":"R","vt_s":-1}"#,
         f,
         None,
         1,
-        "invalid interval [-1, 0)",
+        "field vt_s",
     );
     bad(
         r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"vt_e":5}"#,
         f,
         None,
         1,
-        "invalid interval [5, 5)",
+        "field vt_e: expected null, 0 or an integer time after vt_s",
     );
     bad(
         r#"{"src":"a","dst":"b","rel_type":"R","vt_s":99999999999999999999}"#,
         f,
         None,
         1,
-        "invalid interval",
+        "field vt_s",
     );
     bad(
         r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"props":[1]}"#,
         f,
         None,
         1,
-        "props must be a JSON object",
+        "field props: expected a JSON object, found [1]",
     );
     bad(
         r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"disc":3}"#,
         f,
         None,
         1,
-        "disc must be a string",
+        "field disc: expected a string, found 3",
+    );
+    // Every key is an event field: a typo is an error naming the nearest field.
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"other":1}"#,
+        f,
+        None,
+        1,
+        "field other",
+    );
+    bad(
+        r#"{"src":"a","dst":"b","rel_type":"R","vt_s":5,"propz":{}}"#,
+        f,
+        None,
+        1,
+        "did you mean \"props\"",
     );
 }
 

@@ -43,6 +43,16 @@ pub enum Error {
         line: u64,
         reason: String,
     },
+    /// An op of a batch given as user input has an unknown field or op kind, or lacks a
+    /// required field (`E_INVALID_ARG`, `op_input.rs`); `index` is its 0-based place in the
+    /// batch, `suggestion` the nearest valid name.
+    #[error("op {index}: {message}")]
+    BadOp {
+        index: usize,
+        field: Option<String>,
+        message: String,
+        suggestion: Option<String>,
+    },
     /// An operating-system I/O failure (`E_STATE`).
     #[error("I/O error on {path}: {source}")]
     Io {
@@ -107,7 +117,9 @@ impl Error {
     /// The spec error code.
     pub fn code(&self) -> &'static str {
         match self {
-            Error::InvalidArg { .. } | Error::BadInput { .. } => "E_INVALID_ARG",
+            Error::InvalidArg { .. } | Error::BadInput { .. } | Error::BadOp { .. } => {
+                "E_INVALID_ARG"
+            }
             Error::NotFound { .. } => "E_NOT_FOUND",
             Error::State { .. }
             | Error::LogDamaged { .. }
@@ -145,6 +157,12 @@ impl Error {
             Error::BadInput { file, line, reason } => {
                 json!({"file": file.display().to_string(), "line": line, "reason": reason})
             }
+            Error::BadOp {
+                index,
+                field,
+                suggestion,
+                ..
+            } => json!({"index": index, "field": field, "suggestion": suggestion}),
             Error::OutcomeUnknown {
                 seq,
                 tt,

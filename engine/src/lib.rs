@@ -24,6 +24,7 @@ pub mod manifest;
 mod mapscan;
 pub mod mmap;
 pub mod op;
+pub mod op_input;
 pub mod read;
 pub mod seg;
 mod state;

@@ -736,6 +736,15 @@ impl Store {
         self.commit_keyed(None, ops, key)
     }
 
+    /// Whether a batch under idempotency key `key` is in this store's log (applied or
+    /// failed): what `tgms ingest` asks to tell a resumed or repeated load from a new one.
+    pub fn batch_key_committed(&mut self, key: &str) -> Result<bool> {
+        if self.keys.is_none() {
+            self.keys = Some(wal::batch_keys(&self.dir.join(WAL_FILE))?);
+        }
+        Ok(self.keys.as_ref().is_some_and(|m| m.contains_key(key)))
+    }
+
     /// [`Store::commit`] with an idempotency key (`format-spec.md` §3.3, record type 3).
     ///
     /// Outcomes: `Err(OutcomeUnknown)` when writing or syncing the batch record failed

@@ -1,0 +1,147 @@
+//! The `tgms ingest` flags of strict ingest and named-column input (`docs/ingest.md`):
+//! `--on-error`, `--dry-run`, `--again`, `--uid-prefix` and the column mapping of
+//! `--format csv|parquet`, and their conversion into a [`crate::load::Mapping`].
+
+use crate::ingest::OnError;
+use crate::load::Mapping;
+use crate::load_columns::{Columns, TimeUnit};
+
+/// `--on-error`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum OnErrorArg {
+    /// Stop at the first bad line, found by a validation pass before anything is written.
+    #[default]
+    Fail,
+    /// Leave bad lines out; the summary counts them and lists the first 20.
+    Skip,
+}
+
+/// `--time-unit`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum TimeUnitArg {
+    S,
+    Ms,
+    /// Microseconds, the store's unit (what `tgms export-rows` writes).
+    #[default]
+    Us,
+}
+
+/// The strict-ingest and named-column flags of `tgms ingest`.
+#[derive(Clone, Debug, Default, clap::Args)]
+pub struct IngestFlags {
+    /// What a line that does not parse does: `fail` stops the load before anything is
+    /// written (a validation pass reads the whole input first); `skip` leaves it out and
+    /// lists it in the summary.
+    #[arg(long, value_enum, default_value = "fail")]
+    pub on_error: OnErrorArg,
+    /// Parse and validate the whole input and print the summary; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Load the input again although it is already whole in the store (one more copy).
+    #[arg(long, conflicts_with = "no_batch_key")]
+    pub again: bool,
+    /// Prefix every node uid read (`--uid-prefix email:` makes SNAP node 7 `email:n7`), so
+    /// datasets loaded into one store keep apart.
+    #[arg(long, value_name = "PREFIX", default_value = "")]
+    pub uid_prefix: String,
+    /// csv / parquet: the column of the source node uid.
+    #[arg(long, value_name = "COL")]
+    pub src: Option<String>,
+    /// csv / parquet: the column of the destination node uid.
+    #[arg(long, value_name = "COL")]
+    pub dst: Option<String>,
+    /// csv / parquet: the column of the valid-time start (an integer in --time-unit).
+    #[arg(long, value_name = "COL")]
+    pub time: Option<String>,
+    /// csv / parquet: the column of the valid-time end (empty: an instant event).
+    #[arg(long, value_name = "COL")]
+    pub end: Option<String>,
+    /// csv / parquet: the unit of integer time cells (Parquet timestamps carry their own).
+    #[arg(long, value_enum, default_value = "us")]
+    pub time_unit: TimeUnitArg,
+    /// csv / parquet: a column holding each event's rel type (else --rel-type for all).
+    #[arg(long, value_name = "COL")]
+    pub rel_type_col: Option<String>,
+    /// csv / parquet: a column holding each event's disc (else the default `#<ordinal>`).
+    #[arg(long, value_name = "COL")]
+    pub disc: Option<String>,
+    /// csv / parquet: columns that become props of the same name (comma-separated).
+    #[arg(long, value_name = "COL,...", value_delimiter = ',')]
+    pub props: Vec<String>,
+    /// csv / parquet: a column holding a JSON object of props (export-rows' `props`).
+    #[arg(long, value_name = "COL")]
+    pub props_json: Option<String>,
+    /// csv / parquet: keep only rows whose COL is VALUE (repeatable; all must hold), e.g.
+    /// `--only kind=edge` for an export-rows file.
+    #[arg(long, value_name = "COL=VALUE")]
+    pub only: Vec<String>,
+}
+
+impl IngestFlags {
+    /// The `--on-error` policy.
+    pub fn on_error(&self) -> OnError {
+        match self.on_error {
+            OnErrorArg::Fail => OnError::Fail,
+            OnErrorArg::Skip => OnError::Skip,
+        }
+    }
+
+    /// The mapping these flags ask for, with `rel_type`; `named` says whether the format
+    /// takes named columns. Errors are usage messages.
+    pub fn mapping(&self, rel_type: Option<String>, named: bool) -> Result<Mapping, String> {
+        let any_column = self.src.is_some()
+            || self.dst.is_some()
+            || self.time.is_some()
+            || self.end.is_some()
+            || self.rel_type_col.is_some()
+            || self.disc.is_some()
+            || !self.props.is_empty()
+            || self.props_json.is_some()
+            || !self.only.is_empty();
+        let columns = if named {
+            let need = |v: &Option<String>, flag: &str| {
+                v.clone().ok_or_else(|| {
+                    format!("--format csv and parquet need {flag} COL (and --src, --dst, --time)")
+                })
+            };
+            let only = self
+                .only
+                .iter()
+                .map(|o| {
+                    o.split_once('=')
+                        .map(|(c, v)| (c.to_string(), v.to_string()))
+                        .ok_or_else(|| format!("--only takes COL=VALUE, got {o:?}"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(Columns {
+                src: need(&self.src, "--src")?,
+                dst: need(&self.dst, "--dst")?,
+                time: need(&self.time, "--time")?,
+                end: self.end.clone(),
+                time_unit: match self.time_unit {
+                    TimeUnitArg::S => TimeUnit::S,
+                    TimeUnitArg::Ms => TimeUnit::Ms,
+                    TimeUnitArg::Us => TimeUnit::Us,
+                },
+                rel_type: self.rel_type_col.clone(),
+                disc: self.disc.clone(),
+                props: self.props.clone(),
+                props_json: self.props_json.clone(),
+                only,
+            })
+        } else if any_column {
+            return Err(
+                "--src, --dst, --time, --end, --rel-type-col, --disc, --props, \
+                        --props-json and --only name columns of --format csv or parquet"
+                    .into(),
+            );
+        } else {
+            None
+        };
+        Ok(Mapping {
+            rel_type,
+            uid_prefix: self.uid_prefix.clone(),
+            columns,
+        })
+    }
+}

@@ -1,0 +1,478 @@
+//! Named-column ingest (`tgms ingest --format csv|parquet`, `docs/ingest.md`): which
+//! columns hold an event's endpoints, times, rel type, disc and props, and the readers that
+//! turn CSV records and Parquet rows into events through one mapping ([`Columns::event`]),
+//! so both formats accept and refuse exactly the same values.
+
+use crate::load::{instant_ok, shown, BadLine, Mapping, Record};
+use serde_json::{json, Map, Value};
+use std::path::Path;
+use tgms_engine::op::props_text;
+use tgms_engine::op_input::nearest;
+use tgms_engine::time::legal_interval;
+use tgms_engine::{canon, Error, Event, EventEnd, Result};
+
+/// The unit of integer time cells (`--time-unit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TimeUnit {
+    S,
+    Ms,
+    /// Microseconds, the store's own unit (the default, and what `export-rows` writes).
+    #[default]
+    Us,
+}
+
+impl TimeUnit {
+    /// µs per unit.
+    pub fn us(self) -> i64 {
+        match self {
+            TimeUnit::S => 1_000_000,
+            TimeUnit::Ms => 1_000,
+            TimeUnit::Us => 1,
+        }
+    }
+
+    /// The CLI spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeUnit::S => "s",
+            TimeUnit::Ms => "ms",
+            TimeUnit::Us => "us",
+        }
+    }
+}
+
+/// The column mapping of a `csv` / `parquet` ingest.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Columns {
+    /// `--src`, `--dst`: the endpoint uid columns.
+    pub src: String,
+    pub dst: String,
+    /// `--time`: the valid-time start; `--end`: the valid-time end (empty or null: an
+    /// instant event).
+    pub time: String,
+    pub end: Option<String>,
+    pub time_unit: TimeUnit,
+    /// `--rel-type-col`: a column holding each event's rel type.
+    pub rel_type: Option<String>,
+    /// `--disc`: a column holding each event's discriminator.
+    pub disc: Option<String>,
+    /// `--props`: columns that become props of the same name.
+    pub props: Vec<String>,
+    /// `--props-json`: a column holding a JSON object of props (what `export-rows` writes).
+    pub props_json: Option<String>,
+    /// `--only COL=VALUE` (repeatable): rows whose cells differ are left out.
+    pub only: Vec<(String, String)>,
+}
+
+impl Columns {
+    /// Canonical description, for the batch-key digest.
+    pub fn describe(&self) -> Value {
+        json!({"src": self.src, "dst": self.dst, "time": self.time, "end": self.end,
+            "time_unit": self.time_unit.as_str(), "rel_type": self.rel_type,
+            "disc": self.disc, "props": self.props, "props_json": self.props_json,
+            "only": self.only})
+    }
+
+    /// Every column the mapping names (`--only` ones included), for the header check.
+    fn named(&self) -> Vec<&str> {
+        let mut v = vec![self.src.as_str(), self.dst.as_str(), self.time.as_str()];
+        v.extend(self.end.as_deref());
+        v.extend(self.rel_type.as_deref());
+        v.extend(self.disc.as_deref());
+        v.extend(self.props.iter().map(String::as_str));
+        v.extend(self.props_json.as_deref());
+        v.extend(self.only.iter().map(|(c, _)| c.as_str()));
+        v
+    }
+
+    /// The index of every named column in `header`, or the error naming the first missing
+    /// one (with the nearest header name and the list).
+    fn resolve(&self, path: &Path, header: &[String]) -> Result<Resolved> {
+        let names: Vec<&str> = header.iter().map(String::as_str).collect();
+        let at = |c: &str| -> Result<usize> {
+            names.iter().position(|h| *h == c).ok_or_else(|| {
+                let hint =
+                    nearest(c, &names).map_or(String::new(), |n| format!("; did you mean {n:?}?"));
+                Error::invalid(format!(
+                    "{}: no column {c:?}{hint} (the columns are {})",
+                    path.display(),
+                    names.join(", ")
+                ))
+            })
+        };
+        for c in self.named() {
+            at(c)?;
+        }
+        Ok(Resolved {
+            src: at(&self.src)?,
+            dst: at(&self.dst)?,
+            time: at(&self.time)?,
+            end: self.end.as_deref().map(at).transpose()?,
+            rel_type: self.rel_type.as_deref().map(at).transpose()?,
+            disc: self.disc.as_deref().map(at).transpose()?,
+            props: self
+                .props
+                .iter()
+                .map(|c| Ok((c.clone(), at(c)?)))
+                .collect::<Result<_>>()?,
+            props_json: self.props_json.as_deref().map(at).transpose()?,
+            only: self
+                .only
+                .iter()
+                .map(|(c, v)| Ok((at(c)?, v.clone())))
+                .collect::<Result<_>>()?,
+        })
+    }
+}
+
+/// Column indexes of a [`Columns`] mapping in one file.
+struct Resolved {
+    src: usize,
+    dst: usize,
+    time: usize,
+    end: Option<usize>,
+    rel_type: Option<usize>,
+    disc: Option<usize>,
+    props: Vec<(String, usize)>,
+    props_json: Option<usize>,
+    only: Vec<(usize, String)>,
+}
+
+/// One cell as read: CSV cells are text (an empty cell is `Null`); Parquet cells keep
+/// their type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cell {
+    Null,
+    Text(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    /// A Parquet timestamp, converted to µs (its own unit wins over `--time-unit`).
+    TimeUs(i64),
+    /// A Parquet value of a type no field takes (described).
+    Other(String),
+}
+
+impl Cell {
+    /// The cell as shown in messages.
+    fn shown(&self) -> String {
+        match self {
+            Cell::Null => "an empty cell".into(),
+            Cell::Text(s) => shown(s),
+            Cell::Int(i) | Cell::TimeUs(i) => i.to_string(),
+            Cell::Float(f) => f.to_string(),
+            Cell::Bool(b) => b.to_string(),
+            Cell::Other(d) => d.clone(),
+        }
+    }
+
+    /// The cell's text for `--only` comparisons (null: the empty string).
+    fn text(&self) -> String {
+        match self {
+            Cell::Null => String::new(),
+            Cell::Text(s) => s.clone(),
+            Cell::Int(i) | Cell::TimeUs(i) => i.to_string(),
+            Cell::Float(f) => f.to_string(),
+            Cell::Bool(b) => b.to_string(),
+            Cell::Other(d) => d.clone(),
+        }
+    }
+}
+
+impl Resolved {
+    /// The record of one row (`no` its line or row number).
+    fn record(
+        &self,
+        map: &Mapping,
+        cols: &Columns,
+        no: u64,
+        cells: &[Cell],
+    ) -> std::result::Result<Record, BadLine> {
+        if self.only.iter().any(|(i, v)| cells[*i].text() != *v) {
+            return Ok(Record::Filtered);
+        }
+        let bad = |col: &str, expected: &str, c: &Cell| BadLine {
+            line: no,
+            field: col.to_string(),
+            expected: expected.to_string(),
+            found: c.shown(),
+        };
+        let uid = |i: usize, col: &str| match &cells[i] {
+            Cell::Text(s) if !s.is_empty() => Ok(format!("{}{s}", map.uid_prefix)),
+            Cell::Int(n) => Ok(format!("{}{n}", map.uid_prefix)),
+            c => Err(bad(col, "a non-empty node uid (text or integer)", c)),
+        };
+        let src = uid(self.src, &cols.src)?;
+        let dst = uid(self.dst, &cols.dst)?;
+        let unit = cols.time_unit;
+        let time_expected = format!(
+            "an integer time in {} since 1970-01-01 UTC (--time-unit), 0 to 2^62 - 2 µs",
+            unit.as_str()
+        );
+        let vt_s = time_us(&cells[self.time], unit)
+            .filter(|t| instant_ok(*t))
+            .ok_or_else(|| bad(&cols.time, &time_expected, &cells[self.time]))?;
+        let vt_e = match self.end {
+            None => EventEnd::Absent,
+            Some(i) => match &cells[i] {
+                Cell::Null => EventEnd::Absent,
+                c => EventEnd::At(
+                    time_us(c, unit)
+                        .filter(|e| legal_interval(vt_s, *e))
+                        .ok_or_else(|| {
+                            bad(
+                                cols.end.as_deref().unwrap_or("end"),
+                                &format!(
+                                    "an empty cell or an integer time in {} after the start \
+                                     time, at most 2^62 µs",
+                                    unit.as_str()
+                                ),
+                                c,
+                            )
+                        })?,
+                ),
+            },
+        };
+        let rel_type = match self.rel_type {
+            Some(i) => match &cells[i] {
+                Cell::Text(s) if !s.is_empty() => s.clone(),
+                c => {
+                    return Err(bad(
+                        cols.rel_type.as_deref().unwrap_or("rel_type"),
+                        "a non-empty rel type",
+                        c,
+                    ))
+                }
+            },
+            // `check_columns_mapping` made sure one of the two is given.
+            None => map.rel_type.clone().unwrap_or_default(),
+        };
+        let disc = match self.disc {
+            None => None,
+            Some(i) => match &cells[i] {
+                Cell::Null => None,
+                Cell::Text(s) => Some(s.clone()),
+                Cell::Int(n) => Some(n.to_string()),
+                c => return Err(bad(cols.disc.as_deref().unwrap_or("disc"), "text", c)),
+            },
+        };
+        let mut props = Map::new();
+        if let Some(i) = self.props_json {
+            let col = cols.props_json.as_deref().unwrap_or("props");
+            let expected = "a JSON object (or an empty cell)";
+            match &cells[i] {
+                Cell::Null => {}
+                Cell::Text(s) => match canon::parse(s) {
+                    Ok(Value::Object(m)) => props = m,
+                    _ => return Err(bad(col, expected, &cells[i])),
+                },
+                c => return Err(bad(col, expected, c)),
+            }
+        }
+        for (name, i) in &self.props {
+            let v = match &cells[*i] {
+                Cell::Null => continue,
+                Cell::Text(s) => json!(s),
+                Cell::Int(n) | Cell::TimeUs(n) => json!(n),
+                Cell::Float(f) if f.is_finite() => json!(f),
+                Cell::Bool(b) => json!(b),
+                c => return Err(bad(name, "text, a number or a boolean", c)),
+            };
+            props.insert(name.clone(), v);
+        }
+        let props = if self.props_json.is_some() || !self.props.is_empty() {
+            let p = Value::Object(props);
+            Some(props_text(Some(&p)).map_err(|e| BadLine {
+                line: no,
+                field: cols.props_json.clone().unwrap_or_else(|| "props".into()),
+                expected: "finite numbers".into(),
+                found: e.to_string(),
+            })?)
+        } else {
+            None
+        };
+        Ok(Record::Event(Event {
+            src,
+            dst,
+            rel_type,
+            vt_s,
+            vt_e,
+            disc,
+            props,
+        }))
+    }
+}
+
+/// A time cell in µs: an integer (or integer text) times the unit, or a Parquet timestamp.
+fn time_us(c: &Cell, unit: TimeUnit) -> Option<i64> {
+    match c {
+        Cell::Int(n) => n.checked_mul(unit.us()),
+        Cell::Text(s) => s
+            .strip_prefix('+')
+            .unwrap_or(s)
+            .parse::<i64>()
+            .ok()?
+            .checked_mul(unit.us()),
+        Cell::TimeUs(t) => Some(*t),
+        _ => None,
+    }
+}
+
+/// Checks that a named-column mapping has a rel type from somewhere.
+fn check_rel(map: &Mapping, cols: &Columns) -> Result<()> {
+    if cols.rel_type.is_none() && map.rel_type.is_none() {
+        return Err(Error::invalid(
+            "give the events' rel type: --rel-type TYPE for all of them, or --rel-type-col COL \
+             for a column holding each one's",
+        ));
+    }
+    Ok(())
+}
+
+/// Reads a CSV file with a header line (line 1) naming its columns; every further record is
+/// one row. Quoted fields may span lines; a record's line number is the line it starts on.
+pub fn read_csv(
+    path: &Path,
+    input: impl std::io::Read,
+    map: &Mapping,
+    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+) -> Result<()> {
+    let Some(cols) = &map.columns else {
+        return Err(Error::invalid("--format csv needs --src, --dst and --time"));
+    };
+    check_rel(map, cols)?;
+    let mut rdr = csv::ReaderBuilder::new()
+        .has_headers(false)
+        .flexible(true)
+        .from_reader(input);
+    let mut rec = csv::ByteRecord::new();
+    let io = |e: csv::Error| Error::invalid(format!("{}: cannot read CSV: {e}", path.display()));
+    if !rdr.read_byte_record(&mut rec).map_err(io)? {
+        return Err(Error::invalid(format!(
+            "{}: the file is empty; a CSV file starts with a header line naming its columns",
+            path.display()
+        )));
+    }
+    let header: Vec<String> = rec
+        .iter()
+        .map(|h| String::from_utf8_lossy(h).trim().to_string())
+        .collect();
+    let resolved = cols.resolve(path, &header)?;
+    let mut cells = Vec::with_capacity(header.len());
+    while rdr.read_byte_record(&mut rec).map_err(io)? {
+        let no = rec.position().map_or(0, |p| p.line());
+        let r = if rec.len() == 1 && rec.get(0).is_some_and(|c| c.is_empty()) {
+            // A blank line.
+            Ok(Record::Ignored)
+        } else if rec.len() != header.len() {
+            Err(BadLine {
+                line: no,
+                field: "line".into(),
+                expected: format!("{} comma-separated fields, as in the header", header.len()),
+                found: format!("{} fields", rec.len()),
+            })
+        } else {
+            cells.clear();
+            let mut bad = None;
+            for (i, c) in rec.iter().enumerate() {
+                match std::str::from_utf8(c) {
+                    Ok("") => cells.push(Cell::Null),
+                    Ok(s) => cells.push(Cell::Text(s.to_string())),
+                    Err(_) => {
+                        bad.get_or_insert(BadLine {
+                            line: no,
+                            field: header[i].clone(),
+                            expected: "UTF-8 text".into(),
+                            found: "bytes that are not UTF-8".into(),
+                        });
+                        cells.push(Cell::Null);
+                    }
+                }
+            }
+            match bad {
+                Some(b) => Err(b),
+                None => resolved.record(map, cols, no, &cells),
+            }
+        };
+        if !f(r)? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Reads a Parquet file: its top-level columns by name, one row per event, row numbers
+/// (1-based) as line numbers. Compression codecs are not built in: a compressed file is
+/// refused with the fix (write it uncompressed, or as CSV).
+pub fn read_parquet(
+    path: &Path,
+    map: &Mapping,
+    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+) -> Result<()> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let Some(cols) = &map.columns else {
+        return Err(Error::invalid(
+            "--format parquet needs --src, --dst and --time",
+        ));
+    };
+    check_rel(map, cols)?;
+    let pq = |e: parquet::errors::ParquetError| {
+        let hint = if e.to_string().contains("codec") || e.to_string().contains("compression") {
+            " (this build reads uncompressed Parquet only: write the file with compression \
+             NONE, e.g. pandas `to_parquet(compression=None)`, or as CSV)"
+        } else {
+            ""
+        };
+        Error::invalid(format!(
+            "{}: cannot read Parquet: {e}{hint}",
+            path.display()
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = SerializedFileReader::new(file).map_err(pq)?;
+    let header: Vec<String> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .root_schema()
+        .get_fields()
+        .iter()
+        .map(|t| t.name().to_string())
+        .collect();
+    let resolved = cols.resolve(path, &header)?;
+    let mut cells = Vec::with_capacity(header.len());
+    for (i, row) in reader.get_row_iter(None).map_err(pq)?.enumerate() {
+        let row = row.map_err(pq)?;
+        cells.clear();
+        cells.extend(row.get_column_iter().map(|(_, v)| cell_of(v)));
+        if !f(resolved.record(map, cols, i as u64 + 1, &cells))? {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// A Parquet field as a [`Cell`].
+fn cell_of(v: &parquet::record::Field) -> Cell {
+    use parquet::record::Field as F;
+    match v {
+        F::Null => Cell::Null,
+        F::Bool(b) => Cell::Bool(*b),
+        F::Byte(n) => Cell::Int(i64::from(*n)),
+        F::Short(n) => Cell::Int(i64::from(*n)),
+        F::Int(n) => Cell::Int(i64::from(*n)),
+        F::Long(n) => Cell::Int(*n),
+        F::UByte(n) => Cell::Int(i64::from(*n)),
+        F::UShort(n) => Cell::Int(i64::from(*n)),
+        F::UInt(n) => Cell::Int(i64::from(*n)),
+        F::ULong(n) => i64::try_from(*n).map_or(Cell::Other(n.to_string()), Cell::Int),
+        F::Float(x) => Cell::Float(f64::from(*x)),
+        F::Double(x) => Cell::Float(*x),
+        F::Str(s) => Cell::Text(s.clone()),
+        F::TimestampMillis(t) => t
+            .checked_mul(1000)
+            .map_or(Cell::Other(t.to_string()), Cell::TimeUs),
+        F::TimestampMicros(t) => Cell::TimeUs(*t),
+        other => Cell::Other(format!("a Parquet {other:?} value")),
+    }
+}
