@@ -356,7 +356,12 @@ pub fn execute(
             done: &done,
             truncs: Vec::new(),
         };
-        let resolved = match sub.walk(&step.args) {
+        // $refs substituted, then time strings resolved to µs (docs/times.md): the resolved
+        // args, their digest and the call are those of the integer plan.
+        let resolved = match sub
+            .walk(&step.args)
+            .and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, &v))
+        {
             Ok(v) => v,
             Err(e) => {
                 rec.insert("error".into(), e.payload());
