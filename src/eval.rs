@@ -56,25 +56,11 @@ pub fn utc(us: i64) -> String {
     if us >= OPEN_END {
         return "open".into();
     }
-    let secs = us.div_euclid(1_000_000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil-from-days (Howard Hinnant).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02} {:02}:{:02}",
-        rem / 3600,
-        (rem % 3600) / 60
-    )
+    // chrono's calendar, as everywhere else (docs/times.md).
+    match chrono::DateTime::from_timestamp_micros(us) {
+        Some(t) => t.format("%Y-%m-%d %H:%M").to_string(),
+        None => format!("{us} µs"),
+    }
 }
 
 /// Builds the incident store in `dir/incident` and evaluates it.

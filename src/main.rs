@@ -21,11 +21,19 @@ use tgms_engine::{canon, Error, Identity, Store, Version};
     about = "tgms — an embedded, agent-native bi-temporal temporal-graph database",
     long_about = "tgms stores every version of every node and edge with valid time (when it was \
 true) and transaction time (when we believed it). Corrections and retractions keep the old \
-belief queryable forever.\n\nQuick start:\n  tgms init /tmp/s\n  tgms ingest /tmp/s data.txt --format snap\n  tgms stats /tmp/s\n  tgms digest /tmp/s"
+belief queryable forever.\n\nTimes are µs since 1970-01-01 UTC (the store's unit); every time \
+argument also takes ISO-8601 (\"2004-07-22\", \"2004-07-22T21:28:00Z\") and durations take \
+\"7d\", \"36h\", \"90s\" (docs/times.md). Tables and text show times as ISO-8601 UTC \
+(--time us for the integers); JSON keeps the integers.\n\nQuick start:\n  tgms init /tmp/s\n  tgms ingest /tmp/s data.txt --format snap\n  tgms stats /tmp/s\n  tgms digest /tmp/s"
 )]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
+    /// How tables and text show times: ISO-8601 UTC and durations like "3d 4h" (iso), or the
+    /// stored integer µs since 1970-01-01 UTC (us). JSON output always keeps the integers.
+    #[arg(long, global = true, value_name = "iso|us", default_value = "iso",
+        value_parser = tgms::cli_time::time_mode_arg)]
+    time: tgms::cli_time::TimeMode,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -209,6 +217,8 @@ enum Cmd {
     ///
     /// ARGS is JSON text when it starts with `{` or `[`, `-` for standard input, otherwise
     /// the path of a file holding the JSON. Errors print the spec's error payload (exit 1).
+    /// Time arguments are µs since 1970-01-01 UTC or ISO-8601 strings ("at": "2004-07-22",
+    /// "t_a": "2004-07-22T21:28:00Z"); durations ("stride", "delta") are µs or "7d", "36h".
     ///
     /// Example: tgms call /tmp/store entity_history '{"uid": "n1", "include_edges": true}'
     ///          tgms call /tmp/store state_at '{"uid": "n1", "at": 1700000000000000}' --format table
@@ -220,8 +230,8 @@ enum Cmd {
         op: String,
         /// Arguments: inline JSON, `-` for stdin, or a file path.
         args: String,
-        /// Pin the belief state: adds "as_of_tt": TT to the arguments.
-        #[arg(long, value_name = "TT")]
+        /// Pin the belief state: adds "as_of_tt": TT to the arguments (µs or ISO-8601).
+        #[arg(long, value_name = "TT", value_parser = tgms::cli_time::instant_arg)]
         as_of: Option<i64>,
         /// Output: canonical JSON envelope, or a table for people.
         #[arg(long, value_enum, default_value = "json")]
@@ -421,8 +431,9 @@ enum Cmd {
         /// Disable the grounding check of literal uids.
         #[arg(long)]
         no_grounding: bool,
-        /// Ask of the belief state at this transaction time (µs): pinned on every step.
-        #[arg(long = "as-of", value_name = "TT")]
+        /// Ask of the belief state at this transaction time (µs or ISO-8601): pinned on every
+        /// step.
+        #[arg(long = "as-of", value_name = "TT", value_parser = tgms::cli_time::instant_arg)]
         as_of: Option<i64>,
         /// Model name (overrides TGMS_LLM_MODEL).
         #[arg(long)]
@@ -1070,16 +1081,20 @@ fn stats_json(st: &Store) -> Result<Value, Error> {
     }))
 }
 
-fn cmd_stats(store: &Path, as_json: bool) -> CmdResult {
+fn cmd_stats(store: &Path, as_json: bool, time: tgms::cli_time::TimeMode) -> CmdResult {
     let st = Store::open_read_only(store)?;
-    let v = stats_json(&st)?;
+    let mut v = stats_json(&st)?;
     if as_json {
+        // For people: `<field>_utc` beside each integer time, never replacing it.
+        if let Value::Object(m) = &mut v {
+            tgms_operators::timefmt::add_utc_companions(m);
+        }
         out(&v);
         return Ok(());
     }
     let show = |k: &str| match &v[k] {
         Value::Null => "—".to_string(),
-        x => x.to_string(),
+        x => tgms::cli_time::both(k, x, time),
     };
     print_line(&format!("store            {}", store.display()));
     for k in [
@@ -1358,8 +1373,10 @@ fn cell(v: &Value) -> String {
     }
 }
 
-/// `--format table`: scalar fields, then each list as a table, then the result_digest.
-fn render_table(env: &Value) -> String {
+/// `--format table`: scalar fields, then each list as a table, then the result_digest; times
+/// as `--time` says.
+fn render_table(env: &Value, time: tgms::cli_time::TimeMode) -> String {
+    let cell_of = |k: &str, v: &Value| tgms::cli_time::cell(k, v, time);
     let Some(m) = env.as_object() else {
         return canon::to_string(env);
     };
@@ -1372,7 +1389,7 @@ fn render_table(env: &Value) -> String {
         if matches!(k.as_str(), "op" | "result_digest" | "args_echo") || v.is_array() {
             continue;
         }
-        s.push_str(&format!("{k}: {}\n", cell(v)));
+        s.push_str(&format!("{k}: {}\n", cell_of(k, v)));
     }
     for (k, v) in m {
         let Value::Array(rows) = v else { continue };
@@ -1394,7 +1411,7 @@ fn render_table(env: &Value) -> String {
             .map(|r| match r.as_object() {
                 Some(o) => cols
                     .iter()
-                    .map(|c| o.get(c).map(cell).unwrap_or_default())
+                    .map(|c| o.get(c).map(|v| cell_of(c, v)).unwrap_or_default())
                     .collect(),
                 None => vec![cell(r)],
             })
@@ -1438,7 +1455,7 @@ fn cmd_call(
     op: &str,
     args: &str,
     as_of: Option<i64>,
-    format: CallFormat,
+    (format, time): (CallFormat, tgms::cli_time::TimeMode),
 ) -> CmdResult {
     let text = call_args_text(args)?;
     let parsed = match canon::parse(&text) {
@@ -1503,14 +1520,14 @@ fn cmd_call(
         }
         match format {
             CallFormat::Json => out(r),
-            CallFormat::Table => print_line(&render_table(r)),
+            CallFormat::Table => print_line(&render_table(r, time)),
         }
         return Ok(());
     }
     match format {
         CallFormat::Json => out(&Value::Array(results.clone())),
         CallFormat::Table => {
-            let parts: Vec<String> = results.iter().map(render_table).collect();
+            let parts: Vec<String> = results.iter().map(|r| render_table(r, time)).collect();
             print_line(&parts.join("\n\n"));
         }
     }
@@ -2067,6 +2084,7 @@ fn cmd_memory(m: MemoryCmd) -> CmdResult {
 }
 
 fn run(cli: Cli) -> CmdResult {
+    let time = cli.time;
     match cli.cmd {
         Cmd::Init { store } => {
             Store::create(&store)?;
@@ -2093,7 +2111,7 @@ fn run(cli: Cli) -> CmdResult {
             batch,
             batch_key,
         } => cmd_write(&store, &batch, batch_key)?,
-        Cmd::Stats { store, json } => cmd_stats(&store, json)?,
+        Cmd::Stats { store, json } => cmd_stats(&store, json, time)?,
         Cmd::Digest { store } => print_line(&Store::open_read_only(&store)?.digest()),
         Cmd::Replay {
             store,
@@ -2114,7 +2132,7 @@ fn run(cli: Cli) -> CmdResult {
             args,
             as_of,
             format,
-        } => cmd_call(&store, &op, &args, as_of, format)?,
+        } => cmd_call(&store, &op, &args, as_of, (format, time))?,
         Cmd::Tools { format } => cmd_tools(format)?,
         Cmd::Serve {
             store,

@@ -68,6 +68,8 @@ pub mod output;
 pub mod pipeline;
 pub mod registry;
 pub mod schema;
+pub mod timefmt;
+pub mod timeparse;
 pub mod tools;
 
 pub use cost::{Ceilings, Estimate};

@@ -20,15 +20,35 @@ pub struct CallOptions {
     pub skip_cost: bool,
 }
 
-/// Steps 1–4: the operator's filled arguments, or the error of the first failing step.
-pub fn prepare(name: &str, raw: &Value) -> Result<(&'static crate::OpSpec, Args), OpError> {
-    let spec = lookup(name).ok_or_else(|| {
+/// The registry entry of `name`, or `E_INVALID_ARG` listing the known operators.
+pub fn spec_of(name: &str) -> Result<&'static crate::OpSpec, OpError> {
+    lookup(name).ok_or_else(|| {
         OpError::with(
             Code::InvalidArg,
             format!("unknown operator: {name}"),
             json!({ "known": names() }),
         )
-    })?;
+    })
+}
+
+/// The arguments of a call to `name` with every time and duration string (docs/times.md)
+/// resolved to integer µs; integer arguments come back unchanged, so every digest of an
+/// integer call stays what it was. Done first, before the schema step, by [`prepare`] and by
+/// the plan executor before it digests resolved arguments.
+/// An unknown operator is left for the call to report.
+pub fn resolve_times(name: &str, raw: &Value) -> Result<Value, OpError> {
+    let Some(spec) = lookup(name) else {
+        return Ok(raw.clone());
+    };
+    Ok(crate::timeparse::resolve_times(spec, raw)?.unwrap_or_else(|| raw.clone()))
+}
+
+/// Steps 1–4: the operator's filled arguments, or the error of the first failing step.
+/// Time strings are resolved to µs before the schema step ([`resolve_times`]).
+pub fn prepare(name: &str, raw: &Value) -> Result<(&'static crate::OpSpec, Args), OpError> {
+    let spec = spec_of(name)?;
+    let resolved = crate::timeparse::resolve_times(spec, raw)?;
+    let raw = resolved.as_ref().unwrap_or(raw);
     let arg_schema = spec.arg_schema();
     let order: Vec<&str> = spec.args.iter().map(|a| a.name).collect();
     let mut violations = Vec::new();

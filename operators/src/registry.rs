@@ -318,12 +318,26 @@ pub fn names() -> Vec<&'static str> {
 
 /// Shared schema fragments of §8.
 pub mod frag {
+    use crate::timeparse::{DURATION_PATTERN, TIME_PATTERN};
     use serde_json::{json, Value};
     use tgms_engine::OPEN_END;
 
-    /// `TIMESTAMP`.
+    /// `TIMESTAMP`: integer µs, or a string of [`TIME_PATTERN`] that the pipeline resolves
+    /// to µs before anything else sees it ([`crate::timeparse`]).
     pub fn timestamp() -> Value {
-        json!({"type": "integer", "minimum": 0, "maximum": OPEN_END, "description": "int64 epoch microseconds, UTC"})
+        json!({"type": ["integer", "string"], "minimum": 0, "maximum": OPEN_END, "pattern": TIME_PATTERN,
+            "description": "int64 epoch microseconds, UTC; or ISO-8601 (\"2004-07-22\", \"2004-07-22T21:28:00Z\", \"…+02:00\") or \"open\""})
+    }
+    /// A duration in µs (`>= 1`), or a string of [`DURATION_PATTERN`] (`"7d"`, `"36h"`,
+    /// `"3d 4h"`). `nullable` admits `null`; `what` is the description.
+    pub fn duration(nullable: bool, what: &str) -> Value {
+        let ty = if nullable {
+            json!(["integer", "string", "null"])
+        } else {
+            json!(["integer", "string"])
+        };
+        json!({"type": ty, "minimum": 1, "pattern": DURATION_PATTERN,
+            "description": format!("{what}: µs, or \"7d\", \"36h\", \"15m\", \"90s\", \"500ms\", \"3d 4h\"")})
     }
     /// `WINDOW`.
     pub fn window() -> Value {
@@ -337,10 +351,11 @@ pub mod frag {
         w["type"] = json!(["object", "null"]);
         w
     }
-    /// `AS_OF_TT` (without its default, which the declaration carries).
+    /// `AS_OF_TT` (without its default, which the declaration carries); takes the time
+    /// strings of [`timestamp`].
     pub fn as_of_tt() -> Value {
-        json!({"type": "integer", "minimum": 0, "maximum": OPEN_END,
-            "description": "belief state to evaluate under; OPEN_END = current beliefs"})
+        json!({"type": ["integer", "string"], "minimum": 0, "maximum": OPEN_END, "pattern": TIME_PATTERN,
+            "description": "belief state (transaction time) to evaluate under, µs or ISO-8601; OPEN_END (or \"open\") = current beliefs"})
     }
     /// `LIMIT` (without its default).
     pub fn limit() -> Value {

@@ -378,8 +378,15 @@ impl Backend {
             match args.get("as_of_tt") {
                 None | Some(Value::Null) => {}
                 Some(v) => {
-                    cfg.as_of_tt = Some(v.as_i64().ok_or_else(|| {
-                        Outcome::err(invalid("as_of_tt must be an integer (µs since 1970 UTC)"))
+                    // µs, or an ISO-8601 string (docs/times.md).
+                    let us = match v {
+                        Value::String(s) => tgms_operators::timeparse::parse_instant_us(s).ok(),
+                        other => other.as_i64(),
+                    };
+                    cfg.as_of_tt = Some(us.ok_or_else(|| {
+                        Outcome::err(invalid(
+                            "as_of_tt must be µs since 1970 UTC or ISO-8601 (\"2004-07-22T21:28:00Z\")",
+                        ))
                     })?)
                 }
             }

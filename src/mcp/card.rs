@@ -3,7 +3,7 @@
 //! an agent must read before it chooses `as_of_tt` or a valid-time window.
 
 use serde_json::{json, Value};
-use tgms_engine::{Stats, OPEN_END};
+use tgms_engine::Stats;
 
 /// The normative `clocks` text (agent-surface §9.3), verbatim.
 pub const CLOCKS: &str = "This store has two clocks. Valid time (vt) is when a fact held in \
@@ -16,14 +16,9 @@ microseconds since 1970-01-01 UTC; 4611686018427387904 means open-ended.";
 
 /// `us` (µs since 1970-01-01 UTC) as ISO-8601 UTC (`2004-04-15T07:56:01Z`, with the
 /// fraction only when it is not zero); `"open"` for the open end.
+/// The workspace's one formatter ([`tgms_operators::timefmt::iso_utc`]).
 pub fn iso_utc(us: i64) -> String {
-    if us >= OPEN_END {
-        return "open".into();
-    }
-    match chrono::DateTime::from_timestamp_micros(us) {
-        Some(t) => t.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true),
-        None => format!("{us} µs (outside the calendar range)"),
-    }
+    tgms_operators::timefmt::iso_utc(us)
 }
 
 fn iso_opt(us: Option<i64>) -> Value {
@@ -52,6 +47,7 @@ pub fn dataset_card(s: &Stats) -> Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tgms_engine::OPEN_END;
 
     #[test]
     fn iso_matches_known_instants() {

@@ -73,8 +73,9 @@ fn ask_tool() -> Value {
         "description": "Ask a question in plain words: tgms's agent loop has the configured model write a plan, verifies and runs it, has the answer written, and removes every claim and sentence the trace does not support. Returns the gated answer object, the final plan, its trace_id (get_trace finds it) and the ask id.",
         "inputSchema": {"type": "object", "additionalProperties": false, "required": ["question"],
             "properties": {"question": {"type": "string"}, "task_input_uids": uids_prop(),
-                "as_of_tt": {"type": ["integer", "null"],
-                    "description": "Answer as the store believed at this transaction time (µs since 1970 UTC)."}}},
+                "as_of_tt": {"type": ["integer", "string", "null"],
+                    "pattern": tgms_operators::timeparse::TIME_PATTERN,
+                    "description": "Answer as the store believed at this transaction time (µs since 1970 UTC, or ISO-8601 such as \"2004-07-22T21:28:00Z\")."}}},
         "annotations": {"readOnlyHint": true, "openWorldHint": true}})
 }
 

@@ -468,7 +468,9 @@ pub fn execute(
         let walked = sub.walk(&step.args);
         let truncs = sub.truncs;
         let (read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();
-        let resolved = match walked {
+        // $refs substituted, then time strings resolved to µs (docs/times.md): the resolved
+        // args, their digest and the call are those of the integer plan.
+        let resolved = match walked.and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, &v)) {
             Ok(v) => v,
             Err(e) => {
                 rec.insert("error".into(), e.payload());

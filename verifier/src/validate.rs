@@ -308,6 +308,20 @@ fn check_step(
         );
         return;
     };
+    // Time strings (docs/times.md) are resolved to µs first, so every check below sees the
+    // integers the executor will pass; a malformed one is reported with the accepted forms.
+    let resolved_step;
+    let s = match tgms_operators::timeparse::resolve_times(spec, &s.args) {
+        Ok(None) => s,
+        Ok(Some(args)) => {
+            resolved_step = crate::plan::Step { args, ..s.clone() };
+            &resolved_step
+        }
+        Err(e) => {
+            out.push(Violation::new(e.code.as_str(), e.message.clone(), sid).details(e.details));
+            return;
+        }
+    };
     // 6b, 6c
     let refs = find_refs(&s.args);
     for r in &refs {

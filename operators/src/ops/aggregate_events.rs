@@ -68,14 +68,20 @@ fn dim_schema() -> Value {
         "required": ["dim"]})
 }
 
+/// `s` with `"default": null` (nested defaults are annotations of the published schema).
+fn with_null_default(mut s: Value) -> Value {
+    s["default"] = Value::Null;
+    s
+}
+
 fn agg_schema() -> Value {
     json!({"type": "object", "additionalProperties": false,
         "properties": {
             "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span", "pair_directions"]},
             "of": {"type": ["string", "null"], "enum": ["src", "dst", "vt_s", "duration", "prop", null], "default": null},
             "prop": {"type": ["string", "null"], "minLength": 1, "default": null},
-            "span": {"type": ["integer", "null"], "minimum": 1, "default": null},
-            "gap": {"type": ["integer", "null"], "minimum": 1, "default": null}},
+            "span": with_null_default(frag::duration(true, "window length of max_in_window")),
+            "gap": with_null_default(frag::duration(true, "session gap of max_session_span"))},
         "required": ["agg"]})
 }
 
@@ -94,11 +100,7 @@ pub fn spec() -> OpSpec {
                 json!({"type": "array", "items": agg_schema(), "minItems": 1, "maxItems": 4}),
             ),
             ArgDecl::req("window", frag::window()),
-            ArgDecl::opt(
-                "stride",
-                json!({"type": ["integer", "null"], "minimum": 1}),
-                Value::Null,
-            ),
+            ArgDecl::opt("stride", frag::duration(true, "bucket width"), Value::Null),
             common::rel_types(),
             ArgDecl::opt(
                 "prop_filter",

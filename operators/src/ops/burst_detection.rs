@@ -34,7 +34,7 @@ pub fn spec() -> OpSpec {
             )
             .uids(&[".uid"]),
             ArgDecl::req("window", frag::window()),
-            ArgDecl::req("stride", json!({"type": "integer", "minimum": 1})),
+            ArgDecl::req("stride", frag::duration(false, "bucket width")),
             ArgDecl::opt(
                 "method",
                 json!({"type": "string", "enum": ["zscore", "ratio"]}),

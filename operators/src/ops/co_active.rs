@@ -27,6 +27,16 @@ fn edge_spec() -> Value {
         "properties": {"src": f(), "dst": f(), "rel_type": f()}})
 }
 
+fn allen_relation() -> Value {
+    let mut gap = crate::registry::frag::duration(true, "the largest gap of `before`");
+    gap["default"] = Value::Null;
+    json!({"type": "object", "additionalProperties": false,
+        "properties": {
+            "relation": {"type": "string", "enum": ["overlaps", "during", "before", "meets"]},
+            "gap": gap},
+        "required": ["relation"]})
+}
+
 fn pair_key(row: &Value) -> Value {
     json!([row["a"]["vid"], row["b"]["vid"]])
 }
@@ -39,14 +49,7 @@ pub fn spec() -> OpSpec {
         args: vec![
             ArgDecl::req("a_spec", edge_spec()).uids(&[".src", ".dst"]),
             ArgDecl::req("b_spec", edge_spec()).uids(&[".src", ".dst"]),
-            ArgDecl::req(
-                "allen_relation",
-                json!({"type": "object", "additionalProperties": false,
-                    "properties": {
-                        "relation": {"type": "string", "enum": ["overlaps", "during", "before", "meets"]},
-                        "gap": {"type": ["integer", "null"], "minimum": 1, "default": null}},
-                    "required": ["relation"]}),
-            ),
+            ArgDecl::req("allen_relation", allen_relation()),
             common::as_of_tt(),
             common::limit(),
             common::cursor(),

@@ -45,9 +45,14 @@ fn str_or_null() -> Value {
     json!({"type": ["string", "null"]})
 }
 
+/// An interval bound: any integer, or a time string (docs/times.md) resolved to µs.
+fn instant() -> Value {
+    json!({"type": ["integer", "string"], "pattern": crate::timeparse::TIME_PATTERN})
+}
+
 fn interval() -> Value {
     json!({"type": ["object", "null"], "additionalProperties": false,
-        "properties": {"start": {"type": "integer"}, "end": {"type": "integer"}},
+        "properties": {"start": instant(), "end": instant()},
         "required": ["start", "end"]})
 }
 

@@ -75,7 +75,7 @@ pub fn motif_args(with_all: bool) -> Vec<ArgDecl> {
         ArgDecl::req("motif", motif_enum(with_all)),
         ArgDecl::req(
             "delta",
-            json!({"type": "integer", "minimum": 1, "description": "max span t(e3) − t(e1) in µs"}),
+            crate::registry::frag::duration(false, "max span t(e3) − t(e1)"),
         ),
         ArgDecl::req("window", crate::registry::frag::window()),
         ArgDecl::opt(

@@ -35,7 +35,7 @@ pub fn spec() -> OpSpec {
                     "active_edge_count", "mean_out_degree", "new_node_rate", "reciprocity"]}),
             ),
             ArgDecl::req("window", frag::window()),
-            ArgDecl::req("stride", json!({"type": "integer", "minimum": 1})),
+            ArgDecl::req("stride", frag::duration(false, "bucket width")),
             common::as_of_tt(),
             common::limit(),
             common::cursor(),

@@ -27,11 +27,7 @@ pub fn spec() -> OpSpec {
             ArgDecl::req("t1", frag::timestamp()),
             ArgDecl::req("t2", frag::timestamp()),
             common::as_of_tt(),
-            ArgDecl::opt(
-                "stride",
-                json!({"type": ["integer", "null"], "minimum": 1}),
-                Value::Null,
-            ),
+            ArgDecl::opt("stride", frag::duration(true, "bucket width"), Value::Null),
             common::limit(),
         ],
         validators: vec![validate_t1_t2],

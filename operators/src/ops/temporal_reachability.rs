@@ -30,8 +30,7 @@ pub fn spec() -> OpSpec {
             common::as_of_tt(),
             ArgDecl::opt(
                 "delta_max_wait",
-                json!({"type": ["integer", "null"], "minimum": 1,
-                    "description": "max wait at an intermediate node (µs)"}),
+                frag::duration(true, "max wait at an intermediate node"),
                 Value::Null,
             ),
             ArgDecl::opt(
