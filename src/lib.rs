@@ -11,5 +11,7 @@ pub mod grounding;
 pub mod load;
 pub mod mcp;
 pub mod soak;
+pub mod trace_graph;
+pub mod trace_list;
 pub mod trace_view;
 pub mod verified;
