@@ -142,5 +142,7 @@ pub mod load;
 pub mod load_columns;
 pub mod mcp;
 pub mod soak;
+pub mod trace_graph;
+pub mod trace_list;
 pub mod trace_view;
 pub mod verified;

@@ -298,11 +298,12 @@ enum Cmd {
     /// emission and its violations, the answers at each gating stage, the trace).
     ///
     /// Example: tgms plan run /tmp/store plan.json
-    ///          tgms view /tmp/store 7b4414b9… --plan plan.json --out trace.html
+    ///          tgms view /tmp/store 7b4414b9 --plan plan.json --out trace.html
     View {
         /// Existing store directory (its trace, result and args stores).
         store: PathBuf,
-        /// The trace_id (`tgms plan run` prints it) or an ask_id (`tgms ask` prints it).
+        /// The trace_id (`tgms plan run` prints it) or an ask_id (`tgms ask` prints it), or
+        /// any unique prefix of one (`tgms traces STORE` lists them).
         trace_id: String,
         /// Write the page here.
         #[arg(long)]
@@ -313,6 +314,18 @@ enum Cmd {
         /// An answer object (JSON file) to verify against the trace and show.
         #[arg(long)]
         answer: Option<PathBuf>,
+    },
+    /// List the traces and ask records kept in the store, newest first: id (12-digit
+    /// prefix; `tgms view` accepts any unique prefix), when it was written, status, plan id
+    /// and, for an ask record, the question and its trace. See docs/viewer.md.
+    ///
+    /// Example: tgms traces /tmp/store
+    Traces {
+        /// Existing store directory (only read).
+        store: PathBuf,
+        /// Print JSON (full ids, µs and UTC times) instead of a table.
+        #[arg(long)]
+        json: bool,
     },
     // ---- evaluation harnesses (issue #7) ----
     /// Write every stored row (believed and closed) in store-digest order, one row per
@@ -1840,24 +1853,31 @@ fn cmd_view(
     plan: Option<&Path>,
     answer: Option<&Path>,
 ) -> CmdResult {
+    use tgms::trace_list::{self, Kind};
     use tgms_verifier::{claims, exec};
     let st = Store::open_read_only(store)?;
     let rs = exec::ResultStore::in_dir(store);
+    let found = trace_list::resolve(store, trace_id).map_err(|e| Failure::Payload(e.payload()))?;
+    let trace_id = found.id.as_str();
     // An ask id (`tgms ask` prints it) shows the whole ask record: planning history, the
     // answers at each gating stage and the final trace.
-    let ask_path = store.join("asks").join(format!("{trace_id}.json"));
-    if trace_id.len() == 64 && trace_id.bytes().all(|b| b.is_ascii_hexdigit()) && ask_path.is_file()
-    {
+    if found.kind == Kind::Ask {
+        let ask_path = store.join("asks").join(format!("{trace_id}.json"));
         let record =
             canon::parse(&read_text(&ask_path)?).context("the ask record is not valid JSON")?;
         let page = tgms::trace_view::render_ask(&record, &rs);
         std::fs::write(out_path, page)
             .with_context(|| format!("cannot write {}", out_path.display()))?;
+        out(
+            &json!({"ask_id": trace_id, "trace_id": record["trace"]["trace_id"],
+            "out": out_path.display().to_string()}),
+        );
         return Ok(());
     }
     let Some(t) = rs.trace(trace_id) else {
-        return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
-            "message": format!("unknown trace or ask id '{trace_id}'"), "details": {"trace": trace_id}})));
+        return Err(Failure::Payload(json!({"error": "E_STATE",
+            "message": format!("the stored trace '{trace_id}' cannot be read: {}", found.status),
+            "details": {"trace": trace_id, "repair": "remove traces/<id> from the store and run the plan again with `tgms plan run`"}})));
     };
     let plan_v = match plan {
         Some(p) => Some(canon::parse(&read_text(p)?).context("PLAN is not valid JSON")?),
@@ -1894,6 +1914,19 @@ fn cmd_view(
         &json!({"trace_id": trace_id, "out": out_path.display().to_string(),
         "claims": ver.as_ref().map_or(Value::Null, |v| v["claims"].clone())}),
     );
+    Ok(())
+}
+
+fn cmd_traces(store: &Path, as_json: bool) -> CmdResult {
+    // Opening checks that STORE is a store (a structured error otherwise); nothing is written.
+    Store::open_read_only(store)?;
+    let entries = tgms::trace_list::list(store);
+    if as_json {
+        out(&json!({"store": store.display().to_string(),
+            "entries": entries.iter().map(|e| e.to_json()).collect::<Vec<_>>()}));
+    } else {
+        print_line(&tgms::trace_list::table(&entries));
+    }
     Ok(())
 }
 
@@ -2202,6 +2235,7 @@ fn run(cli: Cli) -> CmdResult {
             plan,
             answer,
         } => cmd_view(&store, &trace_id, &out, plan.as_deref(), answer.as_deref())?,
+        Cmd::Traces { store, json } => cmd_traces(&store, json)?,
         Cmd::Eval(e) => cmd_eval(e)?,
         Cmd::Ask {
             store,

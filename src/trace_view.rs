@@ -1,16 +1,19 @@
-//! The trace viewer (`spec/agent-surface.md` §10): one self-contained HTML page (inline CSS
-//! and script, no external fetch) rendering one verifier trace — run header, the plan's
-//! steps with literal and resolved args, status, digests, evidence descriptors and taint,
-//! the stored result envelopes, the answer and (when an answer object is given) every
-//! claim verdict, gating and the metrics. Used by `tgms view` and `tgms demo`.
+//! The trace viewer (`spec/agent-surface.md` §10, issue 20 item 7): one self-contained HTML
+//! page (inline CSS and script, no external fetch) rendering one verifier trace the way an
+//! auditor reads it — a **summary** first (question, final gated answer, claim verdicts at a
+//! glance, completeness and taint, ok), then **the plan as a step graph** (inline SVG, see
+//! [`crate::trace_graph`]), then **the step details**, collapsed (literal and resolved args,
+//! status, digests, evidence descriptors, the stored result envelopes), then the answer and
+//! its claims, the planning history of an ask record, and integrity. Used by `tgms view`,
+//! `tgms plan run --html`, `tgms ask --html` and `tgms demo`; `docs/viewer.md` is its guide.
 //!
 //! Safety: every store-derived string goes through [`esc`]; embedded JSON sits in
-//! `<script type="application/json">` with `<` written as `\u003c`. Pages of `tgms ask`
-//! ([`render_ask`]) add the ask record: the question, every plan emission with its raw
-//! reply, parse error or violations and the repair message sent back, the executions, the
-//! reporter's attempts, and the raw, claim-gated and prose-gated answers.
+//! `<script type="application/json">` with `<` written as `\u003c`. The one inline script
+//! only pretty-prints that JSON, adds copy buttons beside digests and opens the step a link
+//! points to; the page reads the same without it (a digest is shown abbreviated, but its
+//! element holds the full value: hover shows it, selecting copies it).
 
-use crate::eval::utc;
+use crate::trace_graph;
 use serde_json::Value;
 use std::fmt::Write as _;
 use tgms_engine::{canon, OPEN_END};
@@ -53,12 +56,35 @@ fn ej(v: &Value) -> String {
     esc(&canon::to_string(v))
 }
 
+/// A µs instant as ISO-8601 UTC to the microsecond (`open` for `OPEN_END`).
+fn iso(us: i64) -> String {
+    if us >= OPEN_END {
+        return "open".into();
+    }
+    chrono::DateTime::from_timestamp_micros(us).map_or_else(
+        || format!("{us} µs (outside the calendar range)"),
+        |d| d.format("%Y-%m-%dT%H:%M:%S%.6fZ").to_string(),
+    )
+}
+
+/// A content digest (64 hex digits).
+fn is_digest(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// A digest shown abbreviated by CSS: the element holds the full value (hover shows it as
+/// the title, selecting copies it; the script adds a copy button).
+fn dg(s: &str) -> String {
+    let e = esc(s);
+    format!("<code class=\"dg\" title=\"{e}\">{e}</code>")
+}
+
 const VALID_KEYS: [&str; 11] = [
     "vt_s", "vt_e", "t", "at", "t_a", "t_b", "t1", "t2", "t_valid", "vt_min", "vt_max",
 ];
 const TT_KEYS: [&str; 6] = ["tt_s", "tt_e", "as_of_tt", "last_tt", "first_tt", "tt"];
 
-/// A value under `key`, with both clocks for time fields.
+/// A value under `key`, with both clocks for time fields and digests abbreviated.
 fn cell(key: &str, v: &Value) -> String {
     let kind = if VALID_KEYS.contains(&key) {
         Some("valid time")
@@ -69,8 +95,12 @@ fn cell(key: &str, v: &Value) -> String {
     };
     match (kind, v.as_i64()) {
         (Some(k), Some(x)) if x >= OPEN_END => format!("open <small>({k})</small>"),
-        (Some(k), Some(x)) => format!("{} UTC<br><small>{x} µs · {k}</small>", esc(&utc(x))),
+        (Some(k), Some(x)) => format!(
+            "<span class=\"t\">{}</span><br><small>{x} µs · {k}</small>",
+            esc(&iso(x))
+        ),
         _ => match v {
+            Value::String(s) if is_digest(s) => dg(s),
             Value::String(s) => esc(s),
             other => format!("<code>{}</code>", ej(other)),
         },
@@ -78,23 +108,32 @@ fn cell(key: &str, v: &Value) -> String {
 }
 
 fn kv_table(h: &mut String, rows: &[(&str, String)]) {
-    h.push_str("<table>");
+    h.push_str("<div class=\"tw\"><table class=\"kv\">");
     for (k, v) in rows {
         let _ = write!(h, "<tr><th>{}</th><td>{v}</td></tr>", esc(k));
     }
-    h.push_str("</table>");
+    h.push_str("</table></div>");
 }
 
-fn obj_table(h: &mut String, v: &Value) {
+/// An object as a key/value table, without the keys in `skip` (shown elsewhere already).
+fn obj_table(h: &mut String, v: &Value, skip: &[&str]) {
     let Some(m) = v.as_object() else {
         let _ = write!(h, "<code>{}</code>", ej(v));
         return;
     };
-    h.push_str("<table>");
-    for (k, x) in m {
-        let _ = write!(h, "<tr><th>{}</th><td>{}</td></tr>", esc(k), cell(k, x));
+    h.push_str("<div class=\"tw\"><table class=\"kv\">");
+    for (k, x) in m.iter().filter(|(k, _)| !skip.contains(&k.as_str())) {
+        let shown = match x {
+            Value::Object(_) if x.as_object().is_some_and(|o| !o.is_empty()) => {
+                let mut inner = String::new();
+                obj_table(&mut inner, x, skip);
+                inner
+            }
+            _ => cell(k, x),
+        };
+        let _ = write!(h, "<tr><th>{}</th><td>{shown}</td></tr>", esc(k));
     }
-    h.push_str("</table>");
+    h.push_str("</table></div>");
 }
 
 const AUDIT: [&str; 5] = [
@@ -105,7 +144,8 @@ const AUDIT: [&str; 5] = [
     "ingestion_lag_us",
 ];
 
-/// The first 50 rows of a list of objects (or scalars) as a table.
+/// The first 50 rows of a list of objects (or scalars) as a table that scrolls sideways
+/// inside its own box.
 fn rows_table(h: &mut String, name: &str, rows: &[Value]) {
     let mut cols: Vec<String> = Vec::new();
     for r in rows.iter().take(50) {
@@ -121,7 +161,7 @@ fn rows_table(h: &mut String, name: &str, rows: &[Value]) {
     cols.sort_by_key(|c| !AUDIT.contains(&c.as_str()));
     let _ = write!(
         h,
-        "<details open><summary>{} ({} shown of {} returned)</summary><table>",
+        "<details open><summary>{} ({} shown of {} returned)</summary><div class=\"tw\"><table class=\"rows\">",
         esc(name),
         rows.len().min(50),
         rows.len()
@@ -155,15 +195,16 @@ fn rows_table(h: &mut String, name: &str, rows: &[Value]) {
             h.push_str("</tr>");
         }
     }
-    h.push_str("</table></details>");
+    h.push_str("</table></div></details>");
 }
 
-/// Embedded JSON, safe inside a `<script type="application/json">`.
+/// Embedded JSON, safe inside a `<script type="application/json">`; the script
+/// pretty-prints it into the `<pre>` beside it.
 fn embed(h: &mut String, id: &str, v: &Value) {
     let raw = canon::to_string(v).replace('<', "\\u003c");
     let _ = write!(
         h,
-        "<details><summary>{} (JSON)</summary><script type=\"application/json\" id=\"j-{id}\">{raw}</script><pre id=\"p-{id}\"></pre></details>",
+        "<details><summary>{} (JSON)</summary><script type=\"application/json\" id=\"j-{id}\">{raw}</script><pre class=\"json\" id=\"p-{id}\"></pre></details>",
         esc(id)
     );
 }
@@ -201,13 +242,22 @@ fn verdict_class(v: &Value) -> &'static str {
     }
 }
 
+fn ok_badge(ok: bool, yes: &str, no: &str) -> String {
+    if ok {
+        format!("<span class=\"ok\">{}</span>", esc(yes))
+    } else {
+        format!("<span class=\"bad\">{}</span>", esc(no))
+    }
+}
+
 /// Renders the page.
 pub fn render(v: &TraceView<'_>) -> String {
     render_inner(v, None)
 }
 
-/// The page of one ask record (`tgms ask --html`): the trace of the plan that ran (if any)
-/// with the planning history, the reporter's attempts and the gated answers.
+/// The page of one ask record (`tgms ask --html`, `tgms view STORE ASK_ID`): the trace of
+/// the plan that ran (if any) with the planning history, the reporter's attempts and the
+/// gated answers.
 pub fn render_ask(record: &Value, results: &ResultStore) -> String {
     let empty =
         serde_json::json!({"plan_id": "(no plan ran)", "steps": [], "store": record["store"]});
@@ -242,29 +292,199 @@ pub fn render_ask(record: &Value, results: &ResultStore) -> String {
     )
 }
 
-/// The planning history and the gated answers of an ask record.
-fn ask_sections(h: &mut String, rec: &Value) {
+/// The claims of the answer object with their verdicts, and whether gating dropped each.
+fn claim_rows<'a>(v: &TraceView<'a>) -> Vec<(&'a Value, &'a Value, bool)> {
+    let (Some(a), Some(ver)) = (v.answer_object, v.verification) else {
+        return Vec::new();
+    };
+    let kept: Option<Vec<&Value>> = v.gated.map(|(g, _)| {
+        g["claims"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|c| &c["id"])
+            .collect()
+    });
+    let verdicts = ver["claims"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+    a["claims"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .zip(verdicts.iter())
+        .map(|(c, vd)| {
+            let dropped = kept.as_ref().is_some_and(|k| !k.contains(&&c["id"]));
+            (c, vd, dropped)
+        })
+        .collect()
+}
+
+/// The summary an auditor reads first: question, final gated answer, claim verdicts at a
+/// glance, completeness and taint, ok; then the run header (ids, store state, wall time).
+fn summary(h: &mut String, v: &TraceView<'_>, ask: Option<&Value>) {
+    let t = v.trace;
+    h.push_str("<section id=\"summary\"><h2>Summary</h2><div class=\"sum\">");
+    let question = v
+        .plan
+        .and_then(|p| p.get("question"))
+        .or_else(|| ask.map(|r| &r["question"]))
+        .and_then(Value::as_str);
     let _ = write!(
         h,
-        "<h2>Question and final answer</h2><p>question: <b>{}</b></p><p>final (gated) answer: <b>{}</b></p>",
-        esc(rec["question"].as_str().unwrap_or("")),
-        esc(rec["gated_answer_object"]["text"].as_str().unwrap_or(""))
+        "<p class=\"q\"><span class=\"lbl\">Question</span> {}</p>",
+        question.map_or(
+            "<small>(not recorded in the trace; the plan carries it when given)</small>"
+                .to_string(),
+            |q| format!("<b>{}</b>", esc(q))
+        )
     );
+    // The final text: the prose-gated answer of an ask, else the claim-gated answer object.
+    let final_text = ask
+        .map(|r| &r["gated_answer_object"]["text"])
+        .or(v.gated.map(|(g, _)| &g["text"]))
+        .or(v.answer_object.map(|a| &a["text"]))
+        .and_then(Value::as_str);
+    let _ = write!(
+        h,
+        "<div class=\"answer\"><span class=\"lbl\">Final answer (after gating)</span> {}</div>",
+        final_text.map_or_else(
+            || format!(
+                "<small>no answer object; the trace's typed answer is</small> <code>{}</code>",
+                ej(&t["answer"])
+            ),
+            |s| format!("<span class=\"txt\">{}</span>", esc(s))
+        )
+    );
+    let claims = claim_rows(v);
+    h.push_str("<p><span class=\"lbl\">Claims</span> ");
+    if claims.is_empty() {
+        h.push_str("<small>none checked</small>");
+    }
+    for (i, (c, vd, dropped)) in claims.iter().enumerate() {
+        let _ = write!(
+            h,
+            "<a class=\"chip {}\" href=\"#claim-{i}\" title=\"{}\">{} · {}{}</a> ",
+            verdict_class(&vd["verdict"]),
+            esc(vd["reason"].as_str().unwrap_or("")),
+            esc(c["id"].as_str().unwrap_or("")),
+            esc(vd["verdict"].as_str().unwrap_or("")),
+            if *dropped { " · dropped" } else { "" }
+        );
+    }
+    if let Some(av) = v.verification.map(|x| &x["answer_verdict"]) {
+        if !av.is_null() {
+            let _ = write!(
+                h,
+                " <span class=\"chip {}\">typed answer · {}</span>",
+                verdict_class(av),
+                esc(av.as_str().unwrap_or(""))
+            );
+        }
+    }
+    h.push_str("</p>");
+    // Status, completeness and taint.
+    let steps: Vec<&Value> = t["steps"].as_array().into_iter().flatten().collect();
+    let n_ok = steps.iter().filter(|s| s["status"] == "ok").count();
+    let trunc: Vec<String> = steps
+        .iter()
+        .filter_map(|s| {
+            let sid = esc(s["step_id"].as_str().unwrap_or(""));
+            let why = if s["truncated"] == Value::Bool(true) {
+                "truncated"
+            } else if s.get("ref_truncations").is_some() {
+                "input list cut"
+            } else if s["upstream_truncated"] == Value::Bool(true) {
+                "tainted by a truncated input"
+            } else {
+                return None;
+            };
+            Some(format!("<a href=\"#step-{sid}\">{sid}</a> {why}"))
+        })
+        .collect();
+    let failed: Vec<String> = steps
+        .iter()
+        .filter(|s| s["status"] != "ok")
+        .map(|s| {
+            let sid = esc(s["step_id"].as_str().unwrap_or(""));
+            format!(
+                "<a href=\"#step-{sid}\">{sid}</a> {} <small>{}</small>",
+                esc(s["status"].as_str().unwrap_or("")),
+                esc(s["error"]["error"].as_str().unwrap_or(""))
+            )
+        })
+        .collect();
+    let _ = write!(
+        h,
+        "<p class=\"st\"><span class=\"lbl\">Status</span> ok: {} · steps ok: {n_ok} of {} · answer complete: {} · taint: {}{}</p>",
+        ok_badge(t["ok"] == Value::Bool(true), "true", &canon::to_string(&t["ok"])),
+        steps.len(),
+        ok_badge(t["answer_complete"] == Value::Bool(true), "yes", "no"),
+        if trunc.is_empty() {
+            "<span class=\"ok\">none</span>".to_string()
+        } else {
+            format!("<span class=\"weak\">{}</span>", trunc.join(", "))
+        },
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!(" · <span class=\"bad\">not ok:</span> {}", failed.join(", "))
+        }
+    );
+    h.push_str("</div>");
+    // The run header.
+    let st = &t["store"];
+    let plan_digest = t["plan_digest"].as_str().unwrap_or("");
+    let plan_match = v.plan.map(|p| canon::digest(p) == plan_digest);
+    let mut rows: Vec<(&str, String)> = vec![
+        (
+            "plan_id",
+            format!("<code>{}</code>", esc(t["plan_id"].as_str().unwrap_or(""))),
+        ),
+        ("trace_id", dg(t["trace_id"].as_str().unwrap_or(""))),
+        (
+            "plan_digest",
+            format!(
+                "{}{}",
+                dg(plan_digest),
+                match plan_match {
+                    Some(true) => " <span class=\"ok\">matches the plan shown</span>",
+                    Some(false) => " <span class=\"bad\">does NOT match the plan shown</span>",
+                    None => "",
+                }
+            ),
+        ),
+        ("store last_tt", cell("last_tt", &st["last_tt"])),
+        ("store batches", cell("n_batches", &st["n_batches"])),
+        (
+            "store extent",
+            format!(
+                "[{}, {})",
+                cell("vt_min", &st["extent"]["vt_min"]),
+                cell("vt_max", &st["extent"]["vt_max"])
+            ),
+        ),
+        ("wall_ms (total)", ej(&t["wall_ms"])),
+    ];
+    if let Some(rec) = ask {
+        rows.insert(0, ("ask_id", dg(rec["ask_id"].as_str().unwrap_or(""))));
+    }
+    h.push_str(
+        "<details class=\"run\" open><summary>Run header: ids, store state, wall time</summary>",
+    );
+    kv_table(h, &rows);
+    h.push_str("</details></section>");
+}
+
+/// The planning history and the gated answers of an ask record.
+fn ask_sections(h: &mut String, rec: &Value) {
+    h.push_str("<section id=\"planning\"><h2>Planning history</h2>");
     kv_table(
         h,
         &[
-            (
-                "ask_id",
-                format!("<code>{}</code>", esc(rec["ask_id"].as_str().unwrap_or(""))),
-            ),
             ("model", esc(rec["model"].as_str().unwrap_or(""))),
             ("guided decoding", esc(rec["guided"].as_str().unwrap_or(""))),
             (
                 "system prompt sha256",
-                format!(
-                    "<code>{}</code>",
-                    esc(rec["system_prompt_sha"].as_str().unwrap_or(""))
-                ),
+                dg(rec["system_prompt_sha"].as_str().unwrap_or("")),
             ),
             (
                 "first emission valid (PVR)",
@@ -281,7 +501,6 @@ fn ask_sections(h: &mut String, rec: &Value) {
             ("timing", format!("<code>{}</code>", ej(&rec["timing"]))),
         ],
     );
-    h.push_str("<h2>Planning history</h2>");
     for e in rec["plan_result"]["attempts"]
         .as_array()
         .into_iter()
@@ -290,7 +509,8 @@ fn ask_sections(h: &mut String, rec: &Value) {
         let valid = e["valid"] == Value::Bool(true);
         let _ = write!(
             h,
-            "<div class=\"step\"><h3>Emission {} — {} <span class=\"{}\">{}</span></h3>",
+            "<details class=\"step\"{}><summary><b>Emission {} — {}</b> <span class=\"{}\">{}</span></summary>",
+            if valid { "" } else { " open" },
             ej(&e["n"]),
             esc(e["reason"].as_str().unwrap_or("")),
             if valid { "ok" } else { "bad" },
@@ -326,7 +546,7 @@ fn ask_sections(h: &mut String, rec: &Value) {
         }
         rows.push(("call", format!("<code>{}</code>", ej(&e["call"]))));
         kv_table(h, &rows);
-        h.push_str("</div>");
+        h.push_str("</details>");
     }
     h.push_str("<h3>Executions</h3>");
     for x in rec["executions"].as_array().into_iter().flatten() {
@@ -378,88 +598,144 @@ fn ask_sections(h: &mut String, rec: &Value) {
         ],
     );
     embed(h, "ask-record", rec);
+    h.push_str("</section>");
 }
 
-fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
-    let t = v.trace;
-    let plan_id = t["plan_id"].as_str().unwrap_or("");
-    let mut h = String::new();
+/// One step's details, collapsed: a one-line summary (id, op, status, rows, time, taint)
+/// that opens onto the args, digests, error, evidence descriptor and stored envelope.
+fn step_details(h: &mut String, v: &TraceView<'_>, r: &Value) {
+    let sid = r["step_id"].as_str().unwrap_or("");
+    let status = r["status"].as_str().unwrap_or("");
+    let tainted = r["truncated"] == Value::Bool(true)
+        || r["upstream_truncated"] == Value::Bool(true)
+        || r.get("ref_truncations").is_some();
     let _ = write!(
         h,
-        "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>tgms trace — {}</title><style>body{{font:14px system-ui,sans-serif;margin:2em;color:#222}}table{{border-collapse:collapse;margin:.5em 0}}td,th{{border:1px solid #ccc;padding:3px 6px;vertical-align:top;font-size:13px;text-align:left}}th{{background:#f3f3f3}}code{{background:#f6f6f6;padding:1px 3px;word-break:break-all}}.ok{{color:#070;font-weight:bold}}.weak{{color:#a60;font-weight:bold}}.bad{{color:#b00;font-weight:bold}}.audit{{background:#fff8e0}}.ref{{background:#e0ecff}}.step{{border-left:4px solid #99b;padding-left:1em;margin:1em 0}}small{{color:#666}}details{{margin:.5em 0}}</style></head><body>",
-        esc(plan_id)
+        "<details class=\"step\" id=\"step-{0}\"><summary><b>{0}</b> <code>{1}</code> <span class=\"{2}\">{3}</span> <small>{4}{5}{6}</small></summary>",
+        esc(sid),
+        esc(r["op"].as_str().unwrap_or("")),
+        if status == "ok" { "ok" } else { "bad" },
+        esc(status),
+        r["rows_returned"].as_i64().map_or(String::new(), |n| format!("· {n} rows ")),
+        r["wall_ms"].as_f64().map_or(String::new(), |ms| format!("· {ms} ms ")),
+        if tainted { "· <span class=\"weak\">truncated/tainted</span>" } else { "" }
     );
-    let _ = write!(
-        h,
-        "<h1>tgms trace viewer — <code>{}</code></h1>",
-        esc(plan_id)
-    );
-    // 1. Run header.
-    let question = v
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    if let Some(ps) = v
         .plan
-        .and_then(|p| p.get("question"))
-        .or_else(|| ask.map(|r| &r["question"]))
-        .and_then(Value::as_str)
-        .map_or(
-            "<small>(not recorded in the trace)</small>".to_string(),
-            esc,
+        .and_then(|p| p["steps"].as_array())
+        .and_then(|a| a.iter().find(|s| s["id"] == sid))
+    {
+        rows.push(("literal args", literal_args(&ps["args"])));
+        rows.push((
+            "depends_on",
+            ej(&ps
+                .get("depends_on")
+                .cloned()
+                .unwrap_or(Value::Array(vec![]))),
+        ));
+    }
+    if let Some(d) = r["resolved_args_digest"].as_str() {
+        let resolved = v
+            .results
+            .args(d)
+            .map_or("<small>(not in the args store)</small>".to_string(), |a| {
+                format!("<code>{}</code>", ej(&a))
+            });
+        rows.push(("resolved args", resolved));
+        rows.push(("resolved_args_digest", dg(d)));
+    }
+    for k in [
+        "result_digest",
+        "wall_ms",
+        "rows_returned",
+        "truncated",
+        "upstream_truncated",
+    ] {
+        if let Some(x) = r.get(k) {
+            let shown = match x.as_str() {
+                Some(s) if is_digest(s) => dg(s),
+                Some(s) => format!("<code>{}</code>", esc(s)),
+                None => format!("<code>{}</code>", ej(x)),
+            };
+            rows.push((k, shown));
+        }
+    }
+    if let Some(x) = r.get("ref_truncations") {
+        rows.push(("ref_truncations", format!("<code>{}</code>", ej(x))));
+    }
+    if let Some(e) = r.get("error") {
+        rows.push((
+            "error",
+            format!(
+                "<span class=\"bad\">{}</span>: {}<br>details: <code>{}</code>",
+                esc(e["error"].as_str().unwrap_or("")),
+                esc(e["message"].as_str().unwrap_or("")),
+                ej(&e["details"])
+            ),
+        ));
+    }
+    kv_table(h, &rows);
+    // The descriptor repeats the step's own digests (shown once, above) and the list set
+    // digests of the envelope (shown once, with the envelope's totals, when it is stored).
+    let shown_above = ["result_digest", "resolved_args_digest"];
+    let envelope = r["result_digest"]
+        .as_str()
+        .and_then(|d| v.results.envelope(d));
+    if let Some(ev) = r.get("evidence") {
+        h.push_str("<details open><summary>evidence descriptor</summary>");
+        let in_envelope = ["result_digest", "resolved_args_digest", "set_digest"];
+        obj_table(
+            h,
+            ev,
+            if envelope.is_some() {
+                &in_envelope
+            } else {
+                &shown_above
+            },
         );
-    let st = &t["store"];
-    let plan_digest = t["plan_digest"].as_str().unwrap_or("");
-    let plan_match = v.plan.map(|p| canon::digest(p) == plan_digest);
-    h.push_str("<h2>Run header</h2>");
-    kv_table(
-        &mut h,
-        &[
-            ("question", question),
-            ("plan_id", format!("<code>{}</code>", esc(plan_id))),
-            (
-                "trace_id",
-                format!("<code>{}</code>", esc(t["trace_id"].as_str().unwrap_or(""))),
-            ),
-            (
-                "plan_digest",
-                format!(
-                    "<code>{}</code>{}",
-                    esc(plan_digest),
-                    match plan_match {
-                        Some(true) => " <span class=\"ok\">matches the plan shown</span>",
-                        Some(false) => " <span class=\"bad\">does NOT match the plan shown</span>",
-                        None => "",
+        h.push_str("</details>");
+    }
+    if let Some(env) = envelope {
+        if let Some(m) = env.as_object() {
+            let mut scalars = serde_json::Map::new();
+            for (k, x) in m {
+                match x {
+                    Value::Array(a) if a.iter().any(Value::is_object) || k != "args_echo" => {
+                        rows_table(h, k, a)
                     }
-                ),
-            ),
-            ("store last_tt", cell("last_tt", &st["last_tt"])),
-            ("store batches", cell("n_batches", &st["n_batches"])),
-            (
-                "store extent",
-                format!(
-                    "[{}, {})",
-                    cell("vt_min", &st["extent"]["vt_min"]),
-                    cell("vt_max", &st["extent"]["vt_max"])
-                ),
-            ),
-            (
-                "ok",
-                format!(
-                    "<span class=\"{}\">{}</span>",
-                    if t["ok"] == Value::Bool(true) {
-                        "ok"
-                    } else {
-                        "bad"
-                    },
-                    ej(&t["ok"])
-                ),
-            ),
-            ("wall_ms (total)", ej(&t["wall_ms"])),
+                    Value::Object(_) if k != "args_echo" => {
+                        let _ = write!(h, "<details open><summary>{}</summary>", esc(k));
+                        obj_table(h, x, &[]);
+                        h.push_str("</details>");
+                    }
+                    _ => {
+                        scalars.insert(k.clone(), x.clone());
+                    }
+                }
+            }
+            h.push_str("<details open><summary>totals and scalars</summary>");
+            obj_table(h, &Value::Object(scalars), &shown_above);
+            h.push_str("</details>");
+        }
+        embed(h, &format!("env-{sid}"), &env);
+    }
+    h.push_str("</details>");
+}
+
+/// The answer: the trace's typed answer, the answer object's text, every claim with its
+/// verdict, gating and the metrics.
+fn answer_section(h: &mut String, v: &TraceView<'_>) {
+    let t = v.trace;
+    h.push_str("<section id=\"answer\"><h2>Answer and claims</h2>");
+    kv_table(
+        h,
+        &[
+            ("trace.answer", format!("<code>{}</code>", ej(&t["answer"]))),
+            ("answer_complete", ej(&t["answer_complete"])),
+            ("answer_error", ej(&t["answer_error"])),
         ],
     );
-    match ask {
-        Some(rec) => ask_sections(&mut h, rec),
-        None => h.push_str("<p><small>Planning history: none (this trace was produced by <code>tgms plan run</code> / <code>tgms demo</code>, not by an ask loop).</small></p>"),
-    }
-    // 3 + 4. Plan DAG and results.
-    h.push_str("<h2>Plan steps</h2>");
     if let Some(p) = v.plan {
         let _ = write!(
             h,
@@ -467,128 +743,14 @@ fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
             ej(&p["answer_spec"])
         );
     }
-    for r in t["steps"].as_array().into_iter().flatten() {
-        let sid = r["step_id"].as_str().unwrap_or("");
-        let status = r["status"].as_str().unwrap_or("");
-        let _ = write!(
-            h,
-            "<div class=\"step\" id=\"step-{}\"><h3>Step {} — <code>{}</code> <span class=\"{}\">{}</span></h3>",
-            esc(sid),
-            esc(sid),
-            esc(r["op"].as_str().unwrap_or("")),
-            if status == "ok" { "ok" } else { "bad" },
-            esc(status)
-        );
-        let mut rows: Vec<(&str, String)> = Vec::new();
-        if let Some(ps) = v
-            .plan
-            .and_then(|p| p["steps"].as_array())
-            .and_then(|a| a.iter().find(|s| s["id"] == sid))
-        {
-            rows.push(("literal args", literal_args(&ps["args"])));
-            rows.push((
-                "depends_on",
-                ej(&ps
-                    .get("depends_on")
-                    .cloned()
-                    .unwrap_or(Value::Array(vec![]))),
-            ));
-        }
-        if let Some(d) = r["resolved_args_digest"].as_str() {
-            let resolved = v
-                .results
-                .args(d)
-                .map_or("<small>(not in the args store)</small>".to_string(), |a| {
-                    format!("<code>{}</code>", ej(&a))
-                });
-            rows.push(("resolved args", resolved));
-            rows.push(("resolved_args_digest", format!("<code>{}</code>", esc(d))));
-        }
-        for k in [
-            "result_digest",
-            "wall_ms",
-            "rows_returned",
-            "truncated",
-            "upstream_truncated",
-        ] {
-            if let Some(x) = r.get(k) {
-                let shown = x.as_str().map_or_else(|| ej(x), esc);
-                rows.push((k, format!("<code>{shown}</code>")));
-            }
-        }
-        if let Some(x) = r.get("ref_truncations") {
-            rows.push(("ref_truncations", format!("<code>{}</code>", ej(x))));
-        }
-        if let Some(e) = r.get("error") {
-            rows.push((
-                "error",
-                format!(
-                    "<span class=\"bad\">{}</span>: {}<br>details: <code>{}</code>",
-                    esc(e["error"].as_str().unwrap_or("")),
-                    esc(e["message"].as_str().unwrap_or("")),
-                    ej(&e["details"])
-                ),
-            ));
-        }
-        kv_table(&mut h, &rows);
-        if let Some(ev) = r.get("evidence") {
-            h.push_str("<details open><summary>evidence descriptor</summary>");
-            obj_table(&mut h, ev);
-            h.push_str("</details>");
-        }
-        if let Some(env) = r["result_digest"]
-            .as_str()
-            .and_then(|d| v.results.envelope(d))
-        {
-            if let Some(m) = env.as_object() {
-                let mut scalars = serde_json::Map::new();
-                for (k, x) in m {
-                    match x {
-                        Value::Array(a) if a.iter().any(Value::is_object) || k != "args_echo" => {
-                            rows_table(&mut h, k, a)
-                        }
-                        Value::Object(_) if k != "args_echo" => {
-                            let _ = write!(h, "<details open><summary>{}</summary>", esc(k));
-                            obj_table(&mut h, x);
-                            h.push_str("</details>");
-                        }
-                        _ => {
-                            scalars.insert(k.clone(), x.clone());
-                        }
-                    }
-                }
-                h.push_str("<details open><summary>totals and scalars</summary>");
-                obj_table(&mut h, &Value::Object(scalars));
-                h.push_str("</details>");
-            }
-            embed(&mut h, &format!("env-{sid}"), &env);
-        }
-        h.push_str("</div>");
-    }
-    // 6. Answer.
-    h.push_str("<h2>Answer</h2>");
-    kv_table(
-        &mut h,
-        &[
-            ("trace.answer", format!("<code>{}</code>", ej(&t["answer"]))),
-            ("answer_complete", ej(&t["answer_complete"])),
-            ("answer_error", ej(&t["answer_error"])),
-        ],
-    );
     match (v.answer_object, v.verification) {
         (Some(a), Some(ver)) => {
             let _ = write!(
                 h,
-                "<p>answer text: <b>{}</b></p><h3>Claims</h3><table><tr><th>id</th><th>type</th><th>content</th><th>cited steps</th><th>verdict</th><th>reason</th></tr>",
+                "<p>answer text: <b>{}</b></p><h3>Claims</h3><div class=\"tw\"><table class=\"claims\"><tr><th>id</th><th>type</th><th>content</th><th>cited steps</th><th>verdict</th><th>reason</th></tr>",
                 esc(a["text"].as_str().unwrap_or(""))
             );
-            let verdicts = ver["claims"].as_array().cloned().unwrap_or_default();
-            for (c, vd) in a["claims"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .zip(verdicts.iter())
-            {
+            for (i, (c, vd, dropped)) in claim_rows(v).into_iter().enumerate() {
                 let mut content = c.as_object().cloned().unwrap_or_default();
                 for k in ["id", "type", "evidence"] {
                     content.remove(k);
@@ -602,8 +764,9 @@ fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
                     .collect();
                 let _ = write!(
                     h,
-                    "<tr><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
+                    "<tr id=\"claim-{i}\"><td>{}{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>",
                     esc(c["id"].as_str().unwrap_or("")),
+                    if dropped { "<br><small>dropped by gating</small>" } else { "" },
                     esc(c["type"].as_str().unwrap_or("")),
                     ej(&Value::Object(content)),
                     cited.join(", "),
@@ -612,7 +775,7 @@ fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
                     esc(vd["reason"].as_str().unwrap_or(""))
                 );
             }
-            h.push_str("</table>");
+            h.push_str("</table></div>");
             if let Some(ta) = a.get("answer") {
                 let _ = write!(
                     h,
@@ -624,7 +787,7 @@ fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
                 );
             }
             h.push_str("<h3>Metrics (before gating)</h3>");
-            obj_table(&mut h, &ver["metrics"]);
+            obj_table(h, &ver["metrics"], &[]);
             if let Some((g, gv)) = v.gated {
                 let kept: Vec<&Value> = g["claims"]
                     .as_array()
@@ -649,15 +812,85 @@ fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
                     }
                 );
                 h.push_str("<p>metrics after gating:</p>");
-                obj_table(&mut h, &gv["metrics"]);
+                obj_table(h, &gv["metrics"], &[]);
             }
-            embed(&mut h, "answer-object", a);
+            embed(h, "answer-object", a);
         }
         _ => h.push_str("<p><small>No answer object was given for this trace: no claim verdicts are shown. (<code>tgms view … --plan PLAN.json</code> verifies the mechanical answer; <code>--answer FILE</code> verifies a given one.)</small></p>"),
     }
-    // 7. Integrity.
-    h.push_str("<h2>Integrity</h2><p>Every digest above is shown in full. <code>tgms plan run STORE PLAN.json</code> on the same store state reproduces every <code>result_digest</code>, <code>resolved_args_digest</code>, the <code>plan_digest</code> and the <code>trace_id</code> (the digest of the trace without <code>trace_id</code> and <code>wall_ms</code>); <code>tgms verify STORE ANSWER.json TRACE_ID</code> reproduces the claim verdicts.</p>");
+    h.push_str("</section>");
+}
+
+fn render_inner(v: &TraceView<'_>, ask: Option<&Value>) -> String {
+    let t = v.trace;
+    let plan_id = t["plan_id"].as_str().unwrap_or("");
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>tgms trace — {0}</title><style>{STYLE}</style></head><body><header><h1>tgms trace <code>{0}</code></h1><nav><a href=\"#summary\">summary</a> · <a href=\"#graph\">step graph</a> · <a href=\"#steps\">steps</a> · <a href=\"#answer\">answer and claims</a>{1} · <a href=\"#integrity\">integrity</a></nav></header>",
+        esc(plan_id),
+        if ask.is_some() { " · <a href=\"#planning\">planning history</a>" } else { "" }
+    );
+    summary(&mut h, v, ask);
+    // The plan as a step graph.
+    let (nodes, edges) = trace_graph::graph(t, v.plan);
+    h.push_str("<section id=\"graph\"><h2>Plan step graph</h2><p><small>Each box is a step (green ok, amber truncated or tainted, red not ok); an arrow runs from a step to the step that reads it (solid: through a <code>$ref</code>, dashed: <code>depends_on</code> only). Click a box for its details.</small></p>");
+    h.push_str(&trace_graph::svg(&nodes, &edges, v.plan.is_some()));
+    h.push_str("</section>");
+    // Step details, collapsed.
+    h.push_str("<section id=\"steps\"><h2>Step details</h2><p><small>Collapsed: open a step for its literal and resolved args, digests, error, evidence descriptor and stored result (first 50 rows, all totals).</small></p>");
+    for r in t["steps"].as_array().into_iter().flatten() {
+        step_details(&mut h, v, r);
+    }
+    h.push_str("</section>");
+    answer_section(&mut h, v);
+    if let Some(rec) = ask {
+        ask_sections(&mut h, rec);
+    }
+    // Integrity.
+    h.push_str("<section id=\"integrity\"><h2>Integrity</h2><p>Each digest is shown once, abbreviated; hover shows it in full, selecting it copies the full value, and the copy button beside it copies it too. <code>tgms plan run STORE PLAN.json</code> on the same store state reproduces every <code>result_digest</code>, <code>resolved_args_digest</code>, the <code>plan_digest</code> and the <code>trace_id</code> (the digest of the trace without <code>trace_id</code> and <code>wall_ms</code>); <code>tgms verify STORE ANSWER.json --trace TRACE_ID</code> reproduces the claim verdicts. The whole trace, with every digest in full:</p>");
     embed(&mut h, "trace", t);
-    h.push_str("<script>for(const s of document.querySelectorAll('script[type=\"application/json\"]')){const p=document.getElementById('p-'+s.id.slice(2));if(p)p.textContent=JSON.stringify(JSON.parse(s.textContent),null,1);}</script></body></html>\n");
+    h.push_str("</section>");
+    let _ = writeln!(h, "<script>{SCRIPT}</script></body></html>");
     h
 }
+
+/// The page's style: readable from 600 px up; wide tables and long values scroll or wrap
+/// inside their own box, never the page.
+const STYLE: &str = "*{box-sizing:border-box}\
+body{font:14px/1.45 system-ui,sans-serif;overflow-wrap:break-word;margin:0 auto;padding:1em 1.2em;max-width:1280px;color:#222}\
+h1{font-size:1.35em;margin:.2em 0;overflow-wrap:anywhere}h2{font-size:1.15em;border-bottom:1px solid #dde;padding-bottom:.2em;margin:1.4em 0 .6em}h3{font-size:1em}\
+nav{font-size:13px}a{color:#235}\
+.tw{overflow-x:auto;max-width:100%}\
+table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top;font-size:13px;text-align:left}th{background:#f3f3f3}\
+table.kv td{overflow-wrap:anywhere}table.claims td{overflow-wrap:break-word}table.kv th{min-width:7em;max-width:14em;font-weight:600}\
+table.rows td{white-space:nowrap}\
+code{background:#f4f4f6;padding:1px 3px;border-radius:3px;overflow-wrap:anywhere}\
+pre{background:#f4f4f6;padding:.5em;white-space:pre-wrap;overflow-wrap:anywhere;max-height:32em;overflow:auto;margin:.3em 0}\
+.dg{display:inline-block;max-width:14ch;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;vertical-align:bottom}\
+button.cp{font:11px system-ui,sans-serif;margin-left:3px;padding:0 5px;cursor:pointer;border:1px solid #aab;border-radius:3px;background:#fff}\
+.ok{color:#070;font-weight:bold}.weak{color:#a60;font-weight:bold}.bad{color:#b00;font-weight:bold}\
+.audit{background:#fff8e0}.ref{background:#e0ecff}small{color:#666}details{margin:.4em 0}summary{cursor:pointer}\
+.sum{border:1px solid #ccd;border-radius:8px;padding:.6em 1em;background:#fafbff}.sum p{margin:.45em 0}\
+.lbl{display:inline-block;min-width:6.5em;color:#556;font-size:12px;text-transform:uppercase;letter-spacing:.03em}\
+.answer{font-size:1.12em;margin:.45em 0;overflow-wrap:anywhere}\
+.chip{display:inline-block;border:1px solid currentColor;border-radius:1em;padding:0 .6em;margin:1px 2px;text-decoration:none;font-size:13px}\
+.chip.ok{background:#eef8ee}.chip.weak{background:#fff4dc}.chip.bad{background:#fdeeee}\
+.graph{overflow-x:auto;margin:.4em 0}.graph svg{display:block;max-width:100%;height:auto}\
+.graph text{font:13px system-ui,sans-serif;fill:#222}.graph .sid{font-weight:bold}.graph .sop{font-family:ui-monospace,monospace;font-size:12px}\
+.graph rect{fill:#f2fbf2;stroke:#070;stroke-width:1.5}.graph .weak rect{fill:#fff6e4;stroke:#a60}.graph .bad rect{fill:#fff0f0;stroke:#b00}\
+.graph a:hover rect{stroke-width:3}.graph .e{fill:none;stroke:#557;stroke-width:1.5}.graph .e.dep{stroke-dasharray:5 4}\
+details.step{border:1px solid #ccd;border-left:4px solid #99b;border-radius:4px;padding:.15em .7em;margin:.5em 0}\
+details.step>summary{padding:.25em 0;overflow-wrap:anywhere}details.step[open]>summary{border-bottom:1px solid #eee;margin-bottom:.4em}\
+details.step:target{border-left-color:#36c}\
+@media (max-width:700px){body{padding:.6em;font-size:13px}td,th{padding:2px 4px}.lbl{display:block}}";
+
+/// The page's one script: pretty-prints the embedded JSON, adds a copy button beside each
+/// digest and opens the collapsed step a link points to. The page reads the same without it.
+const SCRIPT: &str = "for(const s of document.querySelectorAll('script[type=\"application/json\"]')){const p=document.getElementById('p-'+s.id.slice(2));if(p)p.textContent=JSON.stringify(JSON.parse(s.textContent),null,1);}\
+function sel(e){const r=document.createRange();r.selectNodeContents(e);const s=getSelection();s.removeAllRanges();s.addRange(r);}\
+for(const d of document.querySelectorAll('code.dg')){const b=document.createElement('button');b.type='button';b.className='cp';b.textContent='copy';b.title='copy the full digest';\
+b.addEventListener('click',()=>{const done=()=>{b.textContent='copied';setTimeout(()=>{b.textContent='copy';},1200);};\
+if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(d.textContent).then(done,()=>sel(d));}else{sel(d);}});d.after(b);}\
+function openHash(){const id=decodeURIComponent(location.hash.slice(1));const e=id&&document.getElementById(id);if(!e)return;for(let p=e;p;p=p.parentElement){if(p.tagName==='DETAILS')p.open=true;}e.scrollIntoView();}\
+addEventListener('hashchange',openHash);openHash();";
