@@ -470,14 +470,15 @@ pub fn execute(
         let (read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();
         // $refs substituted, then time strings resolved to µs (docs/times.md): the resolved
         // args, their digest and the call are those of the integer plan.
-        let resolved = match walked.and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, &v)) {
-            Ok(v) => v,
-            Err(e) => {
-                rec.insert("error".into(), e.payload());
-                finish_rec(&mut status, &mut records, &step.id, rec, "failed");
-                continue;
-            }
-        };
+        let resolved =
+            match walked.and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, &v)) {
+                Ok(v) => v,
+                Err(e) => {
+                    rec.insert("error".into(), e.payload());
+                    finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+                    continue;
+                }
+            };
         let tainted = !truncs.is_empty();
         let rad = canon::digest(&resolved);
         rec.insert("resolved_args_sha".into(), json!(rad[..16]));
