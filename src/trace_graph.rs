@@ -154,7 +154,7 @@ pub fn svg(nodes: &[Node], edges: &[Edge], have_plan: bool) -> String {
     }
     let _ = write!(
         h,
-        "<div class=\"graph\"><svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" aria-label=\"plan step graph\" viewBox=\"0 0 {width_px} {height_px}\" width=\"{width_px}\" height=\"{height_px}\"><defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"#557\"/></marker></defs>"
+        "<div class=\"graph\"><svg role=\"img\" aria-label=\"plan step graph\" viewBox=\"0 0 {width_px} {height_px}\" width=\"{width_px}\" height=\"{height_px}\"><defs><marker id=\"arr\" viewBox=\"0 0 10 10\" refX=\"10\" refY=\"5\" markerWidth=\"7\" markerHeight=\"7\" orient=\"auto-start-reverse\"><path d=\"M0,0L10,5L0,10z\" fill=\"#557\"/></marker></defs>"
     );
     for e in edges {
         let (fx, fy) = pos[e.from.as_str()];

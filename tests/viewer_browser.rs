@@ -389,7 +389,11 @@ fn pages_render_in_chromium_at_1400_and_600_px_without_overflow_or_console_error
             std::env::var_os("CI").is_none(),
             "CI is set but chromium/chromedriver are missing: .ci/run installs them (apt-get install chromium chromium-driver)"
         );
-        eprintln!("SKIPPED: no chromium and chromedriver on PATH (apt-get install chromium chromium-driver); the viewer was not checked in a browser");
+        // Written to the stderr handle itself, so the test harness's capture does not hide it.
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            b"SKIPPED viewer_browser: no chromium and chromedriver on PATH (apt-get install chromium chromium-driver); the viewer was not checked in a browser\n",
+        );
         return;
     };
     let tmp = tempfile::tempdir().unwrap();
@@ -411,6 +415,17 @@ fn pages_render_in_chromium_at_1400_and_600_px_without_overflow_or_console_error
     );
     for (name, page, want) in &pages {
         let html = std::fs::read_to_string(page).unwrap();
+        // Self-contained: nothing is loaded; every link stays inside the page.
+        assert!(
+            !html.contains(" src=\"") && !html.contains("<link"),
+            "{name}"
+        );
+        assert!(
+            html.split(" href=\"")
+                .skip(1)
+                .all(|rest| rest.starts_with('#')),
+            "{name}: a link leaves the page"
+        );
         let url = format!("file://{}", page.display());
         for width_px in [1400u32, 600] {
             s.viewport(width_px);
