@@ -38,9 +38,16 @@
 //! let b = store.call("state_at", &json!({"uid": "bob", "at": "2004-07-22T21:28:00.000001Z"}))?;
 //! assert_eq!(a, b);
 //!
-//! // Pin the belief state: results at a past as_of_tt never change.
-//! let before = store.call("entity_history", &json!({"uid": "alice", "as_of_tt": tt - 1}));
-//! assert!(before.is_err()); // alice did not exist yet: E_NOT_FOUND
+//! // Correct a fact; the old belief stays readable at the earlier transaction time.
+//! store.write(vec![Op::correct_edge("alice", "bob", "MSG")
+//!     .valid(t0, t0 + 1)
+//!     .props(json!({"chars": 13}))
+//!     .reason("miscounted")
+//!     .build()?])?;
+//! let args = json!({"uid": "alice", "include_edges": true});
+//! let then = store.call("entity_history", &json!({"uid": "alice", "include_edges": true, "as_of_tt": tt}))?;
+//! let now = store.call("entity_history", &args)?;
+//! assert_ne!(then.result_digest(), now.result_digest());
 //! # Ok(())
 //! # }
 //! ```

@@ -51,6 +51,8 @@ fn collegemsg_ingest_stats_replay_history_and_errors() {
     assert_eq!(st["n_entities"], 1_899);
     assert_eq!(st["vt_min"], 1_082_040_961_000_000i64);
     assert_eq!(st["vt_max"], 1_098_777_142_000_001i64);
+    // 1082040961 s = 1082015761 s (2004-04-15T07:56:01Z) + 7 h.
+    assert_eq!(st["vt_min_utc"], "2004-04-15T14:56:01Z");
     assert!(st["disk_bytes"]["log"].as_u64().unwrap() > 0);
     let mut keys: Vec<&str> = st.as_object().unwrap().keys().map(String::as_str).collect();
     keys.sort();
@@ -59,7 +61,9 @@ fn collegemsg_ingest_stats_replay_history_and_errors() {
         [
             "disk_bytes",
             "first_tt",
+            "first_tt_utc",
             "last_tt",
+            "last_tt_utc",
             "layout",
             "max_out_degree",
             "n_batches",
@@ -69,7 +73,9 @@ fn collegemsg_ingest_stats_replay_history_and_errors() {
             "n_node_versions",
             "rel_type_counts",
             "vt_max",
-            "vt_min"
+            "vt_max_utc",
+            "vt_min",
+            "vt_min_utc"
         ]
     );
     let digest = String::from_utf8(ok(tgms(&["digest", p(&s)])).stdout).unwrap();
