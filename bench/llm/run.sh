@@ -6,7 +6,8 @@
 # whether a plan ran and the gated answer, and at the end the number of unsupported claims
 # and uncovered assertions left in any gated answer (the target is 0).
 #
-# Usage: bench/llm/run.sh [GUIDED] [N_QUESTIONS]   (GUIDED: llamacpp (default) or none)
+# Usage: bench/llm/run.sh [GUIDED] [LAST] [FIRST]   (GUIDED: llamacpp (default) or none;
+# questions FIRST..LAST of questions.json, 1-based, default 1..12)
 # Environment: LLM_THREADS (2), LLM_MAX_TOKENS (256), TGMS_LLM_PORT (8088), TGMS_BIN (a
 # tgms binary to use instead of building target/release/tgms).
 set -euo pipefail
@@ -14,6 +15,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 guided="${1:-llamacpp}"
 nq="${2:-12}"
+first="${3:-1}"
 port="${TGMS_LLM_PORT:-8088}"
 out="$here/out"
 mkdir -p "$out"
@@ -44,14 +46,14 @@ for _ in $(seq 1 120); do
   sleep 1
 done
 curl -sf "http://127.0.0.1:$port/v1/models" >/dev/null || { echo "server did not start; see $out/server.log" >&2; exit 1; }
-"$here/.venv/bin/python" - "$tgms" "$store" "$port" "$guided" "$nq" "$here/questions.json" "$out" "${LLM_MAX_TOKENS:-256}" <<'PY'
+"$here/.venv/bin/python" - "$tgms" "$store" "$port" "$guided" "$nq" "$here/questions.json" "$out" "${LLM_MAX_TOKENS:-256}" "$first" <<'PY'
 import json, subprocess, sys, time
-tgms, store, port, guided, nq, qfile, out, max_tokens = sys.argv[1:]
-qs = json.load(open(qfile))[: int(nq)]
+tgms, store, port, guided, nq, qfile, out, max_tokens, first = sys.argv[1:]
+qs = json.load(open(qfile))[int(first) - 1 : int(nq)]
 bad_total = 0
 ran = 0
 t_all = time.time()
-for i, q in enumerate(qs, 1):
+for i, q in enumerate(qs, int(first)):
     t0 = time.time()
     cmd = [tgms, "ask", store, q["question"], "--model", "smollm2-135m",
            "--llm-base-url", f"http://127.0.0.1:{port}/v1", "--guided", guided,
