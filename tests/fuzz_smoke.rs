@@ -338,8 +338,14 @@ fn fuzz_batch_json() {
         let Ok(Value::Array(items)) = tgms_engine::canon::parse(text) else {
             return Ok(());
         };
-        for v in &items {
+        for (i, v) in items.iter().enumerate() {
+            // The strict input check (`tgms write`) answers every op without panicking, and
+            // what it accepts normalizes.
+            let strict = tgms_engine::op_input::check_input_op(v, i);
             let op = Op::from_json(v);
+            if strict.is_ok() && v.get("op").and_then(Value::as_str).is_none() {
+                return Err("an op without a kind passed the strict check".into());
+            }
             let again = Op::from_json(v);
             if op != again {
                 return Err("two normalizations differ".into());

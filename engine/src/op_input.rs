@@ -120,9 +120,9 @@ fn check_keys(
         format!("{path}.{k}")
     };
     let whose = if path.is_empty() {
-        format!("an {kind} op")
+        kind.to_string()
     } else {
-        format!("{path} of an {kind} op")
+        format!("{path} in {kind}")
     };
     Err(Error::BadOp {
         index,
@@ -257,7 +257,7 @@ mod tests {
         assert_eq!(e.details()["suggestion"], "props");
         assert!(e
             .to_string()
-            .starts_with("op 3: unknown field \"propz\" in assert_node; did you mean"));
+            .starts_with("op 3: unknown field \"propz\" in assert_node (did you mean \"props\"?); the fields of assert_node are op, uid"));
         // A name nothing resembles gets no suggestion, only the list.
         let (_, f, s, m) = refusal(
             json!({"op":"assert_edge","src":"a","dst":"b","rel_type":"R","vt_s":0,"colour":"red"}),
