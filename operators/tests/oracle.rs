@@ -3196,7 +3196,11 @@ fn o_compute(args: &Value) -> Result<Value, Value> {
                     if rows[..i].iter().any(|p| c_key_eq(&p[k], &r[k])) {
                         // Issue 21: the repair names the cardinality to declare (the
                         // oracle's calls declare none).
-                        let fix = if side == "other" { "one_to_many" } else { "many_to_one" };
+                        let fix = if side == "other" {
+                            "one_to_many"
+                        } else {
+                            "many_to_one"
+                        };
                         return Err(err(
                             "E_INVALID_ARG",
                             format!("join: duplicate key {} in {side}", c_render(&r[k])),
