@@ -80,7 +80,15 @@ fn main() {
             .as_array()
             .into_iter()
             .flatten()
-            .map(|r| format!("{} {} {} ms", r["step_id"], r["status"], r["wall_ms"]))
+            .map(|r| {
+                format!(
+                    "{} {} {} ms {}",
+                    r["step_id"],
+                    r["status"],
+                    r["wall_ms"],
+                    r.get("error").map(|e| e.to_string()).unwrap_or_default()
+                )
+            })
             .collect();
         println!(
             "run {run}: n = {n}, answer = {}, ok = {}, plan wall {:.3} s; {}",
