@@ -27,7 +27,8 @@ fn good() -> String {
     reach("n1", T_B, 5, "s1.rows_total")
 }
 
-/// Counts a page of the reachable set: the executor refuses the reducer at runtime.
+/// Counts the reachable set from a page: the executor reads the complete result, and refuses
+/// the reducer at runtime when that result is over the row budget (`max_reducer_rows`).
 fn count_page() -> String {
     json!({"plan_id": "reach-page", "steps": [
         {"id": "s1", "op": "temporal_reachability", "args": {"src": "n1", "window": {"t_a": T_A, "t_b": T_B}, "limit": 5}, "depends_on": []},
@@ -124,7 +125,11 @@ fn invented_field_ungrounded_uid_runtime_limit_then_good_plan() {
         (key("reporter", Q_A, "q"), vec![Act::Reply(report.into())]),
     ]);
     let st = Store::open(&dir).unwrap();
-    let o = ask::ask(&st, Q_A, &config(&srv.base_url)).unwrap();
+    // A row budget below the 19 reachable accounts, so counting the complete result is
+    // refused at runtime (docs/plans-changes.md §1).
+    let mut cfg = config(&srv.base_url);
+    cfg.ceilings = tgms_operators::Ceilings::from_json(&json!({"max_reducer_rows": 10})).unwrap();
+    let o = ask::ask(&st, Q_A, &cfg).unwrap();
     let r = &o.record;
     assert_eq!(
         srv.keys(),
@@ -164,8 +169,9 @@ fn invented_field_ungrounded_uid_runtime_limit_then_good_plan() {
     assert!(last_user(&bodies[1]).contains("outputs no field 'count'"));
     assert!(last_user(&bodies[1]).ends_with("\nEmit a corrected plan JSON only."));
     assert!(last_user(&bodies[3]).starts_with(
-        "The plan failed at runtime with this error:\n{\"details\":{},\"error\":\"E_LIMIT\""
+        "The plan failed at runtime with this error:\n{\"details\":{\"max_reducer_rows\":10,"
     ));
+    assert!(last_user(&bodies[3]).contains("\"error\":\"E_LIMIT\""));
     // Static rejection turns are not replayed in the runtime repair (§4.3): system, question,
     // the plan that ran, the runtime error.
     let m3 = bodies[3]["messages"].as_array().unwrap();

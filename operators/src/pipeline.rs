@@ -94,8 +94,7 @@ pub fn call_operator(
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let (spec, args) = prepare(name, raw)?;
-    let echo = args.0.clone();
-    run_prepared(snap, spec, args, echo, opts)
+    run_prepared(snap, spec, args, None, opts)
 }
 
 /// The `limit` an unpaged call runs with: every list is returned whole.
@@ -113,22 +112,28 @@ pub fn call_operator_unpaged(
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let (spec, mut args) = prepare(name, raw)?;
-    let echo = args.0.clone();
+    // The echo keeps the caller's limit and cursor; only these two keys are copied, never
+    // a (possibly huge) input array.
+    let echo: Vec<(String, Option<Value>)> = ["limit", "cursor"]
+        .iter()
+        .map(|k| (k.to_string(), args.0.get(*k).cloned()))
+        .collect();
     if spec.args.iter().any(|a| a.name == "limit") {
         args.0.insert("limit".into(), Value::from(UNPAGED_LIMIT));
     }
     if spec.args.iter().any(|a| a.name == "cursor") {
         args.0.insert("cursor".into(), Value::Null);
     }
-    run_prepared(snap, spec, args, echo, opts)
+    run_prepared(snap, spec, args, Some(echo), opts)
 }
 
-/// Steps 5–9 of a prepared call; `echo` becomes `args_echo`.
+/// Steps 5–9 of a prepared call. `args_echo` is `args` with the `restore` keys set back to
+/// the caller's values (removed where the caller had none).
 fn run_prepared(
     snap: Snapshot<'_>,
     spec: &'static crate::OpSpec,
     args: Args,
-    echo: Map<String, Value>,
+    restore: Option<Vec<(String, Option<Value>)>>,
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let stats = snap.stats();
@@ -162,6 +167,13 @@ fn run_prepared(
     }
     let result_digest = digest(&Value::Object(envelope.clone()));
     envelope.insert("op".into(), Value::from(spec.name));
+    let mut echo = args.0;
+    for (k, v) in restore.into_iter().flatten() {
+        match v {
+            Some(v) => echo.insert(k, v),
+            None => echo.remove(&k),
+        };
+    }
     envelope.insert("args_echo".into(), Value::Object(echo));
     envelope.insert(
         "dataset_extent".into(),
