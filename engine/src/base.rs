@@ -2727,6 +2727,15 @@ pub(crate) mod tests {
         let base = Base::open(bytes).unwrap();
         let open = t.elapsed();
         let m = base.marks();
+        // The structural checks alone (part of `open` above), run again a few times.
+        let structure: Vec<_> = (0..5)
+            .map(|_| {
+                let t = std::time::Instant::now();
+                base.check_structure(&|id, w| (u64::from(id), w)).unwrap();
+                t.elapsed()
+            })
+            .collect();
+        eprintln!("structure checks, 5 runs: {structure:?}");
         let t = std::time::Instant::now();
         let mut hits = 0usize;
         for k in 0..10_000u32 {
