@@ -155,9 +155,9 @@ impl Col {
                     return Ok(None);
                 }
                 // The running sum over the deltas (exception slots pack 0), checked against
-                // every skip value; i128 so that a forged sum cannot wrap.
-                let min = d.deltas.min as i128;
-                let mut v = d.skip.get(b, 0) as i128;
+                // every skip value; wrapping as every reader of the column sums.
+                let min = d.deltas.min as u64;
+                let mut v = d.skip.get(b, 0);
                 let (mut lo, mut hi) = (v, v);
                 let (mut k, mut j) = (0usize, 0usize);
                 let mut next = d.exc.entry_or_end(b, 0);
@@ -165,23 +165,24 @@ impl Col {
                 d.deltas.for_each_packed(b, 0, d.n - 1, |x| {
                     let delta = if j == next.0 {
                         k += 1;
-                        let e = next.1 as i128;
+                        let e = next.1;
                         next = d.exc.entry_or_end(b, k);
                         e
                     } else {
-                        min + x as i128
+                        min.wrapping_add(x) as i64
                     };
-                    v += delta;
+                    v = v.wrapping_add(delta);
                     j += 1;
                     if j % DFORS_STRIDE == 0
                         && bad_skip.is_none()
-                        && d.skip.get(b, j / DFORS_STRIDE) as i128 != v
+                        && d.skip.get(b, j / DFORS_STRIDE) != v
                     {
                         bad_skip = Some(j / DFORS_STRIDE);
                     }
                     lo = lo.min(v);
                     hi = hi.max(v);
                 });
+                let (lo, hi) = (lo as i128, hi as i128);
                 match bad_skip {
                     Some(block) => Err(format!(
                         "skip value of block {block} differs from the sum of the deltas"
