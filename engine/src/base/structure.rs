@@ -93,7 +93,7 @@ impl Col {
                 let mut bad_skip = None;
                 d.exc.merge(b, &d.deltas, 0, d.n - 1, |exc, x| {
                     v = v.wrapping_add(exc.unwrap_or(min.wrapping_add(x) as i64));
-                    if j % DFORS_STRIDE == 0
+                    if j.is_multiple_of(DFORS_STRIDE)
                         && bad_skip.is_none()
                         && d.skip.get(b, j / DFORS_STRIDE) != v
                     {
@@ -173,7 +173,7 @@ impl Col {
                     };
                     v = v.wrapping_add(delta);
                     j += 1;
-                    if j % DFORS_STRIDE == 0
+                    if j.is_multiple_of(DFORS_STRIDE)
                         && bad_skip.is_none()
                         && d.skip.get(b, j / DFORS_STRIDE) != v
                     {
