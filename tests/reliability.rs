@@ -116,6 +116,13 @@ fn recovery_commands_refuse_a_log_cut_below_the_checkpoint() {
         assert_eq!(v["salvage"]["batches_read"], kept);
         assert_eq!(v["salvage"]["batches_lost_at_least"], 4 - kept);
         assert_eq!(v["salvage"]["checkpoint"]["n_batches"], 4);
+        // Exactly which batches: seqs kept..4; what followed the checkpoint is unknown.
+        assert_eq!(
+            v["salvage"]["lost_batch_seqs"],
+            serde_json::json!({"first": kept, "end": 4})
+        );
+        assert_eq!(v["salvage"]["unknown_beyond_offset"], *ends.last().unwrap());
+        assert_eq!(v["salvage"]["lost_count_exact"], false);
         let o = ok(tgms(&["export-eventlog", p(&s), p(&out), "--salvage"]));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("\"batches_lost_at_least\":"), "{err}");

@@ -1437,6 +1437,14 @@ pub struct Salvage {
     /// covers beyond `batches_read` are lost from the history (their rows are in the
     /// segments, their batches are not in the log).
     pub checkpoint: Option<Checkpoint>,
+    /// Intact batches after a checkpoint that lies beyond the readable prefix (read from
+    /// the checkpoint's record boundary on): not applied, since they would apply to a
+    /// state that lacks the lost batches.
+    pub batches_after_checkpoint: u64,
+    /// Where the count of lost batches becomes unknown: reading stopped at damage there
+    /// (nothing after it can be counted), or the log ends before the checkpoint (batches
+    /// committed after it, if any, are gone). `None` when the loss is counted exactly.
+    pub unknown_beyond_offset: Option<u64>,
 }
 
 impl Salvage {
@@ -1445,12 +1453,18 @@ impl Salvage {
         self.stopped.is_none() && self.checkpoint.is_none()
     }
 
-    /// Batches the checkpoint says existed and the readable log does not hold (a lower
-    /// bound when reading stopped at damage after the checkpoint too).
+    /// Batches the checkpoint says existed and the readable log does not hold, plus the
+    /// intact batches after the checkpoint that were not applied (exact unless
+    /// [`Salvage::unknown_beyond_offset`] is set; then a lower bound).
     pub fn batches_lost(&self) -> u64 {
-        self.checkpoint
-            .as_ref()
-            .map_or(0, |c| c.n_batches.saturating_sub(self.batches_read))
+        self.lost_batch_seqs().map_or(0, |(a, e)| e - a) + self.batches_after_checkpoint
+    }
+
+    /// The sequence numbers `[first, end)` of the batches the checkpoint covers that the
+    /// readable log does not hold (their rows are in the segments).
+    pub fn lost_batch_seqs(&self) -> Option<(u64, u64)> {
+        let c = self.checkpoint.as_ref()?;
+        (c.n_batches > self.batches_read).then_some((self.batches_read, c.n_batches))
     }
 
     /// The report as JSON, for the CLI.
@@ -1464,6 +1478,10 @@ impl Salvage {
             "checkpoint": self.checkpoint.as_ref().map(|c| json!({
                 "offset": c.wal_offset, "record": c.wal_record, "n_batches": c.n_batches})),
             "batches_lost_at_least": self.batches_lost(),
+            "lost_batch_seqs": self.lost_batch_seqs().map(|(a, e)| json!({"first": a, "end": e})),
+            "batches_after_checkpoint": self.batches_after_checkpoint,
+            "unknown_beyond_offset": self.unknown_beyond_offset,
+            "lost_count_exact": self.unknown_beyond_offset.is_none(),
         })
     }
 }
@@ -1499,6 +1517,7 @@ pub fn read_log_with(
     };
     let mut batches = 0u64;
     let mut records = 0u64;
+    let mut damaged = false;
     let scanned = wal::scan(&path, |record, _, rec| {
         records += 1;
         match rec {
@@ -1529,6 +1548,7 @@ pub fn read_log_with(
             kind,
             ..
         }) if mode == LogMode::Salvage => {
+            damaged = true;
             rep.good_bytes = offset;
             rep.records_read = record;
             rep.stopped = Some(format!(
@@ -1538,6 +1558,27 @@ pub fn read_log_with(
         Err(e) => return Err(e),
     }
     rep.checkpoint = ckpt.filter(|c| c.wal_offset > rep.good_bytes);
+    match &rep.checkpoint {
+        // Nothing after damage can be counted.
+        None if damaged => rep.unknown_beyond_offset = Some(rep.good_bytes),
+        None => {}
+        // The log ends before the checkpoint: what followed it, if anything, is gone.
+        Some(c) if c.wal_offset >= file_bytes => rep.unknown_beyond_offset = Some(c.wal_offset),
+        // The batches after the checkpoint, read from its record boundary on.
+        Some(c) => {
+            let mut after = 0u64;
+            let scanned = wal::scan_from(&path, c.wal_offset, c.wal_record, |_, _, rec| {
+                after += u64::from(matches!(rec, Record::Batch { .. }));
+                Ok(())
+            });
+            rep.batches_after_checkpoint = after;
+            match scanned {
+                Ok(_) => {}
+                Err(Error::LogDamaged { offset, .. }) => rep.unknown_beyond_offset = Some(offset),
+                Err(e) => return Err(e),
+            }
+        }
+    }
     if mode == LogMode::Whole {
         // A torn tail is ordinary crash debris here, not a loss.
         rep.stopped = None;

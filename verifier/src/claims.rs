@@ -905,6 +905,25 @@ fn coverage(ctx: &Ctx<'_>, ans: &Value) -> (f64, Vec<Value>) {
     (cov, unc)
 }
 
+/// The first claim whose id an earlier claim of a schema-valid answer object already
+/// uses, as a schema violation naming the id and both positions. Verdicts, gating and ask
+/// records name claims by id, so two claims may not share one (D-V10, ours: the spec's
+/// answer schema does not require unique ids).
+fn duplicate_claim_id(ans: &Value) -> Option<String> {
+    let mut first = std::collections::HashMap::new();
+    for (i, c) in ans["claims"].as_array()?.iter().enumerate() {
+        let id = c["id"].as_str()?;
+        if let Some(j) = first.insert(id, i) {
+            first.insert(id, j);
+            return Some(format!(
+                "claims[{i}].id {} repeats the id of claims[{j}]: give every claim its own id",
+                canon::to_string(&Value::from(id))
+            ));
+        }
+    }
+    None
+}
+
 /// `verify(answer_object, trace, result_store, store?, honor_truncation)` (§8.7).
 pub fn verify(ctx: &Ctx<'_>, ans: &Value) -> Value {
     let mut vs = Vec::new();
@@ -915,8 +934,11 @@ pub fn verify(ctx: &Ctx<'_>, ans: &Value) -> Value {
         Some(&["text", "claims", "answer"]),
         &mut vs,
     );
-    if let Some(e) = schema::first_violation(vs) {
-        return json!({"schema_valid": false, "error": e.message, "claims": [],
+    let violation = schema::first_violation(vs)
+        .map(|e| e.message)
+        .or_else(|| duplicate_claim_id(ans));
+    if let Some(error) = violation {
+        return json!({"schema_valid": false, "error": error, "claims": [],
             "metrics": {"ucr": 1.0, "coverage": 0.0, "n_claims": 0}});
     }
     let claims = ans["claims"].as_array().cloned().unwrap_or_default();

@@ -836,3 +836,36 @@ fn tv22() {
         vec![("c1".into(), "supported".into())]
     );
 }
+
+/// Two claims with one id (D-V10): a schema violation naming the id and both positions,
+/// whatever the claims' verdicts would be; gating passes nothing of the object on. The
+/// same claims with distinct ids verify (so the refusal is the ids' doing).
+#[test]
+fn duplicate_claim_ids_are_a_schema_violation() {
+    let (_d, s, rs, t) = fixture();
+    let ctx = Ctx {
+        trace: &t,
+        results: &rs,
+        snap: Some(s.snapshot()),
+        honor_truncation: true,
+    };
+    let claim =
+        |id: &str, v: i64| json!({"id": id, "type": "count", "value": v, "evidence": ["s3"]});
+    let dup =
+        json!({"text": "3 and 9.", "claims": [claim("c1", 3), claim("c2", 3), claim("c1", 9)]});
+    let v = claims::verify(&ctx, &dup);
+    assert_eq!(v["schema_valid"], false, "{v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(
+        e.contains("claims[2].id \"c1\"") && e.contains("claims[0]"),
+        "{e}"
+    );
+    assert_eq!(v["claims"], json!([]));
+    let (gated, _) = gate(&ctx, &dup);
+    assert_eq!(gated, json!({"text": "", "claims": []}));
+    let distinct =
+        json!({"text": "3 and 9.", "claims": [claim("c1", 3), claim("c2", 3), claim("c3", 9)]});
+    let v = claims::verify(&ctx, &distinct);
+    assert_eq!(v["schema_valid"], true, "{v}");
+    assert_eq!(v["claims"].as_array().unwrap().len(), 3);
+}

@@ -93,7 +93,7 @@ impl Col {
                 let mut bad_skip = None;
                 d.exc.merge(b, &d.deltas, 0, d.n - 1, |exc, x| {
                     v = v.wrapping_add(exc.unwrap_or(min.wrapping_add(x) as i64));
-                    if j % DFORS_STRIDE == 0
+                    if j.is_multiple_of(DFORS_STRIDE)
                         && bad_skip.is_none()
                         && d.skip.get(b, j / DFORS_STRIDE) != v
                     {
@@ -118,12 +118,85 @@ impl Col {
         match self {
             Col::For(_) => Ok(()),
             Col::Pfor(p) => p.exc.check_starts(b),
-            Col::Dfors(_) => self.scan(b, |_, _| Ok(())),
+            Col::Dfors(_) => self.bounds(b).map(drop),
+        }
+    }
+
+    /// Bounds `(lo, hi)` that contain every value (exact for FOR and DFORS; a PFOR frame
+    /// counts its exception slots as its `min`), after checking the codec's redundancy as
+    /// [`Col::scan`] does; `None` for an empty column. One tight pass, with no per-value
+    /// branch on an error: the cost of an open is this pass over the id columns.
+    fn bounds(&self, b: &[u8]) -> Result<Option<(i128, i128)>, String> {
+        let fold = |f: &ForCol, a: usize, e: usize| {
+            let (mut lo, mut hi) = (u64::MAX, 0u64);
+            f.for_each_packed(b, a, e, |x| {
+                lo = lo.min(x);
+                hi = hi.max(x);
+            });
+            (f.min as i128 + lo as i128, f.min as i128 + hi as i128)
+        };
+        match self {
+            Col::For(f) => Ok((f.n > 0).then(|| fold(f, 0, f.n))),
+            Col::Pfor(p) => {
+                p.exc.check_starts(b)?;
+                if p.vals.n == 0 {
+                    return Ok(None);
+                }
+                let (mut lo, mut hi) = fold(&p.vals, 0, p.vals.n);
+                for k in 0..p.exc.n {
+                    let v = p.exc.entry(b, k).1 as i128;
+                    (lo, hi) = (lo.min(v), hi.max(v));
+                }
+                Ok(Some((lo, hi)))
+            }
+            Col::Dfors(d) => {
+                d.exc.check_starts(b)?;
+                if d.n == 0 {
+                    return Ok(None);
+                }
+                // The running sum over the deltas (exception slots pack 0), checked against
+                // every skip value; wrapping as every reader of the column sums.
+                let min = d.deltas.min as u64;
+                let mut v = d.skip.get(b, 0);
+                let (mut lo, mut hi) = (v, v);
+                let (mut k, mut j) = (0usize, 0usize);
+                let mut next = d.exc.entry_or_end(b, 0);
+                let mut bad_skip = None;
+                d.deltas.for_each_packed(b, 0, d.n - 1, |x| {
+                    let delta = if j == next.0 {
+                        k += 1;
+                        let e = next.1;
+                        next = d.exc.entry_or_end(b, k);
+                        e
+                    } else {
+                        min.wrapping_add(x) as i64
+                    };
+                    v = v.wrapping_add(delta);
+                    j += 1;
+                    if j.is_multiple_of(DFORS_STRIDE)
+                        && bad_skip.is_none()
+                        && d.skip.get(b, j / DFORS_STRIDE) != v
+                    {
+                        bad_skip = Some(j / DFORS_STRIDE);
+                    }
+                    lo = lo.min(v);
+                    hi = hi.max(v);
+                });
+                let (lo, hi) = (lo as i128, hi as i128);
+                match bad_skip {
+                    Some(block) => Err(format!(
+                        "skip value of block {block} differs from the sum of the deltas"
+                    )),
+                    None => Ok(Some((lo, hi))),
+                }
+            }
         }
     }
 
     /// Every value lies in `lo..=hi` (`what` names the domain); returns an upper bound of
-    /// the values. A FOR column whose frame lies inside the range is not read.
+    /// the values. A FOR column whose frame lies inside the range is not read; otherwise
+    /// one tight pass bounds the values, and only a column that fails it is read again
+    /// to name the first value out of range.
     fn within(&self, b: &[u8], lo: i64, hi: i64, what: &str) -> Result<i64, String> {
         if let Col::For(f) = self {
             if f.n == 0 {
@@ -132,6 +205,11 @@ impl Col {
             if f.min >= lo && frame_max(f) <= hi as i128 {
                 return Ok(frame_max(f) as i64);
             }
+        }
+        match self.bounds(b)? {
+            None => return Ok(lo),
+            Some((l, h)) if l >= lo as i128 && h <= hi as i128 => return Ok(h as i64),
+            Some(_) => {}
         }
         let mut max = lo;
         self.scan(b, |i, v| {
@@ -144,8 +222,19 @@ impl Col {
         Ok(max)
     }
 
-    /// The values never decrease and lie in `lo..=hi`.
+    /// The values never decrease and lie in `lo..=hi`. A DFORS column whose deltas and
+    /// exceptions are all ≥ 0 ascends, so its bounds decide.
     fn ascending_within(&self, b: &[u8], lo: i64, hi: i64, what: &str) -> Result<(), String> {
+        if let Col::Dfors(d) = self {
+            let rising = d.deltas.min >= 0 && (0..d.exc.n).all(|k| d.exc.entry(b, k).1 >= 0);
+            if rising {
+                match self.bounds(b)? {
+                    None => return Ok(()),
+                    Some((l, h)) if l >= lo as i128 && h <= hi as i128 => return Ok(()),
+                    Some(_) => {}
+                }
+            }
+        }
         let mut prev = lo;
         self.scan(b, |i, v| {
             if v < prev || v > hi {
@@ -228,12 +317,17 @@ impl Base {
         }
         // A slot names an identity or is empty (`NONE`).
         let what = format!("{} or empty ({NONE})", id_of(ni, "identities"));
-        self.slots
-            .scan(b, |i, v| {
-                if v == i64::from(NONE) || (0..ni as i64).contains(&v) {
-                    return Ok(());
-                }
-                Err(format!("value {v} at index {i} is not {what}"))
+        let no_empty = self.slots.within(b, 0, max_id(ni), &what);
+        no_empty
+            .or_else(|_| {
+                self.slots
+                    .scan(b, |i, v| {
+                        if v == i64::from(NONE) || (0..ni as i64).contains(&v) {
+                            return Ok(());
+                        }
+                        Err(format!("value {v} at index {i} is not {what}"))
+                    })
+                    .map(|_| 0)
             })
             .map_err(|e| err(SLOTS, e))?;
         for (k, g) in [ROWS_NODE, ROWS_EDGE].into_iter().enumerate() {
@@ -304,6 +398,23 @@ impl Base {
             t.close_tt_e
                 .within(b, 0, OPEN_END - 1, tt)
                 .map_err(|e| err(g + CLOSE_TT_E, e))?;
+            // S5: a closure closes an alive row after the row's start.
+            for a in (0..t.n_close).step_by(BLOCK_ROWS) {
+                let e = (a + BLOCK_ROWS).min(t.n_close);
+                let (rows, ends) = (t.close_row.range(b, a, e), t.close_tt_e.range(b, a, e));
+                for (i, (r, tt_e)) in rows.into_iter().zip(ends).enumerate() {
+                    let r = r as u32;
+                    let tt_s = self.row_tt_s(k, r);
+                    if !self.row_alive(k, r) || tt_e <= tt_s {
+                        let what = format!(
+                            "closure {} at {tt_e} closes row {r}, which is not alive or \
+                             starts at {tt_s}, not before (invariant S5)",
+                            a + i
+                        );
+                        return Err(err(g + CLOSE_TT_E, what));
+                    }
+                }
+            }
             kinds(&t.close_by, g + CLOSE_BY)?;
             opt_strings(&t.close_reason, g + CLOSE_REASON)?;
             if let Some(set) = t.closed {
