@@ -187,25 +187,30 @@ fn ms(x: Option<f64>) -> String {
 
 /// The human table of the per-query records.
 pub fn render_table(recs: &[QueryRecord]) -> String {
+    // Fits 100 columns; the run record (`--json`) has the full answer hashes.
     let mut s = format!(
-        "{:<16} {:<24} {:>10} {:>10} {:>9}  {:<32}  {}\n",
-        "query", "operator", "p50 ms", "p95 ms", "rows", "answer hash (registry_hash)", "status"
+        "{:<16} {:<29} {:>8} {:>8} {:>11}  {:<13}  {}\n",
+        "query", "operator", "p50 ms", "p95 ms", "rows", "answer hash", "status"
     );
     for r in recs {
         let status = match (&r.error, r.ok) {
-            (_, true) => format!("ok ({} runs)", r.timings_ms.len()),
+            (_, true) => "ok".to_string(),
             (Some(e), _) if e == "not_available" => "not available in this build".into(),
             (Some(e), _) => format!("FAILED: {e}"),
             (None, false) => "FAILED".into(),
         };
+        let hash = r.hash.as_deref().map_or_else(
+            || "—".to_string(),
+            |h| format!("{}…", h.get(..12).unwrap_or(h)),
+        );
         s.push_str(&format!(
-            "{:<16} {:<24} {:>10} {:>10} {:>9}  {:<32}  {}\n",
+            "{:<16} {:<29} {:>8} {:>8} {:>11}  {:<13}  {}\n",
             r.id,
             r.op,
             ms(r.p50_ms),
             ms(r.p95_ms),
             r.rows.map_or("—".into(), |n| n.to_string()),
-            r.hash.clone().unwrap_or_else(|| "—".into()),
+            hash,
             status
         ));
     }
@@ -224,13 +229,23 @@ pub fn run_registry(
         .into_iter()
         .filter(|q| only.is_empty() || only.iter().any(|o| o == q.id))
         .collect();
+    run_queries(st, &qs, proto, progress)
+}
+
+/// Runs `qs` on `store` in order, with progress; returns the per-query records.
+pub fn run_queries(
+    st: &Store,
+    qs: &[registry::Query],
+    proto: Protocol,
+    progress: bool,
+) -> Vec<QueryRecord> {
     let pb = if progress {
         bar(qs.len() as u64, "queries")
     } else {
         ProgressBar::hidden()
     };
     let mut recs = Vec::new();
-    for q in &qs {
+    for q in qs {
         pb.set_message(q.id);
         recs.push(registry::run_query(st.snapshot(), q, proto));
         pb.inc(1);

@@ -79,13 +79,51 @@ pub fn state_regression(work: &WorkDir) -> anyhow::Result<(Store, RegressionRepo
     Ok((st, r))
 }
 
-/// `PASS` / `FAIL`.
-pub fn mark(ok: bool) -> &'static str {
+/// `PASS` / `FAIL`, green / red when standard output is a terminal (see [`colour`]).
+pub fn mark(ok: bool) -> String {
     if ok {
-        "PASS"
+        paint("PASS", "32")
     } else {
-        "FAIL"
+        paint("FAIL", "31;1")
     }
+}
+
+/// Whether text for people gets colour: standard output is a terminal and `NO_COLOR` is
+/// unset or empty (<https://no-color.org>).
+pub fn colour() -> bool {
+    use std::io::IsTerminal;
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+    })
+}
+
+/// `s` wrapped in the ANSI SGR code `sgr` (e.g. `"1"` bold, `"32"` green) when [`colour`].
+pub fn paint(s: &str, sgr: &str) -> String {
+    if colour() {
+        format!("\x1b[{sgr}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+/// `text` broken at spaces into lines of at most 100 characters, each starting with
+/// `indent` (the first with `first`).
+pub fn wrap(first: &str, indent: &str, text: &str) -> String {
+    let mut lines = vec![first.to_string()];
+    for w in text.split(' ') {
+        let cur = lines.last_mut().map_or(0, |l| l.chars().count());
+        let fresh = lines.last().is_some_and(|l| l == first || l == indent);
+        if !fresh && cur + 1 + w.chars().count() > 100 {
+            lines.push(indent.to_string());
+        }
+        let l = lines.last_mut().expect("at least one line");
+        if !(l == first || l == indent) {
+            l.push(' ');
+        }
+        l.push_str(w);
+    }
+    lines.join("\n")
 }
 
 fn short(s: &str, n: usize) -> String {
@@ -100,20 +138,29 @@ fn short(s: &str, n: usize) -> String {
 /// The human rendering of the incident evaluation.
 pub fn render_incident(r: &IncidentReport) -> String {
     let mut s = String::new();
-    s.push_str(&format!(
-        "Question: what was checkout-api's instance type when the outage began ({} UTC), and which change preceded it?\n",
-        utc(scenarios::T_OUT)
+    s.push_str(&wrap(
+        "",
+        "  ",
+        &format!(
+            "Question: what was checkout-api's instance type when the outage began ({} UTC), \
+             and which change preceded it?",
+            utc(scenarios::T_OUT)
+        ),
     ));
+    s.push('\n');
     s.push_str(&format!("  answer (current beliefs)      {}\n", r.answer));
-    s.push_str(&format!(
-        "  preceding change              {} {} from {} UTC — {}\n",
+    let change = format!(
+        "  preceding change              {} {} from {} UTC",
         r.preceding_change.1,
         r.preceding_change.0,
         utc(r.preceding_change.2),
-        short(&r.preceding_change.3, 70)
+    );
+    s.push_str(&format!(
+        "{change}\n      {}\n",
+        short(&r.preceding_change.3, 94)
     ));
     s.push_str(&format!(
-        "  believed during the incident  {} from {} UTC (before the postmortem correction)\n",
+        "  believed during the incident  {} from {} UTC (before the correction)\n",
         r.believed_during_incident.0,
         utc(r.believed_during_incident.1)
     ));
@@ -122,24 +169,27 @@ pub fn render_incident(r: &IncidentReport) -> String {
         r.naive_answer
     ));
     s.push_str(
-        "\n  Audit trail of HAS_INSTANCE_TYPE (every stored version, with invalidation reasons):\n",
+        "\n  Audit trail of HAS_INSTANCE_TYPE: every stored version, and why each was replaced\n",
     );
     s.push_str(&format!(
-        "  {:<19} {:<37} {:<37} {:<40} {}\n",
-        "dst", "valid time", "transaction time", "origin / reason", "closed_by / close_reason"
+        "  {:<19} {:<37} {}\n",
+        "instance type", "valid time (UTC)", "believed (transaction time, UTC)"
     ));
     for a in &r.audit {
+        let vt = format!("[{}, {})", utc(a.vt_s), utc(a.vt_e));
+        let tt = format!("[{}, {})", utc(a.tt_s), utc(a.tt_e));
+        s.push_str(&format!("  {:<19} {vt:<37} {tt}\n", a.dst));
+        let closed = if a.tt_e == OPEN_END {
+            "still believed".to_string()
+        } else {
+            format!("replaced by {}: {}", a.closed_by, a.close_reason)
+        };
         s.push_str(&format!(
-            "  {:<19} {:<37} {:<37} {:<40} {}\n",
-            a.dst,
-            format!("[{}, {})", utc(a.vt_s), utc(a.vt_e)),
-            format!("[{}, {})", utc(a.tt_s), utc(a.tt_e)),
-            short(&format!("{} / {}", a.origin, a.reason), 40),
-            if a.tt_e == OPEN_END {
-                "— (current)".to_string()
-            } else {
-                short(&format!("{} / {}", a.closed_by, a.close_reason), 48)
-            }
+            "      {}\n",
+            short(
+                &format!("written by {}: {}; {closed}", a.origin, a.reason),
+                94
+            )
         ));
     }
     s.push('\n');
@@ -157,11 +207,13 @@ pub fn render_checks<N: AsRef<str>, G: AsRef<str>>(
 ) -> String {
     let mut s = String::new();
     for (name, ok, got) in checks {
+        // One line of at most 100 columns: `  [PASS] name — got`.
+        let room = 100usize.saturating_sub(12 + name.as_ref().chars().count());
         s.push_str(&format!(
             "  [{}] {} — {}\n",
             mark(ok),
             name.as_ref(),
-            short(got.as_ref(), 90)
+            short(got.as_ref(), room.max(16))
         ));
     }
     s
@@ -207,7 +259,7 @@ pub fn render_regression(r: &RegressionReport) -> String {
     let nv = r.naive_errors();
     s.push_str(&render_checks(
         [
-            ("store digest (TV20)", dg, r.store_digest.clone()),
+            ("store digest as published", dg, r.store_digest.clone()),
             (
                 "state_at: 0 errors of 117",
                 sa.0 == 0 && sa.1 == 117,
@@ -243,9 +295,9 @@ pub fn run_eval(which: &str, dir: Option<PathBuf>, json: bool) -> anyhow::Result
         m.insert(
             "config".into(),
             serde_json::json!({"dataset": if which == "incident" {
-                "datasets/incident-checkout.eventlog.jsonl (evaluation.md §6.1)"
+                "datasets/incident-checkout.eventlog.jsonl"
             } else {
-                "state-at-T regression (evaluation.md §5.1, generated)"
+                "state-at-T regression (generated)"
             }}),
         );
         m.insert("commit".into(), Value::from(commit));

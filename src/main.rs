@@ -5,6 +5,9 @@
 //! Results go to stdout as canonical JSON; progress and messages go to stderr; every error is
 //! printed on stdout as the spec's error payload with exit code 1 (3 for `E_STATE`).
 
+mod cli_help;
+mod history_table;
+
 use anyhow::Context;
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -18,13 +21,21 @@ use tgms_engine::{canon, Error, Identity, Store, Version};
 #[command(
     name = "tgms",
     version,
-    about = "tgms — an embedded, agent-native bi-temporal temporal-graph database",
-    long_about = "tgms stores every version of every node and edge with valid time (when it was \
-true) and transaction time (when we believed it). Corrections and retractions keep the old \
-belief queryable forever.\n\nTimes are µs since 1970-01-01 UTC (the store's unit); every time \
-argument also takes ISO-8601 (\"2004-07-22\", \"2004-07-22T21:28:00Z\") and durations take \
-\"7d\", \"36h\", \"90s\" (docs/times.md). Tables and text show times as ISO-8601 UTC \
-(--time us for the integers); JSON keeps the integers.\n\nQuick start:\n  tgms init /tmp/s\n  tgms ingest /tmp/s data.txt --format snap\n  tgms stats /tmp/s\n  tgms digest /tmp/s"
+    about = "tgms — a graph database that remembers: what was true when, and what we believed when",
+    long_about = "tgms stores a graph of nodes and edges with two clocks on every version: valid \
+time (when a fact was true in the world) and transaction time (when the store believed it). \
+Corrections and retractions never overwrite: they close the old belief and record who closed it \
+and why, so \"what was true at T\" and \"what did we believe on March 1\" stay answerable forever.\n\n\
+Read it with 17 fixed operators (tgms call, or the MCP server for AI agents: tgms serve), \
+combine them in verified plans (tgms plan) whose answers are checked claim by claim against \
+the evidence (tgms verify), or ask a question in plain language (tgms ask).\n\n\
+Times are microseconds since 1970-01-01 00:00 UTC, the store's unit (1082040961000000 is \
+2004-04-15 14:56:01 UTC); every time argument also takes ISO-8601 (\"2004-07-22\", \
+\"2004-07-22T21:28:00Z\") and durations take \"7d\", \"36h\", \"90s\" (docs/times.md); the open \
+end is 4611686018427387904 (2^62). Tables and text show times as ISO-8601 UTC (--time us for \
+the integers); JSON keeps the integers. Results are canonical \
+JSON on stdout; errors are {\"error\", \"message\", \"details\"} (docs/errors.md). \
+Guides: docs/README.md."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -75,22 +86,18 @@ enum ClockArg {
 #[derive(Subcommand)]
 enum Cmd {
     /// Create an empty store.
-    ///
-    /// Example: tgms init /tmp/store
     Init {
         /// Store directory to create (must not exist or be empty).
         store: PathBuf,
     },
+    /// Bulk-load an event file or a shipped dataset into a store.
+    ///
     /// Bulk-load an event file (read a line at a time; chunks of 50,000 events, one batch
     /// each), then compact the store when the load was large (see --compact), so that
     /// read-only opens (`tgms call`) map the image and answer at once instead of decoding
     /// the store into memory. The load's memory stays bounded by about one memtable
     /// (2^20 rows): each time the rows above the store's image reach that, they are merged
     /// into the image (a fresh store writes its first image at its first flush).
-    ///
-    /// Example: tgms ingest /tmp/store CollegeMsg.txt --format snap --rel-type MSG
-    ///          tgms ingest /tmp/store --dataset collegemsg
-    ///          tgms ingest /tmp/store more.txt --compact never
     Ingest {
         /// Existing store directory.
         store: PathBuf,
@@ -127,13 +134,12 @@ enum Cmd {
         #[command(flatten)]
         flags: tgms::ingest_cli::IngestFlags,
     },
-    /// Apply one batch: a JSON array of op objects (data-model §8.1 shapes). On exit the
+    /// Apply one batch of ops (asserts, retractions, corrections) atomically.
+    ///
+    /// Apply one batch: a JSON array of op objects (shapes: docs/data-model.md#the-op-shapes). On exit the
     /// batch is sealed as a small flush segment, so read-only opens (`tgms call`) keep
     /// mapping the store's image instead of replaying the log; small segments are folded
     /// into the image once they hold an eighth of its rows (or 64 of them, or 2^20 rows).
-    ///
-    /// Example: echo '[{"op":"assert_node","uid":"a","label":"Person","props":{"age":3}}]' > b.json
-    ///          tgms write /tmp/store b.json
     Write {
         /// Existing store directory.
         store: PathBuf,
@@ -145,26 +151,24 @@ enum Cmd {
         #[arg(long, value_name = "KEY")]
         batch_key: Option<String>,
     },
-    /// Store statistics (counts, extent, batches, disk bytes).
-    ///
-    /// Example: tgms stats /tmp/store --json
+    /// Store statistics (counts, extent, batches, disk bytes): a table for people, or one
+    /// canonical JSON object for scripts (--format json).
     Stats {
         /// Existing store directory.
         store: PathBuf,
-        /// Print one canonical JSON object instead of a table.
-        #[arg(long)]
+        /// Output: a table, or one canonical JSON object.
+        #[arg(long, value_enum, default_value = "table")]
+        format: TableFormat,
+        /// The same as --format json.
+        #[arg(long, conflicts_with = "format")]
         json: bool,
     },
     /// Print the store digest (BLAKE3 over canonical row lines), 64 hex characters.
-    ///
-    /// Example: tgms digest /tmp/store
     Digest {
         /// Existing store directory.
         store: PathBuf,
     },
     /// Rebuild OUT_STORE from STORE's write-ahead log alone.
-    ///
-    /// Example: tgms replay /tmp/store /tmp/copy && tgms digest /tmp/copy
     Replay {
         /// Source store (only read).
         store: PathBuf,
@@ -176,8 +180,6 @@ enum Cmd {
         salvage: bool,
     },
     /// Every stored version of one node (believed and closed), with audit fields.
-    ///
-    /// Example: tgms history /tmp/store n42 --edges
     History {
         /// Existing store directory.
         store: PathBuf,
@@ -186,10 +188,12 @@ enum Cmd {
         /// Also list the stored rows of edges touching UID.
         #[arg(long)]
         edges: bool,
+        /// Output: a table (one line per version), or one canonical JSON object
+        /// {"uid", "rows", "edges"?} with every field.
+        #[arg(long, value_enum, default_value = "table")]
+        format: TableFormat,
     },
     /// Import a TGMS JSONL event log, each record at its recorded tt.
-    ///
-    /// Example: tgms import-eventlog /tmp/store collegemsg.eventlog.jsonl
     ImportEventlog {
         /// Existing store directory (its last tt must be below the log's first).
         store: PathBuf,
@@ -197,8 +201,6 @@ enum Cmd {
         log: PathBuf,
     },
     /// Export the store's log as a TGMS JSONL event log.
-    ///
-    /// Example: tgms export-eventlog /tmp/store out.jsonl --strict
     ExportEventlog {
         /// Existing store directory (only read).
         store: PathBuf,
@@ -212,17 +214,15 @@ enum Cmd {
         #[arg(long)]
         salvage: bool,
     },
+    /// Run one operator call and print its result envelope.
+    ///
     /// Run one operator call and print its envelope (an ARGS array: one call per element on
     /// the same snapshot, printed as a JSON array in order).
     ///
     /// ARGS is JSON text when it starts with `{` or `[`, `-` for standard input, otherwise
-    /// the path of a file holding the JSON. Errors print the spec's error payload (exit 1).
+    /// the path of a file holding the JSON. Errors print the error payload (exit 1; docs/errors.md).
     /// Time arguments are µs since 1970-01-01 UTC or ISO-8601 strings ("at": "2004-07-22",
     /// "t_a": "2004-07-22T21:28:00Z"); durations ("stride", "delta") are µs or "7d", "36h".
-    ///
-    /// Example: tgms call /tmp/store entity_history '{"uid": "n1", "include_edges": true}'
-    ///          tgms call /tmp/store state_at '{"uid": "n1", "at": 1700000000000000}' --format table
-    ///          tgms call /tmp/store snapshot_subgraph args.json --as-of 1700000000000123
     Call {
         /// Existing store directory (opened read-only).
         store: PathBuf,
@@ -237,48 +237,52 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "json")]
         format: CallFormat,
     },
-    /// Print the tool definitions generated from the operator registry (sorted by name).
+    /// Print the operator tool definitions (Anthropic, OpenAI, MCP) or the operator reference.
     ///
-    /// Example: tgms tools --format openai
+    /// Everything is generated from the operator registry, sorted by operator name;
+    /// `--format markdown` is the page docs/operators.md.
     Tools {
         /// Tool definition shape.
         #[arg(long, value_enum, default_value = "anthropic")]
         format: ToolsFormat,
     },
+    /// Verify every checksum and invariant of a store, changing nothing.
+    ///
     /// Verify every checksum and invariant of a store (WAL, manifest, segments) without
     /// modifying it; report every problem with its file and offset; exit 3 on any.
-    ///
-    /// Example: tgms check /tmp/store
     Check {
         /// Existing store directory (only read).
         store: PathBuf,
     },
+    /// Merge the store's segments into one indexed image (digest and answers unchanged).
+    ///
     /// Rewrite the store as one image of every segment and the log tail, rows sorted by
     /// valid time; the store digest and every answer are unchanged. Unreferenced files are
     /// collected. The result is an indexed image: read-only opens
     /// (`tgms call`, `tgms bench run --store`) then map it and answer every read from the
-    /// file, without decoding the store into memory (`format-spec.md` §9.4): a fresh process
+    /// file, without decoding the store into memory (format-spec.md §9.4): a fresh process
     /// answers its first query in milliseconds and its memory stays near the pages it reads.
-    ///
-    /// Example: tgms compact /tmp/store
     Compact {
         /// Existing store directory (takes the writer lock).
         store: PathBuf,
     },
+    /// Benchmarks: the synthetic generator, the registry runner, MCP timing, the soak test.
+    ///
     /// Benchmark tools: the synthetic generator and the CollegeMsg replay log.
     #[command(subcommand)]
     Bench(BenchCmd),
+    /// Plans: static verification and deterministic execution with a trace.
+    ///
     /// Plans: static verification and deterministic execution with evidence.
     #[command(subcommand)]
     Plan(PlanCmd),
+    /// Verify an answer object's claims against a trace, and gate it.
+    ///
     /// Verify an answer object's claims against a trace (with gating).
     ///
     /// TRACE is a trace_id of the store's trace store or the path of a trace file written by
     /// `tgms plan run --trace-out`. Prints each claim's verdict, the metrics and the gated
     /// answer object; exit 0 whenever verification ran.
-    ///
-    /// Example: tgms plan run /tmp/store plan.json --report --trace-out trace.json
-    ///          tgms verify /tmp/store answer.json --trace trace.json
     Verify {
         /// Existing store directory (cited envelopes come from its result store).
         store: PathBuf,
@@ -288,7 +292,9 @@ enum Cmd {
         #[arg(long)]
         trace: String,
     },
-    /// Write the trace viewer page (spec agent-surface §10) of one stored trace: one
+    /// Write the HTML trace viewer page of a stored trace or ask record.
+    ///
+    /// The page of one stored trace is one
     /// self-contained HTML file (no external resources; every store string escaped) with
     /// the run header, every step (args, resolved args, status, digests, evidence
     /// descriptor, taint), the stored envelopes and the answer. With --plan (the plan the
@@ -296,9 +302,6 @@ enum Cmd {
     /// with --answer a given answer object is verified instead. Given the ask_id of a
     /// `tgms ask` record kept in the store, the page shows the whole ask record (every plan
     /// emission and its violations, the answers at each gating stage, the trace).
-    ///
-    /// Example: tgms plan run /tmp/store plan.json
-    ///          tgms view /tmp/store 7b4414b9 --plan plan.json --out trace.html
     View {
         /// Existing store directory (its trace, result and args stores).
         store: PathBuf,
@@ -328,11 +331,11 @@ enum Cmd {
         json: bool,
     },
     // ---- evaluation harnesses (issue #7) ----
-    /// Write every stored row (believed and closed) in store-digest order, one row per
-    /// version (spec agent-surface §11.2), as CSV or Parquet: the format follows OUT's
-    /// extension (.csv, .parquet) unless --format names it.
+    /// Export every stored row (believed and closed) as CSV or Parquet.
     ///
-    /// Example: tgms export-rows /tmp/store rows.parquet
+    /// Write every stored row (believed and closed) in store-digest order, one row per
+    /// version, as CSV or Parquet: the format follows OUT's
+    /// extension (.csv, .parquet) unless --format names it.
     ExportRows {
         /// Existing store directory (only read).
         store: PathBuf,
@@ -342,13 +345,12 @@ enum Cmd {
         #[arg(long, value_enum)]
         format: Option<tgms::export_rows::Format>,
     },
+    /// The guided tour, offline, on the shipped data; exit 0 only if every check passed.
+    ///
     /// The demo, offline: CollegeMsg with corrections, three plans through the verifier
     /// (answers and claim verdicts), the incident reconstruction, the state-at-T regression
     /// and an operator latency table; writes a trace viewer page. Exit 0 only if every
     /// check passed.
-    ///
-    /// Example: cargo run --release -- demo
-    ///          tgms demo --dir /tmp/demo --html /tmp/demo-trace.html
     Demo {
         /// Build the stores here (must not exist or be empty; default: a new temporary
         /// directory, kept and named at the end).
@@ -370,9 +372,6 @@ enum Cmd {
     /// --readonly takes no lock, runs no recovery and writes nothing under STORE (results are
     /// kept in memory, or under --results-dir outside the store); it serves beside a live
     /// writer and sees each newly published state on its next call. Guide: docs/mcp.md.
-    ///
-    /// Example: tgms serve --store /tmp/store --readonly
-    ///          tgms serve --store /tmp/store --readonly --http 127.0.0.1:8765
     Serve {
         /// Existing store directory.
         #[arg(long)]
@@ -407,14 +406,18 @@ enum Cmd {
         #[arg(long)]
         guided: Option<String>,
     },
-    /// Evaluation harnesses: the verifier mutation experiment (spec/evaluation.md §4), the
-    /// state-at-T regression (§5) and the incident reconstruction (§6).
+    /// Evaluation harnesses: verifier mutations, state-at-T regression, incident reconstruction.
+    ///
+    /// The verifier mutation experiment, the state-at-T regression and the incident
+    /// reconstruction; each checks its own results.
     #[command(subcommand)]
     Eval(EvalCmd),
     // ---- the agent loop (issue #18) ----
+    /// Ask a question in plain language; tgms checks every claim of the answer.
+    ///
     /// Ask a question in plain language: a model writes the plan and the prose; tgms checks
     /// the plan, computes it, verifies every claim against the trace and removes whatever
-    /// it cannot back (agent-surface §2, docs/ask.md).
+    /// it cannot back (docs/ask.md).
     ///
     /// The planner sees a dataset card, the operator manual and four examples; its plan
     /// goes through the static verifier and may be repaired up to --max-repairs times (one
@@ -428,10 +431,6 @@ enum Cmd {
     /// (default http://127.0.0.1:8000/v1), TGMS_LLM_API_KEY or OPENAI_API_KEY, --guided
     /// none|openai|vllm|llamacpp / TGMS_LLM_GUIDED (the three servers take different
     /// request shapes).
-    ///
-    /// Example: tgms ask /tmp/cm "How many messages were sent between 1082040961000000 and
-    ///          1083000000000000?" --model smollm2 --llm-base-url http://127.0.0.1:8080/v1
-    ///          --guided llamacpp --html ask.html
     Ask {
         /// Existing store directory.
         store: PathBuf,
@@ -485,17 +484,20 @@ enum Cmd {
         #[arg(long)]
         json: bool,
     },
-    /// Evolution memory (agent-surface §8): window-digest notes the planner sees, never
+    /// Evolution memory: window summaries the planner reads (never evidence).
+    ///
+    /// Window-digest notes the planner sees, never
     /// evidence, made stale by any write inside their window.
     #[command(subcommand)]
     Memory(MemoryCmd),
+    /// Print the CLI reference (docs/cli.md) in Markdown.
+    #[command(hide = true)]
+    HelpMarkdown,
 }
 
 #[derive(Subcommand)]
 enum MemoryCmd {
     /// Build one note per window of --stride-days over the store's extent.
-    ///
-    /// Example: tgms memory build /tmp/cm --stride-days 7
     Build {
         /// Existing store directory (opened writable).
         store: PathBuf,
@@ -504,15 +506,11 @@ enum MemoryCmd {
         stride_days: i64,
     },
     /// Recompute the notes that writes made stale.
-    ///
-    /// Example: tgms memory refresh /tmp/cm
     Refresh {
         /// Existing store directory (opened writable).
         store: PathBuf,
     },
     /// Print the notes (stale ones marked) without changing anything.
-    ///
-    /// Example: tgms memory list /tmp/cm
     List {
         /// Existing store directory (only read).
         store: PathBuf,
@@ -525,8 +523,6 @@ enum PlanCmd {
     ///
     /// Exit 0 when valid, else 1. Task input uids: --uids, --no-grounding, or by default the
     /// registered uids the plan's question names at token boundaries.
-    ///
-    /// Example: tgms plan validate /tmp/store plan.json --uids a,b
     Validate {
         /// Existing store directory (statistics for extent and cost checks).
         store: PathBuf,
@@ -543,8 +539,6 @@ enum PlanCmd {
     ///
     /// Envelopes, resolved args and the trace are stored in the store directory
     /// (results/, args/, traces/). Exit 0 iff the trace is ok.
-    ///
-    /// Example: tgms plan run /tmp/store plan.json --report --trace-out trace.json
     Run {
         /// Existing store directory.
         store: PathBuf,
@@ -562,7 +556,7 @@ enum PlanCmd {
         /// Write the full trace to FILE.
         #[arg(long, value_name = "FILE")]
         trace_out: Option<PathBuf>,
-        /// Write the trace viewer page (spec agent-surface §10) to FILE, with the mechanical
+        /// Write the trace viewer page to FILE, with the mechanical
         /// answer object and its claim verdicts.
         #[arg(long, value_name = "FILE")]
         html: Option<PathBuf>,
@@ -579,12 +573,12 @@ enum PoolArg {
 
 #[derive(Subcommand)]
 enum EvalCmd {
+    /// The verifier mutation experiment: how many wrong claims the verifier catches.
+    ///
     /// The verifier mutation experiment: mutation class x cases x detected, false positives.
     ///
     /// Without --suite the pool comes from built-in oracle plans over STORE. STORE is never
     /// written. Exit 0 whenever the experiment ran.
-    ///
-    /// Example: tgms eval mutations /tmp/store --json
     Mutations {
         /// Existing store directory (opened read-only).
         store: PathBuf,
@@ -598,11 +592,11 @@ enum EvalCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Incident reconstruction (§6): the instance type at outage time, the preceding change,
+    /// Incident reconstruction: what was true and believed when an outage began.
+    ///
+    /// The instance type at outage time, the preceding change,
     /// the audit trail with invalidation reasons, the belief-time variant and the naive
     /// baseline. Exit 0 only if every check passes.
-    ///
-    /// Example: tgms eval incident
     Incident {
         /// Keep the built store in DIR/incident (default: a temporary directory).
         #[arg(long)]
@@ -611,11 +605,11 @@ enum EvalCmd {
         #[arg(long)]
         json: bool,
     },
-    /// State-at-T regression (§5): 117 questions over 36 transitions, `state_at` vs the naive
-    /// "latest valid_from" and the valid-time-only lookups. Exit 0 only if state_at is
-    /// 117/117 and the store digest is TV20's.
+    /// State-at-T regression: state_at against naive lookups on 117 questions.
     ///
-    /// Example: tgms eval state-regression --json
+    /// 117 questions over 36 transitions, `state_at` vs the naive
+    /// "latest valid_from" and the valid-time-only lookups. Exit 0 only if state_at is
+    /// 117/117 and the store digest is the expected one.
     StateRegression {
         /// Keep the built store in DIR/state-regression (default: a temporary directory).
         #[arg(long)]
@@ -624,6 +618,14 @@ enum EvalCmd {
         #[arg(long)]
         json: bool,
     },
+}
+
+#[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
+enum TableFormat {
+    /// Aligned columns for people.
+    Table,
+    /// Canonical JSON for scripts.
+    Json,
 }
 
 #[derive(Clone, Copy, ValueEnum, PartialEq, Eq)]
@@ -642,13 +644,13 @@ enum ToolsFormat {
     Openai,
     /// {"name", "description", "inputSchema", "outputSchema"}
     Mcp,
+    /// The operator reference page (docs/operators.md): arguments, outputs, errors, examples.
+    Markdown,
 }
 
 #[derive(Subcommand)]
 enum BenchCmd {
-    /// Create STORE and write the deterministic benchmark op stream of scale N into it.
-    ///
-    /// Example: tgms bench generate --scale 100000 /tmp/bench100k
+    /// Create STORE and write the deterministic synthetic benchmark stream of N events.
     Generate {
         /// Number of events (e.g. 100000, 1000000, 10000000).
         #[arg(long)]
@@ -660,27 +662,23 @@ enum BenchCmd {
         clock: ClockArg,
     },
     /// Write TGMS's frozen CollegeMsg replay log (rebuilt from the shipped dataset).
-    ///
-    /// Example: tgms bench collegemsg-log /tmp/collegemsg.eventlog.jsonl
     CollegemsgLog {
         /// Output file.
         out: PathBuf,
     },
+    /// Time the benchmark queries on a generated log or an existing store.
+    ///
     /// Time the benchmark registry (13 queries + state.at, wtrav.seed, motif.all36) on the
     /// generated log at --scale N (with its corrections), or on an existing STORE; p50/p95 per
     /// query with its answer hash, ingest rate, bytes per edge version, open time, first-query
     /// time, peak RSS (of the open and the queries: the build's peak is reported apart). With
     /// --compact a store the run builds is compacted first, so the queries read the mapped
     /// image. Exit 1 if a registered operator fails.
-    ///
-    /// Example: tgms bench run --scale 100000 --json bench-100k.json
-    ///          tgms bench run --scale 10000000 --compact --store /tmp/s10m
-    ///          tgms bench collegemsg-log /tmp/cm.jsonl && tgms bench run --log /tmp/cm.jsonl
     Run {
         /// Number of events of the generated log (100000, 1000000, 10000000).
         #[arg(long, required_unless_present = "log", conflicts_with = "log")]
         scale: Option<u64>,
-        /// Import this TGMS event log instead (replayed-log parameters, spec §2.1), e.g. the
+        /// Import this TGMS event log instead (replayed-log parameters), e.g. the
         /// output of `tgms bench collegemsg-log`.
         #[arg(long, value_name = "LOG.jsonl")]
         log: Option<PathBuf>,
@@ -707,14 +705,13 @@ enum BenchCmd {
         #[arg(long)]
         compact: bool,
     },
+    /// Time the MCP server from outside (stdio overhead, HTTP calls per second).
+    ///
     /// Time the MCP server from outside: tools/list and tools/call entity_history over
     /// stdio against the operator's in-process time (the protocol overhead), and calls per
     /// second over streamable HTTP with N concurrent clients. Every answer is checked
     /// against the in-process envelope. The store must hold uid n1 (any `bench generate`
     /// store does).
-    ///
-    /// Example: tgms bench generate --scale 1000000 /tmp/s1m && tgms compact /tmp/s1m
-    ///          tgms bench mcp --store /tmp/s1m --json mcp-1m.json
     Mcp {
         /// Existing store (opened read-only).
         #[arg(long)]
@@ -732,13 +729,13 @@ enum BenchCmd {
         #[arg(long)]
         json: Option<PathBuf>,
     },
+    /// Multi-process soak test: a writer killed at random points, readers checking.
+    ///
     /// Multi-process soak: a writer process commits keyed batches (flushing, compacting)
     /// while reader processes run stats, call and check; the writer is SIGKILLed at seeded
     /// random points and restarted, and the store is checked against its acknowledgements
     /// after every kill. Prints counts: batches, reads, checks, compactions started, faults,
     /// violations (must be 0; exit 1 otherwise). Not run by CI.
-    ///
-    /// Example: tgms bench soak --secs 120 --readers 3
     Soak {
         /// Store directory to create (default: a temporary directory).
         #[arg(long, value_name = "DIR")]
@@ -1051,6 +1048,7 @@ fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult
     // before anything is logged. Values are checked when the batch applies (§6.1).
     let ops = tgms_engine::op_input::parse_input_batch(&Value::Array(items))?;
     let mut st = Store::open(store)?;
+    let n_ops = ops.len();
     let r = st.write_keyed(ops, batch_key.clone());
     if let Some(cause) = st.poison_cause() {
         warn_line(&format!(
@@ -1069,6 +1067,7 @@ fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult
             c.tt
         ));
     }
+    let (seq, duplicate) = (c.seq, c.duplicate);
     let tt = c.into_result()?;
     if let Err(e) = closed {
         // The batch is durable in the log; only sealing it for readers failed.
@@ -1077,7 +1076,11 @@ fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult
             e.message()
         ));
     }
-    print_line(&tt.to_string());
+    let mut ack = json!({"batch": seq, "tt": tt, "ops": n_ops});
+    if duplicate {
+        ack["duplicate"] = json!(true);
+    }
+    out(&ack);
     Ok(())
 }
 
@@ -1210,7 +1213,7 @@ fn with_lag(v: Value) -> Value {
     v
 }
 
-fn cmd_history(store: &Path, uid: &str, edges: bool) -> CmdResult {
+fn cmd_history(store: &Path, uid: &str, edges: bool, format: TableFormat) -> CmdResult {
     let st = Store::open_read_only(store)?;
     let snap = st.snapshot();
     if !snap.has_uid(uid) {
@@ -1240,7 +1243,10 @@ fn cmd_history(store: &Path, uid: &str, edges: bool) -> CmdResult {
             .collect();
         o["edges"] = Value::Array(e);
     }
-    out(&o);
+    match format {
+        TableFormat::Json => out(&o),
+        TableFormat::Table => print_line(history_table::render(&o).trim_end()),
+    }
     Ok(())
 }
 
@@ -1556,6 +1562,10 @@ fn cmd_tools(format: ToolsFormat) -> CmdResult {
         ToolsFormat::Anthropic => ToolFormat::Anthropic,
         ToolsFormat::Openai => ToolFormat::OpenAi,
         ToolsFormat::Mcp => ToolFormat::Mcp,
+        ToolsFormat::Markdown => {
+            print_line(tgms_operators::reference::reference_markdown().trim_end());
+            return Ok(());
+        }
     };
     out(&tools(f));
     Ok(())
@@ -2144,14 +2154,23 @@ fn run(cli: Cli) -> CmdResult {
             batch,
             batch_key,
         } => cmd_write(&store, &batch, batch_key)?,
-        Cmd::Stats { store, json } => cmd_stats(&store, json, time)?,
+        Cmd::Stats {
+            store,
+            format,
+            json,
+        } => cmd_stats(&store, json || format == TableFormat::Json, time)?,
         Cmd::Digest { store } => print_line(&Store::open_read_only(&store)?.digest()),
         Cmd::Replay {
             store,
             out_store,
             salvage,
         } => cmd_replay(&store, &out_store, salvage)?,
-        Cmd::History { store, uid, edges } => cmd_history(&store, &uid, edges)?,
+        Cmd::History {
+            store,
+            uid,
+            edges,
+            format,
+        } => cmd_history(&store, &uid, edges, format)?,
         Cmd::ImportEventlog { store, log } => cmd_import(&store, &log)?,
         Cmd::ExportEventlog {
             store,
@@ -2287,6 +2306,12 @@ fn run(cli: Cli) -> CmdResult {
             cmd_ask(&store, &question, &cfg, read_only, html.as_deref(), json)?
         }
         Cmd::Memory(m) => cmd_memory(m)?,
+        Cmd::HelpMarkdown => print_line(
+            cli_help::markdown(&cli_help::with_examples(
+                <Cli as clap::CommandFactory>::command(),
+            ))
+            .trim_end(),
+        ),
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
         Cmd::ExportRows { store, out, format } => cmd_export_rows(&store, &out, format)?,
         Cmd::Bench(BenchCmd::Run {
@@ -2360,10 +2385,17 @@ fn run(cli: Cli) -> CmdResult {
     Ok(())
 }
 
+/// Parses the command line against the command tree with its examples attached.
+fn parse_cli() -> Cli {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = cli_help::with_examples(Cli::command()).get_matches();
+    Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit())
+}
+
 fn main() -> ExitCode {
     install_panic_hook();
     install_test_faults();
-    let cli = Cli::parse();
+    let cli = parse_cli();
     let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exit_of(run(cli)))) {
         Ok(code) => code,
         Err(payload) => match panic_text(payload.as_ref()) {

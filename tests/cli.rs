@@ -86,7 +86,14 @@ fn collegemsg_ingest_stats_replay_history_and_errors() {
     assert_eq!(rep["batches"], 2);
 
     // history: one node row with lag; --edges lists the edges touching it.
-    let h = json_out(&ok(tgms(&["history", p(&s), "n1", "--edges"])));
+    let h = json_out(&ok(tgms(&[
+        "history",
+        p(&s),
+        "n1",
+        "--edges",
+        "--format",
+        "json",
+    ])));
     assert_eq!(h["uid"], "n1");
     let row = &h["rows"][0];
     assert_eq!(
@@ -129,12 +136,12 @@ fn write_batches_success_failure_and_schema() {
         {"op":"assert_edge","src":"a","dst":"b","rel_type":"R","vt_s":5}]"#,
     )
     .unwrap();
-    let tt: i64 = String::from_utf8(ok(tgms(&["write", p(&s), p(&b)])).stdout)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let ack = json_out(&ok(tgms(&["write", p(&s), p(&b)])));
+    assert_eq!(ack["ops"], 2, "{ack}");
+    let tt = ack["tt"].as_i64().unwrap();
     assert!(tt > 0);
+    // The first batch of a fresh store is batch 0; its tt is the one stats reports last.
+    assert_eq!(ack["batch"], 0);
     std::fs::write(
         &b,
         r#"[{"op":"retract","ref":{"kind":"node","uid":"zzz"},"t":5,"reason":"r"}]"#,
@@ -314,7 +321,7 @@ fn every_command_has_help_with_an_example() {
         args.push("--help");
         let o = ok(tgms(&args));
         let text = String::from_utf8(o.stdout).unwrap();
-        assert!(text.contains("Example:"), "{cmd:?} --help has no example");
+        assert!(text.contains("Examples:"), "{cmd:?} --help has no example");
     }
 }
 
@@ -448,7 +455,7 @@ fn call_and_tools() {
     }
     assert!(String::from_utf8(ok(tgms(&["call", "--help"])).stdout)
         .unwrap()
-        .contains("Example:"));
+        .contains("Examples:"));
 }
 
 #[test]

@@ -26,7 +26,7 @@ fn demo_runs_and_its_checks_pass() {
         String::from_utf8_lossy(&o.stderr)
     );
     for needle in [
-        "[PASS] CollegeMsg store digest (TV20) — da717ee9940ec86ac48b6e83f3f0cd7473818faf0667dae69b7884a38f977285",
+        "[PASS] CollegeMsg store digest — da717ee9940ec86ac48b6e83f3f0cd7473818faf0667dae69b7884a38f977285",
         "[PASS] n772: before = {}, after = the corrected props",
         "node.props = {}",
         r#"node.props = {"note":"correction probe","revised":true}"#,
@@ -41,28 +41,51 @@ fn demo_runs_and_its_checks_pass() {
         "[PASS] every registered operator answered",
         "(b) verified plans",
         "[PASS] demo-burst-days: plan valid (static verifier) — 0 violations",
-        "[PASS] demo-burst-days: trace ok — trace_id ",
+        "[PASS] demo-burst-days: trace ok — every step ok, the answer resolved",
         "[PASS] demo-burst-days: every emitted claim supported — 2 claims + typed answer",
-        "[PASS] demo-burst-days: the deliberately wrong claim is rejected — unsupported and dropped by gating (dropped: c3)",
+        "[PASS] demo-burst-days: the deliberately wrong claim is rejected — unsupported, dropped: c3",
         "[PASS] demo-contacts: plan valid (static verifier)",
         "[PASS] demo-contacts: trace ok",
         "[PASS] demo-contacts: every emitted claim supported — 2 claims + typed answer",
-        "[PASS] demo-contacts: the deliberately wrong claim is rejected — unsupported and dropped by gating (dropped: c3)",
+        "[PASS] demo-contacts: the deliberately wrong claim is rejected — unsupported, dropped: c3",
         "c3  entity    {\"uids\":[\"n999999\"]}",
         "[PASS] demo-correction-probe: plan valid (static verifier)",
         "[PASS] demo-correction-probe: trace ok",
         "[PASS] demo-correction-probe: every emitted claim supported — 3 claims + typed answer",
-        "[PASS] demo-correction-probe: the deliberately wrong claim is rejected — unsupported and dropped by gating (dropped: c4)",
-        "answer: \"correction probe\"   (complete: true; typed answer verdict: supported)",
-        "§6.3 item 4 — the answer object through the claim verifier:",
+        "[PASS] demo-correction-probe: the deliberately wrong claim is rejected — unsupported, dropped: c4",
+        "answer: \"correction probe\"\n            (complete: true; typed answer verdict: supported)",
+        "The same answer as a verified plan, its claims checked against the trace:",
         "[PASS] incident-config-at-outage",
-        "answer: \"instance:m5.xlarge\"   (complete: true; typed answer verdict: supported)",
-        "§6.3 item 4: the change precedes the outage",
+        "answer: \"instance:m5.xlarge\"\n            (complete: true; typed answer verdict: supported)",
+        "the change precedes the outage; reason:",
         "checks passed — PASS",
     ] {
         assert!(out.contains(needle), "missing {needle:?} in\n{out}");
     }
     assert!(!out.contains("[FAIL]"), "{out}");
+    // For people: 100 columns, plain words, no colour codes when stdout is not a terminal.
+    for l in out.lines() {
+        assert!(l.chars().count() <= 100, "line over 100 columns: {l}");
+    }
+    for internal in ["TV20", "§", "D-A1", "D-V", "ucr ", "\x1b["] {
+        assert!(
+            !out.contains(internal),
+            "internal label {internal:?} in\n{out}"
+        );
+    }
+    // Every latency query answers with rows on the demo store (a 0-row query shows nothing).
+    let latency: Vec<&str> = out
+        .lines()
+        .skip_while(|l| !l.contains("(e) operator latency"))
+        .skip(2)
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with(' '))
+        .collect();
+    assert!(latency.len() >= 15, "{latency:?}");
+    for l in &latency {
+        let cols: Vec<&str> = l.split_whitespace().collect();
+        assert_eq!(cols.last(), Some(&"ok"), "{l}");
+        assert_ne!(cols[4], "0", "a latency query returned no rows: {l}");
+    }
     // No claim verdict other than the deliberately wrong ones is unsupported.
     assert_eq!(out.matches("→ unsupported").count(), 3, "{out}");
     assert_eq!(out.matches("→ supported").count(), 9, "{out}");
@@ -124,10 +147,14 @@ fn demo_runs_and_its_checks_pass() {
 }
 
 fn trace_id_of(out: &str, plan_id: &str) -> String {
-    let needle = format!("[PASS] {plan_id}: trace ok — trace_id ");
-    let i = out
-        .find(&needle)
-        .unwrap_or_else(|| panic!("no trace of {plan_id}"));
+    let plan = out
+        .find(&format!("  Plan {plan_id}\n"))
+        .unwrap_or_else(|| panic!("no plan {plan_id}"));
+    let needle = "    trace: ";
+    let i = plan
+        + out[plan..]
+            .find(needle)
+            .unwrap_or_else(|| panic!("no trace of {plan_id}"));
     out[i + needle.len()..].chars().take(64).collect()
 }
 

@@ -399,8 +399,12 @@ fn an_unknown_write_outcome_exits_4_and_a_keyed_retry_is_acknowledged_once() {
     let tt = e["details"]["tt"].as_i64().unwrap();
     // The retry is acknowledged with the first attempt's tt and applies nothing.
     let o = ok(tgms(&["write", p(&s), p(&b), "--batch-key", "job-7"]));
-    let acked: i64 = String::from_utf8_lossy(&o.stdout).trim().parse().unwrap();
-    assert_eq!(acked, tt);
+    let ack = json_out(&o);
+    assert_eq!(
+        (ack["tt"].as_i64(), ack["batch"].as_u64()),
+        (Some(tt), Some(1))
+    );
+    assert_eq!(ack["duplicate"], true);
     assert!(String::from_utf8_lossy(&o.stderr).contains("already committed"));
     let st = json_out(&ok(tgms(&["stats", p(&s), "--json"])));
     assert_eq!(

@@ -482,7 +482,11 @@ impl IncidentReport {
 pub fn eval_incident(store: &Store) -> std::result::Result<IncidentReport, String> {
     let mut checks = Vec::new();
     let digest = store.digest();
-    checks.push(Check::new("store digest (TV20)", INCIDENT_DIGEST, &digest));
+    checks.push(Check::new(
+        "store digest as published",
+        INCIDENT_DIGEST,
+        &digest,
+    ));
     let s1 = call(
         store,
         "state_at",

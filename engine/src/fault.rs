@@ -1,7 +1,7 @@
 //! Crash and I/O-error injection for tests: every durability point of the engine (an
-//! `fsync` / `fdatasync` of a file or of the store directory) first calls [`sync_point`],
+//! `fsync` / `fdatasync` of a file or of the store directory) first calls `sync_point`,
 //! and every write of a store file (a log append, a segment, a manifest record or a fresh
-//! manifest) and the manifest's rename first call [`write_point`]; each runs the hook
+//! manifest) and the manifest's rename first call `write_point`; each runs the hook
 //! installed on the current thread, if any. A hook can snapshot the files as they
 //! are at that instant (a crash image) and fail the sync, which poisons the handle. With no
 //! hook installed this is one thread-local check.

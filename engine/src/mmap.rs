@@ -1,7 +1,7 @@
 //! The one module that memory-maps files (`design.md` §4): sealed, read-only segment files
 //! only. A mapping is created read-only and private; the store decodes from it only after
 //! the whole mapped content has passed its BLAKE3 check against the manifest. The pread
-//! path ([`SegBytes::read`]) serves the same bytes through an ordinary read; the test suite
+//! path (`SegBytes::read`) serves the same bytes through an ordinary read; the test suite
 //! runs against both (`TGMS_IO=pread` / `TGMS_IO=mmap`).
 #![allow(unsafe_code)]
 

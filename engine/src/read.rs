@@ -2,7 +2,7 @@
 //! `versions_of`, `edge_scan`, `out_edges` / `in_edges`, `nodes_valid_at` and `stats`.
 //! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
 //!
-//! Every call is served from one of three sources ([`Src`]): the in-memory state, whose
+//! Every call is served from one of three sources (`Src`): the in-memory state, whose
 //! window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
 //! index of `tindex.rs` instead of filtering every row; a store's mapped base
 //! image, read through its index chunks (point reads) and zone-pruned block scans

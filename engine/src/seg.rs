@@ -1,6 +1,6 @@
 //! Immutable columnar segment files (`format-spec.md` §6): the byte layout, the column
 //! codecs (frame-of-reference bit-packing, runs, string heaps), per-chunk crc32, and the
-//! encoder / verifying decoder between a file and a [`SegData`].
+//! encoder / verifying decoder between a file and a `SegData`.
 
 use crate::op::Origin;
 use crate::state::{Closure, Content, Disc, IdentRec, Marks, Row, SegData, NONE};

@@ -888,7 +888,7 @@ impl Store {
     /// Writes the memtable as a new segment and publishes it (`format-spec.md` §9.2):
     /// log synced → segment written and synced → directory synced → manifest record
     /// appended and synced. Returns false when the log has nothing the segments lack.
-    /// May compact afterwards ([`Store::wants_compaction`]).
+    /// May compact afterwards (`Store::wants_compaction`).
     pub fn flush(&mut self) -> Result<bool> {
         self.writable()?;
         if self.merges_at_flush() {

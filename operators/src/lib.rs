@@ -1,8 +1,37 @@
-//! tgms-operators: the operator framework of `spec/operators.md` Part I — one registry entry
-//! per operator ([`mod@registry`]), from which argument schemas, tool definitions and verifier
-//! contracts are generated ([`tools`]); the call pipeline with envelope, errors, pagination,
-//! completeness certificates and cost guardrail ([`pipeline`]) — and the operators
-//! themselves ([`ops`]), one module each.
+//! tgms-operators: the 17 read operators of tgms and their framework — one registry entry
+//! per operator ([`mod@registry`]), from which argument schemas, tool definitions, the
+//! reference page (`docs/operators.md`, [`mod@reference`]) and verifier contracts are generated
+//! ([`tools`]); the call pipeline with envelope, errors, pagination, completeness
+//! certificates and cost guardrail ([`pipeline`]); and the operators themselves ([`ops`]),
+//! one module each.
+//!
+//! # Calling an operator
+//!
+//! [`call_operator`] takes a snapshot, an operator name and JSON arguments, and returns the
+//! result *envelope* (canonical JSON with a reproducible `result_digest`) or an [`OpError`]
+//! whose payload names the problem and a repair (`docs/errors.md`).
+//!
+//! ```
+//! use serde_json::json;
+//! use tgms_engine::{Op, Store};
+//! use tgms_operators::{call_operator, CallOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let mut store = Store::create(&dir.path().join("s"))?;
+//! store.write(vec![Op::parse(&json!({"op": "ingest_events", "events": [
+//!     {"src": "a", "dst": "b", "rel_type": "MSG", "vt_s": 10},
+//!     {"src": "a", "dst": "c", "rel_type": "MSG", "vt_s": 20}]}))?])?;
+//! let env = call_operator(store.snapshot(), "entity_history",
+//!     &json!({"uid": "a", "include_edges": true}), &CallOptions::default())
+//!     .map_err(|e| e.to_string())?;
+//! assert_eq!(env["edges_total"], 2);
+//! assert_eq!(env["result_digest"].as_str().map(str::len), Some(64));
+//! // Bad input is an error payload, never a panic.
+//! let err = call_operator(store.snapshot(), "entity_history", &json!({"uid": "zz"}),
+//!     &CallOptions::default()).unwrap_err();
+//! assert_eq!(err.payload()["error"], "E_NOT_FOUND");
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 //!
 //! # Adding an operator
 //!
@@ -66,6 +95,7 @@ pub mod kernels;
 pub mod ops;
 pub mod output;
 pub mod pipeline;
+pub mod reference;
 pub mod registry;
 pub mod schema;
 pub mod timefmt;

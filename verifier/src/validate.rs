@@ -194,7 +194,7 @@ pub fn literal_uids(op: &str, args: &Value) -> Vec<String> {
 
 fn schema_violation(msg: String, path: Vec<Value>) -> Violation {
     Violation::new("E_SCHEMA", format!("plan schema: {msg}"), None).details(
-        json!({"path": path, "repair": "rewrite the plan to the shape of plans-and-claims §4.1"}),
+        json!({"path": path, "repair": "rewrite the plan to the shape of docs/plans.md#plan-shape"}),
     )
 }
 

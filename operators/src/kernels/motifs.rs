@@ -157,7 +157,7 @@ pub struct MotifEvent {
     pub dst: u32,
 }
 
-/// The most events one count takes: ranks are kept in 31 bits (see [`PEv`]).
+/// The most events one count takes: ranks are kept in 31 bits (see `PEv`).
 pub const MAX_EVENTS: usize = (1 << 31) - 1;
 
 fn ranked(events: &[TEdge]) -> Vec<MotifEvent> {
