@@ -350,9 +350,9 @@ fn reseal(b: &[u8]) -> Option<Vec<u8>> {
     let t = b.len() - tail;
     let f_off = usize::try_from(u64_at(&b, t))
         .ok()
-        .filter(|&f| f >= head && f + 4 <= t)?;
+        .filter(|&f| f >= head && f <= t - 4)?;
     let n = u32_at(&b, f_off) as usize;
-    if f_off + 4 + n.checked_mul(entry)? != t {
+    if n.checked_mul(entry)?.checked_add(f_off + 4)? != t {
         return None;
     }
     for k in 0..n {
