@@ -825,9 +825,23 @@ fn opt_id(x: i64) -> u32 {
 }
 
 impl Base {
-    /// Verifies and indexes a minor-2, 3 or 4 full-image segment (see the module doc). Errors are
-    /// `(file offset, what)` like [`seg::decode`]'s.
+    /// Verifies and indexes a minor-2, 3 or 4 full-image segment (see the module doc), then
+    /// runs the structural checks of [`structure`] over every value. Errors are `(file offset,
+    /// what)` like [`seg::decode`]'s. `tgms check` and the fuzz targets open images this way.
     pub(crate) fn open(bytes: SegBytes) -> Result<Base, SegErr> {
+        Self::open_with(bytes, true)
+    }
+
+    /// [`Base::open`] without the structural pass: what a store's mapped open uses. The pass
+    /// decodes every value of the image (about 15 M values on the 1M-event image: a fresh
+    /// `tgms stats` went from 0.03 s to 0.21 s with it), which would make the open's cost
+    /// grow with the store far beyond its checksum pass; the checksums and the manifest's
+    /// BLAKE3 digest still guard against damage, and `tgms check` runs the structural pass.
+    pub(crate) fn open_mapped(bytes: SegBytes) -> Result<Base, SegErr> {
+        Self::open_with(bytes, false)
+    }
+
+    fn open_with(bytes: SegBytes, check_structure: bool) -> Result<Base, SegErr> {
         use chunk::*;
         let b = bytes.bytes();
         // The checksum pass reads every chunk; the pages it is done with are released as it
@@ -1057,7 +1071,9 @@ impl Base {
             bytes,
             caches: Caches::default(),
         };
-        base.check_structure(&err)?;
+        if check_structure {
+            base.check_structure(&err)?;
+        }
         Ok(base)
     }
 
@@ -2669,8 +2685,7 @@ pub(crate) mod tests {
 
     /// End to end: a store whose compacted image is forged, with the chunk crcs, the file
     /// length and the BLAKE3 digest in the manifest recomputed so that no checksum layer
-    /// notices. The mapped open refuses it with a corruption error naming the file and the
-    /// chunk; it used to open and answer from the forged values.
+    /// notices. `check` reports it, naming the chunk and the value; it used to pass.
     #[test]
     fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
         let t = tempfile::tempdir().unwrap();
@@ -2694,16 +2709,14 @@ pub(crate) mod tests {
         entries[0].file_len = forged.len() as u64;
         entries[0].blake3 = *blake3::hash(&forged).as_bytes();
         crate::manifest::write_fresh(&dir, &entries, true).unwrap();
-        for open in [Store::open, Store::open_read_only] {
-            match open(&dir).err().expect("the forged store opened") {
-                crate::Error::Corruption { file, kind, .. } => {
-                    assert_eq!(file, path);
-                    let want = format!("chunk 32: value {} at index 0", m.idents + 3);
-                    assert!(kind.contains(&want), "{kind}");
-                }
-                e => panic!("{e:?}"),
-            }
-        }
+        // The store's open leaves the structural pass to `check` (see `Base::open_mapped`).
+        let report = crate::store::check(&dir).unwrap();
+        let want = format!("chunk 32: value {} at index 0", m.idents + 3);
+        let found = format!("{:?}", report.problems);
+        assert!(
+            report.problems.iter().any(|p| p.kind.contains(&want)),
+            "{found}"
+        );
     }
 
     /// Manual measurement: `TGMS_BASE_SEG=path cargo test --release -p tgms-engine --lib
