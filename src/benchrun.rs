@@ -1,4 +1,4 @@
-//! `tgms bench run` (`spec/evaluation.md` §2): generate the synthetic log at a scale (with its
+//! `tgms bench run` (the spec's `evaluation.md` §2): generate the synthetic log at a scale (with its
 //! corrections), then time the registry queries with the §2.3 protocol, and measure bulk
 //! ingest rate, bytes per edge version, open time of a fresh process, first-query time and
 //! peak RSS. A human table on stdout (progress bar on stderr) and the run record as JSON.

@@ -1,4 +1,4 @@
-//! `tgms demo [--dir DIR] [--html FILE]` (`spec/agent-surface.md` §11.5): offline, on the
+//! `tgms demo [--dir DIR] [--html FILE]` (the spec's `agent-surface.md` §11.5): offline, on the
 //! shipped data. Builds the CollegeMsg store with its eight correction probes (the replay log
 //! of `evaluation.md` §7.2, imported), the incident store (§6) and the state-at-T store (§5),
 //! then shows (a) a correction probe before/after, (b) three plans run through the verifier

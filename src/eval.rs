@@ -1,4 +1,4 @@
-//! `tgms eval incident` and `tgms eval state-regression` (`spec/evaluation.md` §5, §6): build
+//! `tgms eval incident` and `tgms eval state-regression` (the spec's `evaluation.md` §5, §6): build
 //! the dataset's store from its event log (explicit tt), run the evaluation, render it.
 
 use serde_json::Value;

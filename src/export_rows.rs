@@ -1,4 +1,4 @@
-//! `tgms export-rows STORE OUT.csv|OUT.parquet` (`spec/agent-surface.md` §11.2): every stored
+//! `tgms export-rows STORE OUT.csv|OUT.parquet` (the spec's `agent-surface.md` §11.2): every stored
 //! row (believed and closed) in store-digest order, one row per version, columns
 //! `kind, vid, uid, label, eid, src, dst, rel_type, disc, vt_s, vt_e, tt_s, tt_e, props,
 //! source, provenance_ref, origin, reason, closed_by, close_reason`. `props` and

@@ -1,4 +1,4 @@
-//! Event-file parsing for `tgms ingest` (`spec/evaluation.md` §7.1, `docs/ingest.md`): the
+//! Event-file parsing for `tgms ingest` (the spec's `evaluation.md` §7.1, `docs/ingest.md`): the
 //! line formats `snap`, `snap-csv-rated`, `jsonl-events` and the named-column formats `csv`
 //! and `parquet` ([`crate::load_columns`]). Parsing is strict: every line (row) is an event,
 //! a line the format defines as ignorable (blank, a `#`/`%` comment in `snap`, a header on

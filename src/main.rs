@@ -1,4 +1,4 @@
-//! The `tgms` command-line interface (`spec/agent-surface.md` §11): store creation, ingest,
+//! The `tgms` command-line interface (the spec's `agent-surface.md` §11): store creation, ingest,
 //! writes, statistics, digests, history, replay, event-log interop, the generator, operator
 //! calls (`call`), the generated tool definitions (`tools`), plans (`plan validate`, `plan
 //! run`), claim verification (`verify`) and the mutation experiment (`eval mutations`).

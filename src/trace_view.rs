@@ -1,4 +1,4 @@
-//! The trace viewer (`spec/agent-surface.md` §10, issue 20 item 7): one self-contained HTML
+//! The trace viewer (the spec's `agent-surface.md` §10, issue 20 item 7): one self-contained HTML
 //! page (inline CSS and script, no external fetch) rendering one verifier trace the way an
 //! auditor reads it — a **summary** first (question, final gated answer, claim verdicts at a
 //! glance, completeness and taint, ok), then **the plan as a step graph** (inline SVG, see

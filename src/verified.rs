@@ -1,4 +1,4 @@
-//! Plans run through the verifier stack for `tgms demo` (`spec/plans-and-claims.md` §5–§9):
+//! Plans run through the verifier stack for `tgms demo` (the spec's `plans-and-claims.md` §5–§9):
 //! static validation → execution (envelopes, resolved args and the trace stored in the
 //! store directory) → the mechanical answer object (D-A1) plus the demo's own claims →
 //! claim verification → gating (D-V6).

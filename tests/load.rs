@@ -1,4 +1,4 @@
-//! Event-file loaders of `spec/evaluation.md` §7.1.
+//! Event-file loaders of the spec's `evaluation.md` §7.1.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

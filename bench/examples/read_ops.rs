@@ -1,6 +1,6 @@
 //! Read-path latency of the traversal and pattern operators on the generated store: the
 //! registry queries `reach.window`, `paths.k`, `coactive.narrow`, `motif.filtered` (and our
-//! `wtrav.seed`, `motif.all36`) of `spec/evaluation.md` §2.1, each called through the full
+//! `wtrav.seed`, `motif.all36`) of the spec's `evaluation.md` §2.1, each called through the full
 //! pipeline (`call_operator`, default ceilings) `REPS` times; prints p50 / min / max in ms and
 //! the registry answer summary.
 //!

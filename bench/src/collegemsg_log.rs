@@ -1,4 +1,4 @@
-//! TGMS's frozen CollegeMsg replay log (`spec/evaluation.md` §7.2), rebuilt byte for byte
+//! TGMS's frozen CollegeMsg replay log (the spec's `evaluation.md` §7.2), rebuilt byte for byte
 //! from `CollegeMsg.txt` (`tgms bench collegemsg-log OUT.jsonl`).
 //!
 //! The log is a TGMS JSONL event log (`data-model.md` §13.1): the header, two

@@ -1,4 +1,4 @@
-//! The deterministic synthetic benchmark generator (`spec/evaluation.md` §1).
+//! The deterministic synthetic benchmark generator (the spec's `evaluation.md` §1).
 //!
 //! Every random choice is a pure function of the event index (§1.2), so events are produced
 //! chunk by chunk without materializing the whole stream. The op stream of §1.4 is applied

@@ -1,4 +1,4 @@
-//! The benchmark registry of `spec/evaluation.md` §2: the 13 queries plus three of ours, the
+//! The benchmark registry of the spec's `evaluation.md` §2: the 13 queries plus three of ours, the
 //! answer hash (§2.2) and the timing protocol (§2.3).
 //!
 //! Queries are run generically by operator name through

@@ -1,4 +1,4 @@
-//! The two small evaluation datasets with explicit transaction times (`spec/evaluation.md`):
+//! The two small evaluation datasets with explicit transaction times (the spec's `evaluation.md`):
 //! the state-at-T regression (§5) and the incident-reconstruction scenario (§6), as TGMS
 //! JSONL event logs (`data-model.md` §13.1, with our `reason` keys), and their evaluations.
 //!

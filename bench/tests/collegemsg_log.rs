@@ -1,4 +1,4 @@
-//! The CollegeMsg replay log of `spec/evaluation.md` §7.2: rebuilt byte-identical to TGMS's
+//! The CollegeMsg replay log of the spec's `evaluation.md` §7.2: rebuilt byte-identical to TGMS's
 //! frozen log, and imported with the store figures the spec quotes (TV20 digest).
 
 use sha2::{Digest, Sha256};

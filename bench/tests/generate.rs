@@ -1,4 +1,4 @@
-//! The synthetic generator of `spec/evaluation.md` §1: the check values of §1.3, the op
+//! The synthetic generator of the spec's `evaluation.md` §1: the check values of §1.3, the op
 //! stream counts of §1.4 and the fixed-clock reference values of §1.6.
 
 use tgms_bench::generate::{self, ClockMode, GenerateReport, FIXED_TT_BASE};

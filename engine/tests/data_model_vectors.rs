@@ -1,4 +1,4 @@
-//! The data-model vectors of `spec/test-vectors.md` (TV1–TV5, TV20 store digests) run
+//! The data-model vectors of the spec's `test-vectors.md` (TV1–TV5, TV20 store digests) run
 //! against real stores on disk.
 
 mod common;

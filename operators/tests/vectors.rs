@@ -1,4 +1,4 @@
-//! The operator vectors of `spec/test-vectors.md` that concern this crate's operators and
+//! The operator vectors of the spec's `test-vectors.md` that concern this crate's operators and
 //! framework: TV2 (entity_history, version_history), TV8/TV9 (snapshot_subgraph,
 //! diff_snapshots), TV10 (refusals), TV17 (canonical JSON, round9, certificates), TV19
 //! (state_at, version_history on the incident store).

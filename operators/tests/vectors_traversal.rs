@@ -1,4 +1,4 @@
-//! The vectors of `spec/test-vectors.md` for the traversal and pattern operators, at operator
+//! The vectors of the spec's `test-vectors.md` for the traversal and pattern operators, at operator
 //! level: TV6, TV7 (temporal_reachability), TV8 (temporal_paths, co_active), TV9 and TV23
 //! (count_temporal_motifs, find_temporal_motif_instances), TV10 (their refusals), TV18
 //! (weighted_traverse), TV21 (co_active budget, D-O4).

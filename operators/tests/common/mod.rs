@@ -1,4 +1,4 @@
-//! Shared fixtures of the operator tests: the reference stores of `spec/test-vectors.md` and
+//! Shared fixtures of the operator tests: the reference stores of the spec's `test-vectors.md` and
 //! a call helper.
 #![allow(dead_code)]
 

@@ -1,4 +1,4 @@
-//! The reference stores of `spec/test-vectors.md`, shared by the operator and verifier
+//! The reference stores of the spec's `test-vectors.md`, shared by the operator and verifier
 //! tests (the verifier includes this file by path).
 
 use serde_json::{json, Value};
