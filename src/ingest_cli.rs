@@ -51,8 +51,9 @@ pub struct IngestFlags {
     #[arg(long, value_name = "COL")]
     pub dst: Option<String>,
     /// csv / parquet: the column of the valid-time start (an integer in --time-unit).
+    /// (`--time` alone is the global display flag `--time iso|us`.)
     #[arg(long, value_name = "COL")]
-    pub time: Option<String>,
+    pub time_col: Option<String>,
     /// csv / parquet: the column of the valid-time end (empty: an instant event).
     #[arg(long, value_name = "COL")]
     pub end: Option<String>,
@@ -91,7 +92,7 @@ impl IngestFlags {
     pub fn mapping(&self, rel_type: Option<String>, named: bool) -> Result<Mapping, String> {
         let any_column = self.src.is_some()
             || self.dst.is_some()
-            || self.time.is_some()
+            || self.time_col.is_some()
             || self.end.is_some()
             || self.rel_type_col.is_some()
             || self.disc.is_some()
@@ -101,7 +102,9 @@ impl IngestFlags {
         let columns = if named {
             let need = |v: &Option<String>, flag: &str| {
                 v.clone().ok_or_else(|| {
-                    format!("--format csv and parquet need {flag} COL (and --src, --dst, --time)")
+                    format!(
+                        "--format csv and parquet need {flag} COL (and --src, --dst, --time-col)"
+                    )
                 })
             };
             let only = self
@@ -116,7 +119,7 @@ impl IngestFlags {
             Some(Columns {
                 src: need(&self.src, "--src")?,
                 dst: need(&self.dst, "--dst")?,
-                time: need(&self.time, "--time")?,
+                time: need(&self.time_col, "--time-col")?,
                 end: self.end.clone(),
                 time_unit: match self.time_unit {
                     TimeUnitArg::S => TimeUnit::S,

@@ -47,7 +47,7 @@ pub struct Columns {
     /// `--src`, `--dst`: the endpoint uid columns.
     pub src: String,
     pub dst: String,
-    /// `--time`: the valid-time start; `--end`: the valid-time end (empty or null: an
+    /// `--time-col`: the valid-time start; `--end`: the valid-time end (empty or null: an
     /// instant event).
     pub time: String,
     pub end: Option<String>,
@@ -338,7 +338,9 @@ pub fn read_csv(
     mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
 ) -> Result<()> {
     let Some(cols) = &map.columns else {
-        return Err(Error::invalid("--format csv needs --src, --dst and --time"));
+        return Err(Error::invalid(
+            "--format csv needs --src, --dst and --time-col",
+        ));
     };
     check_rel(map, cols)?;
     let mut rdr = csv::ReaderBuilder::new()
@@ -412,7 +414,7 @@ pub fn read_parquet(
     use parquet::file::reader::{FileReader, SerializedFileReader};
     let Some(cols) = &map.columns else {
         return Err(Error::invalid(
-            "--format parquet needs --src, --dst and --time",
+            "--format parquet needs --src, --dst and --time-col",
         ));
     };
     check_rel(map, cols)?;

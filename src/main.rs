@@ -55,7 +55,7 @@ enum FormatArg {
     SnapCsvRated,
     /// One event object per line: {"src","dst","rel_type","vt_s",...}.
     JsonlEvents,
-    /// CSV with a header line; columns named by --src, --dst, --time (docs/ingest.md).
+    /// CSV with a header line; columns named by --src, --dst, --time-col (docs/ingest.md).
     Csv,
     /// Parquet (uncompressed); columns named as for csv.
     Parquet,
@@ -2441,5 +2441,19 @@ fn exit_of(r: CmdResult) -> ExitCode {
                 ExitCode::from(1)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// clap's own consistency checks over the whole command tree (unique argument ids and
+    /// long names across global and per-command flags, valid defaults): a clash such as a
+    /// command's own `--time` beside the global `--time iso|us` panics at parse time.
+    #[test]
+    fn the_command_tree_is_consistent() {
+        cli_help::with_examples(Cli::command()).debug_assert();
     }
 }
