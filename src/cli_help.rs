@@ -30,7 +30,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "tgms ingest /tmp/store examples/edges.txt --format snap --rel-type MSG",
             "tgms init /tmp/college && tgms ingest /tmp/college --dataset collegemsg",
             "tgms ingest /tmp/store examples/events.jsonl --format jsonl-events --compact never",
-            "tgms init /tmp/rows && tgms export-rows /tmp/store /tmp/rows.csv && tgms ingest /tmp/rows /tmp/rows.csv --format csv --src src --dst dst --time-col vt_s --dry-run",
+            "tgms init /tmp/rows && tgms export-rows /tmp/store /tmp/rows.csv && tgms ingest /tmp/rows /tmp/rows.csv --format csv --only kind=edge --src src --dst dst --time-col vt_s --end vt_e --rel-type-col rel_type --disc disc --props-json props --dry-run",
         ],
     ),
     (

@@ -178,7 +178,7 @@ fn eval_mutations_json_and_table() {
     let o = tgms(&["eval", "mutations", p(&s)]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("count_pm1"));
     let h = tgms(&["plan", "run", "--help"]);
-    assert!(String::from_utf8_lossy(&h.stdout).contains("Example:"));
+    assert!(String::from_utf8_lossy(&h.stdout).contains("Examples:\n  tgms plan run "));
 }
 
 /// `tgms view`: the page of a stored trace shows the plan id, every step id and digest and
