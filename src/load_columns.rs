@@ -1,6 +1,6 @@
 //! Named-column ingest (`tgms ingest --format csv|parquet`, `docs/ingest.md`): which
 //! columns hold an event's endpoints, times, rel type, disc and props, and the readers that
-//! turn CSV records and Parquet rows into events through one mapping ([`Columns::event`]),
+//! turn CSV records and Parquet rows into events through one mapping (`Resolved::record`),
 //! so both formats accept and refuse exactly the same values.
 
 use crate::load::{instant_ok, shown, BadLine, Mapping, Record};
