@@ -690,12 +690,27 @@ impl Store {
     }
 
     /// `{total, log}`: bytes of every file under the store directory and of its log.
+    ///
+    /// A reader counts beside a live writer: a file listed and then removed before it is
+    /// measured (a segment a compaction replaced, a renamed temporary file) no longer takes
+    /// disk space and counts 0, instead of failing the read (the multi-process soak caught
+    /// `stats` failing with "No such file or directory" that way).
     pub fn disk_bytes(&self) -> Result<(u64, u64)> {
+        fn gone(e: &std::io::Error) -> bool {
+            e.kind() == std::io::ErrorKind::NotFound
+        }
         fn walk(p: &Path) -> std::io::Result<u64> {
             let mut n = 0;
-            for e in fs::read_dir(p)? {
+            let entries = match fs::read_dir(p) {
+                Err(e) if gone(&e) => return Ok(0),
+                r => r?,
+            };
+            for e in entries {
                 let e = e?;
-                let m = e.metadata()?;
+                let m = match e.metadata() {
+                    Err(err) if gone(&err) => continue,
+                    r => r?,
+                };
                 n += if m.is_dir() {
                     walk(&e.path())?
                 } else {
