@@ -9,19 +9,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use tgms_engine::OPEN_END;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use common::kit::Rng;
 
 /// One event row of the store: (vt_s, eid, src, dst, props.w).
 type Ev = (i64, String, String, String, Option<Value>);
