@@ -316,7 +316,7 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
         offset,
         kind,
     };
-    let base = Base::open_mapped(bytes).map_err(|(o, k)| corrupt(&path, o, k))?;
+    let base = Base::open(bytes).map_err(|(o, k)| corrupt(&path, o, k))?;
     if base.seq() != e.seq || base.marks() != e.end {
         return Err(corrupt(
             &path,
@@ -1810,8 +1810,8 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
                 "S3: content digest (blake3) differs from the manifest".into(),
             );
         }
-        // An indexed image is also opened the way a mapped open does, with the structural
-        // pass the store's open leaves out (`Base::open_mapped`).
+        // An indexed image is also opened the way a mapped open does (checksums and the
+        // structural pass), so `check` names what a store's open would refuse.
         if bytes.len() >= 12 && seg::is_indexed(u16::from_le_bytes([bytes[10], bytes[11]])) {
             if let Err((o, k)) = seg::open_image(bytes) {
                 bad(o, k);
