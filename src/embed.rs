@@ -131,32 +131,41 @@ impl Query for Snapshot<'_> {
     }
 
     fn run_plan(&self, plan: &Value) -> Result<PlanRun, EmbedError> {
-        let report = validate::validate_static(
-            plan,
-            &validate::Options {
-                stats: Some(self.stats()),
-                ..validate::Options::default()
-            },
-        );
-        let ir: Plan = match (report.valid(), report.plan.clone()) {
-            (true, Some(p)) => p,
-            _ => {
-                return Err(EmbedError::PlanInvalid {
-                    report: report.to_json(),
-                })
-            }
-        };
-        let results = exec::ResultStore::memory();
-        let ran = exec::execute(&ir, *self, &results, &exec::ExecOptions::default())?;
-        Ok(PlanRun {
-            trace: ran.trace,
-            envelopes: ran
-                .envelopes
-                .into_iter()
-                .map(|(k, v)| (k, Envelope(v)))
-                .collect(),
-        })
+        run_plan_with(*self, plan, &exec::ResultStore::memory())
     }
+}
+
+/// [`Query::run_plan`] on `snap`, keeping envelopes and the trace in `results` (e.g.
+/// [`exec::ResultStore::in_dir`], where `tgms verify` and `tgms view` find them).
+pub fn run_plan_with(
+    snap: Snapshot<'_>,
+    plan: &Value,
+    results: &exec::ResultStore,
+) -> Result<PlanRun, EmbedError> {
+    let report = validate::validate_static(
+        plan,
+        &validate::Options {
+            stats: Some(snap.stats()),
+            ..validate::Options::default()
+        },
+    );
+    let ir: Plan = match (report.valid(), report.plan.clone()) {
+        (true, Some(p)) => p,
+        _ => {
+            return Err(EmbedError::PlanInvalid {
+                report: report.to_json(),
+            })
+        }
+    };
+    let ran = exec::execute(&ir, snap, results, &exec::ExecOptions::default())?;
+    Ok(PlanRun {
+        trace: ran.trace,
+        envelopes: ran
+            .envelopes
+            .into_iter()
+            .map(|(k, v)| (k, Envelope(v)))
+            .collect(),
+    })
 }
 
 impl Query for Store {

@@ -66,14 +66,18 @@ pub const ROW_GROUP: usize = 1 << 17;
 pub enum Format {
     Csv,
     Parquet,
+    /// An Arrow IPC stream with the typed schema (`crate::export_typed`).
+    Arrow,
 }
 
 impl Format {
-    /// The format named by a file extension (`csv`, `parquet`; ASCII case-insensitive).
+    /// The format named by a file extension (`csv`, `parquet`, `arrow` / `arrows` / `ipc`;
+    /// ASCII case-insensitive).
     pub fn from_extension(ext: &str) -> Option<Format> {
         match ext.to_ascii_lowercase().as_str() {
             "csv" => Some(Format::Csv),
             "parquet" => Some(Format::Parquet),
+            "arrow" | "arrows" | "ipc" => Some(Format::Arrow),
             _ => None,
         }
     }

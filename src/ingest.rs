@@ -167,7 +167,11 @@ pub fn scan(
     load::check_mapping(req.format, &req.map)?;
     match (req.format, &req.input) {
         (Format::Parquet, Input::File(p)) => crate::load_columns::read_parquet(p, &req.map, f),
-        (Format::Parquet, Input::Text(_)) => Err(Error::invalid("parquet input must be a file")),
+        (Format::ArrowIpc, Input::File(p)) => crate::load_columns::read_arrow_ipc(p, &req.map, f),
+        (Format::Parquet | Format::ArrowIpc, Input::Text(_)) => Err(Error::invalid(format!(
+            "{} input must be a file",
+            req.format.as_str()
+        ))),
         _ => load::read_lines(&req.name, req.input.reader()?, req.format, &req.map, f),
     }
 }

@@ -44,35 +44,35 @@ pub struct IngestFlags {
     /// datasets loaded into one store keep apart.
     #[arg(long, value_name = "PREFIX", default_value = "")]
     pub uid_prefix: String,
-    /// csv / parquet: the column of the source node uid.
+    /// csv / parquet / arrow-ipc: the column of the source node uid.
     #[arg(long, value_name = "COL")]
     pub src: Option<String>,
-    /// csv / parquet: the column of the destination node uid.
+    /// csv / parquet / arrow-ipc: the column of the destination node uid.
     #[arg(long, value_name = "COL")]
     pub dst: Option<String>,
-    /// csv / parquet: the column of the valid-time start (an integer in --time-unit).
+    /// csv / parquet / arrow-ipc: the column of the valid-time start (an integer in --time-unit).
     /// (`--time` alone is the global display flag `--time iso|us`.)
     #[arg(long, value_name = "COL")]
     pub time_col: Option<String>,
-    /// csv / parquet: the column of the valid-time end (empty: an instant event).
+    /// csv / parquet / arrow-ipc: the column of the valid-time end (empty: an instant event).
     #[arg(long, value_name = "COL")]
     pub end: Option<String>,
-    /// csv / parquet: the unit of integer time cells (Parquet timestamps carry their own).
+    /// csv / parquet / arrow-ipc: the unit of integer time cells (Parquet timestamps carry their own).
     #[arg(long, value_enum, default_value = "us")]
     pub time_unit: TimeUnitArg,
-    /// csv / parquet: a column holding each event's rel type (else --rel-type for all).
+    /// csv / parquet / arrow-ipc: a column holding each event's rel type (else --rel-type for all).
     #[arg(long, value_name = "COL")]
     pub rel_type_col: Option<String>,
-    /// csv / parquet: a column holding each event's disc (else the default `#<ordinal>`).
+    /// csv / parquet / arrow-ipc: a column holding each event's disc (else the default `#<ordinal>`).
     #[arg(long, value_name = "COL")]
     pub disc: Option<String>,
-    /// csv / parquet: columns that become props of the same name (comma-separated).
+    /// csv / parquet / arrow-ipc: columns that become props of the same name (comma-separated).
     #[arg(long, value_name = "COL,...", value_delimiter = ',')]
     pub props: Vec<String>,
-    /// csv / parquet: a column holding a JSON object of props (export-rows' `props`).
+    /// csv / parquet / arrow-ipc: a column holding a JSON object of props (export-rows' `props`).
     #[arg(long, value_name = "COL")]
     pub props_json: Option<String>,
-    /// csv / parquet: keep only rows whose COL is VALUE (repeatable; all must hold), e.g.
+    /// csv / parquet / arrow-ipc: keep only rows whose COL is VALUE (repeatable; all must hold), e.g.
     /// `--only kind=edge` for an export-rows file.
     #[arg(long, value_name = "COL=VALUE")]
     pub only: Vec<String>,
@@ -103,7 +103,7 @@ impl IngestFlags {
             let need = |v: &Option<String>, flag: &str| {
                 v.clone().ok_or_else(|| {
                     format!(
-                        "--format csv and parquet need {flag} COL (and --src, --dst, --time-col)"
+                        "--format csv, parquet and arrow-ipc need {flag} COL (and --src, --dst, --time-col)"
                     )
                 })
             };
@@ -135,7 +135,7 @@ impl IngestFlags {
         } else if any_column {
             return Err(
                 "--src, --dst, --time, --end, --rel-type-col, --disc, --props, \
-                        --props-json and --only name columns of --format csv or parquet"
+                        --props-json and --only name columns of --format csv, parquet or arrow-ipc"
                     .into(),
             );
         } else {

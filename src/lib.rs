@@ -134,6 +134,7 @@ pub mod time {
     pub use tgms_operators::timeparse::{parse_duration_us, parse_instant_us, TimeError};
 }
 
+pub mod arrow_rows;
 pub mod ask;
 pub mod benchmcp;
 pub mod benchrun;
@@ -142,6 +143,7 @@ pub mod demo;
 pub mod embed;
 pub mod eval;
 pub mod export_rows;
+pub mod export_typed;
 pub mod grounding;
 pub mod ingest;
 pub mod ingest_cli;
@@ -149,6 +151,7 @@ pub mod load;
 pub mod load_columns;
 pub mod mcp;
 pub mod soak;
+pub mod store_json;
 pub mod trace_graph;
 pub mod trace_list;
 pub mod trace_view;

@@ -26,6 +26,9 @@ pub enum Format {
     Csv,
     /// Parquet, columns named as for `csv`.
     Parquet,
+    /// An Arrow IPC stream (what `export-rows --format arrow` and pyarrow's
+    /// `ipc.new_stream` write), columns named as for `csv`.
+    ArrowIpc,
 }
 
 impl Format {
@@ -37,6 +40,7 @@ impl Format {
             Format::JsonlEvents => "jsonl-events",
             Format::Csv => "csv",
             Format::Parquet => "parquet",
+            Format::ArrowIpc => "arrow-ipc",
         }
     }
 
@@ -48,6 +52,7 @@ impl Format {
             "jsonl-events" => Format::JsonlEvents,
             "csv" => Format::Csv,
             "parquet" => Format::Parquet,
+            "arrow-ipc" => Format::ArrowIpc,
             _ => return None,
         })
     }
@@ -58,13 +63,13 @@ impl Format {
         match self {
             Format::Snap => Some("MSG"),
             Format::SnapCsvRated => Some("TRUST"),
-            Format::JsonlEvents | Format::Csv | Format::Parquet => None,
+            Format::JsonlEvents | Format::Csv | Format::Parquet | Format::ArrowIpc => None,
         }
     }
 
-    /// Whether the format names its columns (`csv`, `parquet`).
+    /// Whether the format names its columns (`csv`, `parquet`, `arrow-ipc`).
     pub fn has_named_columns(self) -> bool {
-        matches!(self, Format::Csv | Format::Parquet)
+        matches!(self, Format::Csv | Format::Parquet | Format::ArrowIpc)
     }
 }
 
@@ -271,10 +276,11 @@ pub fn read_lines(
     if format == Format::Csv {
         return crate::load_columns::read_csv(path, input, map, f);
     }
-    if format == Format::Parquet {
-        return Err(Error::invalid(
-            "parquet is read from a file (load_columns::read_parquet)",
-        ));
+    if matches!(format, Format::Parquet | Format::ArrowIpc) {
+        return Err(Error::invalid(format!(
+            "{} is read from a file (load_columns::read_parquet / read_arrow_ipc)",
+            format.as_str()
+        )));
     }
     let rel = map.rel_type.as_deref().or(format.default_rel_type());
     let mut buf = Vec::new();
@@ -317,7 +323,7 @@ fn parse_line(format: Format, no: u64, line: &str, rel: Option<&str>, prefix: &s
         Format::Snap => snap_line(no, line, rel.unwrap_or("MSG"), prefix),
         Format::SnapCsvRated => csv_rated_line(no, line, rel.unwrap_or("TRUST"), prefix),
         Format::JsonlEvents => jsonl_line(no, line, rel, prefix),
-        Format::Csv | Format::Parquet => Ok(Record::Ignored),
+        Format::Csv | Format::Parquet | Format::ArrowIpc => Ok(Record::Ignored),
     }
 }
 

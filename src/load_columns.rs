@@ -1,4 +1,4 @@
-//! Named-column ingest (`tgms ingest --format csv|parquet`, `docs/ingest.md`): which
+//! Named-column ingest (`tgms ingest --format csv|parquet|arrow-ipc`, `docs/ingest.md`): which
 //! columns hold an event's endpoints, times, rel type, disc and props, and the readers that
 //! turn CSV records and Parquet rows into events through one mapping (`Resolved::record`),
 //! so both formats accept and refuse exactly the same values.
@@ -476,5 +476,165 @@ fn cell_of(v: &parquet::record::Field) -> Cell {
             .map_or(Cell::Other(t.to_string()), Cell::TimeUs),
         F::TimestampMicros(t) => Cell::TimeUs(*t),
         other => Cell::Other(format!("a Parquet {other:?} value")),
+    }
+}
+
+/// Reads an Arrow IPC stream file (`export-rows --format arrow`, pyarrow's
+/// `ipc.new_stream`, the Python package's table ingest): its top-level columns by name, one
+/// row per event, row numbers (1-based, across record batches) as line numbers. One record
+/// batch is in memory at a time.
+pub fn read_arrow_ipc(
+    path: &Path,
+    map: &Mapping,
+    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+) -> Result<()> {
+    let Some(cols) = &map.columns else {
+        return Err(Error::invalid(
+            "--format arrow-ipc needs --src, --dst and --time-col",
+        ));
+    };
+    check_rel(map, cols)?;
+    let ipc = |e: arrow_schema::ArrowError| {
+        Error::invalid(format!(
+            "{}: cannot read an Arrow IPC stream: {e} (the file must be an Arrow IPC *stream*, \
+             e.g. pyarrow `ipc.new_stream`; for the random-access file format use \
+             `ipc.open_file(...).read_all()` and write it as a stream)",
+            path.display()
+        ))
+    };
+    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    let reader = arrow_ipc::reader::StreamReader::try_new(
+        std::io::BufReader::with_capacity(1 << 20, file),
+        None,
+    )
+    .map_err(ipc)?;
+    let header: Vec<String> = reader
+        .schema()
+        .fields()
+        .iter()
+        .map(|fl| fl.name().clone())
+        .collect();
+    let resolved = cols.resolve(path, &header)?;
+    let used = resolved.used(header.len());
+    let mut cells = vec![Cell::Null; header.len()];
+    let mut no = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(ipc)?;
+        for row in 0..batch.num_rows() {
+            no += 1;
+            for (i, col) in batch.columns().iter().enumerate() {
+                if used[i] {
+                    cells[i] = arrow_cell(col.as_ref(), row);
+                }
+            }
+            if !f(resolved.record(map, cols, no, &cells))? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+impl Resolved {
+    /// Which of `n` columns the mapping reads (the others are never converted).
+    fn used(&self, n: usize) -> Vec<bool> {
+        let mut v = vec![false; n];
+        let named = [Some(self.src), Some(self.dst), Some(self.time)]
+            .into_iter()
+            .chain([self.end, self.rel_type, self.disc, self.props_json])
+            .flatten()
+            .chain(self.props.iter().map(|(_, i)| *i))
+            .chain(self.only.iter().map(|(i, _)| *i));
+        for i in named {
+            v[i] = true;
+        }
+        v
+    }
+}
+
+/// One value of an Arrow column as a [`Cell`]: strings (any offset width, views and
+/// dictionaries of them), integers, floats, booleans, and timestamps converted to µs (a
+/// nanosecond timestamp with a sub-µs part is refused, not rounded).
+pub fn arrow_cell(a: &dyn arrow_array::Array, row: usize) -> Cell {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    use arrow_schema::{DataType as D, TimeUnit as U};
+    if a.is_null(row) {
+        return Cell::Null;
+    }
+    macro_rules! int {
+        ($t:ty) => {
+            Cell::Int(i64::from(a.as_primitive::<$t>().value(row)))
+        };
+    }
+    macro_rules! key {
+        ($t:ty) => {{
+            let d = a.as_dictionary::<$t>();
+            match usize::try_from(d.keys().value(row)) {
+                Ok(k) => arrow_cell(d.values().as_ref(), k),
+                Err(_) => Cell::Other("a negative dictionary key".into()),
+            }
+        }};
+    }
+    match a.data_type() {
+        D::Utf8 => Cell::Text(a.as_string::<i32>().value(row).to_string()),
+        D::LargeUtf8 => Cell::Text(a.as_string::<i64>().value(row).to_string()),
+        D::Utf8View => Cell::Text(a.as_string_view().value(row).to_string()),
+        D::Boolean => Cell::Bool(a.as_boolean().value(row)),
+        D::Int8 => int!(Int8Type),
+        D::Int16 => int!(Int16Type),
+        D::Int32 => int!(Int32Type),
+        D::Int64 => int!(Int64Type),
+        D::UInt8 => int!(UInt8Type),
+        D::UInt16 => int!(UInt16Type),
+        D::UInt32 => int!(UInt32Type),
+        D::UInt64 => {
+            let n = a.as_primitive::<UInt64Type>().value(row);
+            i64::try_from(n).map_or(Cell::Other(n.to_string()), Cell::Int)
+        }
+        D::Float32 => Cell::Float(f64::from(a.as_primitive::<Float32Type>().value(row))),
+        D::Float64 => Cell::Float(a.as_primitive::<Float64Type>().value(row)),
+        D::Timestamp(unit, _) => {
+            let (t, per_us_mul, per_us_div) = match unit {
+                U::Second => (
+                    a.as_primitive::<TimestampSecondType>().value(row),
+                    1_000_000,
+                    1,
+                ),
+                U::Millisecond => (
+                    a.as_primitive::<TimestampMillisecondType>().value(row),
+                    1_000,
+                    1,
+                ),
+                U::Microsecond => (
+                    a.as_primitive::<TimestampMicrosecondType>().value(row),
+                    1,
+                    1,
+                ),
+                U::Nanosecond => (
+                    a.as_primitive::<TimestampNanosecondType>().value(row),
+                    1,
+                    1_000,
+                ),
+            };
+            if t % per_us_div != 0 {
+                return Cell::Other(format!("{t} ns (a timestamp finer than 1 µs)"));
+            }
+            (t / per_us_div)
+                .checked_mul(per_us_mul)
+                .map_or(Cell::Other(t.to_string()), Cell::TimeUs)
+        }
+        D::Dictionary(k, _) => match **k {
+            D::Int8 => key!(Int8Type),
+            D::Int16 => key!(Int16Type),
+            D::Int32 => key!(Int32Type),
+            D::Int64 => key!(Int64Type),
+            D::UInt8 => key!(UInt8Type),
+            D::UInt16 => key!(UInt16Type),
+            D::UInt32 => key!(UInt32Type),
+            D::UInt64 => key!(UInt64Type),
+            _ => Cell::Other("a dictionary with a non-integer key".into()),
+        },
+        other => Cell::Other(format!("an Arrow {other} value")),
     }
 }

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tgms::load::Format;
-use tgms_engine::{canon, Error, Identity, Store, Version};
+use tgms_engine::{canon, Error, Store};
 
 #[derive(Parser)]
 #[command(
@@ -59,6 +59,8 @@ enum FormatArg {
     Csv,
     /// Parquet (uncompressed); columns named as for csv.
     Parquet,
+    /// An Arrow IPC stream (e.g. `export-rows --format arrow`); columns named as for csv.
+    ArrowIpc,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -331,19 +333,32 @@ enum Cmd {
         json: bool,
     },
     // ---- evaluation harnesses (issue #7) ----
-    /// Export every stored row (believed and closed) as CSV or Parquet.
+    /// Export every stored row (believed and closed) as CSV, Parquet or Arrow.
     ///
     /// Write every stored row (believed and closed) in store-digest order, one row per
-    /// version, as CSV or Parquet: the format follows OUT's
-    /// extension (.csv, .parquet) unless --format names it.
+    /// version, as CSV, Parquet or an Arrow IPC stream: the format follows OUT's
+    /// extension (.csv, .parquet, .arrow) unless --format names it. Arrow, and Parquet with
+    /// --typed, have TIMESTAMP(µs, UTC) times and typed prop columns (docs/export.md).
     ExportRows {
         /// Existing store directory (only read).
         store: PathBuf,
         /// Output file (.csv or .parquet).
         out: PathBuf,
-        /// Output format; overrides the extension of OUT.
+        /// Output format; overrides the extension of OUT (.csv, .parquet, .arrow/.arrows).
         #[arg(long, value_enum)]
         format: Option<tgms::export_rows::Format>,
+        /// Parquet with the typed schema (times TIMESTAMP(µs, UTC), typed prop_<name>
+        /// columns; docs/export.md); --format arrow is always typed.
+        #[arg(long)]
+        typed: bool,
+        /// Export the belief state at transaction time TT (µs or ISO-8601): the rows
+        /// believed then, as believed then (typed formats).
+        #[arg(long, value_name = "TT", value_parser = tgms::cli_time::instant_arg)]
+        as_of: Option<i64>,
+        /// One file per period of vt_s: OUT is then a directory of
+        /// vt_month=YYYY-MM/part-0.<ext> files (typed formats).
+        #[arg(long, value_enum)]
+        partition_by: Option<tgms::export_typed::PartitionBy>,
     },
     /// The guided tour, offline, on the shipped data; exit 0 only if every check passed.
     ///
@@ -942,6 +957,7 @@ fn cmd_ingest(
                 FormatArg::JsonlEvents => Format::JsonlEvents,
                 FormatArg::Csv => Format::Csv,
                 FormatArg::Parquet => Format::Parquet,
+                FormatArg::ArrowIpc => Format::ArrowIpc,
             };
             (f.clone(), Input::File(f), fmt, rel_type)
         }
@@ -1084,22 +1100,9 @@ fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult
     Ok(())
 }
 
-fn stats_json(st: &Store) -> Result<Value, Error> {
-    let s = st.stats();
-    let (total, log) = st.disk_bytes()?;
-    Ok(json!({
-        "n_entities": s.n_entities, "n_node_versions": s.n_node_versions,
-        "n_edge_versions": s.n_edge_versions, "vt_min": s.vt_min, "vt_max": s.vt_max,
-        "rel_type_counts": s.rel_type_counts, "max_out_degree": s.max_out_degree,
-        "first_tt": s.first_tt, "last_tt": s.last_tt, "n_batches": s.n_batches,
-        "n_failed_batches": s.n_failed_batches, "disk_bytes": {"total": total, "log": log},
-        "layout": {"segments": st.segments().len(), "mapped": st.is_lazy()},
-    }))
-}
-
 fn cmd_stats(store: &Path, as_json: bool, time: tgms::cli_time::TimeMode) -> CmdResult {
     let st = Store::open_read_only(store)?;
-    let mut v = stats_json(&st)?;
+    let mut v = tgms::store_json::stats_json(&st)?;
     if as_json {
         // For people: `<field>_utc` beside each integer time, never replacing it.
         if let Value::Object(m) = &mut v {
@@ -1205,14 +1208,6 @@ fn cmd_replay(src: &Path, dst: &Path, salvage: bool) -> CmdResult {
     Ok(())
 }
 
-fn with_lag(v: Value) -> Value {
-    let mut v = v;
-    if let (Some(t), Some(s)) = (v["tt_s"].as_i64(), v["vt_s"].as_i64()) {
-        v["ingestion_lag_us"] = json!(t - s);
-    }
-    v
-}
-
 fn cmd_history(
     store: &Path,
     uid: &str,
@@ -1221,34 +1216,7 @@ fn cmd_history(
     time: tgms::cli_time::TimeMode,
 ) -> CmdResult {
     let st = Store::open_read_only(store)?;
-    let snap = st.snapshot();
-    if !snap.has_uid(uid) {
-        return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
-            "message": format!("unknown uid: {uid}"), "details": {"uid": uid}})));
-    }
-    let mut rows: Vec<Version> = snap.history_of(&Identity::Node(uid.to_string()));
-    let mut rows_json: Vec<(i64, i64, String, Value)> = rows
-        .drain(..)
-        .map(|v| {
-            let j = v.to_json();
-            (
-                j["tt_s"].as_i64().unwrap_or(0),
-                j["vt_s"].as_i64().unwrap_or(0),
-                j["vid"].as_str().unwrap_or("").to_string(),
-                with_lag(j),
-            )
-        })
-        .collect();
-    rows_json.sort_by(|a, b| (a.0, a.1, &a.2).cmp(&(b.0, b.1, &b.2)));
-    let mut o = json!({"uid": uid, "rows": rows_json.into_iter().map(|r| r.3).collect::<Vec<_>>()});
-    if edges {
-        let e: Vec<Value> = snap
-            .edge_history_touching(uid)
-            .into_iter()
-            .map(|e| with_lag(Version::Edge(e).to_json()))
-            .collect();
-        o["edges"] = Value::Array(e);
-    }
+    let o = tgms::store_json::history_json(&st, uid, edges).map_err(Failure::Payload)?;
     match format {
         TableFormat::Json => out(&o),
         TableFormat::Table => print_line(history_table::render(&o, time).trim_end()),
@@ -1741,7 +1709,7 @@ fn cmd_plan_run(
     let Some(p) = rep.plan else {
         return Err(Failure::Usage("plan IR missing after validation".into()));
     };
-    let rs = plan_results(store);
+    let rs = tgms::store_json::plan_results(store);
     let ex = exec::execute(&p, st.snapshot(), &rs, &exec::ExecOptions::default())
         .map_err(|e| Failure::Payload(e.payload()))?;
     let t = &ex.trace;
@@ -1805,34 +1773,8 @@ fn cmd_plan_run(
     }
 }
 
-/// Where `tgms plan run` keeps its envelopes and trace: the store's result store, or — when
-/// the store directory cannot be written (a read-only mount, another user's store) —
-/// memory, said on stderr, so the plan still runs and prints its answer (the trace is then
-/// not kept for `tgms view` / `tgms verify`; `--trace-out` still writes it).
-fn plan_results(store: &Path) -> tgms_verifier::exec::ResultStore {
-    use tgms_verifier::exec::ResultStore;
-    let writable = ["results", "args", "traces"].iter().all(|d| {
-        std::fs::create_dir_all(store.join(d)).is_ok() && {
-            let probe = store.join(d).join(".tgms-write-probe");
-            let ok = std::fs::write(&probe, b"").is_ok();
-            let _ = std::fs::remove_file(&probe);
-            ok
-        }
-    });
-    if writable {
-        ResultStore::in_dir(store)
-    } else {
-        eprintln!(
-            "note: {} is not writable: results and the trace are kept in memory only \
-             (use --trace-out to keep the trace)",
-            store.display()
-        );
-        ResultStore::memory()
-    }
-}
-
 fn cmd_verify(store: &Path, answer: &Path, trace: &str) -> CmdResult {
-    use tgms_verifier::{claims, exec};
+    use tgms_verifier::exec;
     let st = Store::open_read_only(store)?;
     let rs = exec::ResultStore::in_dir(store);
     let tpath = Path::new(trace);
@@ -1841,24 +1783,11 @@ fn cmd_verify(store: &Path, answer: &Path, trace: &str) -> CmdResult {
     } else {
         match rs.trace(trace) {
             Some(t) => t,
-            None => {
-                return Err(Failure::Payload(json!({"error": "E_NOT_FOUND",
-                    "message": format!("unknown trace '{trace}'"), "details": {"trace": trace}})))
-            }
+            None => return Err(Failure::Payload(tgms::store_json::unknown_trace(trace))),
         }
     };
     let a = canon::parse(&read_text(answer)?).context("ANSWER is not valid JSON")?;
-    let ctx = claims::Ctx {
-        trace: &t,
-        results: &rs,
-        snap: Some(st.snapshot()),
-        honor_truncation: true,
-    };
-    let mut first = claims::verify(&ctx, &a);
-    let (gated, second) = claims::gate(&ctx, &a);
-    first["gated_answer_object"] = gated;
-    first["gated_metrics"] = second["metrics"].clone();
-    out(&first);
+    out(&tgms::store_json::verify_json(&st, &rs, &t, &a));
     Ok(())
 }
 
@@ -1995,24 +1924,66 @@ fn cmd_export_rows(
     store: &Path,
     path: &Path,
     format: Option<tgms::export_rows::Format>,
+    (typed, as_of, partition_by): (bool, Option<i64>, Option<tgms::export_typed::PartitionBy>),
 ) -> CmdResult {
     use tgms::export_rows::{write_csv, write_parquet, Format};
     let ext = path.extension().and_then(|e| e.to_str());
     let format = match format.or_else(|| ext.and_then(Format::from_extension)) {
         Some(f) => f,
+        None if partition_by.is_some() => {
+            return Err(Failure::Usage(
+                "--partition-by writes a directory: give --format parquet or --format arrow"
+                    .into(),
+            ))
+        }
         None => {
             return Err(Failure::Usage(format!(
                 "cannot tell the output format of {} from its extension {}; \
-                 hint: name it OUT.csv or OUT.parquet, or pass --format csv|parquet",
+                 hint: name it OUT.csv, OUT.parquet or OUT.arrow, or pass --format csv|parquet|arrow",
                 path.display(),
                 ext.map_or("(none)".to_string(), |e| format!("'.{e}'"))
             )))
         }
     };
+    let typed_asked = typed || as_of.is_some() || partition_by.is_some();
+    if format == Format::Csv && typed_asked {
+        return Err(Failure::Usage(
+            "--typed, --as-of and --partition-by write the typed schema: use --format parquet \
+             or --format arrow"
+                .into(),
+        ));
+    }
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", store.display())).into());
     }
     let st = Store::open_read_only(store)?;
+    if format == Format::Arrow || typed_asked {
+        use tgms::export_typed::{write, Options, Sink};
+        let sink = if format == Format::Arrow {
+            Sink::ArrowIpc
+        } else {
+            Sink::Parquet
+        };
+        let opts = Options {
+            as_of_tt: as_of,
+            partition_by_month: partition_by.is_some(),
+        };
+        let w = write(&st, path, sink, &opts).map_err(|e| {
+            Failure::Usage(format!(
+                "cannot write {}: {e}; hint: check free space and permissions, then re-run",
+                path.display()
+            ))
+        })?;
+        eprintln!(
+            "exported {} node rows and {} edge rows to {} ({} file{})",
+            w.node_rows,
+            w.edge_rows,
+            path.display(),
+            w.files.len(),
+            if w.files.len() == 1 { "" } else { "s" }
+        );
+        return Ok(());
+    }
     let f = std::fs::File::create(path).map_err(|e| {
         Failure::Usage(format!(
             "cannot create {}: {e}; hint: the parent directory must exist and be writable",
@@ -2021,6 +1992,7 @@ fn cmd_export_rows(
     })?;
     let mut w = std::io::BufWriter::new(f);
     let written = match format {
+        Format::Arrow => Err("the Arrow format is written by the typed export".to_string()),
         Format::Csv => write_csv(&st, &mut w)
             .and_then(|r| std::io::Write::flush(&mut w).map(|_| r))
             .map_err(|e| e.to_string()),
@@ -2319,7 +2291,14 @@ fn run(cli: Cli) -> CmdResult {
             .trim_end(),
         ),
         Cmd::Demo { dir, html } => cmd_demo(dir, html)?,
-        Cmd::ExportRows { store, out, format } => cmd_export_rows(&store, &out, format)?,
+        Cmd::ExportRows {
+            store,
+            out,
+            format,
+            typed,
+            as_of,
+            partition_by,
+        } => cmd_export_rows(&store, &out, format, (typed, as_of, partition_by))?,
         Cmd::Bench(BenchCmd::Run {
             scale,
             log,

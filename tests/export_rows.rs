@@ -170,7 +170,7 @@ fn export_rows_bad_output_is_a_usage_error_with_a_hint() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
-        err.contains("'.txt'") && err.contains("hint: name it OUT.csv or OUT.parquet"),
+        err.contains("'.txt'") && err.contains("hint: name it OUT.csv, OUT.parquet or OUT.arrow"),
         "{err}"
     );
     assert!(!txt.exists());

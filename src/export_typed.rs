@@ -1,0 +1,413 @@
+//! The typed export of `tgms export-rows` (`--format arrow`, `--typed`, `--as-of`,
+//! `--partition-by month`; `docs/export.md`): the stored rows as Arrow record batches, written
+//! as an Arrow IPC stream or as Parquet through the Arrow writer, for engines that read them
+//! unchanged (DuckDB, DataFusion, Spark, Trino, polars).
+//!
+//! Schema: the columns of [`crate::export_rows::COLUMNS`], with the four times `vt_s, vt_e,
+//! tt_s, tt_e` as `TIMESTAMP(µs, UTC)` (never null: an open end is the store's own
+//! `OPEN_END` = 2^62 µs, named in the schema metadata `tgms.open_end_us`, so a re-ingest with
+//! `--end vt_e` reproduces open intervals), every other column `Utf8` (`props` and
+//! `provenance_ref` canonical JSON text), then one column `prop_<name>` per prop name in the
+//! store (sorted): `Int64`, `Float64`, `Utf8` or `Boolean` when every value of that prop has
+//! that type, else `Utf8` holding the value's JSON text (metadata `tgms.json = "true"`); null
+//! where a row does not have the prop.
+//!
+//! `--as-of TT` exports the belief state at transaction time TT: the rows with `tt_s <= TT <
+//! tt_e`, each as it was believed then (a row closed after TT shows `tt_e` open and no
+//! `closed_by` / `close_reason`), so the file is the same whatever is written later.
+
+use crate::arrow_rows::Kind;
+use crate::export_rows::{visit_rows, Row, COLUMNS, OPTIONAL, TIME_COLUMNS};
+use arrow_array::builder::{
+    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use serde_json::Value;
+use std::collections::btree_map::Entry;
+use std::collections::{BTreeMap, HashMap};
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use tgms_engine::{canon, Store, OPEN_END};
+
+/// Rows per record batch (and Parquet row group).
+pub const BATCH_ROWS: usize = 1 << 16;
+
+/// Errors of the typed export.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExportError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("arrow: {0}")]
+    Arrow(#[from] arrow_schema::ArrowError),
+    #[error("parquet: {0}")]
+    Parquet(#[from] parquet::errors::ParquetError),
+}
+
+/// The file format of the typed export.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sink {
+    /// An Arrow IPC stream.
+    ArrowIpc,
+    /// Parquet (uncompressed), one row group per record batch.
+    Parquet,
+}
+
+impl Sink {
+    /// The file extension of a partition file.
+    fn extension(self) -> &'static str {
+        match self {
+            Sink::ArrowIpc => "arrows",
+            Sink::Parquet => "parquet",
+        }
+    }
+}
+
+/// `--partition-by` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum PartitionBy {
+    /// One file per calendar month (UTC) of `vt_s`.
+    Month,
+}
+
+/// What to export and how.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Export the belief state at this transaction time (µs) instead of every stored row.
+    pub as_of_tt: Option<i64>,
+    /// One file per calendar month (UTC) of `vt_s`, under `OUT/vt_month=YYYY-MM/`.
+    pub partition_by_month: bool,
+}
+
+/// What the export wrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Written {
+    pub node_rows: u64,
+    pub edge_rows: u64,
+    /// The files written (one unless partitioned).
+    pub files: Vec<PathBuf>,
+}
+
+/// The row as believed at `as_of` (None: left out), applied to a visited row.
+fn believed_at<'a>(r: &Row<'a>, as_of: Option<i64>) -> Option<Row<'a>> {
+    let mut row = Row {
+        cells: r.cells,
+        times: r.times,
+    };
+    let Some(tt) = as_of else {
+        return Some(row);
+    };
+    let [_, _, tt_s, tt_e] = r.times;
+    if !(tt_s <= tt && tt < tt_e) {
+        return None;
+    }
+    if tt_e != OPEN_END {
+        row.times[3] = OPEN_END;
+        // closed_by and close_reason: the close had not happened at `tt`.
+        row.cells[18] = None;
+        row.cells[19] = None;
+    }
+    Some(row)
+}
+
+/// The type of every prop name across the exported rows (one pass over the store).
+fn prop_kinds(store: &Store, as_of: Option<i64>) -> BTreeMap<String, Kind> {
+    let mut kinds: BTreeMap<String, Kind> = BTreeMap::new();
+    let _ = visit_rows(store, |r| {
+        if believed_at(r, as_of).is_some() {
+            if let Some(Ok(Value::Object(m))) = r.cells[13].map(canon::parse) {
+                for (k, v) in m {
+                    let e = kinds.entry(k).or_insert(Kind::Null);
+                    *e = e.join(Kind::of(&v));
+                }
+            }
+        }
+        Ok::<_, std::convert::Infallible>(())
+    });
+    kinds
+}
+
+/// The schema of the typed export with these prop columns.
+pub fn schema(props: &BTreeMap<String, Kind>) -> SchemaRef {
+    let ts = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+    let mut fields: Vec<Field> = COLUMNS
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            if TIME_COLUMNS.contains(&i) {
+                Field::new(*name, ts.clone(), false)
+            } else {
+                Field::new(*name, DataType::Utf8, OPTIONAL[i])
+            }
+        })
+        .collect();
+    for (name, kind) in props {
+        let f = Field::new(format!("prop_{name}"), prop_type(*kind), true);
+        fields.push(if prop_is_json(*kind) {
+            f.with_metadata(HashMap::from([("tgms.json".into(), "true".into())]))
+        } else {
+            f
+        });
+    }
+    Arc::new(
+        Schema::new(fields).with_metadata(HashMap::from([
+            ("tgms.open_end_us".to_string(), OPEN_END.to_string()),
+            (
+                "tgms.times".to_string(),
+                "vt_s, vt_e, tt_s, tt_e: TIMESTAMP(us, UTC); an open end is tgms.open_end_us"
+                    .to_string(),
+            ),
+        ])),
+    )
+}
+
+fn prop_type(k: Kind) -> DataType {
+    match k {
+        Kind::Int => DataType::Int64,
+        Kind::Float => DataType::Float64,
+        Kind::Bool => DataType::Boolean,
+        Kind::Str | Kind::Null | Kind::Json => DataType::Utf8,
+    }
+}
+
+fn prop_is_json(k: Kind) -> bool {
+    matches!(k, Kind::Null | Kind::Json)
+}
+
+/// The builder of one prop column.
+enum PropCol {
+    Int(Int64Builder),
+    Float(Float64Builder),
+    Str(StringBuilder),
+    Bool(BooleanBuilder),
+    Json(StringBuilder),
+}
+
+impl PropCol {
+    fn new(k: Kind) -> PropCol {
+        match k {
+            Kind::Int => PropCol::Int(Int64Builder::new()),
+            Kind::Float => PropCol::Float(Float64Builder::new()),
+            Kind::Str => PropCol::Str(StringBuilder::new()),
+            Kind::Bool => PropCol::Bool(BooleanBuilder::new()),
+            Kind::Null | Kind::Json => PropCol::Json(StringBuilder::new()),
+        }
+    }
+
+    /// Appends one value; the pre-pass typed the column, so a value of another type only
+    /// occurs for JSON columns (which take anything).
+    fn push(&mut self, v: Option<&Value>) {
+        let v = v.filter(|v| !v.is_null());
+        match self {
+            PropCol::Int(b) => b.append_option(v.and_then(Value::as_i64)),
+            PropCol::Float(b) => b.append_option(v.and_then(Value::as_f64)),
+            PropCol::Str(b) => b.append_option(v.and_then(Value::as_str)),
+            PropCol::Bool(b) => b.append_option(v.and_then(Value::as_bool)),
+            PropCol::Json(b) => b.append_option(v.map(canon::to_string)),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            PropCol::Int(b) => Arc::new(b.finish()),
+            PropCol::Float(b) => Arc::new(b.finish()),
+            PropCol::Str(b) | PropCol::Json(b) => Arc::new(b.finish()),
+            PropCol::Bool(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// One file being written: its column builders and its writer.
+struct Part {
+    path: PathBuf,
+    text: Vec<StringBuilder>,
+    times: Vec<TimestampMicrosecondBuilder>,
+    props: Vec<PropCol>,
+    rows: usize,
+    writer: Writer,
+}
+
+enum Writer {
+    Ipc(arrow_ipc::writer::StreamWriter<BufWriter<std::fs::File>>),
+    Parquet(parquet::arrow::ArrowWriter<BufWriter<std::fs::File>>),
+}
+
+impl Part {
+    fn create(
+        path: PathBuf,
+        sink: Sink,
+        schema: &SchemaRef,
+        kinds: &BTreeMap<String, Kind>,
+    ) -> Result<Part, ExportError> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| ExportError::Io {
+                path: dir.to_path_buf(),
+                source: e,
+            })?;
+        }
+        let f = std::fs::File::create(&path).map_err(|e| ExportError::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+        let w = BufWriter::with_capacity(1 << 20, f);
+        let writer = match sink {
+            Sink::ArrowIpc => Writer::Ipc(arrow_ipc::writer::StreamWriter::try_new(w, schema)?),
+            Sink::Parquet => {
+                let props = parquet::file::properties::WriterProperties::builder()
+                    .set_max_row_group_row_count(Some(BATCH_ROWS))
+                    .build();
+                Writer::Parquet(parquet::arrow::ArrowWriter::try_new(
+                    w,
+                    schema.clone(),
+                    Some(props),
+                )?)
+            }
+        };
+        Ok(Part {
+            path,
+            text: (0..COLUMNS.len() - TIME_COLUMNS.len())
+                .map(|_| StringBuilder::new())
+                .collect(),
+            times: (0..TIME_COLUMNS.len())
+                .map(|_| TimestampMicrosecondBuilder::new().with_timezone("UTC"))
+                .collect(),
+            props: kinds.values().map(|k| PropCol::new(*k)).collect(),
+            rows: 0,
+            writer,
+        })
+    }
+
+    fn push(&mut self, r: &Row<'_>, names: &[&String]) {
+        let mut t = 0;
+        for (i, cell) in r.cells.iter().enumerate() {
+            if TIME_COLUMNS.contains(&i) {
+                continue;
+            }
+            self.text[t].append_option(*cell);
+            t += 1;
+        }
+        for (b, v) in self.times.iter_mut().zip(r.times) {
+            b.append_value(v);
+        }
+        let props = match r.cells[13].map(canon::parse) {
+            Some(Ok(Value::Object(m))) => m,
+            _ => serde_json::Map::new(),
+        };
+        for (col, name) in self.props.iter_mut().zip(names) {
+            col.push(props.get(name.as_str()));
+        }
+        self.rows += 1;
+    }
+
+    fn flush(&mut self, schema: &SchemaRef) -> Result<(), ExportError> {
+        if self.rows == 0 {
+            return Ok(());
+        }
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+        let (mut t, mut tm) = (self.text.iter_mut(), self.times.iter_mut());
+        for i in 0..COLUMNS.len() {
+            let a: Option<ArrayRef> = if TIME_COLUMNS.contains(&i) {
+                tm.next().map(|b| Arc::new(b.finish()) as ArrayRef)
+            } else {
+                t.next().map(|b| Arc::new(b.finish()) as ArrayRef)
+            };
+            cols.extend(a);
+        }
+        cols.extend(self.props.iter_mut().map(PropCol::finish));
+        let batch = RecordBatch::try_new(schema.clone(), cols)?;
+        match &mut self.writer {
+            Writer::Ipc(w) => w.write(&batch)?,
+            Writer::Parquet(w) => w.write(&batch)?,
+        }
+        self.rows = 0;
+        Ok(())
+    }
+
+    fn finish(mut self, schema: &SchemaRef) -> Result<PathBuf, ExportError> {
+        self.flush(schema)?;
+        let io = |path: &Path, e| ExportError::Io {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        match self.writer {
+            Writer::Ipc(mut w) => {
+                w.finish()?;
+                w.into_inner()?.flush().map_err(|e| io(&self.path, e))?;
+            }
+            Writer::Parquet(w) => {
+                // Writes the footer and flushes the buffered file.
+                w.close()?;
+            }
+        }
+        Ok(self.path)
+    }
+}
+
+/// `YYYY-MM` of an instant in µs (UTC).
+fn month_of(us: i64) -> String {
+    chrono::DateTime::from_timestamp_micros(us).map_or_else(
+        || "out-of-range".to_string(),
+        |d| d.format("%Y-%m").to_string(),
+    )
+}
+
+/// Writes the typed export of `store` to `out` (a file, or with `partition_by_month` a
+/// directory of `vt_month=YYYY-MM/part-0.<ext>` files); rows in store-digest order within
+/// each file.
+pub fn write(
+    store: &Store,
+    out: &Path,
+    sink: Sink,
+    opts: &Options,
+) -> Result<Written, ExportError> {
+    let kinds = prop_kinds(store, opts.as_of_tt);
+    let names: Vec<&String> = kinds.keys().collect();
+    let schema = schema(&kinds);
+    let mut parts: BTreeMap<String, Part> = BTreeMap::new();
+    let mut written = Written::default();
+    let single = !opts.partition_by_month;
+    if single {
+        parts.insert(
+            String::new(),
+            Part::create(out.to_path_buf(), sink, &schema, &kinds)?,
+        );
+    }
+    visit_rows(store, |r| {
+        let Some(row) = believed_at(r, opts.as_of_tt) else {
+            return Ok(());
+        };
+        let key = if single {
+            String::new()
+        } else {
+            month_of(row.times[0])
+        };
+        let part = match parts.entry(key) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => {
+                let path = out
+                    .join(format!("vt_month={}", e.key()))
+                    .join(format!("part-0.{}", sink.extension()));
+                e.insert(Part::create(path, sink, &schema, &kinds)?)
+            }
+        };
+        part.push(&row, &names);
+        if part.rows >= BATCH_ROWS {
+            part.flush(&schema)?;
+        }
+        if row.cells[0] == Some("node") {
+            written.node_rows += 1;
+        } else {
+            written.edge_rows += 1;
+        }
+        Ok::<_, ExportError>(())
+    })?;
+    for (_, p) in parts {
+        written.files.push(p.finish(&schema)?);
+    }
+    Ok(written)
+}
