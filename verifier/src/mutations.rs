@@ -42,6 +42,25 @@ impl Rng {
     pub fn randrange(&mut self, n: usize) -> usize {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
+    /// `(next_u64() >> 11) · 2^-53`, in `[0, 1)`.
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    /// `a + (b − a) · uniform()`.
+    pub fn uniform_in(&mut self, a: f64, b: f64) -> f64 {
+        a + (b - a) * self.uniform()
+    }
+    /// `list[randrange(len)]` (`list` must not be empty).
+    pub fn choice<'l, T>(&mut self, list: &'l [T]) -> &'l T {
+        &list[self.randrange(list.len())]
+    }
+    /// For `j` from `len − 1` down to 1: `swap(j, randrange(j + 1))`.
+    pub fn shuffle<T>(&mut self, list: &mut [T]) {
+        for j in (1..list.len()).rev() {
+            let r = self.randrange(j + 1);
+            list.swap(j, r);
+        }
+    }
     pub fn sample<T: Clone>(&mut self, list: &[T], k: usize) -> Vec<T> {
         let mut v = list.to_vec();
         let k = k.min(v.len());
