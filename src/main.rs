@@ -2201,10 +2201,12 @@ fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
             let text = match out_path.extension().and_then(|e| e.to_str()) {
                 Some("html") | Some("htm") => report::html(&vs),
                 Some("md") => report::markdown(&vs),
-                _ => return Err(Failure::Usage(format!(
+                _ => {
+                    return Err(Failure::Usage(format!(
                     "cannot tell the report format of {}; hint: name it report.md or report.html",
                     out_path.display()
-                ))),
+                )))
+                }
             };
             std::fs::write(&out_path, text)
                 .with_context(|| format!("cannot write {}", out_path.display()))?;
