@@ -406,7 +406,7 @@ enum Cmd {
         #[arg(long)]
         guided: Option<String>,
     },
-    /// Evaluation harnesses: verifier mutations, state-at-T regression, incident reconstruction.
+    /// Evaluation: task suites and campaigns, verifier mutations, state-at-T regression, incident.
     ///
     /// The verifier mutation experiment, the state-at-T regression and the incident
     /// reconstruction; each checks its own results.

@@ -140,11 +140,14 @@ pub struct Report {
     /// not supported).
     pub excluded: usize,
     /// The full verifier: (class, cases, detected).
-    pub classes: Vec<(String, usize, usize)>,
+    pub classes: ClassTable,
     /// The ablations of [`CONFIGS`] after the full verifier: (name, false positives,
     /// (class, cases, detected) per class) over the same mutants.
-    pub ablations: Vec<(String, usize, Vec<(String, usize, usize)>)>,
+    pub ablations: Vec<(String, usize, ClassTable)>,
 }
+
+/// (class, cases, detected) per class, in [`CLASSES`] order.
+pub type ClassTable = Vec<(String, usize, usize)>;
 
 impl Report {
     /// `{"pool", "clean", "false_positives", "classes": [{"class", "cases", "detected"}]}`.
