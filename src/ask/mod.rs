@@ -381,7 +381,6 @@ impl Planning<'_> {
                 task_input_uids: ctx.uids.as_ref(),
                 ceilings: ctx.ceilings,
                 check_output_fields: ctx.check_output_fields,
-                ..Options::default()
             },
         );
         match (report.valid(), report.plan.clone()) {

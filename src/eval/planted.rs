@@ -118,11 +118,11 @@ fn strs(v: &Value) -> Vec<String> {
         .collect()
 }
 
-/// The T2 tasks of a manifest: `(id, oracle plan, input uids, gold from the manifest)`.
-pub fn t2_plans(
-    manifest: &Value,
-    dataset: &str,
-) -> anyhow::Result<Vec<(String, Value, Vec<String>, Value)>> {
+/// A T2 task before execution: `(id, oracle plan, input uids, gold from the manifest)`.
+pub type PlantedTask = (String, Value, Vec<String>, Value);
+
+/// The T2 tasks of a manifest.
+pub fn t2_plans(manifest: &Value, dataset: &str) -> anyhow::Result<Vec<PlantedTask>> {
     let Some(list) = manifest["planted"].as_array() else {
         bail!("the manifest has no \"planted\" list; make one with tgms eval plant")
     };

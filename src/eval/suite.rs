@@ -291,7 +291,7 @@ fn probe_tasks(snap: Snapshot<'_>, dataset: &str, probes: &[Probe]) -> anyhow::R
                 "probe",
                 dataset,
                 plan,
-                &[p.uid.clone()],
+                std::slice::from_ref(&p.uid),
                 "hard",
                 None,
             )? {
@@ -371,8 +371,8 @@ pub fn split(tasks: Vec<Value>, rng: &mut Rng) -> (Vec<Value>, Vec<Value>) {
 /// holds them) and returns the suite object of §3.8.
 pub fn generate(store: &mut Store, args: &SuiteArgs) -> anyhow::Result<Value> {
     let seed = args.seed;
-    let mut corrections = Rng::new(seed ^ 0x0C0F_FEE);
-    let mut sampling = Rng::new(seed ^ 0x7A5_C7A5);
+    let mut corrections = Rng::new(seed ^ 0x00C0_FFEE);
+    let mut sampling = Rng::new(seed ^ 0x07A5_C7A5);
     let mut split_rng = Rng::new(seed ^ 0xDEAD_BEEF);
     let mut context = Rng::new(seed);
     let ctx0 = build_context(store.snapshot(), &mut corrections)?;
