@@ -168,6 +168,22 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("eval mutations", &["tgms eval mutations /tmp/store --pool classic"]),
+    (
+        "eval suite",
+        &["tgms init /tmp/small && tgms ingest /tmp/small examples/eval-small.txt && tgms eval suite /tmp/small --dataset small --out /tmp/suite.json"],
+    ),
+    (
+        "eval plant",
+        &["tgms init /tmp/small && tgms ingest /tmp/small examples/eval-small.txt && tgms eval plant /tmp/small --out /tmp/manifest.json && tgms eval suite /tmp/small --dataset small --planted /tmp/manifest.json --out /tmp/suite.json"],
+    ),
+    (
+        "eval run-suite",
+        &["tgms init /tmp/small && tgms ingest /tmp/small examples/eval-small.txt && tgms eval suite /tmp/small --dataset small --out /tmp/suite.json && tgms eval run-suite /tmp/small --suite /tmp/suite.json --system oracle --split dev --json /tmp/run.json"],
+    ),
+    (
+        "eval report",
+        &["tgms init /tmp/small && tgms ingest /tmp/small examples/eval-small.txt && tgms eval suite /tmp/small --dataset small --out /tmp/suite.json && tgms eval run-suite /tmp/small --suite /tmp/suite.json --system oracle --split dev --json /tmp/run.json && tgms eval report /tmp/run.json --out /tmp/report.html"],
+    ),
     ("eval incident", &["tgms eval incident --json"]),
     ("eval state-regression", &["tgms eval state-regression"]),
     (

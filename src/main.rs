@@ -421,7 +421,7 @@ enum Cmd {
         #[arg(long)]
         guided: Option<String>,
     },
-    /// Evaluation harnesses: verifier mutations, state-at-T regression, incident reconstruction.
+    /// Evaluation: task suites and campaigns, verifier mutations, state-at-T regression, incident.
     ///
     /// The verifier mutation experiment, the state-at-T regression and the incident
     /// reconstruction; each checks its own results.
@@ -606,6 +606,97 @@ enum EvalCmd {
         /// Print {"pool", "clean", "false_positives", "classes": [...]} instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Generate a task suite (templates, correction probes, split) from a store.
+    ///
+    /// Generate a task suite (docs/eval.md): 100 template tasks with gold from executing
+    /// each oracle plan, 16 correction-probe tasks (the probes are written into STORE with
+    /// explicit transaction times, once; a second run finds them in the log), optional
+    /// planted tasks, and the dev/test split. Same store, dataset and seed → same bytes.
+    Suite {
+        /// Store directory (written once: the correction probes).
+        store: PathBuf,
+        /// The dataset name used in task ids (e.g. CollegeMsg).
+        #[arg(long)]
+        dataset: String,
+        /// The suite seed.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// A planted-pattern manifest from `tgms eval plant` (adds the t2 family).
+        #[arg(long)]
+        planted: Option<PathBuf>,
+        /// Write the suite here (default: standard output).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Plant temporal patterns (cyclic triangles, reachability chains, bursts) into a store.
+    ///
+    /// Plant cyclic triangles, reachability chains and activity bursts on fresh uids after
+    /// the data's last valid time, and write their manifest for `eval suite --planted`.
+    Plant {
+        /// Store directory (written: one batch of planted events).
+        store: PathBuf,
+        /// Write the manifest here.
+        #[arg(long)]
+        out: PathBuf,
+        /// Cyclic temporal triangles to plant.
+        #[arg(long, default_value_t = 6)]
+        rings: usize,
+        /// Reachability chains to plant.
+        #[arg(long, default_value_t = 4)]
+        chains: usize,
+        /// Activity bursts to plant.
+        #[arg(long, default_value_t = 3)]
+        bursts: usize,
+    },
+    /// Run one system over a suite split and score it.
+    ///
+    /// Run one system (oracle, latest-state, ours, ours-noverify, ours-nomem,
+    /// ours-contracts-off, ours-taint-ignored, sql-bitemporal, vector-rag) over a split of
+    /// SUITE, score every task and print the campaign metrics. Rows are cached per
+    /// configuration; a second run of the test split is refused unless --force.
+    RunSuite {
+        /// Store directory (opened read-only).
+        store: PathBuf,
+        /// The suite file of `tgms eval suite`.
+        #[arg(long)]
+        suite: PathBuf,
+        /// The system to run.
+        #[arg(long)]
+        system: String,
+        /// The model (model systems; or TGMS_LLM_MODEL).
+        #[arg(long)]
+        model: Option<String>,
+        /// The model's OpenAI-compatible endpoint (or TGMS_LLM_BASE_URL).
+        #[arg(long)]
+        endpoint: Option<String>,
+        /// dev or test.
+        #[arg(long, default_value = "test")]
+        split: String,
+        /// Run the test split again although this configuration already ran it.
+        #[arg(long)]
+        force: bool,
+        /// Row cache directory (default: SUITE.runs next to the suite file).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// The Python with the duckdb package (sql-bitemporal; see bench/eval/duckdb-venv.sh).
+        #[arg(long, default_value = "python3")]
+        python: String,
+        /// Write the run object (metrics and rows) here.
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Render runs side by side as Markdown or HTML.
+    ///
+    /// Render run objects of `eval run-suite --json` side by side: systems, accuracy by
+    /// family, correction probes, unsupported claims before/after gating; HTML adds plots.
+    Report {
+        /// Run objects (`eval run-suite --json`).
+        #[arg(required = true)]
+        runs: Vec<PathBuf>,
+        /// report.md or report.html.
+        #[arg(long)]
+        out: PathBuf,
     },
     /// Incident reconstruction: what was true and believed when an outage began.
     ///
@@ -1906,6 +1997,7 @@ fn cmd_eval(e: EvalCmd) -> CmdResult {
         } => return cmd_mutations(&store, suite.as_deref(), pool, json),
         EvalCmd::Incident { dir, json } => ("incident", dir, json),
         EvalCmd::StateRegression { dir, json } => ("state-regression", dir, json),
+        other => return cmd_eval_campaign(other),
     };
     let (record, ok) = tgms::eval::run_eval(which, dir, json)?;
     if json {
@@ -1918,6 +2010,140 @@ fn cmd_eval(e: EvalCmd) -> CmdResult {
             json!({"error": "E_CHECK", "message": "an evaluation check failed"}),
         ))
     }
+}
+
+/// `tgms eval suite|plant|run-suite|report` (docs/eval.md).
+fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
+    use tgms::eval::{planted, report, run_suite, suite};
+    match e {
+        EvalCmd::Suite {
+            store,
+            dataset,
+            seed,
+            planted,
+            out: out_path,
+        } => {
+            let manifest = match &planted {
+                Some(p) => {
+                    Some(canon::parse(&read_text(p)?).context("MANIFEST is not valid JSON")?)
+                }
+                None => None,
+            };
+            let mut st = Store::open(&store)?;
+            let v = suite::generate(
+                &mut st,
+                &suite::SuiteArgs {
+                    dataset,
+                    seed,
+                    planted: manifest,
+                },
+            )?;
+            let text = canon::to_string(&v);
+            match out_path {
+                Some(p) => {
+                    std::fs::write(&p, format!("{text}\n"))
+                        .with_context(|| format!("cannot write {}", p.display()))?;
+                    eprintln!(
+                        "wrote {} ({} dev, {} test tasks; test_split_sha {})",
+                        p.display(),
+                        v["n_dev"],
+                        v["n_test"],
+                        v["test_split_sha"].as_str().unwrap_or_default()
+                    );
+                }
+                None => print_line(&text),
+            }
+        }
+        EvalCmd::Plant {
+            store,
+            out: out_path,
+            rings,
+            chains,
+            bursts,
+        } => {
+            let mut st = Store::open(&store)?;
+            let m = planted::plant(
+                &mut st,
+                planted::PlantArgs {
+                    rings,
+                    chains,
+                    bursts,
+                },
+            )?;
+            std::fs::write(&out_path, format!("{}\n", canon::to_string(&m)))
+                .with_context(|| format!("cannot write {}", out_path.display()))?;
+            eprintln!(
+                "planted {} patterns; manifest {}",
+                m["planted"].as_array().map_or(0, Vec::len),
+                out_path.display()
+            );
+        }
+        EvalCmd::RunSuite {
+            store,
+            suite: suite_path,
+            system,
+            model,
+            endpoint,
+            split,
+            force,
+            cache_dir,
+            python,
+            json: json_out,
+        } => {
+            let sv = canon::parse(&read_text(&suite_path)?).context("SUITE is not valid JSON")?;
+            let st = Store::open_read_only(&store)?;
+            let flags = tgms::ask::LlmFlags {
+                model,
+                base_url: endpoint,
+                ..Default::default()
+            };
+            let cfg = tgms::ask::AskConfig::resolve(&flags, |k| std::env::var(k).ok())
+                .map_err(|e| Failure::Payload(e.payload()))?;
+            let http = cfg.llm.clone().map(tgms::ask::HttpModel::new);
+            let args = run_suite::RunArgs {
+                system,
+                split,
+                force,
+                cache_dir: cache_dir.unwrap_or_else(|| suite_path.with_extension("runs")),
+                ask: cfg,
+                model: http.as_ref().map(|m| m as &dyn tgms::ask::ChatModel),
+                python,
+            };
+            let run = run_suite::run(&st, &sv, &args)?;
+            print!("{}", run_suite::summary(&run));
+            if let Some(p) = json_out {
+                std::fs::write(&p, format!("{}\n", canon::to_string(&run)))
+                    .with_context(|| format!("cannot write {}", p.display()))?;
+            }
+        }
+        EvalCmd::Report {
+            runs,
+            out: out_path,
+        } => {
+            let mut vs = Vec::new();
+            for p in &runs {
+                vs.push(
+                    canon::parse(&read_text(p)?)
+                        .with_context(|| format!("{} is not valid JSON", p.display()))?,
+                );
+            }
+            let text = match out_path.extension().and_then(|e| e.to_str()) {
+                Some("html") | Some("htm") => report::html(&vs),
+                Some("md") => report::markdown(&vs),
+                _ => {
+                    return Err(Failure::Usage(format!(
+                    "cannot tell the report format of {}; hint: name it report.md or report.html",
+                    out_path.display()
+                )))
+                }
+            };
+            std::fs::write(&out_path, text)
+                .with_context(|| format!("cannot write {}", out_path.display()))?;
+            eprintln!("wrote {}", out_path.display());
+        }
+        _ => unreachable!("handled by cmd_eval"),
+    }
+    Ok(())
 }
 
 fn cmd_export_rows(

@@ -146,6 +146,12 @@ pub struct AskConfig {
     /// Cost ceilings of the static verifier and the executor (the MCP server's
     /// `--ceilings`; default: the registry's).
     pub ceilings: tgms_operators::cost::Ceilings,
+    /// The static verifier checks `$ref` and `answer_spec.from` paths against operator output
+    /// contracts; `false` is the "output contracts off" ablation of `tgms eval run-suite`.
+    pub check_output_fields: bool,
+    /// Truncation taint caps claims (`plans-and-claims.md` §8.4); `false` is the "taint
+    /// ignored" ablation of `tgms eval run-suite`.
+    pub honor_truncation: bool,
 }
 
 impl Default for AskConfig {
@@ -159,6 +165,8 @@ impl Default for AskConfig {
             use_memory: true,
             save_record: true,
             ceilings: tgms_operators::cost::Ceilings::default(),
+            check_output_fields: true,
+            honor_truncation: true,
         }
     }
 }
@@ -337,6 +345,7 @@ struct Ctx<'a> {
     ceilings: tgms_operators::cost::Ceilings,
     uids: Option<BTreeSet<String>>,
     as_of_tt: Option<i64>,
+    check_output_fields: bool,
 }
 
 /// Pins `as_of_tt` on every step whose operator takes it and does not set it.
@@ -371,7 +380,7 @@ impl Planning<'_> {
                 stats: Some(ctx.store.stats()),
                 task_input_uids: ctx.uids.as_ref(),
                 ceilings: ctx.ceilings,
-                ..Options::default()
+                check_output_fields: ctx.check_output_fields,
             },
         );
         match (report.valid(), report.plan.clone()) {
@@ -536,6 +545,7 @@ pub fn ask_with(
         uids: uids.clone(),
         as_of_tt: config.as_of_tt,
         ceilings: config.ceilings,
+        check_output_fields: config.check_output_fields,
     };
     let exec_opts = exec::ExecOptions {
         call: tgms_operators::pipeline::CallOptions {
@@ -653,7 +663,7 @@ pub fn ask_with(
                 trace,
                 results: &rs,
                 snap: Some(snap),
-                honor_truncation: true,
+                honor_truncation: config.honor_truncation,
             };
             let verification = claims::verify(&vctx, &ans);
             let (gated, gv) = claims::gate(&vctx, &ans);
@@ -701,6 +711,15 @@ pub fn ask_with(
         "final_verification": final_verification,
         "ok": ok,
     });
+    // The ablation switches are recorded only when off, so default records keep their ids.
+    for (k, on) in [
+        ("check_output_fields", config.check_output_fields),
+        ("honor_truncation", config.honor_truncation),
+    ] {
+        if !on {
+            rec["config"][k] = json!(false);
+        }
+    }
     let ask_id = record::ask_id(&rec);
     rec["ask_id"] = json!(ask_id);
     let overhead_ms = (t0.elapsed().as_secs_f64() * 1000.0 - model_ms).max(0.0);

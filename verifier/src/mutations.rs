@@ -1,17 +1,20 @@
 //! The verifier mutation experiment of `evaluation.md` §4: clean pools of mechanical answers
 //! to oracle plans (classic, extended with factory ordering / burst claims), the mutation
-//! classes of §4.2 and the detection table.
+//! classes of §4.2 plus `invented_field` (a plan citing an output field its operator does not
+//! have), and the detection table for the full verifier and two ablations: taint ignored
+//! (`honor_truncation = false`) and output contracts off (`check_output_fields = false`).
 
 use crate::claims::{allen, mechanical_answer, uid_strings, verify, Ctx};
 use crate::exec::{execute, record, ExecOptions, ResultStore};
 use crate::plan::Plan;
+use crate::validate::{validate_static, Options};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use tgms_engine::{canon, Snapshot};
-use tgms_operators::registry::lookup;
+use tgms_operators::registry::{lookup, registry};
 
 /// The classes in table order.
-pub const CLASSES: [&str; 11] = [
+pub const CLASSES: [&str; 12] = [
     "count_pm1",
     "fabricated_entity",
     "interval_shift",
@@ -23,6 +26,53 @@ pub const CLASSES: [&str; 11] = [
     "wrong_step_citation",
     "truncated_count",
     "wrong_belief_state",
+    "invented_field",
+];
+
+/// Field names a planner might invent; a name some operator really outputs is never used.
+const INVENTED: [&str; 8] = [
+    "total_count",
+    "num_results",
+    "n_reachable",
+    "answer_value",
+    "result_size",
+    "node_count",
+    "matches",
+    "total_rows",
+];
+
+/// One verifier configuration of the table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// Truncation taint caps claims (`plans-and-claims.md` §8.4).
+    pub honor_truncation: bool,
+    /// The static verifier checks paths against operator output contracts.
+    pub check_output_fields: bool,
+}
+
+/// The full verifier, then the ablations: (name, configuration).
+pub const CONFIGS: [(&str, Config); 3] = [
+    (
+        "full",
+        Config {
+            honor_truncation: true,
+            check_output_fields: true,
+        },
+    ),
+    (
+        "taint_ignored",
+        Config {
+            honor_truncation: false,
+            check_output_fields: true,
+        },
+    ),
+    (
+        "contracts_off",
+        Config {
+            honor_truncation: true,
+            check_output_fields: false,
+        },
+    ),
 ];
 
 /// The SplitMix64 stream of `evaluation.md` §3.1.
@@ -41,6 +91,25 @@ impl Rng {
     }
     pub fn randrange(&mut self, n: usize) -> usize {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
+    }
+    /// `(next_u64() >> 11) · 2^-53`, in `[0, 1)`.
+    pub fn uniform(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+    /// `a + (b − a) · uniform()`.
+    pub fn uniform_in(&mut self, a: f64, b: f64) -> f64 {
+        a + (b - a) * self.uniform()
+    }
+    /// `list[randrange(len)]` (`list` must not be empty).
+    pub fn choice<'l, T>(&mut self, list: &'l [T]) -> &'l T {
+        &list[self.randrange(list.len())]
+    }
+    /// For `j` from `len − 1` down to 1: `swap(j, randrange(j + 1))`.
+    pub fn shuffle<T>(&mut self, list: &mut [T]) {
+        for j in (1..list.len()).rev() {
+            let r = self.randrange(j + 1);
+            list.swap(j, r);
+        }
     }
     pub fn sample<T: Clone>(&mut self, list: &[T], k: usize) -> Vec<T> {
         let mut v = list.to_vec();
@@ -70,24 +139,65 @@ pub struct Report {
     /// Candidate answers not admitted to the clean pool (trace not ok, no claim, or a claim
     /// not supported).
     pub excluded: usize,
-    pub classes: Vec<(String, usize, usize)>,
+    /// The full verifier: (class, cases, detected).
+    pub classes: ClassTable,
+    /// The ablations of [`CONFIGS`] after the full verifier: (name, false positives,
+    /// (class, cases, detected) per class) over the same mutants.
+    pub ablations: Vec<(String, usize, ClassTable)>,
 }
+
+/// (class, cases, detected) per class, in [`CLASSES`] order.
+pub type ClassTable = Vec<(String, usize, usize)>;
 
 impl Report {
     /// `{"pool", "clean", "false_positives", "classes": [{"class", "cases", "detected"}]}`.
     pub fn to_json(&self) -> Value {
+        let rows = |cs: &[(String, usize, usize)]| {
+            cs.iter()
+                .map(|(c, n, d)| json!({"class": c, "cases": n, "detected": d}))
+                .collect::<Vec<_>>()
+        };
         json!({"pool": self.pool, "clean": self.clean, "false_positives": self.false_positives,
-            "excluded": self.excluded,
-            "classes": self.classes.iter().map(|(c, n, d)| json!({"class": c, "cases": n, "detected": d})).collect::<Vec<_>>()})
+            "excluded": self.excluded, "classes": rows(&self.classes),
+            "ablations": self.ablations.iter().map(|(name, fp, cs)| {
+                let cfg = CONFIGS.iter().find(|c| c.0 == name).map(|c| c.1);
+                json!({"ablation": name,
+                    "honor_truncation": cfg.map(|c| c.honor_truncation),
+                    "check_output_fields": cfg.map(|c| c.check_output_fields),
+                    "false_positives": fp, "classes": rows(cs)})
+            }).collect::<Vec<_>>()})
     }
-    /// The human table.
+    /// The human table: detected / cases per class for the full verifier and each ablation.
     pub fn table(&self) -> String {
-        let mut s = format!("{:<22} {:>6} {:>9}\n", "class", "cases", "detected");
-        for (c, n, d) in &self.classes {
-            s.push_str(&format!("{c:<22} {n:>6} {d:>9}\n"));
+        let mut s = format!("{:<22} {:>6} {:>9}", "class", "cases", "full");
+        for (name, _, _) in &self.ablations {
+            s.push_str(&format!(" {name:>14}"));
+        }
+        s.push('\n');
+        for (i, (c, n, d)) in self.classes.iter().enumerate() {
+            s.push_str(&format!("{c:<22} {n:>6} {d:>9}"));
+            for (_, _, cs) in &self.ablations {
+                let (_, an, ad) = &cs[i];
+                // The same mutants are replayed under each ablation; a different count would
+                // be a harness bug, so it is shown rather than hidden.
+                let cell = if an == n {
+                    ad.to_string()
+                } else {
+                    format!("{ad}/{an}")
+                };
+                s.push_str(&format!(" {cell:>14}"));
+            }
+            s.push('\n');
         }
         s.push_str(&format!(
-            "pool {}: clean {}, false positives {}, excluded {}",
+            "{:<22} {:>6} {:>9}",
+            "false positives", self.clean, self.false_positives
+        ));
+        for (_, fp, _) in &self.ablations {
+            s.push_str(&format!(" {fp:>14}"));
+        }
+        s.push_str(&format!(
+            "\npool {}: clean {}, false positives {}, excluded {}",
             self.pool, self.clean, self.false_positives, self.excluded
         ));
         s
@@ -322,19 +432,20 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         });
     }
     // False positives: clean answers rejected when verified again, unmutated, against a
-    // fresh copy of the stored evidence.
-    let false_positives = pool
-        .iter()
-        .filter(|e| {
-            let ctx = Ctx {
-                trace: &e.trace,
-                results: &rs,
-                snap: Some(snap),
-                honor_truncation: true,
-            };
-            rejected(&verdicts(&ctx, &e.answer))
-        })
-        .count();
+    // fresh copy of the stored evidence (per configuration).
+    let false_positives = |cfg: Config| {
+        pool.iter()
+            .filter(|e| {
+                let ctx = Ctx {
+                    trace: &e.trace,
+                    results: &rs,
+                    snap: Some(snap),
+                    honor_truncation: cfg.honor_truncation,
+                };
+                rejected(&verdicts(&ctx, &e.answer))
+            })
+            .count()
+    };
     let mut uid_pool = BTreeSet::new();
     for e in &pool {
         for r in e.trace["steps"].as_array().into_iter().flatten() {
@@ -364,6 +475,7 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
                         usize::MAX,
                         &mut Rng::new(0),
                         false,
+                        CONFIGS[0].1,
                     )
                     .0 > 0
                 }
@@ -382,20 +494,27 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         }
         b
     };
-    let mut classes = Vec::new();
-    let mut rng = Rng::new(0);
-    for (class, budget) in CLASSES.iter().zip(budgets) {
-        let (cases, detected) = run_class(
-            class, &pool, &uid_pool, snap, &rs, budget, &mut rng, !extended,
-        );
-        classes.push((class.to_string(), cases, detected));
+    // Each configuration replays the same mutants: the draws do not depend on verdicts.
+    let mut tables = Vec::new();
+    for (name, cfg) in CONFIGS {
+        let mut classes = Vec::new();
+        let mut rng = Rng::new(0);
+        for (class, budget) in CLASSES.iter().zip(&budgets) {
+            let (cases, detected) = run_class(
+                class, &pool, &uid_pool, snap, &rs, *budget, &mut rng, !extended, cfg,
+            );
+            classes.push((class.to_string(), cases, detected));
+        }
+        tables.push((name.to_string(), false_positives(cfg), classes));
     }
+    let (_, fp, classes) = tables.remove(0);
     Report {
         pool: if extended { "extended" } else { "classic" }.into(),
         clean: pool.len(),
-        false_positives,
+        false_positives: fp,
         excluded,
         classes,
+        ablations: tables,
     }
 }
 
@@ -470,11 +589,19 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
                 "interval_shift" | "interval_units" => ty == "ordering" || ty == "temporal_pattern",
                 "ordering_invert" => ty == "ordering" && c["relation"].is_string(),
                 "ordering_swap" => ty == "ordering" && c["relation"] != "equals",
+                // Every claim type carries evidence; a different ok step must exist.
                 "wrong_step_citation" => {
-                    (ty == "count" || ty == "value")
+                    c["evidence"].as_array().is_some_and(|v| !v.is_empty())
                         && e.trace["steps"]
                             .as_array()
                             .is_some_and(|s| s.iter().filter(|r| r["status"] == "ok").count() >= 2)
+                }
+                // One plan-level case per answer (its first claim stands for the plan).
+                "invented_field" => {
+                    j == 0
+                        && e.plan["answer_spec"]["from"]
+                            .as_str()
+                            .is_some_and(|f| f.contains('.'))
                 }
                 _ => false,
             };
@@ -496,10 +623,11 @@ fn run_class(
     max: usize,
     rng: &mut Rng,
     with_replacement: bool,
+    cfg: Config,
 ) -> (usize, usize) {
     match class {
-        "truncated_count" => return truncated_count(pool, snap, rs, max),
-        "wrong_belief_state" => return wrong_belief(pool, snap, rs, max),
+        "truncated_count" => return truncated_count(pool, snap, rs, max, cfg),
+        "wrong_belief_state" => return wrong_belief(pool, snap, rs, max, cfg),
         _ => {}
     }
     let cands = applicable(class, pool);
@@ -516,6 +644,13 @@ fn run_class(
     let mut detected = 0;
     for (i, j) in chosen {
         let e = &pool[i];
+        if class == "invented_field" {
+            if let Some(d) = invented_field(&e.plan, snap, rng, cfg) {
+                cases += 1;
+                detected += usize::from(d);
+            }
+            continue;
+        }
         let mut m = e.answer.clone();
         let c = &mut m["claims"][j];
         let made = match class {
@@ -620,7 +755,7 @@ fn run_class(
             trace: &e.trace,
             results: rs,
             snap: Some(snap),
-            honor_truncation: true,
+            honor_truncation: cfg.honor_truncation,
         };
         let vs = verdicts(&ctx, &m);
         let weak_counts = class == "entity_dropped";
@@ -638,6 +773,7 @@ fn truncated_count(
     snap: Snapshot<'_>,
     rs: &ResultStore,
     max: usize,
+    cfg: Config,
 ) -> (usize, usize) {
     let (mut cases, mut detected) = (0, 0);
     for e in pool {
@@ -686,7 +822,7 @@ fn truncated_count(
             trace: &trace,
             results: rs,
             snap: Some(snap),
-            honor_truncation: true,
+            honor_truncation: cfg.honor_truncation,
         };
         let vs = verdicts(&ctx, &ans);
         if rejected(&vs) || vs.iter().any(|v| v == "weakly_supported") {
@@ -713,6 +849,7 @@ fn wrong_belief(
     snap: Snapshot<'_>,
     rs: &ResultStore,
     max: usize,
+    cfg: Config,
 ) -> (usize, usize) {
     let (mut cases, mut detected) = (0, 0);
     for e in pool {
@@ -746,11 +883,43 @@ fn wrong_belief(
             trace: &e.trace,
             results: rs,
             snap: Some(snap),
-            honor_truncation: true,
+            honor_truncation: cfg.honor_truncation,
         };
         if rejected(&verdicts(&ctx, &m)) {
             detected += 1;
         }
     }
     (cases, detected)
+}
+
+/// `invented_field`: the plan's `answer_spec.from` names a field its step's operator does not
+/// output (a name no registered operator outputs, drawn from [`INVENTED`]). Detected = the
+/// static verifier rejects the plan; with output contracts off it passes and reaches the
+/// executor, which can only fail to resolve it. `None` when the plan cannot be mutated.
+fn invented_field(plan: &Value, snap: Snapshot<'_>, rng: &mut Rng, cfg: Config) -> Option<bool> {
+    let from = plan["answer_spec"]["from"].as_str()?;
+    let (step, _) = from.split_once('.')?;
+    let real: BTreeSet<&str> = registry().iter().flat_map(|op| op.output_names()).collect();
+    let names: Vec<&str> = INVENTED
+        .iter()
+        .copied()
+        .filter(|n| !real.contains(n))
+        .collect();
+    if names.is_empty() {
+        return None;
+    }
+    let name = names[rng.randrange(names.len())];
+    let mut m = plan.clone();
+    m["answer_spec"]["from"] = json!(format!("{step}.{name}"));
+    let opts = Options {
+        stats: Some(snap.stats()),
+        check_output_fields: cfg.check_output_fields,
+        ..Options::default()
+    };
+    // Only a plan the verifier admits unmutated makes a mutant (a rejection must be the
+    // invented field's).
+    if !validate_static(plan, &opts).valid() {
+        return None;
+    }
+    Some(!validate_static(&m, &opts).valid())
 }

@@ -40,12 +40,39 @@ fn mutation_classes_are_detected_without_false_positives() {
         "interval_shift",
     ];
     required.push("truncated_count");
+    required.push("invented_field");
     for (c, n, d) in &r.classes {
         if required.contains(&c.as_str()) {
             assert!(*n > 0, "class {c} has no cases: {j}");
             assert_eq!(n, d, "class {c}: {d}/{n} detected");
         }
     }
+    // The ablations replay the same mutants: taint ignored misses every truncated count,
+    // output contracts off miss every invented field; neither adds false positives.
+    let names: Vec<&str> = r.ablations.iter().map(|a| a.0.as_str()).collect();
+    assert_eq!(names, ["taint_ignored", "contracts_off"]);
+    for (name, fp, classes) in &r.ablations {
+        assert_eq!(*fp, 0, "{name}");
+        for ((c, n, d), (fc, fnn, fd)) in classes.iter().zip(&r.classes) {
+            assert_eq!((c, n), (fc, fnn), "{name}: same mutants");
+            let missed_by_design = (name == "taint_ignored" && c == "truncated_count")
+                || (name == "contracts_off" && c == "invented_field");
+            if missed_by_design {
+                assert_eq!(*d, 0, "{name} must miss every {c} mutant: {j}");
+            } else {
+                assert_eq!(
+                    d, fd,
+                    "{name} / {c}: the ablation changes nothing else here"
+                );
+            }
+        }
+    }
+    let wsc = r
+        .classes
+        .iter()
+        .find(|c| c.0 == "wrong_step_citation")
+        .unwrap();
+    assert!(wsc.1 > 0, "{j}");
     // Deterministic.
     assert_eq!(run(s.snapshot(), &plans, true).to_json(), j);
     assert_eq!(

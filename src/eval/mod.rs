@@ -1,5 +1,16 @@
 //! `tgms eval incident` and `tgms eval state-regression` (the spec's `evaluation.md` §5, §6): build
-//! the dataset's store from its event log (explicit tt), run the evaluation, render it.
+//! the dataset's store from its event log (explicit tt), run the evaluation, render it. The
+//! campaign commands live in the submodules: `eval suite` ([`suite`], [`templates`],
+//! [`planted`]), `eval run-suite` ([`run_suite`], [`score`], [`baselines`]), `eval report`
+//! ([`report`]).
+
+pub mod baselines;
+pub mod planted;
+pub mod report;
+pub mod run_suite;
+pub mod score;
+pub mod suite;
+pub mod templates;
 
 use serde_json::Value;
 use std::path::PathBuf;
