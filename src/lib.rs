@@ -137,6 +137,7 @@ pub mod time {
 pub mod ask;
 pub mod benchmcp;
 pub mod benchrun;
+pub mod cli_ceilings;
 pub mod cli_time;
 pub mod demo;
 pub mod embed;
