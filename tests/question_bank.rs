@@ -46,6 +46,31 @@ fn month_of(t_us: i64) -> usize {
     (if mp < 10 { mp + 3 } else { mp - 9 }) as usize
 }
 
+/// The civil year of an instant (UTC).
+fn year_of(t_us: i64) -> i64 {
+    let z = t_us.div_euclid(DAY) + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    // civil_from_days counts years from March: January and February belong to the next.
+    if month_of(t_us) <= 2 {
+        y + 1
+    } else {
+        y
+    }
+}
+
+/// 00:00 UTC of January 1st of the instant's year.
+fn year_start(t_us: i64) -> i64 {
+    ymd(year_of(t_us), 1, 1)
+}
+
+/// 00:00 UTC of the first day of the instant's month.
+fn month_start(t_us: i64) -> i64 {
+    ymd(year_of(t_us), month_of(t_us) as i64, 1)
+}
+
 const MONTHS: [&str; 12] = [
     "January",
     "February",
@@ -496,6 +521,24 @@ fn collegemsg_oracle(evs: &[Ev], id: &str) -> Option<Value> {
         "c53" => json!(all()
             .filter(|e| within(e, utc(2004, 5, 1, 12), utc(2004, 5, 1, 18)))
             .count()),
+        "c54" => {
+            // Monday 00:00 UTC of each event's ISO week (epoch day 0 was a Thursday); the
+            // first bucket starts at the window's start.
+            let w_a = ymd(2004, 4, 1);
+            let m = counts_by(all(), |e| {
+                let day = e.t.div_euclid(DAY);
+                let monday = (day - (day + 3).rem_euclid(7)) * DAY;
+                format!("{:020}", monday.max(w_a))
+            });
+            json!(top_keys(&m, 1, false)[0].parse::<i64>().unwrap())
+        }
+        "c55" => {
+            let ist = 5 * HOUR + 30 * 60 * SEC;
+            let m = counts_by(all(), |e| {
+                format!("{:02}", (e.t + ist).div_euclid(HOUR) % 24)
+            });
+            json!(top_keys(&m, 1, false)[0].parse::<i64>().unwrap())
+        }
         _ => return None,
     })
 }
@@ -573,6 +616,16 @@ fn otc_oracle(evs: &[Ev], id: &str) -> Option<Value> {
         "b25" => json!(first_reply(evs, "n35", "n65").1),
         "b26" => json!(first_reply(evs, "n35", "n65").0),
         "b27" => json!(mean(&ratings(&mut all().filter(year(2013))))),
+        "b28" => {
+            // The first bucket starts at the window's start, 2010-11-01.
+            let m = counts_by(all(), |e| {
+                format!("{:020}", year_start(e.t).max(ymd(2010, 11, 1)))
+            });
+            json!(top_keys(&m, 1, false)[0].parse::<i64>().unwrap())
+        }
+        "b29" => json!(counts_by(all(), |e| format!("{}", month_start(e.t)))
+            .into_values()
+            .max()),
         _ => return None,
     })
 }
