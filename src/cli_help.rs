@@ -127,6 +127,7 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         &[
             "tgms plan run /tmp/store examples/plan.json --report --trace-out /tmp/trace.json",
             "tgms plan run /tmp/store examples/plan.json --html /tmp/trace.html",
+            "tgms plan run /tmp/store examples/plan.json --ceilings '{\"max_reducer_rows\": 2000000}'",
         ],
     ),
     (

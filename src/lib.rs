@@ -138,6 +138,7 @@ pub mod arrow_rows;
 pub mod ask;
 pub mod benchmcp;
 pub mod benchrun;
+pub mod cli_ceilings;
 pub mod cli_time;
 pub mod demo;
 pub mod embed;

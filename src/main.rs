@@ -400,10 +400,11 @@ enum Cmd {
         /// entries.
         #[arg(long)]
         results_dir: Option<PathBuf>,
-        /// Cost ceilings as JSON, e.g. '{"time_est_ms": 2000}' (keys rows_scanned_est,
-        /// expansions_est, time_est_ms; others keep their defaults). Calls estimated above
-        /// them are refused with E_COST and a narrowing repair.
-        #[arg(long)]
+        /// Cost ceilings as JSON or a file holding it, e.g. '{"time_est_ms": 2000}' (keys
+        /// rows_scanned_est, expansions_est, time_est_ms, max_reducer_rows, max_total_rows;
+        /// others keep their defaults). Calls estimated above them are refused with E_COST
+        /// and a narrowing repair.
+        #[arg(long, value_name = "FILE|JSON")]
         ceilings: Option<String>,
         /// Serve streamable HTTP on ADDR (e.g. 127.0.0.1:8765; port 0 picks one and the
         /// address is printed on stderr) instead of stdio.
@@ -549,6 +550,14 @@ enum PlanCmd {
         /// Disable the grounding check.
         #[arg(long)]
         no_grounding: bool,
+        /// Executor and cost ceilings: a JSON object or a file holding one, e.g.
+        /// '{"max_reducer_rows": 2000000, "time_est_ms": 20000}'. Keys: rows_scanned_est,
+        /// expansions_est, time_est_ms (cost estimates; a step above them is refused with
+        /// E_COST), max_reducer_rows (rows a compute step may read from an earlier step's
+        /// complete result, default 10000000), max_total_rows (rows all steps may return
+        /// together, default 10000000). Keys not given keep their defaults.
+        #[arg(long, value_name = "FILE|JSON")]
+        ceilings: Option<String>,
     },
     /// Validate, then execute a plan; prints the answer, the trace_id and per-step status.
     ///
@@ -568,6 +577,14 @@ enum PlanCmd {
         /// Also print the mechanical answer object and its verification.
         #[arg(long)]
         report: bool,
+        /// Executor and cost ceilings: a JSON object or a file holding one, e.g.
+        /// '{"max_reducer_rows": 2000000, "time_est_ms": 20000}'. Keys: rows_scanned_est,
+        /// expansions_est, time_est_ms (cost estimates; a step above them is refused with
+        /// E_COST), max_reducer_rows (rows a compute step may read from an earlier step's
+        /// complete result, default 10000000), max_total_rows (rows all steps may return
+        /// together, default 10000000). Keys not given keep their defaults.
+        #[arg(long, value_name = "FILE|JSON")]
+        ceilings: Option<String>,
         /// Write the full trace to FILE.
         #[arg(long, value_name = "FILE")]
         trace_out: Option<PathBuf>,
@@ -1647,15 +1664,7 @@ fn cmd_serve(
     llm: &tgms::ask::LlmFlags,
 ) -> CmdResult {
     use tgms::mcp::backend::{BackendOptions, Results};
-    let ceilings = match ceilings {
-        None => tgms_operators::Ceilings::default(),
-        Some(t) => {
-            let v = canon::parse(t)
-                .map_err(|e| Failure::Usage(format!("--ceilings is not valid JSON: {e}")))?;
-            tgms_operators::Ceilings::from_json(&v)
-                .map_err(|e| Failure::Usage(format!("--ceilings: {}", e.message)))?
-        }
-    };
+    let ceilings = plan_ceilings(ceilings)?;
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Failure::Usage(format!(
             "no tgms store at {} (create one with `tgms init`)",
@@ -1743,6 +1752,7 @@ fn validated(
     plan_arg: &str,
     uids: Option<&str>,
     no_grounding: bool,
+    ceilings: tgms_operators::Ceilings,
 ) -> Result<(Value, tgms_verifier::validate::Report), Failure> {
     use tgms_verifier::validate::{validate_static, Options};
     let text = plan_text(plan_arg)?;
@@ -1759,10 +1769,19 @@ fn validated(
         &Options {
             stats: Some(st.stats()),
             task_input_uids: set.as_ref(),
+            ceilings,
             ..Options::default()
         },
     );
     Ok((v, report))
+}
+
+/// `--ceilings` of the plan commands (`tgms::cli_ceilings`), the defaults when absent.
+fn plan_ceilings(arg: Option<&str>) -> Result<tgms_operators::Ceilings, Failure> {
+    arg.map_or_else(
+        || Ok(tgms_operators::Ceilings::default()),
+        |a| tgms::cli_ceilings::parse(a).map_err(Failure::Usage),
+    )
 }
 
 fn cmd_plan_validate(
@@ -1770,9 +1789,11 @@ fn cmd_plan_validate(
     plan: &str,
     uids: Option<&str>,
     no_grounding: bool,
+    ceilings: Option<&str>,
 ) -> CmdResult {
+    let ceilings = plan_ceilings(ceilings)?;
     let st = Store::open_read_only(store)?;
-    let (_, report) = validated(&st, plan, uids, no_grounding)?;
+    let (_, report) = validated(&st, plan, uids, no_grounding, ceilings)?;
     out(&report.to_json());
     if report.valid() {
         Ok(())
@@ -1786,13 +1807,14 @@ fn cmd_plan_run(
     plan: &str,
     uids: Option<&str>,
     no_grounding: bool,
+    ceilings: Option<&str>,
     report: bool,
-    trace_out: Option<&Path>,
-    html: Option<&Path>,
+    (trace_out, html): (Option<&Path>, Option<&Path>),
 ) -> CmdResult {
     use tgms_verifier::{claims, exec};
+    let ceilings = plan_ceilings(ceilings)?;
     let st = Store::open_read_only(store)?;
-    let (_, rep) = validated(&st, plan, uids, no_grounding)?;
+    let (_, rep) = validated(&st, plan, uids, no_grounding, ceilings)?;
     if !rep.valid() {
         out(&rep.to_json());
         return Err(Failure::Printed(json!({"error": "E_PLAN_INVALID"})));
@@ -1801,8 +1823,10 @@ fn cmd_plan_run(
         return Err(Failure::Usage("plan IR missing after validation".into()));
     };
     let rs = tgms::store_json::plan_results(store);
-    let ex = exec::execute(&p, st.snapshot(), &rs, &exec::ExecOptions::default())
-        .map_err(|e| Failure::Payload(e.payload()))?;
+    let mut opts = exec::ExecOptions::default();
+    opts.call.ceilings = ceilings;
+    let ex =
+        exec::execute(&p, st.snapshot(), &rs, &opts).map_err(|e| Failure::Payload(e.payload()))?;
     let t = &ex.trace;
     let steps: Vec<Value> = t["steps"]
         .as_array()
@@ -2428,12 +2452,20 @@ fn run(cli: Cli) -> CmdResult {
             plan,
             uids,
             no_grounding,
-        }) => cmd_plan_validate(&store, &plan, uids.as_deref(), no_grounding)?,
+            ceilings,
+        }) => cmd_plan_validate(
+            &store,
+            &plan,
+            uids.as_deref(),
+            no_grounding,
+            ceilings.as_deref(),
+        )?,
         Cmd::Plan(PlanCmd::Run {
             store,
             plan,
             uids,
             no_grounding,
+            ceilings,
             report,
             trace_out,
             html,
@@ -2442,9 +2474,9 @@ fn run(cli: Cli) -> CmdResult {
             &plan,
             uids.as_deref(),
             no_grounding,
+            ceilings.as_deref(),
             report,
-            trace_out.as_deref(),
-            html.as_deref(),
+            (trace_out.as_deref(), html.as_deref()),
         )?,
         Cmd::Verify {
             store,

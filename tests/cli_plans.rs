@@ -328,3 +328,66 @@ fn plan_run_on_a_store_it_cannot_write_keeps_results_in_memory() {
     assert!(!s.join("traces").exists(), "nothing was written");
     let _ = Command::new("chmod").args(["-R", "u+w"]).arg(&s).status();
 }
+
+#[test]
+fn plan_ceilings_flag_inline_and_file() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store(d.path());
+    // Three sources (a, b, c) in the store's four events: a count over the grouped rows.
+    let plan = json!({"plan_id": "pc", "steps": [
+        {"id": "s1", "op": "aggregate_events", "args": {"group_by": [{"dim": "endpoint", "role": "src"}],
+            "aggregates": [{"agg": "count"}], "window": {"t_a": 1_700_000_000_000_000i64, "t_b": 1_700_000_010_000_000i64}}},
+        {"id": "s2", "op": "compute", "args": {"fn": "count", "input": {"$ref": "s1.rows"}}}],
+        "answer_spec": {"kind": "count", "from": "s2.value"}});
+    let pf = d.path().join("plan.json");
+    std::fs::write(&pf, plan.to_string()).unwrap();
+    let run = |extra: &[&str]| {
+        let mut a = vec!["plan", "run", p(&s), p(&pf), "--no-grounding"];
+        a.extend_from_slice(extra);
+        tgms(&a)
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(json_out(&o)["answer"], 3);
+    // The reducer budget below the producer's 3 rows refuses the reducer with E_LIMIT.
+    let o = run(&["--ceilings", r#"{"max_reducer_rows": 2}"#]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json_out(&o);
+    assert_eq!(v["steps"][1]["status"], "failed");
+    assert_eq!(v["steps"][1]["error"]["error"], "E_LIMIT");
+    assert!(v["steps"][1]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("max_reducer_rows 2"));
+    // The same from a file; max_total_rows 2 fails the first step (3 rows materialized).
+    let cf = d.path().join("ceilings.json");
+    std::fs::write(&cf, r#"{"max_total_rows": 2}"#).unwrap();
+    let o = run(&["--ceilings", p(&cf)]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json_out(&o);
+    assert_eq!(v["steps"][0]["error"]["error"], "E_LIMIT");
+    assert_eq!(v["steps"][0]["error"]["message"], "materialized rows 3 > 2");
+    // validate applies the cost ceilings: nothing may be scanned.
+    let o = tgms(&[
+        "plan",
+        "validate",
+        p(&s),
+        p(&pf),
+        "--no-grounding",
+        "--ceilings",
+        r#"{"rows_scanned_est": 0}"#,
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(json_out(&o)["violations"][0]["code"], "E_COST");
+    // Bad ceilings are usage errors (exit 2) naming the fix.
+    for bad in [
+        r#"{"max_rows": 1}"#,
+        "/nonexistent/c.json",
+        r#"{"max_reducer_rows": 0}"#,
+    ] {
+        let o = run(&["--ceilings", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--ceilings"), "{bad}: {err}");
+    }
+}

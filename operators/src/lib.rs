@@ -87,6 +87,7 @@
 #![forbid(unsafe_code)]
 
 pub mod args;
+pub mod calendar;
 pub mod contract;
 pub mod cost;
 pub mod error;
@@ -98,6 +99,7 @@ pub mod pipeline;
 pub mod reference;
 pub mod registry;
 pub mod schema;
+pub mod seconds_guard;
 pub mod timefmt;
 pub mod timeparse;
 pub mod tools;

@@ -137,6 +137,7 @@ fn run_prepared(
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let stats = snap.stats();
+    crate::seconds_guard::check(spec, &args.0, stats.vt_min, stats.vt_max)?;
     if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
         let est = cost(&args, stats).with_time(spec.coeff);
         opts.ceilings.check(spec.name, &est)?;

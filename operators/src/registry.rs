@@ -339,6 +339,18 @@ pub mod frag {
         json!({"type": ty, "minimum": 1, "pattern": DURATION_PATTERN,
             "description": format!("{what}: µs, or \"7d\", \"36h\", \"15m\", \"90s\", \"500ms\", \"3d 4h\"")})
     }
+    /// A bucket width that may also be a calendar unit (`calendar.rs`).
+    pub fn calendar_stride(nullable: bool) -> Value {
+        let mut d = duration(nullable, "bucket width");
+        d["pattern"] = json!(crate::timeparse::STRIDE_PATTERN);
+        d["description"] = json!("bucket width: µs, \"7d\", \"36h\", \"15m\", \"3d 4h\", or a calendar unit \"day\", \"iso_week\", \"month\", \"year\" (local to `timezone`)");
+        d
+    }
+    /// The `timezone` of calendar computations.
+    pub fn timezone() -> Value {
+        json!({"type": ["string", "null"], "minLength": 1,
+            "description": "time zone of calendar buckets and units: an IANA name (\"Europe/Berlin\"), \"UTC\" or a fixed offset (\"+05:30\"); null = UTC"})
+    }
     /// `WINDOW`.
     pub fn window() -> Value {
         json!({"type": "object", "additionalProperties": false,

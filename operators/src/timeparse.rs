@@ -20,6 +20,11 @@ pub const TIME_PATTERN: &str = r"^(open|[0-9]{4}-[0-9]{2}-[0-9]{2}([T ][0-9]{2}:
 /// The `pattern` of a duration argument (marks the node like [`TIME_PATTERN`]).
 pub const DURATION_PATTERN: &str = r"^([0-9]+ ?(w|d|h|m|s|ms|us|µs) ?)+$";
 
+/// The `pattern` of a bucket `stride` that also takes a calendar unit
+/// ([`crate::calendar::CAL_UNITS`]): durations are resolved to µs, calendar unit names are
+/// kept for the operator.
+pub const STRIDE_PATTERN: &str = r"^(day|iso_week|month|year|([0-9]+ ?(w|d|h|m|s|ms|us|µs) ?)+)$";
+
 /// What a schema says about time strings, for descriptions and repairs.
 pub const TIME_FORMS: [&str; 5] = [
     "integer µs since 1970-01-01 UTC, e.g. 1090531680000000",
@@ -34,6 +39,14 @@ pub const DURATION_FORMS: [&str; 3] = [
     "integer µs, e.g. 86400000000",
     "\"7d\", \"36h\", \"15m\", \"90s\", \"500ms\", \"250us\" (also \"2w\")",
     "\"3d 4h\" (parts add up)",
+];
+
+/// The accepted forms of a calendar-capable `stride`.
+pub const STRIDE_FORMS: [&str; 4] = [
+    DURATION_FORMS[0],
+    DURATION_FORMS[1],
+    DURATION_FORMS[2],
+    "a calendar unit: \"day\", \"iso_week\", \"month\", \"year\" (local to `timezone`)",
 ];
 
 /// Why a time string was refused.
@@ -244,14 +257,18 @@ fn kind_of(schema: &Value) -> Option<Kind> {
     match schema.get("pattern").and_then(Value::as_str) {
         Some(TIME_PATTERN) => Some(Kind::Instant),
         Some(DURATION_PATTERN) => Some(Kind::Duration),
+        Some(STRIDE_PATTERN) => Some(Kind::Stride),
         _ => None,
     }
 }
 
-#[derive(Clone, Copy)]
-enum Kind {
+/// The kind of time a schema node holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
     Instant,
     Duration,
+    /// A duration or a calendar unit name (left as the string).
+    Stride,
 }
 
 /// Replaces every time or duration string at a position `schema` marks with its µs; other
@@ -261,19 +278,22 @@ pub fn resolve_value(
     schema: &Value,
     v: &mut Value,
     path: &mut Vec<Value>,
-) -> Result<bool, (Vec<Value>, TimeError, bool)> {
+) -> Result<bool, (Vec<Value>, TimeError, Kind)> {
     match (kind_of(schema), &*v) {
+        (Some(Kind::Stride), Value::String(s)) if crate::calendar::CalUnit::parse(s).is_some() => {
+            return Ok(false)
+        }
         (Some(k), Value::String(s)) => {
             let parsed = match k {
                 Kind::Instant => parse_instant_us(s),
-                Kind::Duration => parse_duration_us(s),
+                Kind::Duration | Kind::Stride => parse_duration_us(s),
             };
             return match parsed {
                 Ok(us) => {
                     *v = json!(us);
                     Ok(true)
                 }
-                Err(e) => Err((path.clone(), e, matches!(k, Kind::Duration))),
+                Err(e) => Err((path.clone(), e, k)),
             };
         }
         (Some(_), _) => return Ok(false),
@@ -315,11 +335,11 @@ pub fn resolve_times(spec: &OpSpec, args: &Value) -> Result<Option<Value>, OpErr
     match resolve_value(&spec.arg_schema(), &mut v, &mut Vec::new()) {
         Ok(false) => Ok(None),
         Ok(true) => Ok(Some(v)),
-        Err((path, e, duration)) => {
-            let (what, forms): (&str, &[&str]) = if duration {
-                ("a duration", &DURATION_FORMS)
-            } else {
-                ("a time", &TIME_FORMS)
+        Err((path, e, kind)) => {
+            let (what, forms): (&str, &[&str]) = match kind {
+                Kind::Duration => ("a duration", &DURATION_FORMS),
+                Kind::Stride => ("a stride", &STRIDE_FORMS),
+                Kind::Instant => ("a time", &TIME_FORMS),
             };
             Err(OpError::with(
                 Code::Schema,

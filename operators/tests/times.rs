@@ -339,8 +339,61 @@ fn published_schemas_admit_the_string_forms() {
     assert_eq!(at["pattern"], tgms_operators::timeparse::TIME_PATTERN);
     let spec = tgms_operators::lookup("graph_metric_timeseries").unwrap();
     let stride = &spec.arg_schema()["properties"]["stride"];
+    // A bucket stride also takes a calendar unit (day, iso_week, month, year).
+    assert_eq!(stride["pattern"], tgms_operators::timeparse::STRIDE_PATTERN);
+    let spec = tgms_operators::lookup("burst_detection").unwrap();
+    let stride = &spec.arg_schema()["properties"]["stride"];
     assert_eq!(
         stride["pattern"],
         tgms_operators::timeparse::DURATION_PATTERN
     );
+}
+
+#[test]
+fn an_integer_that_reads_as_seconds_of_the_data_is_refused_with_both_readings() {
+    let (_d, s) = store();
+    let t0_s = 12_621 * DAY_S; // 2004-07-22T00:00:00Z in seconds
+    let e = call(&s, "state_at", &json!({"uid": "n1", "at": t0_s + 3600}));
+    assert_eq!(e["error"], "E_INVALID_ARG", "{e}");
+    assert_eq!(
+        e["message"],
+        format!("at = {} looks like seconds: read as µs it is 1970-01-01T00:18:10.458Z (before the store's first event at 2004-07-22T00:00:00Z); read as seconds it is 2004-07-22T01:00:00Z. Times are µs: write {} or \"2004-07-22T01:00:00Z\"", t0_s + 3600, (t0_s + 3600) * 1_000_000)
+    );
+    assert_eq!(e["details"]["repair"]["use"], (t0_s + 3600) * 1_000_000);
+    assert_eq!(e["details"]["path"], json!(["at"]));
+    // Nested positions are found and named.
+    let e = call(
+        &s,
+        "graph_metric_timeseries",
+        &json!({"metric": "edge_event_count",
+        "window": {"t_a": 0, "t_b": t0_s + 86_400}, "stride": "1d"}),
+    );
+    assert_eq!(e["details"]["path"], json!(["window", "t_b"]), "{e}");
+    // µs readings that are legal: 0, a seconds reading outside the data, as_of_tt, compute.
+    for (op, args) in [
+        (
+            "graph_metric_timeseries",
+            json!({"metric": "edge_event_count", "window": {"t_a": 0, "t_b": t0_s * 1_000_000 + 86_400_000_000}, "stride": "1000d"}),
+        ),
+        ("state_at", json!({"uid": "n1", "at": 5})),
+        (
+            "state_at",
+            json!({"uid": "n1", "at": t0_s * 1_000_000, "as_of_tt": t0_s + 10}),
+        ),
+        (
+            "compute",
+            json!({"fn": "interval_relation", "a": {"start": t0_s, "end": t0_s + 5}, "b": {"start": t0_s + 5, "end": t0_s + 9}}),
+        ),
+    ] {
+        let env = call(&s, op, &args);
+        assert!(env.get("error").is_none(), "{op} {args}: {env}");
+    }
+    // A store whose own times are small integers keeps taking them.
+    let d = tempfile::tempdir().unwrap();
+    let mut small = Store::create(d.path()).unwrap();
+    small
+        .write(vec![Op::parse(&json!({"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "M", "vt_s": 5, "vt_e": 60})).unwrap()])
+        .unwrap();
+    let env = call(&small, "state_at", &json!({"uid": "a", "at": 30}));
+    assert_eq!(env["rows_total"], 1, "{env}");
 }

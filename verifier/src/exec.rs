@@ -500,13 +500,25 @@ pub fn execute(
             && REDUCERS.contains(&fname)
         {
             rec.insert("upstream_truncated".into(), json!(true));
-            let error = match &over {
+            // A complete list longer than the reducer budget is cut like any ref array; it
+            // is refused as over the budget, like a recomputed one, not as a page.
+            let cut = || {
+                truncs.iter().find_map(|t| {
+                    let r = t.get("ref")?.as_str()?;
+                    let total = t.get("from")?.as_i64()?;
+                    (whole && t.get("reason")? == "max_ref_items").then(|| {
+                        let sid = r.split('.').next().unwrap_or_default().to_string();
+                        (r.to_string(), sid, total)
+                    })
+                })
+            };
+            let error = match over.clone().or_else(cut) {
                 Some((r, sid, total)) => over_budget(
                     fname,
-                    r,
-                    *total,
+                    &r,
+                    total,
                     ceilings.max_reducer_rows,
-                    done.get(sid).map(|d| &d.resolved),
+                    done.get(&sid).map(|d| &d.resolved),
                 ),
                 None => json!({"error": "E_LIMIT", "message": format!(
                 "compute {fname} would reduce a truncated result to one number; page through the input with cursor, raise the producing step's limit, or narrow the window/grouping so the input is complete"),

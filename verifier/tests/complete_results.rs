@@ -270,7 +270,6 @@ fn a_complete_result_over_the_row_budget_is_refused_with_a_narrowing_repair() {
         }
     };
     let n = pair_counts(&evs, 0, 1000).len() as i64;
-    let p = the_plan(0, 1000, 2);
     let opts = ExecOptions {
         call: tgms_operators::CallOptions {
             ceilings: tgms_operators::Ceilings::from_json(&json!({"max_reducer_rows": 4})).unwrap(),
@@ -278,6 +277,19 @@ fn a_complete_result_over_the_row_budget_is_refused_with_a_narrowing_repair() {
         },
         ..ExecOptions::default()
     };
+    // A producer whose page already holds the complete result (limit 10000) is refused with
+    // the same budget message as a paged one that must be recomputed.
+    let t = run_with(
+        &s,
+        &the_plan(0, 1000, 10_000),
+        &ResultStore::memory(),
+        &opts,
+    )
+    .trace;
+    let x = record(&t, "s2").unwrap();
+    assert_eq!(x["error"]["details"]["rows_total"], n, "{x}");
+    assert_eq!(x["error"]["details"]["max_reducer_rows"], 4);
+    let p = the_plan(0, 1000, 2);
     let t = run_with(&s, &p, &ResultStore::memory(), &opts).trace;
     let x = record(&t, "s2").unwrap();
     assert_eq!(x["status"], "failed");

@@ -16,6 +16,7 @@
 use super::compute::{cmp_num, mean, num, ratio_f64, Num};
 use super::{stored_json, validate_window};
 use crate::args::Args;
+use crate::calendar::Zone;
 use crate::cost::{ceil_div, scan_estimate};
 use crate::error::{Code, OpError};
 use crate::output::Output;
@@ -27,7 +28,7 @@ use std::cmp::Ordering;
 use tgms_engine::EdgeColumns;
 use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
 
-const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride`, `calendar_unit` hour/day/month with an optional fixed UTC offset, `rel_type`, `endpoint` src/dst, endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `max_in_window` with `span`, `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
+const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride` — µs, a duration such as `\"7d\"`, or a calendar unit `day`/`iso_week`/`month`/`year` —, `calendar_unit` hour/day/month, `rel_type`, `endpoint` src/dst, endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `max_in_window` with `span`, `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `timezone` (an IANA name such as `\"Europe/Berlin\"` or an offset such as `\"+05:30\"`; default UTC) applies to calendar strides and calendar units. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
 
 /// Cap on the number of groups.
 pub const MAX_GROUPS: usize = 100_000;
@@ -100,7 +101,8 @@ pub fn spec() -> OpSpec {
                 json!({"type": "array", "items": agg_schema(), "minItems": 1, "maxItems": 4}),
             ),
             ArgDecl::req("window", frag::window()),
-            ArgDecl::opt("stride", frag::duration(true, "bucket width"), Value::Null),
+            ArgDecl::opt("stride", frag::calendar_stride(true), Value::Null),
+            ArgDecl::opt_absent("timezone", frag::timezone()),
             common::rel_types(),
             ArgDecl::opt(
                 "prop_filter",
@@ -136,6 +138,7 @@ pub fn spec() -> OpSpec {
             validate_prop_filter,
             validate_pair_mode,
             validate_stride,
+            crate::calendar::validate_timezone,
         ],
         cost: Some(scan_estimate),
         coeff: 170.0,
@@ -161,7 +164,7 @@ enum Unit {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dim {
     Bucket,
-    Calendar(Unit, i64),
+    Calendar(Unit, Zone),
     Rel,
     Endpoint(bool),
     Label(bool),
@@ -199,6 +202,11 @@ fn validate_dims(args: &Args) -> Result<(), OpError> {
         }
         if cal && !present(d, "unit") {
             return Err(inv("calendar_unit requires unit"));
+        }
+        if present(d, "tz_offset_minutes") && args.get("timezone").is_some_and(|z| !z.is_null()) {
+            return Err(inv(
+                "give timezone or tz_offset_minutes, not both (timezone applies to every calendar computation of the call)",
+            ));
         }
         let ends = dim == "endpoint" || dim == "label";
         if ends && !present(d, "role") {
@@ -350,6 +358,12 @@ fn validate_stride(args: &Args) -> Result<(), OpError> {
         .any(|d| s(d, "dim") == Some("time_bucket"));
     let stride = stride_of(args);
     if has_bucket {
+        if let Some(unit) = crate::calendar::stride_unit(args) {
+            if let Some((a, b)) = args.window("window")? {
+                crate::calendar::buckets(a, b, unit, crate::calendar::zone_arg(args)?)?;
+            }
+            return Ok(());
+        }
         let Some(stride) = stride else {
             return Err(inv("time_bucket requires stride"));
         };
@@ -365,7 +379,7 @@ fn validate_stride(args: &Args) -> Result<(), OpError> {
                 ));
             }
         }
-    } else if stride.is_some() {
+    } else if args.get("stride").is_some_and(|x| !x.is_null()) {
         return Err(inv("stride requires a time_bucket dimension"));
     }
     Ok(())
@@ -385,8 +399,8 @@ fn month_of_day(z: i64) -> usize {
     (if mp < 10 { mp + 3 } else { mp - 9 }) as usize
 }
 
-fn calendar(unit: Unit, tz: i64, vt_s: i64) -> i64 {
-    let local = vt_s + tz * 60_000_000;
+fn calendar(unit: Unit, zone: Zone, vt_s: i64) -> i64 {
+    let local = vt_s + zone.offset_us(vt_s);
     match unit {
         Unit::Hour => local.div_euclid(3_600_000_000).rem_euclid(24),
         Unit::Day => (local.div_euclid(86_400_000_000) + 3).rem_euclid(7),
@@ -804,6 +818,8 @@ struct Grouper<'d> {
     dims: &'d [Dim],
     t_a: i64,
     stride: i64,
+    /// Calendar buckets (a calendar `stride`), else uniform `stride`-wide ones.
+    cal: Option<&'d [(i64, i64)]>,
     fold: bool,
     endpoint_dims: bool,
     needs: Needs,
@@ -901,19 +917,21 @@ impl Slots {
 
 /// The time bucket of `vt_s >= t_a`, `(vt_s - t_a) / stride`, remembering the bounds
 /// `[lo, hi)` of the last one: events come nearly in `vt_s` order, so most need no division.
-struct BucketOf {
+struct BucketOf<'c> {
     t_a: i64,
     stride: i64,
+    cal: Option<&'c [(i64, i64)]>,
     lo: i64,
     hi: i64,
     idx: u64,
 }
 
-impl BucketOf {
-    fn new(t_a: i64, stride: i64) -> BucketOf {
+impl<'c> BucketOf<'c> {
+    fn new(t_a: i64, stride: i64, cal: Option<&'c [(i64, i64)]>) -> BucketOf<'c> {
         BucketOf {
             t_a,
             stride,
+            cal,
             lo: 0,
             hi: 0,
             idx: 0,
@@ -922,6 +940,12 @@ impl BucketOf {
     #[inline(always)]
     fn of(&mut self, vt_s: i64) -> u64 {
         if !(self.lo <= vt_s && vt_s < self.hi) {
+            if let Some(cal) = self.cal {
+                let idx = crate::calendar::bucket_index(cal, vt_s);
+                (self.lo, self.hi) = cal.get(idx).copied().unwrap_or((vt_s, vt_s));
+                self.idx = idx as u64;
+                return self.idx;
+            }
             let idx = (vt_s - self.t_a) / self.stride;
             // lo <= vt_s; hi saturates, still above every vt_s of the bucket.
             self.lo = self.t_a + idx * self.stride;
@@ -937,7 +961,7 @@ impl Grouper<'_> {
     #[inline(always)]
     fn key(
         &self,
-        bucket: &mut BucketOf,
+        bucket: &mut BucketOf<'_>,
         vt_s: i64,
         rel: u32,
         src: u32,
@@ -966,7 +990,7 @@ impl Grouper<'_> {
         mut labels: Option<&mut LabelCtx<'a>>,
     ) -> Vec<Group> {
         let mut slots = Slots::new(self.needs, self.words);
-        let mut bucket = BucketOf::new(self.t_a, self.stride);
+        let mut bucket = BucketOf::new(self.t_a, self.stride, self.cal);
         for (j, ev) in evs.enumerate() {
             let i = offset + j as u32;
             let e = &ev.e;
@@ -1006,7 +1030,7 @@ impl Grouper<'_> {
         offset: u32,
     ) -> Vec<Group> {
         let mut slots = Slots::new(self.needs, self.words);
-        let mut bucket = BucketOf::new(self.t_a, self.stride);
+        let mut bucket = BucketOf::new(self.t_a, self.stride, self.cal);
         let mut add = |i: u32, vt_s: i64, rel: u32, src: u32, dst: u32| {
             let key = self.key(&mut bucket, vt_s, rel, src, dst, |_| 0);
             slots.add(key, i, vt_s, src, dst);
@@ -1067,6 +1091,11 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         .ok_or_else(|| OpError::internal("window missing after validation"))?;
     let a = args.as_of_tt();
     let stride = stride_of(args).unwrap_or(1).max(1);
+    let zone = crate::calendar::zone_arg(args)?;
+    let cal = match crate::calendar::stride_unit(args) {
+        Some(unit) => Some(crate::calendar::buckets(t_a, t_b, unit, zone)?),
+        None => None,
+    };
     let dims: Vec<Dim> = items(args, "group_by")
         .iter()
         .map(|d| {
@@ -1079,9 +1108,10 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                         Some("day_of_week") => Unit::Day,
                         _ => Unit::Month,
                     },
-                    d.get("tz_offset_minutes")
-                        .and_then(Value::as_i64)
-                        .unwrap_or(0),
+                    match d.get("tz_offset_minutes").and_then(Value::as_i64) {
+                        Some(m) => Zone::fixed_minutes(m),
+                        None => zone,
+                    },
                 ),
                 "rel_type" => Dim::Rel,
                 "endpoint" => Dim::Endpoint(src),
@@ -1260,6 +1290,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         dims: &dims,
         t_a,
         stride,
+        cal: cal.as_deref(),
         fold,
         endpoint_dims: dims.iter().any(|d| matches!(d, Dim::Endpoint(_))),
         needs,
@@ -1391,10 +1422,16 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                     };
                     match (*d, k) {
                         (Dim::Bucket, SK::I(i)) => {
-                            let lo = i128::from(t_a) + i128::from(i) * i128::from(stride);
-                            let hi = (lo + i128::from(stride)).min(i128::from(t_b));
-                            put("t_a", json!(lo as i64));
-                            put("t_b", json!(hi as i64));
+                            let (lo, hi) = match &cal {
+                                Some(c) => c[i as usize],
+                                None => {
+                                    let lo = i128::from(t_a) + i128::from(i) * i128::from(stride);
+                                    let hi = (lo + i128::from(stride)).min(i128::from(t_b));
+                                    (lo as i64, hi as i64)
+                                }
+                            };
+                            put("t_a", json!(lo));
+                            put("t_b", json!(hi));
                         }
                         (Dim::Calendar(u, _), SK::I(i)) => match u {
                             Unit::Hour => put("hour_of_day", json!(i)),

@@ -18,7 +18,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use tgms_engine::{Identity, Version};
 
-const MANUAL: &str = "One value per `stride`-wide bucket of `window`: `edge_event_count` (edges starting in the bucket), `node_count` / `active_edge_count` (sampled at the bucket start), `mean_out_degree`, `new_node_rate` (nodes whose first version starts in the bucket), `reciprocity` (share of directed pairs in the bucket also seen reversed). At most 2,000 buckets. For a single total use `stride = t_b − t_a` and read `rows[0].value`. Example: `{\"metric\": \"edge_event_count\", \"window\": {...}, \"stride\": 604800000000, \"limit\": 2000}`.";
+const MANUAL: &str = "One value per `stride`-wide bucket of `window`: `edge_event_count` (edges starting in the bucket), `node_count` / `active_edge_count` (sampled at the bucket start), `mean_out_degree`, `new_node_rate` (nodes whose first version starts in the bucket), `reciprocity` (share of directed pairs in the bucket also seen reversed). `stride` may also be a calendar unit (`day`, `iso_week`, `month`, `year`: buckets from local midnight of the unit's first day in `timezone`, an IANA name or an offset, default UTC). At most 2,000 buckets. For a single total use `stride = t_b − t_a` and read `rows[0].value`. Example: `{\"metric\": \"edge_event_count\", \"window\": {...}, \"stride\": 604800000000, \"limit\": 2000}`.";
 
 /// `MAX_BUCKETS` of §8.
 pub const MAX_BUCKETS: i64 = 2000;
@@ -35,12 +35,16 @@ pub fn spec() -> OpSpec {
                     "active_edge_count", "mean_out_degree", "new_node_rate", "reciprocity"]}),
             ),
             ArgDecl::req("window", frag::window()),
-            ArgDecl::req("stride", frag::duration(false, "bucket width")),
+            ArgDecl::req("stride", frag::calendar_stride(false)),
+            ArgDecl::opt_absent("timezone", frag::timezone()),
             common::as_of_tt(),
             common::limit(),
             common::cursor(),
         ],
-        validators: vec![crate::ops::validate_window],
+        validators: vec![
+            crate::ops::validate_window,
+            crate::calendar::validate_timezone,
+        ],
         cost: Some(scan_estimate),
         coeff: 55.0,
         outputs: Outputs::default()
@@ -111,14 +115,37 @@ pub fn sorted_bounds(iv: impl Iterator<Item = (i64, i64)>) -> (Vec<i64>, Vec<i64
     (s, e)
 }
 
+/// The window and buckets of a call whose `stride` may be a calendar unit (in the call's
+/// `timezone`); the stride when the buckets are uniform.
+pub fn calendar_window_buckets(
+    args: &Args,
+) -> Result<(i64, i64, Vec<Bucket>, Option<i64>), OpError> {
+    let Some(unit) = crate::calendar::stride_unit(args) else {
+        let (t_a, t_b, bks) = window_buckets(args)?;
+        return Ok((t_a, t_b, bks, stride_of(args.get("stride"))));
+    };
+    let (t_a, t_b) = args
+        .window("window")?
+        .ok_or_else(|| OpError::internal("window is required"))?;
+    let zone = crate::calendar::zone_arg(args)?;
+    Ok((
+        t_a,
+        t_b,
+        crate::calendar::buckets(t_a, t_b, unit, zone)?,
+        None,
+    ))
+}
+
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let snap = ctx.snap;
-    let (t_a, t_b, bks) = window_buckets(args)?;
-    let stride = stride_of(args.get("stride")).unwrap_or(i64::MAX);
+    let (t_a, t_b, bks, uniform) = calendar_window_buckets(args)?;
     let a = args.as_of_tt();
     let w = Some((t_a, t_b));
     // Bucket of a start inside the window.
-    let bucket_of = |t: i64| ((t - t_a) / stride) as usize;
+    let bucket_of = |t: i64| match uniform {
+        Some(stride) => ((t - t_a) / stride) as usize,
+        None => crate::calendar::bucket_index(&bks, t),
+    };
     let in_win = |t: i64| t_a <= t && t < t_b;
     let node_bounds = || sorted_bounds(snap.node_scan(w, a).iter().map(|n| (n.vt_s(), n.vt_e())));
     let edge_bounds = || sorted_bounds(snap.edge_window(w, a).iter().map(|e| (e.vt_s(), e.vt_e())));
@@ -146,11 +173,21 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 })
                 .collect()
         }
-        "edge_event_count" => snap
-            .edge_start_counts(t_a, t_b, stride, a, None)?
-            .into_iter()
-            .map(Value::from)
-            .collect(),
+        "edge_event_count" => match uniform {
+            Some(stride) => snap
+                .edge_start_counts(t_a, t_b, stride, a, None)?
+                .into_iter()
+                .map(Value::from)
+                .collect(),
+            // Calendar buckets differ in width: one count per bucket.
+            None => bks
+                .iter()
+                .map(|&(ba, bb)| {
+                    snap.edge_start_counts(ba, bb, bb - ba, a, None)
+                        .map(|c| Value::from(c.first().copied().unwrap_or(0)))
+                })
+                .collect::<Result<_, _>>()?,
+        },
         "new_node_rate" => {
             // Earliest start per uid among the versions overlapping the window; a uid whose
             // earliest such start lies in the window may still have an earlier version

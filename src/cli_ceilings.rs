@@ -1,0 +1,77 @@
+//! The `--ceilings FILE|JSON` flag of `tgms plan run`, `tgms plan validate` and `tgms serve`:
+//! executor and cost ceilings given inline as a JSON object or as the path of a file holding
+//! one (`docs/plans.md#ceilings`).
+
+use std::path::Path;
+use tgms_operators::Ceilings;
+
+/// The keys `--ceilings` accepts, for help texts and errors (see [`Ceilings::from_json`]).
+pub const KEYS: [&str; 5] = [
+    "rows_scanned_est",
+    "expansions_est",
+    "time_est_ms",
+    "max_reducer_rows",
+    "max_total_rows",
+];
+
+/// Reads `--ceilings`: an argument whose first non-blank character is `{` is the JSON
+/// object itself; anything else names a file holding it. Keys not given keep their
+/// defaults. The error is a one-line message naming the argument and the fix.
+pub fn parse(arg: &str) -> Result<Ceilings, String> {
+    let (text, origin) = if arg.trim_start().starts_with('{') {
+        (arg.to_string(), "--ceilings".to_string())
+    } else {
+        let path = Path::new(arg);
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            format!(
+                "--ceilings {arg}: not a JSON object and not a readable file ({e}); give \
+                 '{{\"max_reducer_rows\": 2000000}}' or the path of a file holding such an object"
+            )
+        })?;
+        (text, format!("--ceilings file {}", path.display()))
+    };
+    let v =
+        tgms_engine::canon::parse(&text).map_err(|e| format!("{origin} is not valid JSON: {e}"))?;
+    Ceilings::from_json(&v).map_err(|e| {
+        format!(
+            "{origin}: {} (keys: {}; integers, max_reducer_rows and max_total_rows >= 1)",
+            e.message,
+            KEYS.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inline_file_and_errors() {
+        let c = parse(r#" {"max_reducer_rows": 7, "time_est_ms": 5}"#).unwrap();
+        assert_eq!(c.max_reducer_rows, 7);
+        assert_eq!(c.time_est_ms, Some(5));
+        // Keys not given keep their defaults.
+        assert_eq!(c.max_total_rows, Ceilings::default().max_total_rows);
+        assert_eq!(c.rows_scanned_est, Ceilings::default().rows_scanned_est);
+
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("c.json");
+        std::fs::write(&f, r#"{"max_total_rows": 3}"#).unwrap();
+        assert_eq!(parse(f.to_str().unwrap()).unwrap().max_total_rows, 3);
+
+        let missing = parse("/nonexistent/ceilings.json").unwrap_err();
+        assert!(missing.contains("not a readable file"), "{missing}");
+        let bad = parse("{").unwrap_err();
+        assert!(bad.contains("not valid JSON"), "{bad}");
+        let key = parse(r#"{"max_rows": 3}"#).unwrap_err();
+        assert!(key.contains("unknown ceiling key 'max_rows'") && key.contains("max_reducer_rows"));
+        let low = parse(r#"{"max_reducer_rows": 0}"#).unwrap_err();
+        assert!(low.contains(">= 1"), "{low}");
+        std::fs::write(&f, "[1]").unwrap();
+        let arr = parse(f.to_str().unwrap()).unwrap_err();
+        assert!(
+            arr.contains("--ceilings file") && arr.contains("JSON object"),
+            "{arr}"
+        );
+    }
+}
