@@ -14,6 +14,7 @@
 //! values of different JSON types `min`/`max` reports) is `(vt_s, eid)`.
 
 use super::compute::{cmp_num, mean, num, ratio_f64, Num};
+use super::edge_pred::{prop_filter_schema, validate_prop_filter, PropFilter};
 use super::{stored_json, validate_window};
 use crate::args::Args;
 use crate::cost::{ceil_div, scan_estimate};
@@ -102,15 +103,7 @@ pub fn spec() -> OpSpec {
             ArgDecl::req("window", frag::window()),
             ArgDecl::opt("stride", frag::duration(true, "bucket width"), Value::Null),
             common::rel_types(),
-            ArgDecl::opt(
-                "prop_filter",
-                json!({"type": ["object", "null"], "additionalProperties": false,
-                    "properties": {"prop": {"type": "string", "minLength": 1},
-                        "cmp": {"type": "string", "enum": ["eq", "ne", "lt", "le", "gt", "ge"]},
-                        "value": {}},
-                    "required": ["prop", "cmp", "value"]}),
-                Value::Null,
-            ),
+            ArgDecl::opt("prop_filter", prop_filter_schema(), Value::Null),
             ArgDecl::opt(
                 "endpoint_filter",
                 json!({"type": ["object", "null"], "additionalProperties": false,
@@ -293,18 +286,6 @@ fn validate_aggs(args: &Args) -> Result<(), OpError> {
             return Err(inv(format!("duplicate aggregate output '{c}'")));
         }
         cols.push(c);
-    }
-    Ok(())
-}
-
-fn validate_prop_filter(args: &Args) -> Result<(), OpError> {
-    if let Some(pf) = args.get("prop_filter").filter(|v| !v.is_null()) {
-        if !matches!(
-            pf.get("value"),
-            Some(Value::Number(_) | Value::String(_) | Value::Bool(_))
-        ) {
-            return Err(inv("prop_filter.value must be a number, string or boolean"));
-        }
     }
     Ok(())
 }
@@ -1039,27 +1020,6 @@ impl Grouper<'_> {
     }
 }
 
-fn class(v: &Value) -> u8 {
-    match v {
-        Value::Number(_) => 0,
-        Value::String(_) => 1,
-        Value::Bool(_) => 2,
-        _ => 3,
-    }
-}
-
-fn cmp_literal(v: &Value, lit: &Value) -> Result<Ordering, OpError> {
-    Ok(match (v, lit) {
-        (Value::Number(_), Value::Number(_)) => match (num(v)?, num(lit)?) {
-            (Some(a), Some(b)) => cmp_num(a, b),
-            _ => Ordering::Equal,
-        },
-        (Value::String(a), Value::String(b)) => a.cmp(b),
-        (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
-        _ => Ordering::Equal,
-    })
-}
-
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let snap = ctx.snap;
     let (t_a, t_b) = args
@@ -1184,32 +1144,17 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         props.get(ev.pi as usize).and_then(|x| x.get(p))
     };
     // 1. prop_filter, exclusions counted over the window.
-    if let Some(pf) = pf {
-        let prop = s(pf, "prop").unwrap_or("");
-        let cmp = s(pf, "cmp").unwrap_or("eq");
-        let lit = pf.get("value").unwrap_or(&Value::Null);
+    if let Some(pf) = PropFilter::parse(args)? {
         let mut excluded = 0u64;
         let mut kept = Vec::with_capacity(evs.len());
         for ev in evs {
-            match prop_of(&ev, prop) {
-                Some(v) if class(v) == class(lit) && class(v) < 3 => {
-                    let o = cmp_literal(v, lit)?;
-                    let keep = match cmp {
-                        "eq" => o == Ordering::Equal,
-                        "ne" => o != Ordering::Equal,
-                        "lt" => o == Ordering::Less,
-                        "le" => o != Ordering::Greater,
-                        "gt" => o == Ordering::Greater,
-                        _ => o != Ordering::Less,
-                    };
-                    if keep {
-                        kept.push(ev);
-                    }
-                }
-                _ => excluded += 1,
+            match pf.test(prop_of(&ev, &pf.prop))? {
+                Some(true) => kept.push(ev),
+                Some(false) => {}
+                None => excluded += 1,
             }
         }
-        bump(&mut coercion, prop, excluded);
+        bump(&mut coercion, &pf.prop, excluded);
         evs = kept;
     }
     // 2. endpoint_filter.

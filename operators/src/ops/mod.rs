@@ -12,6 +12,7 @@ pub mod co_active;
 pub mod compute;
 pub mod count_temporal_motifs;
 pub mod diff_snapshots;
+pub mod edge_pred;
 pub mod entity_history;
 pub mod find_temporal_motif_instances;
 pub mod graph_metric_timeseries;
