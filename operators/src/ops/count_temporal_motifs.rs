@@ -35,6 +35,7 @@ use crate::error::OpError;
 use crate::kernels::motifs::{
     count_all_ordered, count_motif_ordered, matrix_total, Motif, MotifEvent, MAX_EVENTS,
 };
+use crate::kernels::reciprocal::count_reciprocal;
 use crate::kernels::{TEdge, TieMode};
 use crate::output::Output;
 use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs};
@@ -42,7 +43,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use tgms_engine::{EdgeVersion, Stats};
 
-const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
+const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. `M_2event_reciprocal` counts the two-event δ-motif: pairs of events u→v then v→u within `delta` (not part of `\"all\"`). Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
 /// The five named motifs in the order of §14.
 pub const NAMED: [&str; 5] = [
@@ -60,12 +61,18 @@ pub fn catalogue_names() -> Vec<String> {
         .collect()
 }
 
-/// The `motif` enum: named motifs, then the catalogue, then `"all"` when `with_all`.
+/// The two-event δ-motif (u→v then v→u within δ) of [`count_reciprocal`]; counted by
+/// `count_temporal_motifs` only, never part of `"all"`.
+pub const RECIPROCAL: &str = "M_2event_reciprocal";
+
+/// The `motif` enum: named motifs, then the catalogue, then (when `with_all`, i.e. for
+/// `count_temporal_motifs`) `"all"` and [`RECIPROCAL`].
 pub fn motif_enum(with_all: bool) -> Value {
     let mut v: Vec<Value> = NAMED.iter().map(|s| json!(s)).collect();
     v.extend(catalogue_names().into_iter().map(Value::from));
     if with_all {
         v.push(json!("all"));
+        v.push(json!(RECIPROCAL));
     }
     json!({"type": "string", "enum": v})
 }
@@ -422,6 +429,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let pred = EdgePred::parse(args)?;
     let (ev, n, coerced) = count_events(ctx.snap, args, named, pred.as_ref())?;
     match motif {
+        None if motif_name == RECIPROCAL => {
+            out.set("count", json!(count_reciprocal(&ev, delta, tie)));
+        }
         Some(m) => {
             let c = count_motif_ordered(&ev, n, delta, tie, m);
             out.set("count", json!(c));

@@ -419,11 +419,11 @@ fn embeddings(
             count = c;
         }
         Some(d) => {
-            for s in 0..dedup.len() {
-                if dedup[s].1 & 1 == 0 {
+            for (s, &(x, bits)) in dedup.iter().enumerate() {
+                if bits & 1 == 0 {
                     continue;
                 }
-                let (c, steps) = chains(Some(s), t(dedup[s].0).saturating_add(d))?;
+                let (c, steps) = chains(Some(s), t(x).saturating_add(d))?;
                 m.spend(steps.saturating_mul(k as u64).max(1))?;
                 count = count.checked_add(c).ok_or_else(overflow)?;
             }
