@@ -28,7 +28,7 @@ use std::cmp::Ordering;
 use tgms_engine::EdgeColumns;
 use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
 
-const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–3 dimensions (e.g. day × pair) (`time_bucket` with `stride`, `calendar_unit` hour/day/month with an optional fixed UTC offset, `rel_type`, `endpoint` src/dst, or `either` for an account in either role (a row `uid`; an event counts in both its endpoints' groups), endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `min_gap` (shortest time between two consecutive events of the group), `max_in_window` with `span`, `max_distinct_in_window` of src/dst with `span` (most distinct counterparts in any `[t, t + span)`), `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
+const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride`, `calendar_unit` hour/day/month with an optional fixed UTC offset, `rel_type`, `endpoint` src/dst, or `either` for an account in either role (a row `uid`; an event counts in both its endpoints' groups), endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `min_gap` (shortest time between two consecutive events of the group), `max_in_window` with `span`, `max_distinct_in_window` of src/dst with `span` (most distinct counterparts in any `[t, t + span)`), `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
 
 /// Cap on the number of groups.
 pub const MAX_GROUPS: usize = 100_000;
@@ -94,7 +94,7 @@ pub fn spec() -> OpSpec {
         args: vec![
             ArgDecl::req(
                 "group_by",
-                json!({"type": "array", "items": dim_schema(), "maxItems": 3}),
+                json!({"type": "array", "items": dim_schema(), "maxItems": 2}),
             ),
             ArgDecl::req(
                 "aggregates",
@@ -523,8 +523,8 @@ fn max_session(t: &[i64], g: i64) -> Value {
 
 /// A group key: one `u64` per dimension slot — a bucket or calendar index, the
 /// snapshot-local interned id of a uid or rel_type, or a label index (0 = no label) — so an
-/// event costs one hash of three integers, never a string hash.
-type Key = [u64; 3];
+/// event costs one hash of two integers, never a string hash.
+type Key = [u64; 2];
 
 /// The sortable value of a key part: the spec's row order for each dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -984,7 +984,7 @@ impl Grouper<'_> {
         node: u32,
         mut label: impl FnMut(bool) -> u64,
     ) -> Key {
-        let mut key: Key = [0; 3];
+        let mut key: Key = [0; 2];
         for (slot, d) in self.dims.iter().enumerate() {
             key[slot] = match *d {
                 Dim::Bucket => bucket.of(vt_s),
@@ -1395,9 +1395,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     if groups.iter().any(|g| g.count > 0 && rep_of(g).is_none()) {
         return Err(OpError::internal("group representative out of range"));
     }
-    let mut sorted: Vec<([SK<'_>; 3], &Group)> = groups
+    let mut sorted: Vec<([SK<'_>; 2], &Group)> = groups
         .iter()
-        .map(|g| ([name(g, 0), name(g, 1), name(g, 2)], g))
+        .map(|g| ([name(g, 0), name(g, 1)], g))
         .collect();
     sorted.sort_by(|x, y| x.0.cmp(&y.0));
 
