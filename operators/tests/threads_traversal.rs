@@ -71,6 +71,18 @@ fn calls() -> Vec<(&'static str, Value)> {
             "weighted_traverse",
             json!({"seed": "n03", "t": 1500, "direction": "both"}),
         ),
+        // Edge predicates (issue 21 item 3) and match_pattern (item 4).
+        (
+            "count_temporal_motifs",
+            json!({"motif": "all", "delta": 300, "window": w,
+                "prop_filter": {"prop": "weight", "cmp": "ge", "value": 0.5}, "self_loops": "exclude"}),
+        ),
+        (
+            "match_pattern",
+            json!({"edges": [{"src": "A", "dst": "B"}, {"src": "B", "dst": "C"}],
+                "absent": [{"src": "A", "dst": "C"}], "window": {"t_a": 0, "t_b": 600},
+                "time_order": "ordered", "delta": 200, "limit": 20}),
+        ),
     ];
     for dir in ["out", "in", "both"] {
         v.push((

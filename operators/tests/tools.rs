@@ -135,7 +135,8 @@ fn registry_is_well_formed() {
 
 #[test]
 fn output_field_lists_of_the_spec() {
-    // operators.md §26.1, transcribed.
+    // operators.md §26.1, transcribed; `prop_coercion` of the pattern operators from
+    // docs/plans-changes.md (issue 21 item 3).
     let want = [
         ("entity_history", "rows, rows_total, truncated, cursor, set_digest, edges, edges_total, edges_truncated, edges_set_digest"),
         ("snapshot_subgraph", "rows, rows_total, truncated, cursor, set_digest, nodes, nodes_total, nodes_truncated, nodes_set_digest"),
@@ -148,11 +149,11 @@ fn output_field_lists_of_the_spec() {
         ("resolve_entities", "rows, rows_total, truncated, cursor, set_digest"),
         ("compute", "value, rows, rows_total, truncated, cursor, set_digest"),
         ("aggregate_events", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
-        ("temporal_reachability", "rows, rows_total, truncated, cursor, set_digest"),
+        ("temporal_reachability", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("temporal_paths", "rows, rows_total, truncated, cursor, set_digest"),
-        ("count_temporal_motifs", "count, counts, n_events_in_window, truncated, approximate, sample_rate, error_bound"),
-        ("find_temporal_motif_instances", "rows, rows_total, truncated, cursor, set_digest"),
-        ("co_active", "rows, rows_total, truncated, cursor, set_digest"),
+        ("count_temporal_motifs", "count, counts, n_events_in_window, truncated, approximate, sample_rate, error_bound, prop_coercion"),
+        ("find_temporal_motif_instances", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
+        ("co_active", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("weighted_traverse", "rows, rows_total, truncated, cursor, set_digest, multipliers, skipped_edges"),
     ];
     for (op, fields) in want {

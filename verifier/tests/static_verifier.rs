@@ -746,7 +746,8 @@ fn tv12_full_vector() {
         // now inferred from refs (issue 21 item 7, docs/plans-changes.md).
         "unknown arg 'bogus' for entity_history",
         "literal uid 'zz' not in task input; obtain uids via resolve_entities and a $ref",
-        "$ref 's1.count': temporal_reachability outputs no field 'count' (available: rows, rows_total, truncated, cursor, set_digest)",
+        // The conditional `prop_coercion` output of the pattern operators (issue 21 item 3).
+        "$ref 's1.count': temporal_reachability outputs no field 'count' (available: rows, rows_total, truncated, cursor, set_digest, prop_coercion)",
         r#"window {"t_a":1000,"t_b":2000} does not intersect dataset extent [10, 43)"#,
         "delta must be > 0",
         "as_of_tt out of range",

@@ -18,11 +18,13 @@
 //! | `temporal_paths` (§13) | [`paths::temporal_paths`], [`paths::temporal_paths_from`] (per-node source) |
 //! | `count_temporal_motifs` (§14, §14.5) | [`motifs::select_events`], [`motifs::count_all`], [`motifs::count_motif`], [`motifs::Motif::parse`] |
 //! | `find_temporal_motif_instances` (§15) | [`motif_instances::find_instances`] |
+//! | `count_temporal_motifs` `M_2event_reciprocal` (ours) | [`reciprocal::count_reciprocal`] |
 
 pub mod motif_instances;
 pub mod motifs;
 pub mod paths;
 pub mod reach;
+pub mod reciprocal;
 
 /// One edge version (for motifs: one event). `t` = `vt_s`, `t_end` = `vt_e` (exclusive), both in
 /// µs; an instantaneous event at `t` has `t_end = t + 1`. `eid` breaks ties between events of

@@ -14,6 +14,7 @@
 //! values of different JSON types `min`/`max` reports) is `(vt_s, eid)`.
 
 use super::compute::{cmp_num, mean, num, ratio_f64, Num};
+use super::edge_pred::{prop_filter_schema, validate_prop_filter, PropFilter};
 use super::{stored_json, validate_window};
 use crate::args::Args;
 use crate::calendar::Zone;
@@ -28,7 +29,7 @@ use std::cmp::Ordering;
 use tgms_engine::EdgeColumns;
 use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
 
-const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride` — µs, a duration such as `\"7d\"`, or a calendar unit `day`/`iso_week`/`month`/`year` —, `calendar_unit` hour/day/month, `rel_type`, `endpoint` src/dst, endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `max_in_window` with `span`, `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `timezone` (an IANA name such as `\"Europe/Berlin\"` or an offset such as `\"+05:30\"`; default UTC) applies to calendar strides and calendar units. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
+const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride` — µs, a duration such as `\"7d\"`, or a calendar unit `day`/`iso_week`/`month`/`year` —, `calendar_unit` hour/day/month, `rel_type`, `endpoint` src/dst, or `either` for an account in either role (a row `uid`; an event counts in both its endpoints' groups), endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `min_gap` (shortest time between two consecutive events of the group), `max_in_window` with `span`, `max_distinct_in_window` of src/dst with `span` (most distinct counterparts in any `[t, t + span)`), `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `timezone` (an IANA name such as `\"Europe/Berlin\"` or an offset such as `\"+05:30\"`; default UTC) applies to calendar strides and calendar units. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
 
 /// Cap on the number of groups.
 pub const MAX_GROUPS: usize = 100_000;
@@ -63,7 +64,7 @@ fn dim_schema() -> Value {
     json!({"type": "object", "additionalProperties": false,
         "properties": {
             "dim": {"type": "string", "enum": ["time_bucket", "calendar_unit", "rel_type", "endpoint", "label"]},
-            "role": {"type": ["string", "null"], "enum": ["src", "dst", null], "default": null},
+            "role": {"type": ["string", "null"], "enum": ["src", "dst", "either", null], "default": null},
             "unit": {"type": ["string", "null"], "enum": ["hour_of_day", "day_of_week", "month_of_year", null], "default": null},
             "tz_offset_minutes": {"type": ["integer", "null"], "minimum": -1440, "maximum": 1440, "default": null}},
         "required": ["dim"]})
@@ -78,7 +79,7 @@ fn with_null_default(mut s: Value) -> Value {
 fn agg_schema() -> Value {
     json!({"type": "object", "additionalProperties": false,
         "properties": {
-            "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span", "pair_directions"]},
+            "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span", "pair_directions", "min_gap", "max_distinct_in_window"]},
             "of": {"type": ["string", "null"], "enum": ["src", "dst", "vt_s", "duration", "prop", null], "default": null},
             "prop": {"type": ["string", "null"], "minLength": 1, "default": null},
             "span": with_null_default(frag::duration(true, "window length of max_in_window")),
@@ -104,15 +105,7 @@ pub fn spec() -> OpSpec {
             ArgDecl::opt("stride", frag::calendar_stride(true), Value::Null),
             ArgDecl::opt_absent("timezone", frag::timezone()),
             common::rel_types(),
-            ArgDecl::opt(
-                "prop_filter",
-                json!({"type": ["object", "null"], "additionalProperties": false,
-                    "properties": {"prop": {"type": "string", "minLength": 1},
-                        "cmp": {"type": "string", "enum": ["eq", "ne", "lt", "le", "gt", "ge"]},
-                        "value": {}},
-                    "required": ["prop", "cmp", "value"]}),
-                Value::Null,
-            ),
+            ArgDecl::opt("prop_filter", prop_filter_schema(), Value::Null),
             ArgDecl::opt(
                 "endpoint_filter",
                 json!({"type": ["object", "null"], "additionalProperties": false,
@@ -167,6 +160,9 @@ enum Dim {
     Calendar(Unit, Zone),
     Rel,
     Endpoint(bool),
+    /// `endpoint` with role `either`: an event belongs to the group of each of its distinct
+    /// endpoints (issue 21 item 5).
+    Either,
     Label(bool),
 }
 
@@ -215,6 +211,11 @@ fn validate_dims(args: &Args) -> Result<(), OpError> {
         if !ends && present(d, "role") {
             return Err(inv("role is only valid for endpoint and label"));
         }
+        if dim == "label" && s(d, "role") == Some("either") {
+            return Err(inv(
+                "label requires role src or dst; role either is only valid for endpoint",
+            ));
+        }
     }
     for d in dims {
         let k = (s(d, "dim"), s(d, "role"), s(d, "unit"));
@@ -243,6 +244,7 @@ fn agg_column(a: &Value) -> String {
     let of = s(a, "of").unwrap_or("");
     match agg {
         "count_distinct" => format!("distinct_{of}"),
+        "max_distinct_in_window" => format!("max_distinct_{of}_in_window"),
         "min" | "max" | "mean" if of == "prop" => {
             format!("{agg}_prop_{}", s(a, "prop").unwrap_or(""))
         }
@@ -259,13 +261,24 @@ fn validate_aggs(args: &Args) -> Result<(), OpError> {
         if present(a, "prop") && of != Some("prop") {
             return Err(inv("prop is only valid with of='prop'"));
         }
-        if present(a, "span") && agg != "max_in_window" {
+        let windowed = agg == "max_in_window" || agg == "max_distinct_in_window";
+        if present(a, "span") && !windowed {
+            // The message of operators.md §11, kept byte for byte (max_distinct_in_window
+            // takes a span too; docs/plans-changes.md §8).
             return Err(inv("span is only valid for max_in_window"));
+        }
+        if agg == "max_distinct_in_window" {
+            if !present(a, "span") {
+                return Err(inv("max_distinct_in_window requires span"));
+            }
+            if !matches!(of, Some("src" | "dst")) {
+                return Err(inv("max_distinct_in_window requires of 'src' or 'dst'"));
+            }
         }
         if present(a, "gap") && agg != "max_session_span" {
             return Err(inv("gap is only valid for max_session_span"));
         }
-        let seq = ["max_gap", "max_in_window", "max_session_span"].contains(&agg);
+        let seq = ["max_gap", "min_gap", "max_in_window", "max_session_span"].contains(&agg);
         if seq && of.is_some() {
             return Err(inv(format!("{agg} takes no 'of'")));
         }
@@ -301,18 +314,6 @@ fn validate_aggs(args: &Args) -> Result<(), OpError> {
             return Err(inv(format!("duplicate aggregate output '{c}'")));
         }
         cols.push(c);
-    }
-    Ok(())
-}
-
-fn validate_prop_filter(args: &Args) -> Result<(), OpError> {
-    if let Some(pf) = args.get("prop_filter").filter(|v| !v.is_null()) {
-        if !matches!(
-            pf.get("value"),
-            Some(Value::Number(_) | Value::String(_) | Value::Bool(_))
-        ) {
-            return Err(inv("prop_filter.value must be a number, string or boolean"));
-        }
     }
     Ok(())
 }
@@ -419,7 +420,11 @@ enum Agg {
     Dur(u8),
     Prop(u8, String),
     MaxGap,
+    /// The shortest gap between two consecutive events of the group (issue 21 item 5).
+    MinGap,
     MaxInWindow(i64),
+    /// The most distinct src (`true`) or dst in any `[t, t + span)` (issue 21 item 5).
+    MaxDistinctInWindow(bool, i64),
     MaxSession(i64),
     /// `pair_directions` with the property it reads, if any.
     PairDirs(Option<String>),
@@ -442,7 +447,9 @@ fn parse_agg(a: &Value, width: i64) -> Agg {
         "count" => Agg::Count,
         "count_distinct" => Agg::Distinct(of == "src"),
         "max_gap" => Agg::MaxGap,
+        "min_gap" => Agg::MinGap,
         "max_in_window" => Agg::MaxInWindow(int("span").min(width)),
+        "max_distinct_in_window" => Agg::MaxDistinctInWindow(of == "src", int("span").min(width)),
         "max_session_span" => Agg::MaxSession(int("gap").min(width)),
         "pair_directions" => Agg::PairDirs(s(a, "prop").map(String::from)),
         m => match of {
@@ -467,6 +474,14 @@ fn max_gap(t: &[i64]) -> Value {
     json!(t.windows(2).map(|w| w[1] - w[0]).max())
 }
 
+/// The shortest gap between consecutive times (`t` ascending); null below two events.
+fn min_gap(t: &[i64]) -> Value {
+    if t.len() < 2 {
+        return Value::Null;
+    }
+    json!(t.windows(2).map(|w| w[1] - w[0]).min())
+}
+
 fn max_in_window(t: &[i64], s: i64) -> Value {
     let mut best = 0usize;
     let mut j = 0usize;
@@ -478,6 +493,27 @@ fn max_in_window(t: &[i64], s: i64) -> Value {
             j += 1;
         }
         best = best.max(j - i);
+    }
+    json!(best)
+}
+
+/// The most distinct ids among the `(t, id)` (ascending `t`) in any window `[t_i, t_i + s)`
+/// starting at an event: a sliding window with per-id counts.
+fn max_distinct_in_window(te: &[(i64, u32)], s: i64) -> Value {
+    let mut counts: FxHashMap<u32, usize> = FxHashMap::default();
+    let (mut best, mut j) = (0usize, 0usize);
+    for i in 0..te.len() {
+        while j < te.len() && (te[j].0 as i128) < te[i].0 as i128 + s as i128 {
+            *counts.entry(te[j].1).or_default() += 1;
+            j += 1;
+        }
+        best = best.max(counts.len());
+        if let Some(c) = counts.get_mut(&te[i].1) {
+            *c -= 1;
+            if *c == 0 {
+                counts.remove(&te[i].1);
+            }
+        }
     }
     json!(best)
 }
@@ -822,6 +858,8 @@ struct Grouper<'d> {
     cal: Option<&'d [(i64, i64)]>,
     fold: bool,
     endpoint_dims: bool,
+    /// An `either` dimension is present (never on the columnar path).
+    either: bool,
     needs: Needs,
     /// Words of a bitset over the uid id space (see [`IdSet`]).
     words: usize,
@@ -959,6 +997,7 @@ impl<'c> BucketOf<'c> {
 impl Grouper<'_> {
     /// The key of an event from its integers; `label(is_src)` resolves label dimensions.
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     fn key(
         &self,
         bucket: &mut BucketOf<'_>,
@@ -966,9 +1005,10 @@ impl Grouper<'_> {
         rel: u32,
         src: u32,
         dst: u32,
+        node: u32,
         mut label: impl FnMut(bool) -> u64,
     ) -> Key {
-        let mut key: Key = [0, 0];
+        let mut key: Key = [0; 2];
         for (slot, d) in self.dims.iter().enumerate() {
             key[slot] = match *d {
                 Dim::Bucket => bucket.of(vt_s),
@@ -976,6 +1016,7 @@ impl Grouper<'_> {
                 Dim::Rel => u64::from(rel),
                 Dim::Endpoint(true) => u64::from(src),
                 Dim::Endpoint(false) => u64::from(dst),
+                Dim::Either => u64::from(node),
                 Dim::Label(is_src) => label(is_src),
             };
         }
@@ -1001,19 +1042,37 @@ impl Grouper<'_> {
             } else {
                 (e.src_id(), e.dst_id())
             };
-            let key = self.key(&mut bucket, e.vt_s(), e.rel_id(), src, dst, |is_src| {
-                let (id, uid) = if is_src {
-                    (e.src_id(), e.src())
-                } else {
-                    (e.dst_id(), e.dst())
-                };
-                labels
-                    .as_deref_mut()
-                    .map_or(0, |l| l.label(id, uid, e.vt_s()))
-            });
-            slots
-                .add(key, i, e.vt_s(), e.src_id(), e.dst_id())
-                .add_row(&ev, i, self.needs);
+            // With an `either` dimension the event joins its src's group and, unless it is a
+            // self loop, its dst's group.
+            let nodes = [e.src_id(), e.dst_id()];
+            let n_keys = if self.either && nodes[0] != nodes[1] {
+                2
+            } else {
+                1
+            };
+            for &node in &nodes[..n_keys] {
+                let key = self.key(
+                    &mut bucket,
+                    e.vt_s(),
+                    e.rel_id(),
+                    src,
+                    dst,
+                    node,
+                    |is_src| {
+                        let (id, uid) = if is_src {
+                            (e.src_id(), e.src())
+                        } else {
+                            (e.dst_id(), e.dst())
+                        };
+                        labels
+                            .as_deref_mut()
+                            .map_or(0, |l| l.label(id, uid, e.vt_s()))
+                    },
+                );
+                slots
+                    .add(key, i, e.vt_s(), e.src_id(), e.dst_id())
+                    .add_row(&ev, i, self.needs);
+            }
         }
         slots.finish()
     }
@@ -1032,7 +1091,7 @@ impl Grouper<'_> {
         let mut slots = Slots::new(self.needs, self.words);
         let mut bucket = BucketOf::new(self.t_a, self.stride, self.cal);
         let mut add = |i: u32, vt_s: i64, rel: u32, src: u32, dst: u32| {
-            let key = self.key(&mut bucket, vt_s, rel, src, dst, |_| 0);
+            let key = self.key(&mut bucket, vt_s, rel, src, dst, src, |_| 0);
             slots.add(key, i, vt_s, src, dst);
         };
         let n = cols.covered();
@@ -1061,27 +1120,6 @@ impl Grouper<'_> {
         }
         slots.finish()
     }
-}
-
-fn class(v: &Value) -> u8 {
-    match v {
-        Value::Number(_) => 0,
-        Value::String(_) => 1,
-        Value::Bool(_) => 2,
-        _ => 3,
-    }
-}
-
-fn cmp_literal(v: &Value, lit: &Value) -> Result<Ordering, OpError> {
-    Ok(match (v, lit) {
-        (Value::Number(_), Value::Number(_)) => match (num(v)?, num(lit)?) {
-            (Some(a), Some(b)) => cmp_num(a, b),
-            _ => Ordering::Equal,
-        },
-        (Value::String(a), Value::String(b)) => a.cmp(b),
-        (Value::Bool(a), Value::Bool(b)) => a.cmp(b),
-        _ => Ordering::Equal,
-    })
 }
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
@@ -1114,6 +1152,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                     },
                 ),
                 "rel_type" => Dim::Rel,
+                "endpoint" if s(d, "role") == Some("either") => Dim::Either,
                 "endpoint" => Dim::Endpoint(src),
                 _ => Dim::Label(src),
             }
@@ -1214,32 +1253,17 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         props.get(ev.pi as usize).and_then(|x| x.get(p))
     };
     // 1. prop_filter, exclusions counted over the window.
-    if let Some(pf) = pf {
-        let prop = s(pf, "prop").unwrap_or("");
-        let cmp = s(pf, "cmp").unwrap_or("eq");
-        let lit = pf.get("value").unwrap_or(&Value::Null);
+    if let Some(pf) = PropFilter::parse(args)? {
         let mut excluded = 0u64;
         let mut kept = Vec::with_capacity(evs.len());
         for ev in evs {
-            match prop_of(&ev, prop) {
-                Some(v) if class(v) == class(lit) && class(v) < 3 => {
-                    let o = cmp_literal(v, lit)?;
-                    let keep = match cmp {
-                        "eq" => o == Ordering::Equal,
-                        "ne" => o != Ordering::Equal,
-                        "lt" => o == Ordering::Less,
-                        "le" => o != Ordering::Greater,
-                        "gt" => o == Ordering::Greater,
-                        _ => o != Ordering::Less,
-                    };
-                    if keep {
-                        kept.push(ev);
-                    }
-                }
-                _ => excluded += 1,
+            match pf.test(prop_of(&ev, &pf.prop))? {
+                Some(true) => kept.push(ev),
+                Some(false) => {}
+                None => excluded += 1,
             }
         }
-        bump(&mut coercion, prop, excluded);
+        bump(&mut coercion, &pf.prop, excluded);
         evs = kept;
     }
     // 2. endpoint_filter.
@@ -1279,8 +1303,10 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             Agg::Dur(_) => needs.dur = true,
             Agg::Distinct(true) => needs.src_ids = true,
             Agg::Distinct(false) => needs.dst_ids = true,
-            Agg::Prop(..) | Agg::PairDirs(_) => needs.members = true,
-            Agg::MaxGap | Agg::MaxInWindow(_) | Agg::MaxSession(_) => needs.times = true,
+            Agg::Prop(..) | Agg::PairDirs(_) | Agg::MaxDistinctInWindow(..) => needs.members = true,
+            Agg::MaxGap | Agg::MinGap | Agg::MaxInWindow(_) | Agg::MaxSession(_) => {
+                needs.times = true
+            }
             _ => {}
         }
     }
@@ -1292,7 +1318,10 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         stride,
         cal: cal.as_deref(),
         fold,
-        endpoint_dims: dims.iter().any(|d| matches!(d, Dim::Endpoint(_))),
+        endpoint_dims: dims
+            .iter()
+            .any(|d| matches!(d, Dim::Endpoint(_) | Dim::Either)),
+        either: dims.contains(&Dim::Either),
         needs,
         words,
     };
@@ -1333,7 +1362,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             Box::new(r.clone().filter_map(ev_of))
         }
     };
-    let columnar = plain && !has_label && !needs.dur && !needs.members;
+    let columnar = plain && !has_label && !needs.dur && !needs.members && !grouper.either;
     let parts: Vec<Vec<Group>> = if columnar {
         let cols = snap.edge_columns();
         ranges
@@ -1385,7 +1414,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             Some(Dim::Bucket | Dim::Calendar(..)) | None => SK::I(k as i64),
             Some(Dim::Label(_)) => SK::L(k.checked_sub(1).map(|x| label_names[x as usize])),
             Some(Dim::Rel) => SK::S(rep_of(g).map_or("", |e| e.rel_type())),
-            Some(Dim::Endpoint(_)) => SK::S(rep_of(g).map_or("", |e| {
+            Some(Dim::Endpoint(_) | Dim::Either) => SK::S(rep_of(g).map_or("", |e| {
                 if k == u64::from(e.src_id()) {
                     e.src()
                 } else {
@@ -1442,6 +1471,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                         (Dim::Endpoint(src), SK::S(x)) => {
                             put(if src { "src" } else { "dst" }, json!(x))
                         }
+                        (Dim::Either, SK::S(x)) => put("uid", json!(x)),
                         (Dim::Label(src), SK::L(x)) => {
                             put(if src { "src_label" } else { "dst_label" }, json!(x))
                         }
@@ -1506,8 +1536,26 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                             prop_stat(&vals, *w)?
                         }
                         Agg::MaxGap => max_gap(&times),
+                        Agg::MinGap => min_gap(&times),
                         Agg::MaxInWindow(s) => max_in_window(&times, *s),
                         Agg::MaxSession(gp) => max_session(&times, *gp),
+                        Agg::MaxDistinctInWindow(of_src, span) => {
+                            let mut te: Vec<(i64, u32)> = g
+                                .members
+                                .iter()
+                                .filter_map(|&i| ev_of(i as usize))
+                                .map(|ev| {
+                                    let id = if *of_src {
+                                        ev.e.src_id()
+                                    } else {
+                                        ev.e.dst_id()
+                                    };
+                                    (ev.e.vt_s(), id)
+                                })
+                                .collect();
+                            te.sort_unstable();
+                            max_distinct_in_window(&te, *span)
+                        }
                         Agg::PairDirs(_) => continue,
                     };
                     row.insert(col.clone(), v);

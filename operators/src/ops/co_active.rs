@@ -4,6 +4,7 @@
 //! the relation allows; the §7.5 budget of 50,000 counts **qualifying** pairs only (D-O4).
 
 use super::edge_brief;
+use super::edge_pred::{self, apply_opt, EdgePred, Verdict};
 use crate::args::Args;
 use crate::cost::scan_estimate;
 use crate::error::OpError;
@@ -12,7 +13,7 @@ use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
 use tgms_engine::{EdgeScan, EdgeVersion};
 
-const MANUAL: &str = "Interval join: pairs of edge versions (a from `a_spec`, b from `b_spec`; null fields match anything) whose valid intervals satisfy `overlaps` (a starts first and ends inside b), `during` (a strictly inside b), `meets` (a ends exactly when b starts) or `before` (b starts within `gap` µs after a ends). No window: all believed versions take part; narrow the specs. Example: `{\"a_spec\": {\"src\": {\"$ref\": \"s1.rows[0].uid\"}}, \"b_spec\": {\"src\": {\"$ref\": \"s1.rows[0].uid\"}}, \"allen_relation\": {\"relation\": \"before\", \"gap\": 3600000000}}` → `rows_total`.";
+const MANUAL: &str = "Interval join: pairs of edge versions (a from `a_spec`, b from `b_spec`; null fields match anything) whose valid intervals satisfy `overlaps` (a starts first and ends inside b), `during` (a strictly inside b), `meets` (a ends exactly when b starts) or `before` (b starts within `gap` µs after a ends). No window: all believed versions take part; narrow the specs. Example: `{\"a_spec\": {\"src\": {\"$ref\": \"s1.rows[0].uid\"}}, \"b_spec\": {\"src\": {\"$ref\": \"s1.rows[0].uid\"}}, \"allen_relation\": {\"relation\": \"before\", \"gap\": 3600000000}}` → `rows_total`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
 /// The §7.5 budget: qualifying pairs.
 pub const PAIR_BUDGET: u64 = 50_000;
@@ -53,9 +54,12 @@ pub fn spec() -> OpSpec {
             common::as_of_tt(),
             common::limit(),
             common::cursor(),
-        ],
-        validators: vec![validate_before_gap],
-        cost: Some(scan_estimate),
+        ]
+        .into_iter()
+        .chain(edge_pred::pattern_args())
+        .collect(),
+        validators: vec![validate_before_gap, edge_pred::validate_prop_filter],
+        cost: Some(cost),
         coeff: 115.0,
         outputs: Outputs::default()
             .rows(
@@ -65,9 +69,17 @@ pub fn spec() -> OpSpec {
                     of: pair_key,
                 },
             )
+            .field("prop_coercion", "obj{*}")
+            .conditional(&["prop_coercion"])
             .build(),
         kernel,
     }
+}
+
+/// `scan_estimate` with the `prop_filter` surcharge (every believed version is a candidate).
+fn cost(args: &Args, stats: &tgms_engine::Stats) -> crate::cost::Estimate {
+    let est = scan_estimate(args, stats);
+    edge_pred::priced(est, args, est.rows_scanned_est)
 }
 
 fn gap_of(args: &Args) -> Option<i64> {
@@ -127,8 +139,23 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             .filter(|e| src.is_none_or(|u| e.src() == u) && dst.is_none_or(|u| e.dst() == u))
             .collect()
     };
-    let a_set = select(sa);
-    let b_set = select(sb);
+    // The edge predicate applies to both sides; `prop_coercion` counts each distinct
+    // version it dropped as coerced once (a version may be selected by both specs).
+    let pred = EdgePred::parse(args)?;
+    let (a_set, _) = apply_opt(pred.as_ref(), select(sa))?;
+    let (b_set, _) = apply_opt(pred.as_ref(), select(sb))?;
+    let coerced = match &pred {
+        Some(p) if p.prop.is_some() => {
+            let mut seen = std::collections::BTreeSet::new();
+            for e in select(sa).into_iter().chain(select(sb)) {
+                if p.verdict(&e)? == Verdict::Coerced {
+                    seen.insert(e.vid());
+                }
+            }
+            seen.len() as u64
+        }
+        _ => 0,
+    };
     // B sorted by vt_s (edge_scan order is (vt_s, eid)), with vids cached.
     let b_vid: Vec<String> = b_set.iter().map(EdgeVersion::vid).collect();
     let b_s: Vec<i64> = b_set.iter().map(EdgeVersion::vt_s).collect();
@@ -214,6 +241,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         .map(|&(_, _, _, bi, ai)| json!({"a": edge_brief(&a_set[ai]), "b": edge_brief(&b_set[bi])}))
         .collect();
     out.paged("rows", rows)?;
+    if let Some(p) = &pred {
+        p.report(out, coerced);
+    }
     Ok(())
 }
 

@@ -26,6 +26,7 @@
 //! and measured 640 ms p50; at 10M it estimates ~6.0 s, under the default 10 s ceiling, so
 //! the whole-store catalogue count is answered rather than refused.
 
+use super::edge_pred::{apply_opt, candidates, priced, validate_prop_filter, EdgePred};
 use super::tgraph::{sat, Graph};
 use super::validate_window;
 use crate::args::Args;
@@ -34,6 +35,7 @@ use crate::error::OpError;
 use crate::kernels::motifs::{
     count_all_ordered, count_motif_ordered, matrix_total, Motif, MotifEvent, MAX_EVENTS,
 };
+use crate::kernels::reciprocal::count_reciprocal;
 use crate::kernels::{TEdge, TieMode};
 use crate::output::Output;
 use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs};
@@ -41,7 +43,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use tgms_engine::{EdgeVersion, Stats};
 
-const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`.";
+const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. `M_2event_reciprocal` counts the two-event δ-motif: pairs of events u→v then v→u within `delta` (not part of `\"all\"`). Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
 /// The five named motifs in the order of §14.
 pub const NAMED: [&str; 5] = [
@@ -59,12 +61,18 @@ pub fn catalogue_names() -> Vec<String> {
         .collect()
 }
 
-/// The `motif` enum: named motifs, then the catalogue, then `"all"` when `with_all`.
+/// The two-event δ-motif (u→v then v→u within δ) of [`count_reciprocal`]; counted by
+/// `count_temporal_motifs` only, never part of `"all"`.
+pub const RECIPROCAL: &str = "M_2event_reciprocal";
+
+/// The `motif` enum: named motifs, then the catalogue, then (when `with_all`, i.e. for
+/// `count_temporal_motifs`) `"all"` and [`RECIPROCAL`].
 pub fn motif_enum(with_all: bool) -> Value {
     let mut v: Vec<Value> = NAMED.iter().map(|s| json!(s)).collect();
     v.extend(catalogue_names().into_iter().map(Value::from));
     if with_all {
         v.push(json!("all"));
+        v.push(json!(RECIPROCAL));
     }
     json!({"type": "string", "enum": v})
 }
@@ -102,6 +110,9 @@ pub fn motif_args(with_all: bool) -> Vec<ArgDecl> {
             json!("ordered"),
         ),
     ]
+    .into_iter()
+    .chain(super::edge_pred::pattern_args())
+    .collect()
 }
 
 /// The registry entry.
@@ -110,7 +121,7 @@ pub fn spec() -> OpSpec {
         name: "count_temporal_motifs",
         manual: MANUAL,
         args: motif_args(true),
-        validators: vec![validate_window],
+        validators: vec![validate_window, validate_prop_filter],
         cost: Some(cost),
         coeff: 0.0,
         outputs: Outputs::default()
@@ -121,7 +132,14 @@ pub fn spec() -> OpSpec {
             .field("approximate", "bool")
             .field("sample_rate", "float")
             .field("error_bound", "obj{relative: float, confidence: float}")
-            .conditional(&["counts", "approximate", "sample_rate", "error_bound"])
+            .field("prop_coercion", "obj{*}")
+            .conditional(&[
+                "counts",
+                "approximate",
+                "sample_rate",
+                "error_bound",
+                "prop_coercion",
+            ])
             .build(),
         kernel,
     }
@@ -155,8 +173,17 @@ fn filter_non_empty(args: &Args) -> bool {
         .is_some_and(|f| !f.is_empty())
 }
 
-/// The cost formula of §14 (the five named motifs; every motif of §15).
+/// The cost formula of §14 (the five named motifs; every motif of §15), with the
+/// `prop_filter` surcharge of [`priced`].
 pub fn named_cost(args: &Args, stats: &Stats) -> Estimate {
+    priced(
+        named_cost_unfiltered(args, stats),
+        args,
+        candidates(args, stats),
+    )
+}
+
+fn named_cost_unfiltered(args: &Args, stats: &Stats) -> Estimate {
     let (n, e_f, wf) = filtered_events_est(args, stats);
     let span = match (stats.vt_min, stats.vt_max) {
         (Some(lo), Some(hi)) if hi > lo => ((hi - lo) as f64 * wf) as i64,
@@ -178,8 +205,17 @@ pub fn named_cost(args: &Args, stats: &Stats) -> Estimate {
     }
 }
 
-/// The catalogue estimator documented in the module header.
+/// The catalogue estimator documented in the module header, with the `prop_filter`
+/// surcharge of [`priced`].
 pub fn catalogue_cost(args: &Args, stats: &Stats) -> Estimate {
+    priced(
+        catalogue_cost_unfiltered(args, stats),
+        args,
+        candidates(args, stats),
+    )
+}
+
+fn catalogue_cost_unfiltered(args: &Args, stats: &Stats) -> Estimate {
     let (n, e_f, _) = filtered_events_est(args, stats);
     let mean_deg = (n as f64 / sat(stats.n_entities).max(1) as f64).max(1.0);
     let ef = e_f as f64;
@@ -209,6 +245,9 @@ pub struct Events<'s> {
     pub graph: Graph<'s>,
     /// The events (window start, filter applied): `events[i]` is `graph.versions[i]`.
     pub events: Vec<TEdge>,
+    /// The call's edge predicate and the events it dropped as coerced.
+    pub pred: Option<EdgePred>,
+    pub coerced: u64,
 }
 
 /// §14.3 steps 1–3 and §14.1 up to the selection: the believed edge versions with
@@ -282,22 +321,31 @@ pub fn events<'s>(
     args: &Args,
     cap_applies: bool,
 ) -> Result<Events<'s>, OpError> {
-    let versions = scan(snap, args, cap_applies)?;
+    let pred = EdgePred::parse(args)?;
+    let (versions, coerced) = apply_opt(pred.as_ref(), scan(snap, args, cap_applies)?)?;
     let graph = Graph::from_versions(versions);
     let events = graph.edges.clone();
-    Ok(Events { graph, events })
+    Ok(Events {
+        graph,
+        events,
+        pred,
+        coerced,
+    })
 }
 
 /// The events to count, `(t, src, dst)` in the scan order of §14.1: without a node filter
-/// straight from [`tgms_engine::Snapshot::start_events`] (16 bytes per event, no version
-/// views), with one from the filtered scan.
+/// or edge predicate straight from [`tgms_engine::Snapshot::start_events`] (16 bytes per
+/// event, no version views), with one from the filtered scan. Also the events the
+/// predicate dropped as coerced.
 fn count_events(
     snap: tgms_engine::Snapshot<'_>,
     args: &Args,
     cap_applies: bool,
-) -> Result<(Vec<MotifEvent>, usize), OpError> {
+    pred: Option<&EdgePred>,
+) -> Result<(Vec<MotifEvent>, usize, u64), OpError> {
     let (filter, (t_a, t_b)) = selection(snap, args)?;
-    let ev: Vec<MotifEvent> = if filter.is_none() {
+    let mut coerced = 0;
+    let ev: Vec<MotifEvent> = if filter.is_none() && pred.is_none() {
         let ev = snap.start_events(t_a, t_b, args.as_of_tt());
         event_caps(ev.len(), cap_applies)?;
         ev.into_iter()
@@ -308,7 +356,9 @@ fn count_events(
             })
             .collect()
     } else {
-        scan(snap, args, cap_applies)?
+        let (versions, c) = apply_opt(pred, scan(snap, args, cap_applies)?)?;
+        coerced = c;
+        versions
             .par_iter()
             .with_min_len(4096)
             .map(|e| MotifEvent {
@@ -318,7 +368,8 @@ fn count_events(
             })
             .collect()
     };
-    Ok(dense_ids(ev))
+    let (ev, n) = dense_ids(ev);
+    Ok((ev, n, coerced))
 }
 
 /// The events over dense node ids numbered by ascending snapshot-local id (counts do not
@@ -375,8 +426,12 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let named = matches!(motif, Some(Motif::Named(_)));
     let delta = args.int("delta")?;
     let tie = tie_mode(args)?;
-    let (ev, n) = count_events(ctx.snap, args, named)?;
+    let pred = EdgePred::parse(args)?;
+    let (ev, n, coerced) = count_events(ctx.snap, args, named, pred.as_ref())?;
     match motif {
+        None if motif_name == RECIPROCAL => {
+            out.set("count", json!(count_reciprocal(&ev, delta, tie)));
+        }
         Some(m) => {
             let c = count_motif_ordered(&ev, n, delta, tie, m);
             out.set("count", json!(c));
@@ -395,5 +450,8 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     }
     out.set("n_events_in_window", json!(ev.len()));
     out.set("truncated", Value::Bool(false));
+    if let Some(p) = &pred {
+        p.report(out, coerced);
+    }
     Ok(())
 }

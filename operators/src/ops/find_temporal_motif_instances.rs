@@ -4,6 +4,7 @@
 //! §14 cost formula prices every motif and the §14.3 step-3 cap applies to every motif.
 
 use super::count_temporal_motifs::{events, motif_args, named_cost, tie_mode};
+use super::edge_pred::validate_prop_filter;
 use super::validate_window;
 use crate::args::Args;
 use crate::error::OpError;
@@ -14,7 +15,7 @@ use crate::registry::{common, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-const MANUAL: &str = "Lists the δ-temporal motif instances that `count_temporal_motifs` would count, earliest first, each as its three events (`src`, `dst`, `t`, `eid`, `rel_type`). Same cost rules: use a `node_filter` on big graphs. Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 3600000000, \"window\": {...}, \"limit\": 10}` → `rows[0].edges[0].src`.";
+const MANUAL: &str = "Lists the δ-temporal motif instances that `count_temporal_motifs` would count, earliest first, each as its three events (`src`, `dst`, `t`, `eid`, `rel_type`). Same cost rules: use a `node_filter` on big graphs. Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 3600000000, \"window\": {...}, \"limit\": 10}` → `rows[0].edges[0].src`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
 /// The row key of §15: `[[t1, eid1], [t2, eid2], [t3, eid3]]`.
 fn instance_key(row: &Value) -> Value {
@@ -35,7 +36,7 @@ pub fn spec() -> OpSpec {
         name: "find_temporal_motif_instances",
         manual: MANUAL,
         args,
-        validators: vec![validate_window],
+        validators: vec![validate_window, validate_prop_filter],
         cost: Some(named_cost),
         coeff: 0.0,
         outputs: Outputs::default()
@@ -46,6 +47,8 @@ pub fn spec() -> OpSpec {
                     of: instance_key,
                 },
             )
+            .field("prop_coercion", "obj{*}")
+            .conditional(&["prop_coercion"])
             .build(),
         kernel,
     }
@@ -112,5 +115,8 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         },
     );
     out.set("set_digest", json!(digest));
+    if let Some(p) = &ev.pred {
+        p.report(out, ev.coerced);
+    }
     Ok(())
 }

@@ -12,9 +12,11 @@ pub mod co_active;
 pub mod compute;
 pub mod count_temporal_motifs;
 pub mod diff_snapshots;
+pub mod edge_pred;
 pub mod entity_history;
 pub mod find_temporal_motif_instances;
 pub mod graph_metric_timeseries;
+pub mod match_pattern;
 pub mod neighborhood_evolution;
 pub mod pair_directions;
 pub mod resolve_entities;
@@ -46,6 +48,7 @@ pub fn all() -> Vec<OpSpec> {
         find_temporal_motif_instances::spec(),
         co_active::spec(),
         weighted_traverse::spec(),
+        match_pattern::spec(),
     ]
 }
 

@@ -7,6 +7,7 @@
 //! restricted to the window), only for the nodes where a frame opens, so the cost follows
 //! the explored frontier rather than the size of the window.
 
+use super::edge_pred::{self, EdgePred, Verdict};
 use super::tgraph::{exceeded, windowed_edges, WORK_BUDGET};
 use super::validate_window;
 use crate::args::Args;
@@ -20,7 +21,7 @@ use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
 use tgms_engine::{EdgeVersion, Snapshot, Stats};
 
-const MANUAL: &str = "Up to `k` (≤ 20) time-respecting paths from `src` to `dst` inside `window`, each visiting a node at most once and at most `max_hops` (≤ 6) edges, best first (earliest arrival, then fewest hops). `edges[].t` is the edge's valid-time start. Run a reachability check first and keep `max_hops` small: enumeration is exponential in hops. Example: `{\"src\": \"n1\", \"dst\": \"n2\", \"window\": {...}, \"k\": 3, \"max_hops\": 3}`.";
+const MANUAL: &str = "Up to `k` (≤ 20) time-respecting paths from `src` to `dst` inside `window`, each visiting a node at most once and at most `max_hops` (≤ 6) edges, best first (earliest arrival, then fewest hops). `edges[].t` is the edge's valid-time start. Run a reachability check first and keep `max_hops` small: enumeration is exponential in hops. Example: `{\"src\": \"n1\", \"dst\": \"n2\", \"window\": {...}, \"k\": 3, \"max_hops\": 3}`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded (not counted here)) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
 const SUGGESTIONS: &[&str] = &["narrow the window", "reduce max_hops"];
 
@@ -54,8 +55,11 @@ pub fn spec() -> OpSpec {
                 json!(4),
             ),
             common::as_of_tt(),
-        ],
-        validators: vec![validate_window, validate_caps],
+        ]
+        .into_iter()
+        .chain(edge_pred::pattern_args())
+        .collect(),
+        validators: vec![validate_window, validate_caps, edge_pred::validate_prop_filter],
         cost: Some(cost),
         coeff: 170.0,
         outputs: Outputs::default()
@@ -97,7 +101,7 @@ fn cost(args: &Args, stats: &Stats) -> Estimate {
             break;
         }
     }
-    Estimate::new(e_w, s as i64)
+    edge_pred::priced(Estimate::new(e_w, s as i64), args, e_w)
 }
 
 /// [`OutEdges`] served from the store: node ids are the snapshot's interned uid ids
@@ -111,11 +115,25 @@ struct StoreOut<'s> {
     as_of_tt: i64,
     edges: Vec<TEdge>,
     versions: Vec<EdgeVersion<'s>>,
+    /// The call's edge predicate: an out-edge it does not keep is never a candidate.
+    pred: Option<EdgePred>,
+    /// The first error the predicate raised (a stored props text that does not parse).
+    err: Option<OpError>,
 }
 
 impl OutEdges for StoreOut<'_> {
     fn load(&mut self, u: u32, buf: &mut Vec<u32>) {
         for e in self.snap.out_edges_of(u, Some(self.window), self.as_of_tt) {
+            if let Some(p) = &self.pred {
+                match p.verdict(&e) {
+                    Ok(Verdict::Keep) => {}
+                    Ok(_) => continue,
+                    Err(x) => {
+                        self.err.get_or_insert(x);
+                        continue;
+                    }
+                }
+            }
             buf.push(self.edges.len() as u32);
             self.edges.push(TEdge {
                 src: u,
@@ -154,6 +172,8 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         as_of_tt: args.as_of_tt(),
         edges: Vec::new(),
         versions: Vec::new(),
+        pred: EdgePred::parse(args)?,
+        err: None,
     };
     // `src == dst` gives equal ids, hence no paths.
     let r = temporal_paths_from(
@@ -166,6 +186,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         Some(WORK_BUDGET),
     )
     .map_err(|e| exceeded("temporal_paths", WORK_BUDGET, e, SUGGESTIONS))?;
+    if let Some(e) = g.err.take() {
+        return Err(e);
+    }
     let rows: Vec<Value> = r
         .paths
         .iter()

@@ -4,6 +4,7 @@
 //! by [`crate::kernels::reach`]; with `delta_max_wait` the exact multi-label search runs under
 //! the §7.5 budget of 500,000 edge examinations.
 
+use super::edge_pred::{self, EdgePred};
 use super::tgraph::{exceeded, windowed_edges, Graph, WORK_BUDGET};
 use super::validate_window;
 use crate::args::Args;
@@ -15,7 +16,7 @@ use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
 use tgms_engine::Stats;
 
-const MANUAL: &str = "Time-respecting reachability from `src` inside `window` (edges must be traversed in non-decreasing time; an edge valid over an interval can be used at any instant of it). `direction: \"out\"` → who `src` can reach and the earliest arrival; `\"in\"` → who can reach `src` and the latest time they can leave; `\"both\"` → union. `delta_max_wait` caps the wait at intermediate nodes. For counts read `rows_total` (exact even when the page is cut) and keep `limit` small. Example: `{\"src\": {\"$ref\": \"s1.rows[0].uid\"}, \"window\": {\"t_a\": 1700000000000000, \"t_b\": 1700604800000000}, \"limit\": 1}` → `rows_total`.";
+const MANUAL: &str = "Time-respecting reachability from `src` inside `window` (edges must be traversed in non-decreasing time; an edge valid over an interval can be used at any instant of it). `direction: \"out\"` → who `src` can reach and the earliest arrival; `\"in\"` → who can reach `src` and the latest time they can leave; `\"both\"` → union. `delta_max_wait` caps the wait at intermediate nodes. For counts read `rows_total` (exact even when the page is cut) and keep `limit` small. Example: `{\"src\": {\"$ref\": \"s1.rows[0].uid\"}, \"window\": {\"t_a\": 1700000000000000, \"t_b\": 1700604800000000}, \"limit\": 1}` → `rows_total`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
 const SUGGESTIONS: &[&str] = &["narrow the window", "drop or loosen delta_max_wait"];
 
@@ -40,8 +41,11 @@ pub fn spec() -> OpSpec {
             ),
             common::limit(),
             common::cursor(),
-        ],
-        validators: vec![validate_window],
+        ]
+        .into_iter()
+        .chain(edge_pred::pattern_args())
+        .collect(),
+        validators: vec![validate_window, edge_pred::validate_prop_filter],
         cost: Some(cost),
         coeff: 170.0,
         outputs: Outputs::default()
@@ -49,6 +53,8 @@ pub fn spec() -> OpSpec {
                 "obj{uid: uid, earliest_arrival: int|null, latest_departure: int|null}",
                 RowKey::Field("uid"),
             )
+            .field("prop_coercion", "obj{*}")
+            .conditional(&["prop_coercion"])
             .build(),
         kernel,
     }
@@ -57,7 +63,7 @@ pub fn spec() -> OpSpec {
 /// §12: `rows = int(n_edge_versions * wf)`, `expansions = 8 * rows`.
 fn cost(args: &Args, stats: &Stats) -> Estimate {
     let rows = windowed_edges(args, stats);
-    Estimate::new(rows, rows.saturating_mul(8))
+    edge_pred::priced(Estimate::new(rows, rows.saturating_mul(8)), args, rows)
 }
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
@@ -74,7 +80,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         _ => Direction::Out,
     };
     let max_wait = args.get("delta_max_wait").and_then(Value::as_i64);
-    let g = Graph::load(ctx.snap, Some((t_a, t_b)), args.as_of_tt());
+    let pred = EdgePred::parse(args)?;
+    let (g, coerced) =
+        Graph::load_where(ctx.snap, Some((t_a, t_b)), args.as_of_tt(), pred.as_ref())?;
     let rows: Vec<Value> = match g.id(src) {
         None => Vec::new(),
         Some(s) => {
@@ -105,5 +113,8 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         }
     };
     out.paged("rows", rows)?;
+    if let Some(p) = &pred {
+        p.report(out, coerced);
+    }
     Ok(())
 }

@@ -34,6 +34,24 @@ impl<'s> Graph<'s> {
         Graph::from_versions(versions)
     }
 
+    /// [`Graph::load`] keeping only the versions `pred` keeps (all with `None`), with the
+    /// number it dropped as coerced.
+    pub fn load_where(
+        snap: Snapshot<'s>,
+        window: Option<(i64, i64)>,
+        as_of_tt: i64,
+        pred: Option<&super::edge_pred::EdgePred>,
+    ) -> Result<(Graph<'s>, u64), crate::error::OpError> {
+        let versions = snap.edge_scan(&EdgeScan {
+            as_of_tt,
+            vt_window: window,
+            rel_types: None,
+            touching: None,
+        });
+        let (versions, coerced) = super::edge_pred::apply_opt(pred, versions)?;
+        Ok((Graph::from_versions(versions), coerced))
+    }
+
     /// Kernel edges of `versions` (any order is kept).
     pub fn from_versions(versions: Vec<EdgeVersion<'s>>) -> Graph<'s> {
         // Each version's fields read once, in parallel (a mapped store derives the eid).

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod kit;
+pub mod patterns_oracle;
 pub mod stores;
 
 pub use stores::*;
