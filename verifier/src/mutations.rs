@@ -11,7 +11,7 @@ use tgms_engine::{canon, Snapshot};
 use tgms_operators::registry::lookup;
 
 /// The classes in table order.
-pub const CLASSES: [&str; 11] = [
+pub const CLASSES: [&str; 12] = [
     "count_pm1",
     "fabricated_entity",
     "interval_shift",
@@ -23,6 +23,7 @@ pub const CLASSES: [&str; 11] = [
     "wrong_step_citation",
     "truncated_count",
     "wrong_belief_state",
+    "approximate_as_exact",
 ];
 
 /// The SplitMix64 stream of `evaluation.md` §3.1.
@@ -354,7 +355,7 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         let applicable_classes: Vec<bool> = CLASSES
             .iter()
             .map(|c| match *c {
-                "truncated_count" | "wrong_belief_state" => {
+                "truncated_count" | "wrong_belief_state" | "approximate_as_exact" => {
                     run_class(
                         c,
                         &pool,
@@ -500,6 +501,9 @@ fn run_class(
     match class {
         "truncated_count" => return truncated_count(pool, snap, rs, max),
         "wrong_belief_state" => return wrong_belief(pool, snap, rs, max),
+        "approximate_as_exact" => {
+            return crate::mutation_approx::approximate_as_exact(snap, rs, max)
+        }
         _ => {}
     }
     let cands = applicable(class, pool);

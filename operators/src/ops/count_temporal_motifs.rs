@@ -2,7 +2,8 @@
 //! counts over the window's events — the five named motifs of §14.2, any catalogue motif
 //! `M_i_j`, or the whole 6×6 catalogue (`motif: "all"`, the 36 values in `counts`) — in
 //! either tie mode, by the linear-time counters of [`crate::kernels::motifs`] (no triple is
-//! enumerated). Sample mode is not built: it is refused per §14.3 step 1 (D-O10).
+//! enumerated). Sample mode (`mode: "sample"`, approximate counts with an interval) is
+//! [`super::count_temporal_motifs_sample`].
 //!
 //! Also holds what `find_temporal_motif_instances` (§15) shares: argument declarations, the
 //! event selection of §14.1, the kernel order of §14.3 and the §14 cost formula.
@@ -109,28 +110,59 @@ pub fn spec() -> OpSpec {
     OpSpec {
         name: "count_temporal_motifs",
         manual: MANUAL,
-        args: motif_args(true),
-        validators: vec![validate_window],
+        args: motif_args(true)
+            .into_iter()
+            .chain(super::count_temporal_motifs_sample::sample_args())
+            .collect(),
+        validators: vec![
+            validate_window,
+            super::count_temporal_motifs_sample::validate_sample,
+        ],
         cost: Some(cost),
         coeff: 0.0,
         outputs: Outputs::default()
-            .field("count", "int")
+            .field("count", "number")
             .field("counts", &counts_contract())
             .field("n_events_in_window", "int")
             .field("truncated", "bool")
             .field("approximate", "bool")
             .field("sample_rate", "float")
-            .field("error_bound", "obj{relative: float, confidence: float}")
-            .conditional(&["counts", "approximate", "sample_rate", "error_bound"])
+            .field(
+                "error_bound",
+                "obj{relative: float|null, confidence: float, epsilon: float|null, target_met: bool|null}",
+            )
+            .field("interval", INTERVAL)
+            .field("intervals", &per_motif_contract(INTERVAL))
+            .field(
+                "sampling",
+                "obj{method: str, seed: int, block_us: int, blocks_total: int, blocks_sampled: int, z: float}",
+            )
+            .conditional(&[
+                "counts",
+                "approximate",
+                "sample_rate",
+                "error_bound",
+                "interval",
+                "intervals",
+                "sampling",
+            ])
             .build(),
         kernel,
     }
 }
 
+/// One approximate estimate with its interval (sample mode).
+const INTERVAL: &str = "obj{estimate: float, ci_low: int, ci_high: int}";
+
+/// Exact counts are integers; sample mode's estimates are floats.
 fn counts_contract() -> String {
+    per_motif_contract("number")
+}
+
+fn per_motif_contract(ty: &str) -> String {
     let fields: Vec<String> = catalogue_names()
         .into_iter()
-        .map(|n| format!("{n}: int"))
+        .map(|n| format!("{n}: {ty}"))
         .collect();
     format!("obj{{{}}}", fields.join(", "))
 }
@@ -194,7 +226,10 @@ pub fn catalogue_cost(args: &Args, stats: &Stats) -> Estimate {
     }
 }
 
-fn cost(args: &Args, stats: &Stats) -> Estimate {
+pub(crate) fn cost(args: &Args, stats: &Stats) -> Estimate {
+    if args.str("mode").ok() == Some("sample") {
+        return super::count_temporal_motifs_sample::sample_cost(args, stats);
+    }
     match args.str("motif").ok().and_then(Motif::parse) {
         Some(Motif::Named(_)) => named_cost(args, stats),
         _ => catalogue_cost(args, stats),
@@ -257,11 +292,6 @@ type Selection = (Option<Vec<String>>, (i64, i64));
 
 /// The checked node filter (every uid known) and window of a motif call.
 fn selection(snap: tgms_engine::Snapshot<'_>, args: &Args) -> Result<Selection, OpError> {
-    if args.str("mode")? == "sample" {
-        return Err(OpError::invalid(
-            "mode='sample' is not available in this build; use node_filter",
-        ));
-    }
     let filter = args.str_list("node_filter")?;
     if let Some(f) = &filter {
         let mut unknown: Vec<&String> = f.iter().filter(|u| !snap.has_uid(u)).collect();
@@ -282,6 +312,12 @@ pub fn events<'s>(
     args: &Args,
     cap_applies: bool,
 ) -> Result<Events<'s>, OpError> {
+    // §14.3 step 1: only the count estimates; an instance list cannot be sampled.
+    if args.str("mode")? == "sample" {
+        return Err(OpError::invalid(
+            "mode='sample' is only available for count_temporal_motifs",
+        ));
+    }
     let versions = scan(snap, args, cap_applies)?;
     let graph = Graph::from_versions(versions);
     let events = graph.edges.clone();
@@ -291,7 +327,7 @@ pub fn events<'s>(
 /// The events to count, `(t, src, dst)` in the scan order of §14.1: without a node filter
 /// straight from [`tgms_engine::Snapshot::start_events`] (16 bytes per event, no version
 /// views), with one from the filtered scan.
-fn count_events(
+pub(crate) fn count_events(
     snap: tgms_engine::Snapshot<'_>,
     args: &Args,
     cap_applies: bool,
@@ -369,6 +405,9 @@ pub fn tie_mode(args: &Args) -> Result<TieMode, OpError> {
 }
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
+    if args.str("mode")? == "sample" {
+        return super::count_temporal_motifs_sample::kernel(ctx, args, out);
+    }
     let motif_name = args.str("motif")?;
     let motif = Motif::parse(motif_name);
     // The step-3 cap applies to the five named motifs only (§14.5).

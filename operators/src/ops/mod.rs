@@ -11,6 +11,7 @@ pub mod burst_detection;
 pub mod co_active;
 pub mod compute;
 pub mod count_temporal_motifs;
+pub mod count_temporal_motifs_sample;
 pub mod diff_snapshots;
 pub mod entity_history;
 pub mod find_temporal_motif_instances;
