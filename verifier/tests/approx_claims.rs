@@ -389,3 +389,38 @@ fn approximate_stated_as_exact_is_always_detected() {
     assert_eq!(cases, 30);
     assert_eq!(detected, cases);
 }
+
+#[test]
+fn the_static_verifier_offers_sample_mode_for_a_refused_exact_count() {
+    let (_d, s) = store();
+    let stats = s.stats();
+    let opts = tgms_verifier::validate::Options {
+        stats: Some(&stats),
+        ceilings: tgms_operators::cost::Ceilings {
+            expansions_est: Some(100),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    // δ = 1 µs over 30,000 µs: sampling ~1,000 of 30,000 blocks is far cheaper.
+    let mut args = motif_args("exact");
+    args["delta"] = json!(1);
+    let p = plan(
+        &[("s1", "count_temporal_motifs", args, &[])],
+        "count",
+        "s1.count",
+    );
+    let r = tgms_verifier::validate::validate_static(&p, &opts);
+    let v = r
+        .violations
+        .iter()
+        .find(|v| v.code == "E_COST")
+        .expect("refused by cost");
+    let j = v.to_json();
+    let d = &j["details"]["repair"];
+    assert_eq!(
+        d["sample_mode"]["args"],
+        json!({"mode": "sample", "epsilon": 0.05, "confidence": 0.95})
+    );
+    assert!(d.get("window").is_some(), "the window repair stays: {d}");
+}

@@ -2,6 +2,10 @@
 //! Statistics 37 (1988) 477–484: relative accuracy about 1e-16 over (0, 1)), used for the
 //! critical value `z` of the approximate motif counts' confidence intervals.
 
+// The coefficients are written as published (20 significant digits), so they can be
+// checked against the paper; the compiler rounds them to the nearest f64.
+#![allow(clippy::excessive_precision)]
+
 /// Φ⁻¹(`p`) for `p` in (0, 1); `None` outside (the quantile is infinite or undefined).
 pub fn normal_quantile(p: f64) -> Option<f64> {
     if !(p > 0.0 && p < 1.0) {
