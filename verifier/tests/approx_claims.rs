@@ -395,7 +395,7 @@ fn the_static_verifier_offers_sample_mode_for_a_refused_exact_count() {
     let (_d, s) = store();
     let stats = s.stats();
     let opts = tgms_verifier::validate::Options {
-        stats: Some(&stats),
+        stats: Some(stats),
         ceilings: tgms_operators::cost::Ceilings {
             expansions_est: Some(100),
             ..Default::default()
