@@ -160,7 +160,7 @@ fn eval_mutations_json_and_table() {
     assert_eq!(o.status.code(), Some(0));
     let v = json_out(&o);
     assert_eq!(v["false_positives"], 0);
-    assert_eq!(v["classes"].as_array().unwrap().len(), 12);
+    assert_eq!(v["classes"].as_array().unwrap().len(), 13);
     for c in v["classes"].as_array().unwrap() {
         if [
             "count_pm1",

@@ -140,7 +140,16 @@ fn run_prepared(
     crate::seconds_guard::check(spec, &args.0, stats.vt_min, stats.vt_max)?;
     if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
         let est = cost(&args, stats).with_time(spec.coeff);
-        opts.ceilings.check(spec.name, &est)?;
+        // An exact motif count over the ceilings offers sample mode as its repair.
+        opts.ceilings.check(spec.name, &est).map_err(|mut e| {
+            crate::ops::count_temporal_motifs_sample::add_cost_repair(
+                spec.name,
+                &args,
+                stats,
+                &mut e.details,
+            );
+            e
+        })?;
     }
     let mut out = Output::new(spec, &args);
     // A kernel panic is a bug; it still leaves the tool boundary as an error payload.

@@ -169,6 +169,18 @@ pub fn validate(
                 );
             }
         }
+        if let Some(Value::Number(m)) = s.get("exclusiveMaximum") {
+            if num_cmp(n, m) != Some(Ordering::Less) {
+                err(
+                    path,
+                    format!(
+                        "{} is greater than or equal to the maximum of {}",
+                        render(v),
+                        to_string(&Value::Number(m.clone()))
+                    ),
+                );
+            }
+        }
     }
     if let (Value::String(x), Some(min)) = (v, s.get("minLength").and_then(Value::as_u64)) {
         if (x.chars().count() as u64) < min {

@@ -43,13 +43,22 @@ fn spec_errors() {
             inv,
             wmsg,
         );
-        // Kernel order (§14.3): sample mode first, then the filter.
+        // Kernel order (§14.3): the instance finder refuses sample mode first, then the
+        // filter; the count resolves the filter in sample mode too.
+        let (code, msg) = if op == "find_temporal_motif_instances" {
+            (
+                inv,
+                "mode='sample' is only available for count_temporal_motifs",
+            )
+        } else {
+            ("E_NOT_FOUND", "unknown uid: zz")
+        };
         expect(
             &s,
             op,
             json!({"motif": "M_1_1", "delta": 3, "window": w, "mode": "sample", "node_filter": ["zz"]}),
-            inv,
-            "mode='sample' is not available in this build; use node_filter",
+            code,
+            msg,
         );
         // The first unknown uid in code-point order.
         let e = expect(

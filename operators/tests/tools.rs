@@ -151,7 +151,7 @@ fn output_field_lists_of_the_spec() {
         ("aggregate_events", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("temporal_reachability", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("temporal_paths", "rows, rows_total, truncated, cursor, set_digest"),
-        ("count_temporal_motifs", "count, counts, n_events_in_window, truncated, approximate, sample_rate, error_bound, prop_coercion"),
+        ("count_temporal_motifs", "count, counts, n_events_in_window, truncated, approximate, sample_rate, error_bound, interval, intervals, sampling, prop_coercion"),
         ("find_temporal_motif_instances", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("co_active", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("weighted_traverse", "rows, rows_total, truncated, cursor, set_digest, multipliers, skipped_edges"),

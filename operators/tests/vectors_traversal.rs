@@ -291,14 +291,21 @@ fn tv10_refusals_of_these_operators() {
     );
     let m = motif(
         &s,
-        "count_temporal_motifs",
+        "find_temporal_motif_instances",
         json!({"motif": "M_path_3", "delta": 5, "mode": "sample"}),
     );
     assert_eq!(m["error"], "E_INVALID_ARG");
     assert_eq!(
         m["message"],
-        "mode='sample' is not available in this build; use node_filter"
+        "mode='sample' is only available for count_temporal_motifs"
     );
+    // Sample mode of the count is an estimate (operators/tests/approx_motifs.rs).
+    let m = motif(
+        &s,
+        "count_temporal_motifs",
+        json!({"motif": "M_path_3", "delta": 5, "mode": "sample"}),
+    );
+    assert_eq!(m["approximate"], true);
     let b = call(
         &s,
         "co_active",

@@ -3,6 +3,7 @@
 //! taint / truncation / approximation, completeness certificates (D-V5), typed-answer
 //! verification, gating of every claim type (D-V6) and the per-answer metrics (D-A2).
 
+use crate::approx::{self, Interval};
 use crate::exec::{path_complete, record, ResultStore};
 use crate::refpath::RefPath;
 use serde_json::{json, Map, Value};
@@ -403,10 +404,10 @@ fn check_claim(ctx: &Ctx<'_>, c: &Value) -> (String, String) {
         "temporal_pattern" => check_pattern(ctx, c, &loaded),
         other => malformed(&format!("unknown type {other}")),
     };
-    if v != SUPPORTED || !ctx.honor_truncation {
+    if v != SUPPORTED {
         return (v, reason);
     }
-    let capped = match (ty, from) {
+    let incomplete = match (ty, from) {
         ("count" | "value", Some(f)) => {
             let l = loaded.iter().find(|l| l.id == step_prefix(f));
             let rp = RefPath::parse(f).ok();
@@ -418,7 +419,21 @@ fn check_claim(ctx: &Ctx<'_>, c: &Value) -> (String, String) {
         }
         _ => loaded.iter().any(|l| !l.complete()),
     };
-    if capped {
+    // `complete: true` on a count/value claim states the number as exact (D-V11, ours):
+    // evidence that is approximate or otherwise incomplete cannot back that.
+    if matches!(ty, "count" | "value")
+        && c.get("complete") == Some(&Value::Bool(true))
+        && incomplete
+    {
+        return verdict(
+            UNSUPPORTED,
+            "value stated as exact (complete: true) but the evidence is approximate or incomplete",
+        );
+    }
+    if !ctx.honor_truncation {
+        return (v, reason);
+    }
+    if incomplete {
         (WEAK.to_string(), format!("{reason} (evidence incomplete)"))
     } else {
         (v, reason)
@@ -440,22 +455,64 @@ fn check_value(c: &Value, from: Option<&str>, loaded: &[Loaded]) -> (String, Str
     if value.is_null() {
         return verdict(UNVERIFIABLE, "claim has no value");
     }
+    // An estimate of approximate evidence is checked against its interval instead of
+    // its point value (`docs/approximate.md`).
+    let mut intervals: Vec<Interval> = Vec::new();
     let cands: Vec<Value> = match from {
         Some(f) => match resolve_from(f, loaded) {
-            Ok((v, _, _)) => vec![v],
+            Ok((v, rp, l)) => match approx::interval_of(&l.env, &rp) {
+                Some(iv) => {
+                    intervals.push(iv);
+                    vec![]
+                }
+                None => vec![v],
+            },
             Err(m) => return verdict(UNVERIFIABLE, format!("bad from-path ({m})")),
         },
         None => loaded
             .iter()
             .flat_map(|l| {
+                let count = RefPath::parse(&format!("{}.count", l.id))
+                    .ok()
+                    .and_then(|rp| approx::interval_of(&l.env, &rp));
+                let estimated = count.is_some();
+                intervals.extend(count);
                 ["count", "value", "rows_total"]
                     .into_iter()
+                    .filter(move |k| !(estimated && *k == "count"))
                     .filter_map(|k| l.env.get(k).cloned())
+                    .collect::<Vec<_>>()
             })
             .collect(),
     };
+    let claimed_num = num_of(value).map(num_f);
+    let within = claimed_num.and_then(|x| intervals.iter().find(|iv| iv.contains(x)));
     if cands.iter().any(|x| values_match(value, x)) {
         verdict(SUPPORTED, "value matches the cited evidence")
+    } else if let Some(iv) = within {
+        if c.get("complete") == Some(&Value::Bool(true)) {
+            verdict(
+                UNSUPPORTED,
+                format!(
+                    "an approximate estimate stated as exact (complete: true); the evidence gives {}",
+                    iv.describe()
+                ),
+            )
+        } else {
+            verdict(
+                WEAK,
+                format!("value within {} of an approximate estimate", iv.describe()),
+            )
+        }
+    } else if let Some(iv) = intervals.first() {
+        verdict(
+            UNSUPPORTED,
+            format!(
+                "value {} outside {} of an approximate estimate",
+                canon::to_string(value),
+                iv.describe()
+            ),
+        )
     } else {
         let shown: Vec<Value> = cands.into_iter().take(5).collect();
         verdict(
@@ -745,7 +802,8 @@ fn check_answer(ctx: &Ctx<'_>, a: &Value) -> (String, String) {
         if v == UNSUPPORTED {
             return (v, r);
         }
-        certified = v == SUPPORTED;
+        // A sample cannot certify a complete set.
+        certified = v == SUPPORTED && !approx::is_approximate(&l.env);
     } else if !deep_eq(&a["value"], &actual) {
         return verdict(UNSUPPORTED, "value differs from the evidence");
     }
@@ -841,6 +899,38 @@ pub fn prose_numbers(text: &str) -> Vec<f64> {
     out
 }
 
+/// The numbers written as percentages in prose (`95%`, `99.5 %`): each is also covered by a
+/// claim of its hundredth (`0.95`), so a confidence level can be written as people write it.
+pub fn prose_percents(text: &str) -> Vec<f64> {
+    let cs: Vec<char> = text.chars().collect();
+    let mut out = Vec::new();
+    for (i, c) in cs.iter().enumerate() {
+        if *c != '%' {
+            continue;
+        }
+        let mut e = i;
+        while e > 0 && cs[e - 1] == ' ' {
+            e -= 1;
+        }
+        let mut b = e;
+        while b > 0 && (cs[b - 1].is_ascii_digit() || cs[b - 1] == '.' || cs[b - 1] == ',') {
+            b -= 1;
+        }
+        let s: String = cs[b..e].iter().filter(|c| **c != ',').collect();
+        if let Ok(x) = s.trim_end_matches('.').parse::<f64>() {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// Is prose number `x` covered by a claimed number, directly or (for a percentage) as its
+/// hundredth?
+pub fn number_covered(x: f64, claimed: &[f64], percents: &[f64]) -> bool {
+    claimed.contains(&x)
+        || (percents.contains(&x) && claimed.iter().any(|c| (c * 100.0 - x).abs() <= 1e-9))
+}
+
 pub fn token_occurs(text: &str, u: &str) -> bool {
     if u.is_empty() {
         return false;
@@ -885,9 +975,11 @@ fn coverage(ctx: &Ctx<'_>, ans: &Value) -> (f64, Vec<Value>) {
         .flat_map(|c| c["uids"].as_array().cloned().unwrap_or_default())
         .filter_map(|u| u.as_str().map(String::from))
         .collect();
+    let claimed_f: Vec<f64> = claimed.iter().map(|c| num_f(*c)).collect();
+    let percents = prose_percents(text);
     let mut unc: Vec<Value> = numbers
         .iter()
-        .filter(|x| !claimed.iter().any(|c| num_f(*c) == **x))
+        .filter(|x| !number_covered(**x, &claimed_f, &percents))
         .map(|x| tgms_operators::json::float(*x))
         .collect();
     unc.extend(
@@ -1025,6 +1117,11 @@ pub fn mechanical_answer(kind: &str, from: &str, trace: &Value) -> Value {
         m
     };
     let text = match (kind, &ans) {
+        // An estimate of approximate evidence is phrased as one, with its interval; every
+        // number of the sentence is backed by a claim (`docs/approximate.md`).
+        ("count" | "value", Value::Number(_)) if trace.get("answer_interval").is_some() => {
+            approximate_claims(kind, from, &step, &trace["answer_interval"], &mut claims)
+        }
         // A count whose answer is not a number falls through to the text case (a claim
         // value must be a scalar, §7.1).
         ("count" | "value", Value::Number(_)) => {
@@ -1084,6 +1181,53 @@ pub fn mechanical_answer(kind: &str, from: &str, trace: &Value) -> Value {
             "complete": trace["answer_complete"] == Value::Bool(true)});
     }
     out
+}
+
+/// A number as a JSON integer when it is one (interval ends of counts), else a float.
+fn int_or_float(x: f64) -> Value {
+    if x.fract() == 0.0 && x.abs() < 9.0e15 {
+        json!(x as i64)
+    } else {
+        tgms_operators::json::float(x)
+    }
+}
+
+/// The mechanical claims and sentence of an approximate answer `iv` (the trace's
+/// `answer_interval`): `c1` the estimate rounded to an integer when the interval ends are
+/// integers (clamped into the interval), `c2`/`c3` the interval's ends, `c4` its confidence;
+/// "The answer is about N (95% interval a–b)."
+fn approximate_claims(
+    kind: &str,
+    from: &str,
+    step: &str,
+    iv: &Value,
+    claims: &mut Vec<Value>,
+) -> String {
+    let g = |k: &str| iv[k].as_f64().unwrap_or(0.0);
+    let (est, lo, hi, conf) = (g("estimate"), g("ci_low"), g("ci_high"), g("confidence"));
+    let integral = lo.fract() == 0.0 && hi.fract() == 0.0;
+    let shown = if integral {
+        int_or_float(est.round().clamp(lo, hi))
+    } else {
+        tgms_operators::json::float(est)
+    };
+    let path = iv["path"].as_str().unwrap_or_default();
+    let (lo_v, hi_v) = (int_or_float(lo), int_or_float(hi));
+    claims
+        .push(json!({"id": "c1", "type": kind, "value": shown, "from": from, "evidence": [step]}));
+    claims.push(json!({"id": "c2", "type": "value", "value": lo_v, "from": format!("{path}.ci_low"), "evidence": [step]}));
+    claims.push(json!({"id": "c3", "type": "value", "value": hi_v, "from": format!("{path}.ci_high"), "evidence": [step]}));
+    claims.push(
+        json!({"id": "c4", "type": "value", "value": tgms_operators::json::float(conf),
+        "from": format!("{step}.error_bound.confidence"), "evidence": [step]}),
+    );
+    format!(
+        "The answer is about {} ({}% interval {}–{}).",
+        canon::to_string(&shown),
+        approx::percent(conf),
+        canon::to_string(&lo_v),
+        canon::to_string(&hi_v)
+    )
 }
 
 /// One task run for the campaign metrics (§10.2).

@@ -220,10 +220,15 @@ pub fn descriptor(
         .values()
         .all(|l| l["total"].as_i64() == Some(l["returned"].as_i64().unwrap_or(-1)));
     let complete = !truncated && !upstream && !approximate && !ref_trunc && lists_full;
-    json!({"op": op, "result_digest": env["result_digest"], "resolved_args_digest": resolved_args_digest,
+    let mut d = json!({"op": op, "result_digest": env["result_digest"], "resolved_args_digest": resolved_args_digest,
         "as_of_tt": env["args_echo"].get("as_of_tt").cloned().unwrap_or(Value::Null),
         "truncated": truncated, "upstream_truncated": upstream, "approximate": approximate,
-        "lists": lists, "complete": complete})
+        "lists": lists, "complete": complete});
+    // Only approximate steps carry it, so exact steps' descriptors are unchanged.
+    if let Some(a) = crate::approx::approximation(env) {
+        d["approximation"] = a;
+    }
+    d
 }
 
 /// complete(s, p) of §3.3 from a descriptor (with `ref_truncations` presence) and a path.
@@ -608,6 +613,11 @@ pub fn execute(
         "steps": records, "answer": answer, "answer_error": answer_error,
         "answer_complete": answer_complete, "ok": ok,
     });
+    // The interval of an approximate answer, for reporters (absent for exact answers, so
+    // their traces are unchanged).
+    if let Some(iv) = answer_interval(plan, &done) {
+        trace["answer_interval"] = iv;
+    }
     trace["wall_ms"] = wall_ms(start);
     trace["trace_id"] = json!(trace_id(&trace));
     let _ = results.put_trace(&trace);
@@ -680,6 +690,15 @@ fn resolve_answer(plan: &Plan, done: &BTreeMap<String, Done>) -> (Value, Option<
         }
         Err(e) => (Value::Null, Some(e.message), false),
     }
+}
+
+/// `{"estimate", "ci_low", "ci_high", "confidence", "path"}` when the answer names an
+/// estimate of an approximate step (`docs/approximate.md`).
+fn answer_interval(plan: &Plan, done: &BTreeMap<String, Done>) -> Option<Value> {
+    let src = plan.answer_source()?;
+    let d = done.get(&src.id)?;
+    let rp = RefPath::parse(&plan.answer_from).ok()?;
+    crate::approx::interval_of(&d.envelope, &rp).map(|iv| iv.to_json(&src.id))
 }
 
 /// The step record of `step_id` in a trace.

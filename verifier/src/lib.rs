@@ -8,6 +8,7 @@
 //! - [`exec`]: the executor, truncation taint, reducer refusal, result / args / trace stores.
 //! - [`claims`]: answer objects, the claim verifier, gating, metrics, the mechanical
 //!   reporter, campaign metrics.
+//! - [`approx`]: approximate evidence: estimates, their intervals, the descriptor member.
 //! - [`prose`]: prose gating: the final text asserts only what kept claims back.
 //! - [`mutations`]: the verifier mutation experiment.
 //!
@@ -50,8 +51,10 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod approx;
 pub mod claims;
 pub mod exec;
+pub mod mutation_approx;
 pub mod mutations;
 pub mod plan;
 pub mod prose;

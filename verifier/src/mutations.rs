@@ -14,7 +14,7 @@ use tgms_engine::{canon, Snapshot};
 use tgms_operators::registry::{lookup, registry};
 
 /// The classes in table order.
-pub const CLASSES: [&str; 12] = [
+pub const CLASSES: [&str; 13] = [
     "count_pm1",
     "fabricated_entity",
     "interval_shift",
@@ -27,6 +27,7 @@ pub const CLASSES: [&str; 12] = [
     "truncated_count",
     "wrong_belief_state",
     "invented_field",
+    "approximate_as_exact",
 ];
 
 /// Field names a planner might invent; a name some operator really outputs is never used.
@@ -465,7 +466,7 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         let applicable_classes: Vec<bool> = CLASSES
             .iter()
             .map(|c| match *c {
-                "truncated_count" | "wrong_belief_state" => {
+                "truncated_count" | "wrong_belief_state" | "approximate_as_exact" => {
                     run_class(
                         c,
                         &pool,
@@ -628,6 +629,14 @@ fn run_class(
     match class {
         "truncated_count" => return truncated_count(pool, snap, rs, max, cfg),
         "wrong_belief_state" => return wrong_belief(pool, snap, rs, max, cfg),
+        "approximate_as_exact" => {
+            return crate::mutation_approx::approximate_as_exact(
+                snap,
+                rs,
+                max,
+                cfg.honor_truncation,
+            )
+        }
         _ => {}
     }
     let cands = applicable(class, pool);

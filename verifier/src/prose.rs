@@ -11,7 +11,9 @@
 //! token mixing letters and digits (`u999`, `acct17`) counts as an identifier assertion even
 //! when it is not a uid of the trace, so an invented identifier cannot survive either.
 
-use crate::claims::{prose_numbers, token_occurs, uid_strings, SUPPORTED, WEAK};
+use crate::claims::{
+    number_covered, prose_numbers, prose_percents, token_occurs, uid_strings, SUPPORTED, WEAK,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use tgms_engine::canon;
@@ -126,8 +128,9 @@ fn uncovered(sentence: &str, cover: &Cover, lexicon: &BTreeSet<String>) -> Vec<S
     for s in &cover.strings {
         masked = mask(&masked, s);
     }
+    let percents = prose_percents(&masked);
     for x in prose_numbers(&masked) {
-        if !cover.numbers.contains(&x) {
+        if !number_covered(x, &cover.numbers, &percents) {
             bad.push(format!("number {}", number_text(x)));
         }
     }
@@ -220,8 +223,11 @@ pub fn claim_sentence(c: &Value) -> String {
 /// Does `text` mention claim `c` (its value, every uid, or every endpoint)?
 fn mentions(text: &str, c: &Value) -> bool {
     let nums = prose_numbers(text);
+    let percents = prose_percents(text);
     let has = |v: &Value| match v {
-        Value::Number(n) => n.as_f64().is_some_and(|x| nums.contains(&x)),
+        Value::Number(n) => n.as_f64().is_some_and(|x| {
+            nums.contains(&x) || percents.iter().any(|p| (x * 100.0 - p).abs() <= 1e-9)
+        }),
         Value::String(s) => token_occurs(text, s),
         Value::Bool(_) | Value::Null => false,
         _ => false,

@@ -567,6 +567,12 @@ fn check_step(
                     }
                 }
             }
+            tgms_operators::ops::count_temporal_motifs_sample::add_cost_repair(
+                spec.name,
+                &args,
+                stats,
+                &mut details,
+            );
             out.push(
                 Violation::new(
                     "E_COST",

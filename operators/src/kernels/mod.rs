@@ -17,11 +17,14 @@
 //! | `temporal_reachability` (§12) | [`reach::ReachIndex::new`], [`reach::reachability`], [`reach::reachability_many`], [`reach::ReachResult::both_rows`] |
 //! | `temporal_paths` (§13) | [`paths::temporal_paths`], [`paths::temporal_paths_from`] (per-node source) |
 //! | `count_temporal_motifs` (§14, §14.5) | [`motifs::select_events`], [`motifs::count_all`], [`motifs::count_motif`], [`motifs::Motif::parse`] |
+//! | `count_temporal_motifs`, `mode: "sample"` | [`motif_sample::estimate`] |
 //! | `find_temporal_motif_instances` (§15) | [`motif_instances::find_instances`] |
 //! | `count_temporal_motifs` `M_2event_reciprocal` (ours) | [`reciprocal::count_reciprocal`] |
 
 pub mod motif_instances;
+pub mod motif_sample;
 pub mod motifs;
+pub mod normal_quantile;
 pub mod paths;
 pub mod reach;
 pub mod reciprocal;

@@ -2,7 +2,8 @@
 //! counts over the window's events — the five named motifs of §14.2, any catalogue motif
 //! `M_i_j`, or the whole 6×6 catalogue (`motif: "all"`, the 36 values in `counts`) — in
 //! either tie mode, by the linear-time counters of [`crate::kernels::motifs`] (no triple is
-//! enumerated). Sample mode is not built: it is refused per §14.3 step 1 (D-O10).
+//! enumerated). Sample mode (`mode: "sample"`, approximate counts with an interval) is
+//! [`super::count_temporal_motifs_sample`].
 //!
 //! Also holds what `find_temporal_motif_instances` (§15) shares: argument declarations, the
 //! event selection of §14.1, the kernel order of §14.3 and the §14 cost formula.
@@ -43,7 +44,7 @@ use rayon::prelude::*;
 use serde_json::{json, Map, Value};
 use tgms_engine::{EdgeVersion, Stats};
 
-const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. `M_2event_reciprocal` counts the two-event δ-motif: pairs of events u→v then v→u within `delta` (not part of `\"all\"`). Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
+const MANUAL: &str = "Counts δ-temporal motifs: time-ordered triples of edge events spanning at most `delta` µs, matching one of five shapes (cyclic triangle u→v→w→u, feed-forward triangle, ping-pong u→v→u→v, out-star, 3-path) with distinct nodes. Expensive on large windows: on big graphs pass a `node_filter` (≤ 10,000 uids, e.g. `{\"$ref\": \"s2.rows[*].uid\"}`) — the guardrail will refuse otherwise. Also counts the 36 two- and three-node motifs `M_1_1` … `M_6_6` of Paranjape, Benson and Leskovec in near-linear time (`motif: \"all\"` returns all 36 in `counts`); `tie_mode: \"strict\"` admits only triples with strictly increasing times. `M_2event_reciprocal` counts the two-event δ-motif: pairs of events u→v then v→u within `delta` (not part of `\"all\"`). `mode: \"sample\"` estimates instead of counting (for windows too large to count): random time blocks δ long, drawn without replacement by `seed`, are counted exactly and scaled up — an unbiased estimate with a normal (asymptotic) confidence interval per motif (`interval`, `intervals`); `epsilon` (e.g. 0.05) grows the sample until the count's relative half-width is met, `confidence` sets the level (default 0.95). The answer is marked approximate: claims on it are at most weakly supported and never exact (docs/approximate.md). Example: `{\"motif\": \"M_triangle_cyclic\", \"delta\": 86400000000, \"window\": {...}, \"node_filter\": {\"$ref\": \"s2.rows[*].uid\"}}` → `count`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
 /// The five named motifs in the order of §14.
 pub const NAMED: [&str; 5] = [
@@ -120,18 +121,34 @@ pub fn spec() -> OpSpec {
     OpSpec {
         name: "count_temporal_motifs",
         manual: MANUAL,
-        args: motif_args(true),
-        validators: vec![validate_window, validate_prop_filter],
+        args: motif_args(true)
+            .into_iter()
+            .chain(super::count_temporal_motifs_sample::sample_args())
+            .collect(),
+        validators: vec![
+            validate_window,
+            validate_prop_filter,
+            super::count_temporal_motifs_sample::validate_sample,
+        ],
         cost: Some(cost),
         coeff: 0.0,
         outputs: Outputs::default()
-            .field("count", "int")
+            .field("count", "number")
             .field("counts", &counts_contract())
             .field("n_events_in_window", "int")
             .field("truncated", "bool")
             .field("approximate", "bool")
             .field("sample_rate", "float")
-            .field("error_bound", "obj{relative: float, confidence: float}")
+            .field(
+                "error_bound",
+                "obj{relative: float|null, confidence: float, epsilon: float|null, target_met: bool|null}",
+            )
+            .field("interval", INTERVAL)
+            .field("intervals", &per_motif_contract(INTERVAL))
+            .field(
+                "sampling",
+                "obj{method: str, seed: int, block_us: int, blocks_total: int, blocks_sampled: int, z: float}",
+            )
             .field("prop_coercion", "obj{*}")
             .conditional(&[
                 "counts",
@@ -139,16 +156,27 @@ pub fn spec() -> OpSpec {
                 "sample_rate",
                 "error_bound",
                 "prop_coercion",
+                "interval",
+                "intervals",
+                "sampling",
             ])
             .build(),
         kernel,
     }
 }
 
+/// One approximate estimate with its interval (sample mode).
+const INTERVAL: &str = "obj{estimate: float, ci_low: int, ci_high: int}";
+
+/// Exact counts are integers; sample mode's estimates are floats.
 fn counts_contract() -> String {
+    per_motif_contract("number")
+}
+
+fn per_motif_contract(ty: &str) -> String {
     let fields: Vec<String> = catalogue_names()
         .into_iter()
-        .map(|n| format!("{n}: int"))
+        .map(|n| format!("{n}: {ty}"))
         .collect();
     format!("obj{{{}}}", fields.join(", "))
 }
@@ -230,7 +258,10 @@ fn catalogue_cost_unfiltered(args: &Args, stats: &Stats) -> Estimate {
     }
 }
 
-fn cost(args: &Args, stats: &Stats) -> Estimate {
+pub(crate) fn cost(args: &Args, stats: &Stats) -> Estimate {
+    if args.str("mode").ok() == Some("sample") {
+        return super::count_temporal_motifs_sample::sample_cost(args, stats);
+    }
     match args.str("motif").ok().and_then(Motif::parse) {
         Some(Motif::Named(_)) => named_cost(args, stats),
         _ => catalogue_cost(args, stats),
@@ -296,11 +327,6 @@ type Selection = (Option<Vec<String>>, (i64, i64));
 
 /// The checked node filter (every uid known) and window of a motif call.
 fn selection(snap: tgms_engine::Snapshot<'_>, args: &Args) -> Result<Selection, OpError> {
-    if args.str("mode")? == "sample" {
-        return Err(OpError::invalid(
-            "mode='sample' is not available in this build; use node_filter",
-        ));
-    }
     let filter = args.str_list("node_filter")?;
     if let Some(f) = &filter {
         let mut unknown: Vec<&String> = f.iter().filter(|u| !snap.has_uid(u)).collect();
@@ -321,6 +347,12 @@ pub fn events<'s>(
     args: &Args,
     cap_applies: bool,
 ) -> Result<Events<'s>, OpError> {
+    // §14.3 step 1: only the count estimates; an instance list cannot be sampled.
+    if args.str("mode")? == "sample" {
+        return Err(OpError::invalid(
+            "mode='sample' is only available for count_temporal_motifs",
+        ));
+    }
     let pred = EdgePred::parse(args)?;
     let (versions, coerced) = apply_opt(pred.as_ref(), scan(snap, args, cap_applies)?)?;
     let graph = Graph::from_versions(versions);
@@ -337,7 +369,7 @@ pub fn events<'s>(
 /// or edge predicate straight from [`tgms_engine::Snapshot::start_events`] (16 bytes per
 /// event, no version views), with one from the filtered scan. Also the events the
 /// predicate dropped as coerced.
-fn count_events(
+pub(crate) fn count_events(
     snap: tgms_engine::Snapshot<'_>,
     args: &Args,
     cap_applies: bool,
@@ -420,6 +452,9 @@ pub fn tie_mode(args: &Args) -> Result<TieMode, OpError> {
 }
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
+    if args.str("mode")? == "sample" {
+        return super::count_temporal_motifs_sample::kernel(ctx, args, out);
+    }
     let motif_name = args.str("motif")?;
     let motif = Motif::parse(motif_name);
     // The step-3 cap applies to the five named motifs only (§14.5).

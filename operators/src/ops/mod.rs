@@ -11,6 +11,7 @@ pub mod burst_detection;
 pub mod co_active;
 pub mod compute;
 pub mod count_temporal_motifs;
+pub mod count_temporal_motifs_sample;
 pub mod diff_snapshots;
 pub mod edge_pred;
 pub mod entity_history;

@@ -297,7 +297,7 @@ pub fn o_events<'r>(rows: &'r [Row], args: &Value, cap: bool) -> Result<Vec<&'r 
     if args["mode"] == "sample" {
         return Err(err(
             "E_INVALID_ARG",
-            "mode='sample' is not available in this build; use node_filter".into(),
+            "mode='sample' is only available for count_temporal_motifs".into(),
             json!({}),
         ));
     }
