@@ -385,7 +385,7 @@ fn approximate_stated_as_exact_is_always_detected() {
     let (_d, s) = store();
     let rs = ResultStore::memory();
     let (cases, detected) =
-        tgms_verifier::mutation_approx::approximate_as_exact(s.snapshot(), &rs, 30);
+        tgms_verifier::mutation_approx::approximate_as_exact(s.snapshot(), &rs, 30, true);
     assert_eq!(cases, 30);
     assert_eq!(detected, cases);
 }
