@@ -113,6 +113,10 @@ fn fixture() -> Fixture {
         json!({"id": "motif.instances", "op": "find_temporal_motif_instances",
         "args": {"motif": "M_triangle_cyclic", "delta": 60, "window": w, "limit": 5}}),
     );
+    calls.push(json!({"id": "pattern.absent", "op": "match_pattern",
+        "args": {"edges": [{"src": "A", "dst": "B"}, {"src": "B", "dst": "C"}],
+            "absent": [{"src": "A", "dst": "C"}], "time_order": "ordered",
+            "window": w, "limit": 5}}));
     let calls_path = dir.path().join("calls.json");
     std::fs::write(&calls_path, serde_json::to_string(&calls).unwrap()).unwrap();
     Fixture {
