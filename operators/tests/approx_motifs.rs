@@ -288,6 +288,29 @@ fn a_full_sample_is_the_exact_census_per_motif() {
     }
 }
 
+/// Edge predicates hide events in sample mode as in exact mode: a full sample with
+/// `self_loops: "exclude"` is the exact census with the same predicate (about half the
+/// random store's events are self loops, so the predicate changes the count).
+#[test]
+fn a_full_sample_honours_the_edge_predicates() {
+    let (_d, s) = random_store(29, 4_000, 20, 20_000);
+    let pred = json!({"self_loops": "exclude", "sample_rate": 1.0});
+    for m in ["all", "M_2node_pingpong", "M_path_3"] {
+        let mut args =
+            json!({"motif": m, "delta": 40, "window": whole(&s), "self_loops": "exclude"});
+        let e = ok(call(&s, "count_temporal_motifs", args.clone()));
+        let v = sample(&s, m, 40, pred.clone());
+        assert_eq!(f(&v["count"]), f(&e["count"]), "{m}");
+        assert_eq!(v["n_events_in_window"], e["n_events_in_window"], "{m}");
+        args["self_loops"] = json!("include");
+        let all = ok(call(&s, "count_temporal_motifs", args));
+        assert!(
+            f(&all["n_events_in_window"]) > f(&v["n_events_in_window"]),
+            "{m}: the predicate hid no event"
+        );
+    }
+}
+
 #[test]
 fn the_result_depends_on_the_seed_alone() {
     let (_d, s) = random_store(14, 8_000, 30, 40_000);
