@@ -11,92 +11,10 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::{DataType, TimeUnit};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 
-const OPEN_END: i64 = 1 << 62;
-
-fn tgms(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "tgms {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout).unwrap()
-}
-
-fn p(x: &Path) -> &str {
-    x.to_str().unwrap()
-}
-
-/// A store with corrections (the incident scenario) and edges whose props have one type
-/// across the store (`w`: ints, `f`: ints and floats, `k`: strings) or several (`m`).
-fn store(dir: &Path) -> PathBuf {
-    let sp = dir.join("s");
-    tgms_bench::scenarios::build_store(&sp, &tgms_bench::scenarios::incident_log()).unwrap();
-    let batch = dir.join("b.json");
-    let t = 1_100_000_000_000_000i64; // 2004-11-09
-    std::fs::write(
-        &batch,
-        json!([
-            {"op": "assert_edge", "src": "x1", "dst": "x2", "rel_type": "T", "vt_s": t,
-             "vt_e": t + 10, "props": {"w": 1, "f": 2, "k": "a", "m": 5}},
-            {"op": "assert_edge", "src": "x2", "dst": "x3", "rel_type": "T",
-             "vt_s": t + 40 * 86_400_000_000, "props": {"w": 2, "f": 2.5, "m": "five"}},
-        ])
-        .to_string(),
-    )
-    .unwrap();
-    tgms(&["write", p(&sp), p(&batch)]);
-    sp
-}
-
-/// A minimal RFC 4180 reader: `None` for an empty unquoted field, `Some("")` for `""`.
-fn parse_csv(text: &str) -> Vec<Vec<Option<String>>> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut cur = String::new();
-    let (mut quoted, mut in_q, mut chars) = (false, false, text.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (in_q, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                cur.push('"');
-            }
-            (true, '"') => in_q = false,
-            (true, c) => cur.push(c),
-            (false, '"') => {
-                in_q = true;
-                quoted = true;
-            }
-            (false, ',' | '\n') => {
-                row.push((quoted || !cur.is_empty()).then(|| std::mem::take(&mut cur)));
-                quoted = false;
-                if c == '\n' {
-                    rows.push(std::mem::take(&mut row));
-                }
-            }
-            (false, c) => cur.push(c),
-        }
-    }
-    rows
-}
-
-/// The plain CSV export as maps column → cell (None = null).
-fn csv_rows(sp: &Path, dir: &Path) -> Vec<BTreeMap<String, Option<String>>> {
-    let out = dir.join("rows.csv");
-    tgms(&["export-rows", p(sp), p(&out)]);
-    let rows = parse_csv(&std::fs::read_to_string(&out).unwrap());
-    let header: Vec<String> = rows[0].iter().map(|c| c.clone().unwrap()).collect();
-    rows[1..]
-        .iter()
-        .map(|r| header.iter().cloned().zip(r.iter().cloned()).collect())
-        .collect()
-}
+mod export_support;
+use export_support::{csv_rows, p, store, tgms, OPEN_END};
 
 fn read_ipc(path: &Path) -> Vec<RecordBatch> {
     let f = std::fs::File::open(path).unwrap();
@@ -155,7 +73,7 @@ fn expected(row: &BTreeMap<String, Option<String>>, prop_cols: &[&str]) -> BTree
             (_, None) => Value::Null,
             // Mixed types: the JSON text.
             ("m", Some(v)) => json!(v.to_string()),
-            ("f", Some(v)) => json!(v.as_f64().unwrap()),
+            ("f" | "weight", Some(v)) => json!(v.as_f64().unwrap()),
             (_, Some(v)) => v.clone(),
         };
         m.insert(c.to_string(), v);
