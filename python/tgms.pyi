@@ -147,6 +147,28 @@ class Store:
         self, answer: Union[Mapping[str, JSON], str], trace: Union[str, Mapping[str, JSON]]
     ) -> dict[str, JSON]:
         """The claim verifier's report on `answer` against a trace id or trace dict."""
+    def ask(
+        self,
+        question: str,
+        *,
+        model: Optional[str] = None,
+        base_url: Optional[str] = None,
+        guided: Optional[str] = None,
+        extra_body: Optional[Union[Mapping[str, JSON], str]] = None,
+        timeout_s: Optional[int] = None,
+        retries: Optional[int] = None,
+        cache_dir: Optional[StrPath] = None,
+        reporter: str = "model",
+        as_of_tt: Optional[Union[int, str]] = None,
+        max_repairs: int = 3,
+        uids: Optional[list[str]] = None,
+        grounding: bool = True,
+        memory: bool = True,
+    ) -> dict[str, JSON]:
+        """As `tgms ask --json`: a plain-language question answered through a verified plan
+        by an OpenAI-compatible model (`model=`/`base_url=` or TGMS_LLM_* variables).
+        Returns `answer` (the gated answer object), `verification` (the verdict per claim),
+        `ok`, `ask_id`, `record`, `record_path`."""
     def stats(self) -> dict[str, JSON]:
         """As `tgms stats --json`."""
     def history(self, uid: str, edges: bool = False) -> dict[str, JSON]:

@@ -1,6 +1,6 @@
 //! `tgms.Store`: a store directory opened for writing (one writer per store) or reading
 //! (any number, beside a live writer in another process), with the operations of the CLI —
-//! write, ingest, call, run_plan, verify, stats, history — each a thin call into the `tgms`
+//! write, ingest, call, run_plan, verify, ask, stats, history — each a thin call into the `tgms`
 //! library, with the GIL released while Rust works.
 
 use crate::errors;
@@ -315,6 +315,111 @@ impl PyStore {
             trace: run.trace,
             steps,
         })
+    }
+
+    /// Asks `question` in plain language through an OpenAI-compatible model server, as
+    /// `tgms ask` does (docs/ask.md): the model writes a plan, the static verifier admits it
+    /// or returns a repair, the executor runs it, and every claim of the answer is checked
+    /// against the trace; what is not supported is withheld. The model comes from `model=` /
+    /// `base_url=` or the `TGMS_LLM_*` environment variables (the CLI's). Returns a dict:
+    /// `answer` (the gated answer object: the `text` and `claims` a user may be shown),
+    /// `verification` (the claim verifier's verdict on each of them), `ok`, `ask_id`,
+    /// `record` (the whole ask record: plan emissions, repairs, trace) and `record_path`
+    /// (where a writable store kept it; `None` for a read-only handle). The GIL is released
+    /// while the model and the plan run.
+    ///
+    /// >>> out = st.ask("How many accounts did n1 reach in May 2004?",
+    /// ...              model="qwen2.5-7b", base_url="http://127.0.0.1:8000/v1")
+    /// >>> out["answer"]["text"], [c["verdict"] for c in out["verification"]["claims"]]
+    #[pyo3(signature = (question, *, model=None, base_url=None, guided=None, extra_body=None,
+        timeout_s=None, retries=None, cache_dir=None, reporter="model", as_of_tt=None,
+        max_repairs=3, uids=None, grounding=true, memory=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn ask<'py>(
+        &self,
+        py: Python<'py>,
+        question: &str,
+        model: Option<String>,
+        base_url: Option<String>,
+        guided: Option<String>,
+        extra_body: Option<&Bound<'py, PyAny>>,
+        timeout_s: Option<u64>,
+        retries: Option<u32>,
+        cache_dir: Option<PathBuf>,
+        reporter: &str,
+        as_of_tt: Option<&Bound<'py, PyAny>>,
+        max_repairs: usize,
+        uids: Option<Vec<String>>,
+        grounding: bool,
+        memory: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        use tgms::ask::{AskConfig, InputUids, LlmFlags, ReporterMode};
+        let extra_body = match extra_body {
+            None => None,
+            Some(x) => match x.extract::<String>() {
+                Ok(s) => Some(s),
+                Err(_) => Some(crate::json::from_py(x, true)?.to_string()),
+            },
+        };
+        let flags = LlmFlags {
+            model,
+            base_url,
+            guided,
+            extra_body,
+            timeout_s,
+            retries,
+            cache_dir,
+        };
+        let mut cfg = AskConfig::resolve(&flags, |k| std::env::var(k).ok())
+            .map_err(|e| errors::from_payload(py, &e.payload()))?;
+        cfg.max_repairs = max_repairs;
+        cfg.use_memory = memory;
+        cfg.save_record = !self.read_only;
+        cfg.reporter = match reporter {
+            "model" => ReporterMode::Model,
+            "mechanical" => ReporterMode::Mechanical,
+            other => {
+                return Err(errors::from_payload(
+                    py,
+                    &json!({"error": "E_INVALID_ARG",
+                        "message": format!("reporter '{other}' is not one of model, mechanical"),
+                        "details": {"fix": "pass reporter=\"model\" (the default) or reporter=\"mechanical\""}}),
+                ))
+            }
+        };
+        cfg.as_of_tt = match as_of_tt {
+            None => None,
+            Some(x) => Some(match x.extract::<i64>() {
+                Ok(us) => us,
+                Err(_) => {
+                    let s: String = x.extract().map_err(|_| {
+                        errors::plain(
+                            py,
+                            "E_INVALID_ARG",
+                            "as_of_tt must be µs (int) or an ISO-8601 string",
+                        )
+                    })?;
+                    tgms::cli_time::instant_arg(&s)
+                        .map_err(|m| errors::plain(py, "E_INVALID_ARG", format!("as_of_tt: {m}")))?
+                }
+            }),
+        };
+        cfg.input_uids = match (grounding, uids) {
+            (false, _) => InputUids::NoGrounding,
+            (true, Some(u)) => InputUids::Given(u.into_iter().collect()),
+            (true, None) => InputUids::FromQuestion,
+        };
+        let q = question.to_string();
+        let out = self.read(py, |st| {
+            tgms::ask::ask(st, &q, &cfg).map(|o| {
+                json!({"ask_id": o.ask_id, "ok": o.ok, "answer": o.answer(),
+                    "verification": o.record["final_verification"],
+                    "record": o.record,
+                    "record_path": o.record_path.map(|p| p.display().to_string())})
+            })
+        })?;
+        let v = out.map_err(|e| errors::from_payload(py, &e.payload()))?;
+        crate::json::to_py(py, &v)
     }
 
     /// The claim verifier's report on `answer` (an answer object: dict or JSON text) against
