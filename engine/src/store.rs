@@ -385,7 +385,6 @@ fn fsync_dir(dir: &Path) -> Result<()> {
 
 /// Takes the exclusive writer lock, or fails naming the holder.
 fn lock(dir: &Path) -> Result<File> {
-    use fs2::FileExt;
     let path = dir.join(LOCK_FILE);
     let mut f = OpenOptions::new()
         .read(true)
@@ -394,7 +393,8 @@ fn lock(dir: &Path) -> Result<File> {
         .truncate(false)
         .open(&path)
         .map_err(|e| Error::io(&path, e))?;
-    if f.try_lock_exclusive().is_err() {
+    // std's advisory lock (flock on Unix, LockFileEx on Windows), released when `f` closes.
+    if f.try_lock().is_err() {
         let mut holder = String::new();
         let _ = f.read_to_string(&mut holder);
         let pid: Option<u64> = holder.trim().parse().ok();
