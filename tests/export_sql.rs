@@ -82,32 +82,9 @@ fn text(v: &Option<String>) -> Value {
     v.as_ref().map_or(Value::Null, |s| json!(s))
 }
 
-/// An ISO-8601 UTC literal with its offset, as the doc says to write a parameter.
+/// A `TIMESTAMPTZ` literal with its offset (`Z`), as the doc says to write a parameter.
 fn tz_literal(t_us: i64) -> String {
-    let secs = t_us.div_euclid(1_000_000);
-    let days = secs.div_euclid(86_400);
-    let (y, m, d) = civil_from_days(days);
-    let s = secs.rem_euclid(86_400);
-    format!(
-        "TIMESTAMPTZ '{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{:06}+00'",
-        s / 3600,
-        s % 3600 / 60,
-        s % 60,
-        t_us.rem_euclid(1_000_000)
-    )
-}
-
-/// Howard Hinnant's days → (year, month, day), proleptic Gregorian.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (yoe + era * 400 + i64::from(m <= 2), m, d)
+    format!("TIMESTAMPTZ '{}'", tgms::time::iso_utc(t_us))
 }
 
 fn median(mut v: Vec<i64>) -> i64 {
