@@ -152,6 +152,10 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
         ],
     ),
     ("export-rows", &["tgms export-rows /tmp/store /tmp/rows.parquet"]),
+    (
+        "import-rows",
+        &["tgms export-rows /tmp/store /tmp/all.parquet && tgms init /tmp/copy && tgms import-rows /tmp/copy /tmp/all.parquet"],
+    ),
     ("demo", &["tgms demo --dir /tmp/demo --html /tmp/demo-trace.html"]),
     (
         "serve",

@@ -146,6 +146,7 @@ pub mod eval;
 pub mod export_rows;
 pub mod export_typed;
 pub mod grounding;
+pub mod import_rows;
 pub mod ingest;
 pub mod ingest_cli;
 pub mod load;

@@ -25,6 +25,16 @@ pub fn tgms(args: &[&str]) -> String {
     String::from_utf8(o.stdout).unwrap()
 }
 
+/// Runs the `tgms` binary expecting failure; returns its stdout (the error payload).
+pub fn tgms_err(args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_tgms"))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(!o.status.success(), "tgms {args:?} should fail");
+    String::from_utf8(o.stdout).unwrap()
+}
+
 /// A path as `&str`.
 pub fn p(x: &Path) -> &str {
     x.to_str().unwrap()
