@@ -1695,7 +1695,14 @@ fn engine_matches_the_naive_model() {
     use proptest::test_runner::{Config, TestRunner};
     let mut runner = TestRunner::new(Config {
         cases: cases(),
-        failure_persistence: None,
+        // A failing case is saved (and replayed first on every later run) beside this file;
+        // commit the file with the fix, as proptest's own macros do.
+        failure_persistence: Some(Box::new(
+            proptest::test_runner::FileFailurePersistence::Direct(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/model.proptest-regressions"
+            )),
+        )),
         ..Config::default()
     });
     let cov = std::sync::Mutex::new(Coverage::default());
