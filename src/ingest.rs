@@ -47,7 +47,7 @@ pub enum Input {
 
 impl Input {
     /// A reader of the input from its start.
-    fn reader(&self) -> Result<Box<dyn std::io::BufRead + '_>> {
+    fn reader(&self) -> Result<Box<dyn std::io::BufRead + Send + '_>> {
         Ok(match self {
             Input::Text(t) => Box::new(t.as_bytes()),
             Input::File(p) => {

@@ -1,6 +1,7 @@
 //! The `tgms ingest` flags of strict ingest and named-column input (`docs/ingest.md`):
 //! `--on-error`, `--dry-run`, `--again`, `--uid-prefix` and the column mapping of
-//! `--format csv|parquet`, and their conversion into a [`crate::load::Mapping`].
+//! `--format csv|parquet`, and their conversion into a [`crate::load::Mapping`]; and the
+//! load's progress report on stderr ([`Progress`]).
 
 use crate::ingest::OnError;
 use crate::load::Mapping;
@@ -37,6 +38,11 @@ pub struct IngestFlags {
     /// Parse and validate the whole input and print the summary; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Report progress on stderr (events written, events/s) also when stderr is not a
+    /// terminal: a line a second and one at the end. On a terminal a progress bar is drawn
+    /// anyway.
+    #[arg(long)]
+    pub progress: bool,
     /// Load the input again although it is already whole in the store (one more copy).
     #[arg(long, conflicts_with = "no_batch_key")]
     pub again: bool,
@@ -146,5 +152,73 @@ impl IngestFlags {
             uid_prefix: self.uid_prefix.clone(),
             columns,
         })
+    }
+}
+
+/// The write pass's progress on stderr: a bar with events/s on a terminal, or with
+/// `--progress` when stderr is not one, a plain line a second and a last line with the
+/// whole load's rate. Silent otherwise (stdout carries only the summary).
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+    lines: bool,
+    total: u64,
+    start: std::time::Instant,
+    last_line: std::time::Instant,
+}
+
+impl Progress {
+    /// A report of a load of `total` events; `forced` is `--progress`.
+    pub fn new(total: u64, forced: bool) -> Progress {
+        use std::io::IsTerminal;
+        let terminal = std::io::stderr().is_terminal();
+        let bar = terminal.then(|| {
+            let pb = indicatif::ProgressBar::new(total);
+            pb.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "ingest [{elapsed_precise}] {bar:40} {pos}/{len} ({per_sec}, eta {eta})",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            pb
+        });
+        let now = std::time::Instant::now();
+        Progress {
+            bar,
+            lines: forced && !terminal,
+            total,
+            start: now,
+            last_line: now,
+        }
+    }
+
+    /// `done` events of the load are written.
+    pub fn set(&mut self, done: u64) {
+        if let Some(pb) = &self.bar {
+            pb.set_position(done);
+        }
+        if self.lines && self.last_line.elapsed().as_secs_f64() >= 1.0 {
+            self.last_line = std::time::Instant::now();
+            eprintln!("{}", self.line("ingest", done));
+        }
+    }
+
+    /// `ingest: K/N events, R events/s`.
+    fn line(&self, what: &str, done: u64) -> String {
+        let s = self.start.elapsed().as_secs_f64().max(1e-9);
+        format!(
+            "{what}: {done}/{} events in {s:.2} s, {:.0} events/s",
+            self.total,
+            done as f64 / s
+        )
+    }
+
+    /// Clears the bar; with `--progress`, prints the whole load's rate (also on a terminal).
+    pub fn finish(self, done: u64, forced: bool) {
+        if let Some(pb) = &self.bar {
+            pb.finish_and_clear();
+        }
+        if forced {
+            eprintln!("{}", self.line("ingested", done));
+        }
     }
 }

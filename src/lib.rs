@@ -151,6 +151,7 @@ pub mod ingest;
 pub mod ingest_cli;
 pub mod load;
 pub mod load_columns;
+pub mod load_par;
 pub mod mcp;
 pub mod soak;
 pub mod store_json;

@@ -4,7 +4,7 @@
 //! a line the format defines as ignorable (blank, a `#`/`%` comment in `snap`, a header on
 //! line 1 only), a row left out by `--only`, or a [`BadLine`] naming its line, its field,
 //! the shape expected there and what was found. [`read_lines`] walks a text file record by
-//! record without holding it; [`parse_events`] parses a whole text, failing at its first
+//! record without holding it (parsing blocks of lines in parallel, `load_par.rs`); [`parse_events`] parses a whole text, failing at its first
 //! bad line.
 
 use serde_json::{json, Map, Value};
@@ -204,7 +204,7 @@ pub fn parse_events(
 /// and nothing of the unit it falls in; an error of `f` ends it too.
 pub fn parse_chunks(
     path: &Path,
-    input: impl std::io::BufRead,
+    input: impl std::io::BufRead + Send,
     format: Format,
     rel_type: Option<&str>,
     (chunk, unit): (usize, usize),
@@ -267,10 +267,10 @@ pub fn check_mapping(format: Format, map: &Mapping) -> Result<()> {
 /// mapping that does not fit the file (a named column it lacks), or `f`'s.
 pub fn read_lines(
     path: &Path,
-    mut input: impl std::io::BufRead,
+    input: impl std::io::BufRead + Send,
     format: Format,
     map: &Mapping,
-    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+    f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
 ) -> Result<()> {
     check_mapping(format, map)?;
     if format == Format::Csv {
@@ -283,35 +283,33 @@ pub fn read_lines(
         )));
     }
     let rel = map.rel_type.as_deref().or(format.default_rel_type());
-    let mut buf = Vec::new();
-    for no in 1u64.. {
-        buf.clear();
-        let n = input
-            .read_until(b'\n', &mut buf)
-            .map_err(|e| Error::io(path, e))?;
-        if n == 0 {
-            break;
-        }
-        if buf.last() == Some(&b'\n') {
-            buf.pop();
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
-            }
-        }
-        let r = match std::str::from_utf8(&buf) {
-            Err(e) => Err(BadLine::new(
-                no,
-                "line",
-                "UTF-8 text",
-                format!("a byte that is not UTF-8 at column {}", e.valid_up_to() + 1),
-            )),
-            Ok(line) => parse_line(format, no, line, rel, &map.uid_prefix),
-        };
-        if !f(r)? {
-            break;
-        }
+    // Lines are parsed in parallel and handed to `f` in file order (`load_par.rs`).
+    crate::load_par::read_lines_par(
+        path,
+        input,
+        |no, bytes| line_record(format, no, bytes, rel, &map.uid_prefix),
+        f,
+    )
+}
+
+/// One line's record, from its bytes (without the line end): a line that is not UTF-8 is
+/// malformed.
+fn line_record(
+    format: Format,
+    no: u64,
+    bytes: &[u8],
+    rel: Option<&str>,
+    prefix: &str,
+) -> LineResult {
+    match std::str::from_utf8(bytes) {
+        Err(e) => Err(BadLine::new(
+            no,
+            "line",
+            "UTF-8 text",
+            format!("a byte that is not UTF-8 at column {}", e.valid_up_to() + 1),
+        )),
+        Ok(line) => parse_line(format, no, line, rel, prefix),
     }
-    Ok(())
 }
 
 /// A line's outcome.

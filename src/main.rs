@@ -1132,9 +1132,14 @@ fn cmd_ingest(
         // The compaction at the end replaces the automatic ones of the load's flushes.
         st.set_compact_segments(0);
     }
-    let pb = bar(n, "ingest");
-    let written = ing::write(&mut st, &req, tally, &mut |k| pb.set_position(k));
-    pb.finish_and_clear();
+    let mut pb = tgms::ingest_cli::Progress::new(n, flags.progress);
+    let written = ing::write(&mut st, &req, tally, &mut |k| pb.set(k));
+    pb.finish(
+        written
+            .as_ref()
+            .map_or(0, |s| s.committed + s.already_committed),
+        flags.progress,
+    );
     let summary = match written {
         Ok(s) => s,
         Err(f) => {

@@ -509,6 +509,7 @@ impl PyStore {
                 }
             },
             dry_run: false,
+            progress: false,
             again,
             uid_prefix: uid_prefix.to_string(),
             src,
