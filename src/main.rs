@@ -718,6 +718,13 @@ enum EvalCmd {
         /// The Python with the duckdb package (sql-bitemporal; see bench/eval/duckdb-venv.sh).
         #[arg(long, default_value = "python3")]
         python: String,
+        /// vector-rag retrieval: bm25, or minilm (BM25 candidates re-ranked by the
+        /// all-MiniLM-L6-v2 embedding model in --python; see docs/eval.md).
+        #[arg(long, default_value = "bm25")]
+        retrieval: String,
+        /// Run only the first N tasks of the split (a small campaign).
+        #[arg(long)]
+        limit: Option<usize>,
         /// Write the run object (metrics and rows) here.
         #[arg(long)]
         json: Option<PathBuf>,
@@ -2020,7 +2027,15 @@ fn cmd_mutations(store: &Path, suite: Option<&Path>, pool: PoolArg, as_json: boo
     let plans = match suite {
         Some(f) => {
             let v = canon::parse(&read_text(f)?).context("SUITE is not valid JSON")?;
-            mutations::suite_plans(&v)
+            let mut p = mutations::suite_plans(&v);
+            // The extended pool adds the built-in plans over more entities (docs/eval.md).
+            if matches!(pool, PoolArg::Extended) {
+                p.extend(mutations::builtin_plans_over(
+                    st.snapshot(),
+                    mutations::EXTENDED_ENTITIES,
+                ));
+            }
+            p
         }
         None => mutations::builtin_plans(st.snapshot()),
     };
@@ -2136,8 +2151,11 @@ fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
             force,
             cache_dir,
             python,
+            retrieval,
+            limit,
             json: json_out,
         } => {
+            let retrieval = tgms::eval::baselines::Retrieval::parse(&retrieval)?;
             let sv = canon::parse(&read_text(&suite_path)?).context("SUITE is not valid JSON")?;
             let st = Store::open_read_only(&store)?;
             let flags = tgms::ask::LlmFlags {
@@ -2156,6 +2174,8 @@ fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
                 ask: cfg,
                 model: http.as_ref().map(|m| m as &dyn tgms::ask::ChatModel),
                 python,
+                retrieval,
+                limit,
             };
             let run = run_suite::run(&st, &sv, &args)?;
             print!("{}", run_suite::summary(&run));

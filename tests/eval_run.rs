@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 use tgms::ask::{AskConfig, HttpModel, LlmFlags};
+use tgms::eval::baselines::Retrieval;
 use tgms::eval::run_suite::{self, RunArgs};
-use tgms::eval::{report, suite};
+use tgms::eval::{embed, report, suite};
 use tgms_engine::{canon, Store, OPEN_END};
 
 struct Fx {
@@ -63,6 +64,16 @@ fn q(task: &Value) -> &str {
 }
 
 fn run_with(fx: &Fx, system: &str, srv: &Replay, python: &str) -> Value {
+    run_retrieving(fx, system, srv, python, Retrieval::Bm25)
+}
+
+fn run_retrieving(
+    fx: &Fx,
+    system: &str,
+    srv: &Replay,
+    python: &str,
+    retrieval: Retrieval,
+) -> Value {
     let flags = LlmFlags {
         model: Some("replay-model".into()),
         base_url: Some(srv.base_url.clone()),
@@ -80,10 +91,14 @@ fn run_with(fx: &Fx, system: &str, srv: &Replay, python: &str) -> Value {
             system: system.into(),
             split: "dev".into(),
             force: false,
-            cache_dir: fx.dir.with_extension(format!("runs-{system}")),
+            cache_dir: fx
+                .dir
+                .with_extension(format!("runs-{system}-{}", retrieval.name())),
             ask: cfg,
             model: Some(&model),
             python: python.into(),
+            retrieval,
+            limit: None,
         },
     )
     .unwrap()
@@ -249,6 +264,94 @@ fn vector_rag_retrieves_facts_and_scores_the_reply() {
     assert_eq!(run["rows"][0]["verifier"], false);
 }
 
+/// all-MiniLM-L6-v2 through `embed.py` reproduces the cosine similarities published with the
+/// model (the sentence-transformers usage example: 0.6660, 0.1046, 0.1411), so the numpy
+/// forward pass, the pooling and the normalisation are the model's.
+#[test]
+fn minilm_embeddings_match_the_published_similarities() {
+    let Some(py) = duckdb_python() else { return };
+    let s = [
+        "The weather is lovely today.",
+        "It's so sunny outside!",
+        "He drove to the stadium.",
+    ];
+    let e = embed::embed(py.to_str().unwrap(), &s).unwrap();
+    assert_eq!(e.len(), 3);
+    for v in &e {
+        assert_eq!(v.len(), embed::DIM);
+        assert!((embed::cosine(v, v) - 1.0).abs() < 1e-4);
+    }
+    for ((i, j), want) in [((0, 1), 0.6660), ((0, 2), 0.1046), ((1, 2), 0.1411)] {
+        let got = embed::cosine(&e[i], &e[j]);
+        assert!(
+            (got - want).abs() < 5e-4,
+            "cos({i}, {j}) = {got}, published {want}"
+        );
+    }
+    // A bad interpreter is an error naming the fix, not a panic.
+    let err = embed::embed("/nonexistent/python", &s).unwrap_err();
+    assert!(err.contains("bench/eval/duckdb-venv.sh"), "{err}");
+}
+
+/// `--retrieval minilm`: the facts in the prompt are BM25's candidates re-ranked by the
+/// embedding model (recorded as `bm25+minilm`), and the reply is scored as with BM25.
+#[test]
+fn vector_rag_with_minilm_reranks_the_bm25_candidates() {
+    let Some(py) = duckdb_python() else { return };
+    let fx = fixture();
+    let tasks = fx.suite["dev"].as_array().unwrap().clone();
+    let srv = Replay::start(vec![
+        (
+            format!("other|{}|q", q(&tasks[0])),
+            vec![Act::Reply(canon::to_string(
+                &json!({"answer": tasks[0]["gold"]}),
+            ))],
+        ),
+        (
+            format!("other|{}|q", q(&tasks[1])),
+            vec![Act::Reply("{\"answer\": 99999}".into())],
+        ),
+        (
+            format!("other|{}|q", q(&tasks[2])),
+            vec![Act::Reply("3".into())],
+        ),
+    ]);
+    let run = run_retrieving(
+        &fx,
+        "vector-rag",
+        &srv,
+        py.to_str().unwrap(),
+        Retrieval::MiniLm,
+    );
+    assert_eq!(run["retrieval"], "bm25+minilm");
+    assert_eq!(row(&run, &tasks[0])["em"], json!(1.0), "{run}");
+    assert_eq!(row(&run, &tasks[1])["em"], json!(0.0));
+    let bodies = srv.bodies();
+    let user = bodies[1]["messages"][1]["content"].as_str().unwrap();
+    assert!(user.contains("retrieved by bm25+minilm"), "{user}");
+    // The facts are among BM25's candidates for the question, in non-increasing similarity
+    // to it.
+    let st = Store::open_read_only(&fx.dir).unwrap();
+    let ix = tgms::eval::baselines::Bm25::new(tgms::eval::baselines::facts(&st).unwrap());
+    let cands = ix.search(q(&tasks[1]), embed::RERANK_CANDIDATES);
+    let facts: Vec<&str> = user
+        .split("):\n")
+        .nth(1)
+        .unwrap()
+        .split("\n\nQUESTION")
+        .next()
+        .unwrap()
+        .lines()
+        .collect();
+    assert_eq!(facts.len(), 20.min(cands.len()), "{user}");
+    assert!(facts.iter().all(|f| cands.contains(f)), "{user}");
+    let mut texts = vec![q(&tasks[1])];
+    texts.extend(&facts);
+    let e = embed::embed(py.to_str().unwrap(), &texts).unwrap();
+    let sims: Vec<f64> = e[1..].iter().map(|v| embed::cosine(&e[0], v)).collect();
+    assert!(sims.windows(2).all(|w| w[0] >= w[1] - 1e-4), "{sims:?}");
+}
+
 /// The venv's python with DuckDB, or `None` (with a message) when it cannot be installed.
 fn duckdb_python() -> Option<&'static Path> {
     static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
@@ -331,6 +434,8 @@ fn sql_bitemporal_runs_recorded_sql_with_duckdb_and_report_renders() {
             ask: Default::default(),
             model: None,
             python: "python3".into(),
+            retrieval: tgms::eval::baselines::Retrieval::Bm25,
+            limit: None,
         },
     )
     .unwrap();

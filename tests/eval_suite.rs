@@ -46,6 +46,8 @@ fn run(
             ask: Default::default(),
             model: None,
             python: "python3".into(),
+            retrieval: tgms::eval::baselines::Retrieval::Bm25,
+            limit: None,
         },
     )
 }
@@ -187,6 +189,8 @@ fn probes_differ_by_construction_and_latest_state_misses_before() {
             ask: Default::default(),
             model: None,
             python: "python3".into(),
+            retrieval: tgms::eval::baselines::Retrieval::Bm25,
+            limit: None,
         },
     )
     .unwrap();

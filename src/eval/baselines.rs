@@ -1,7 +1,8 @@
 //! The two model baselines of `tgms eval run-suite`: `sql-bitemporal` (the model writes
 //! DuckDB SQL over the Parquet export of every version row, both clocks as columns; DuckDB
 //! runs it in a Python with the `duckdb` package) and `vector-rag` (BM25 retrieval over the
-//! version rows serialized as text facts; the model answers from the retrieved facts).
+//! version rows serialized as text facts, optionally re-ranked by a MiniLM embedding model;
+//! the model answers from the retrieved facts).
 
 use super::run_suite::Outcome;
 use crate::ask::parse::{parse_reply, strip_fences};
@@ -13,8 +14,33 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tgms_engine::{canon, Store};
 
-/// What `vector-rag` retrieves with (no embedding model is installed: see docs/eval.md).
-pub const RETRIEVAL: &str = "bm25";
+/// How `vector-rag` retrieves its facts (`--retrieval`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Retrieval {
+    /// BM25 over the serialized version rows (no model; the default).
+    #[default]
+    Bm25,
+    /// BM25 candidates re-ranked by all-MiniLM-L6-v2 similarity ([`super::embed`]).
+    MiniLm,
+}
+
+impl Retrieval {
+    /// The name recorded in the run object and the prompt.
+    pub fn name(self) -> &'static str {
+        match self {
+            Retrieval::Bm25 => "bm25",
+            Retrieval::MiniLm => "bm25+minilm",
+        }
+    }
+    /// `bm25` or `minilm`.
+    pub fn parse(s: &str) -> anyhow::Result<Retrieval> {
+        match s {
+            "bm25" => Ok(Retrieval::Bm25),
+            "minilm" => Ok(Retrieval::MiniLm),
+            other => anyhow::bail!("unknown retrieval '{other}'; use bm25 or minilm"),
+        }
+    }
+}
 /// Facts handed to the model per question.
 pub const TOP_K: usize = 20;
 /// A DuckDB query is stopped after this long.
@@ -122,6 +148,7 @@ pub struct Baselines {
     parquet: PathBuf,
     python: String,
     index: Option<Bm25>,
+    retrieval: Retrieval,
 }
 
 fn chat(model: &dyn ChatModel, system: &str, user: &str) -> Result<String, String> {
@@ -204,10 +231,44 @@ graph. Reply with the SQL only (one SELECT statement, no prose). For a count or 
 column of one row; for a set of nodes select one row per uid; for a time bucket select columns t_a \
 and t_b.";
 
+/// Every version row of `store` serialized as one text fact (what `vector-rag` retrieves).
+pub fn facts(store: &Store) -> anyhow::Result<Vec<String>> {
+    let mut docs = Vec::new();
+    visit_rows::<()>(store, |r| {
+        let c = |i: usize| r.cells[i].unwrap_or("");
+        let [vs, ve, ts, te] = r.times;
+        docs.push(if c(0) == "node" {
+            format!(
+                "node {} label {} valid [{vs}, {ve}) believed [{ts}, {te}) props {}",
+                c(2),
+                c(3),
+                c(13)
+            )
+        } else {
+            format!(
+                "edge {} -> {} {} valid [{vs}, {ve}) believed [{ts}, {te}) props {}",
+                c(5),
+                c(6),
+                c(7),
+                c(13)
+            )
+        });
+        Ok(())
+    })
+    .map_err(|_| anyhow::anyhow!("reading the version rows"))?;
+    Ok(docs)
+}
+
 impl Baselines {
     /// Prepares `system`'s side: the Parquet export in `dir` (`sql-bitemporal`) or the BM25
     /// index of the version rows (`vector-rag`).
-    pub fn new(store: &Store, dir: &Path, python: &str, system: &str) -> anyhow::Result<Baselines> {
+    pub fn new(
+        store: &Store,
+        dir: &Path,
+        python: &str,
+        system: &str,
+        retrieval: Retrieval,
+    ) -> anyhow::Result<Baselines> {
         let parquet = dir.join("rows.parquet");
         let mut index = None;
         if system == "sql-bitemporal" {
@@ -215,35 +276,13 @@ impl Baselines {
             write_parquet(store, std::io::BufWriter::new(f))
                 .map_err(|e| anyhow::anyhow!("exporting the version rows to Parquet: {e}"))?;
         } else {
-            let mut docs = Vec::new();
-            visit_rows::<()>(store, |r| {
-                let c = |i: usize| r.cells[i].unwrap_or("");
-                let [vs, ve, ts, te] = r.times;
-                docs.push(if c(0) == "node" {
-                    format!(
-                        "node {} label {} valid [{vs}, {ve}) believed [{ts}, {te}) props {}",
-                        c(2),
-                        c(3),
-                        c(13)
-                    )
-                } else {
-                    format!(
-                        "edge {} -> {} {} valid [{vs}, {ve}) believed [{ts}, {te}) props {}",
-                        c(5),
-                        c(6),
-                        c(7),
-                        c(13)
-                    )
-                });
-                Ok(())
-            })
-            .map_err(|_| anyhow::anyhow!("reading the version rows"))?;
-            index = Some(Bm25::new(docs));
+            index = Some(Bm25::new(facts(store)?));
         }
         Ok(Baselines {
             parquet,
             python: python.to_string(),
             index,
+            retrieval,
         })
     }
 
@@ -325,14 +364,26 @@ impl Baselines {
     pub fn rag(&self, model: &dyn ChatModel, task: &Value) -> Outcome {
         let kind = task["answer_kind"].as_str().unwrap_or_default();
         let q = task["question_text"].as_str().unwrap_or_default();
-        let facts = self
-            .index
-            .as_ref()
-            .map(|ix| ix.search(q, TOP_K))
-            .unwrap_or_default();
+        let facts = match (self.index.as_ref(), self.retrieval) {
+            (None, _) => Vec::new(),
+            (Some(ix), Retrieval::Bm25) => ix.search(q, TOP_K),
+            (Some(ix), Retrieval::MiniLm) => {
+                let cands = ix.search(q, super::embed::RERANK_CANDIDATES);
+                match super::embed::rerank(&self.python, q, &cands, TOP_K) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        return Outcome {
+                            error: Some(e),
+                            ..Outcome::default()
+                        }
+                    }
+                }
+            }
+        };
         let user = format!(
-            "FACTS ({} retrieved by {RETRIEVAL}):\n{}\n\nQUESTION: {q}\nANSWER KIND: {kind}",
+            "FACTS ({} retrieved by {}):\n{}\n\nQUESTION: {q}\nANSWER KIND: {kind}",
             facts.len(),
+            self.retrieval.name(),
             facts.join("\n")
         );
         match chat(model, RAG_SYSTEM, &user) {

@@ -2,9 +2,11 @@
 //! the dataset's store from its event log (explicit tt), run the evaluation, render it. The
 //! campaign commands live in the submodules: `eval suite` ([`suite`], [`templates`],
 //! [`planted`]), `eval run-suite` ([`run_suite`], [`score`], [`baselines`]), `eval report`
-//! ([`report`]).
+//! ([`report`], [`bootstrap`]).
 
 pub mod baselines;
+pub mod bootstrap;
+pub mod embed;
 pub mod planted;
 pub mod report;
 pub mod run_suite;

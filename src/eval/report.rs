@@ -1,7 +1,7 @@
 //! `tgms eval report RUN.json… --out report.md|report.html`: systems side by side (overall
 //! metrics, accuracy per family, probe accuracy before / now, unsupported claims before and
-//! after gating); the HTML form adds inline-SVG plots (accuracy by family, per-task outcome
-//! heat map) and needs no script.
+//! after gating, paired-bootstrap significance against `ours`); the HTML form adds inline-SVG
+//! plots (accuracy by family, per-task outcome heat map) and needs no script.
 
 use serde_json::Value;
 use std::collections::BTreeSet;
@@ -73,6 +73,7 @@ fn tables(runs: &[Value]) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
             })
             .collect(),
     ));
+    out.push(significance(runs));
     let fams = families(runs);
     let mut h = vec!["system".to_string()];
     h.extend(fams.iter().cloned());
@@ -133,6 +134,61 @@ fn tables(runs: &[Value]) -> Vec<(String, Vec<String>, Vec<Vec<String>>)> {
             .collect(),
     ));
     out
+}
+
+/// The paired bootstrap of every run against its `ours` run ([`super::bootstrap`]).
+fn significance(runs: &[Value]) -> (String, Vec<String>, Vec<Vec<String>>) {
+    use super::bootstrap::{compare, reference_of, RESAMPLES, SEED};
+    let head = [
+        "system",
+        "vs",
+        "paired tasks",
+        "Δ accuracy",
+        "95% interval",
+        "p",
+    ];
+    let signed = |x: f64| format!("{:+.1} pp", 100.0 * x);
+    let rows = runs
+        .iter()
+        .filter(|r| r["system"] != "ours")
+        .map(|r| {
+            let Some(reference) = reference_of(r, runs) else {
+                return vec![
+                    label(r),
+                    "no ours run".into(),
+                    "–".into(),
+                    "–".into(),
+                    "–".into(),
+                    "–".into(),
+                ];
+            };
+            match compare(r, reference) {
+                Some(p) => vec![
+                    label(r),
+                    label(reference),
+                    p.tasks.to_string(),
+                    signed(p.diff),
+                    format!("[{}, {}]", signed(p.lo), signed(p.hi)),
+                    format!("{:.4}", p.p),
+                ],
+                None => vec![
+                    label(r),
+                    label(reference),
+                    "0".into(),
+                    "–".into(),
+                    "–".into(),
+                    "–".into(),
+                ],
+            }
+        })
+        .collect();
+    (
+        format!(
+            "Significance (paired bootstrap of system − ours over tasks, {RESAMPLES} resamples, seed {SEED})"
+        ),
+        head.iter().map(|s| s.to_string()).collect(),
+        rows,
+    )
 }
 
 /// The Markdown report.

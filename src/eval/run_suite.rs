@@ -2,7 +2,7 @@
 //! scores every task (§3.9), caches the rows per configuration and refuses a second run of
 //! the test split unless forced; the campaign metrics of `plans-and-claims.md` §10.2.
 
-use super::baselines::Baselines;
+use super::baselines::{Baselines, Retrieval};
 use super::score::{prediction, score};
 use super::suite::run_oracle;
 use crate::ask::{self, AskConfig, ChatModel, InputUids};
@@ -42,8 +42,13 @@ pub struct RunArgs<'m> {
     /// The model configuration (model systems).
     pub ask: AskConfig,
     pub model: Option<&'m dyn ChatModel>,
-    /// The Python with `duckdb` for `sql-bitemporal`.
+    /// The Python with `duckdb` for `sql-bitemporal` (and the embedding model for
+    /// `vector-rag --retrieval minilm`).
     pub python: String,
+    /// How `vector-rag` retrieves.
+    pub retrieval: Retrieval,
+    /// Run only the first `limit` tasks of the split (a small campaign).
+    pub limit: Option<usize>,
 }
 
 /// The tasks of one split (a frozen suite's `tasks` count as `test`).
@@ -55,12 +60,31 @@ pub fn split_tasks(suite: &Value, split: &str) -> Vec<Value> {
     }
 }
 
-/// The configuration hash: system, model, dataset, seed, split and the test split's sha.
+/// The configuration hash: system, model, dataset, seed, split and the test split's sha,
+/// plus the retrieval when it is not BM25 and the task limit when there is one (absent keys
+/// keep the hashes of plain configurations unchanged).
 pub fn config_hash(suite: &Value, system: &str, model: Option<&str>, split: &str) -> String {
-    canon::digest(
-        &json!({"system": system, "model": model, "dataset": suite["dataset"],
-        "seed": suite["seed"], "split": split, "test_split_sha": suite["test_split_sha"]}),
-    )
+    config_hash_with(suite, system, model, split, Retrieval::Bm25, None)
+}
+
+/// [`config_hash`] with the retrieval and task limit.
+pub fn config_hash_with(
+    suite: &Value,
+    system: &str,
+    model: Option<&str>,
+    split: &str,
+    retrieval: Retrieval,
+    limit: Option<usize>,
+) -> String {
+    let mut c = json!({"system": system, "model": model, "dataset": suite["dataset"],
+        "seed": suite["seed"], "split": split, "test_split_sha": suite["test_split_sha"]});
+    if system == "vector-rag" && retrieval != Retrieval::Bm25 {
+        c["retrieval"] = json!(retrieval.name());
+    }
+    if let Some(n) = limit {
+        c["limit"] = json!(n);
+    }
+    canon::digest(&c)
 }
 
 /// The template of a task (its plan id without the trailing `-<i>`).
@@ -339,7 +363,14 @@ pub fn run(store: &Store, suite: &Value, args: &RunArgs<'_>) -> anyhow::Result<V
         bail!("system {sys} needs a model: pass --model NAME --endpoint URL (an OpenAI-compatible server, see docs/eval.md)")
     }
     let model_name = args.model.map(|m| m.name().to_string());
-    let hash = config_hash(suite, sys, model_name.as_deref(), &args.split);
+    let hash = config_hash_with(
+        suite,
+        sys,
+        model_name.as_deref(),
+        &args.split,
+        args.retrieval,
+        args.limit,
+    );
     let dir = args.cache_dir.join(&hash);
     let marker = dir.join("test.done");
     if args.split == "test" && marker.exists() {
@@ -355,7 +386,10 @@ pub fn run(store: &Store, suite: &Value, args: &RunArgs<'_>) -> anyhow::Result<V
         std::fs::remove_dir_all(&dir)?;
     }
     std::fs::create_dir_all(&dir)?;
-    let tasks = split_tasks(suite, &args.split);
+    let mut tasks = split_tasks(suite, &args.split);
+    if let Some(n) = args.limit {
+        tasks.truncate(n);
+    }
     let snap = store.snapshot();
     let mut baselines: Option<Baselines> = None;
     let mut rows = Vec::new();
@@ -374,7 +408,13 @@ pub fn run(store: &Store, suite: &Value, args: &RunArgs<'_>) -> anyhow::Result<V
             "latest-state" => run_plan_system(snap, task, true),
             "sql-bitemporal" | "vector-rag" => {
                 if baselines.is_none() {
-                    baselines = Some(Baselines::new(store, &dir, &args.python, sys)?);
+                    baselines = Some(Baselines::new(
+                        store,
+                        &dir,
+                        &args.python,
+                        sys,
+                        args.retrieval,
+                    )?);
                 }
                 let b = baselines.as_ref().expect("just built");
                 let model = args.model.expect("checked above");
@@ -397,7 +437,8 @@ pub fn run(store: &Store, suite: &Value, args: &RunArgs<'_>) -> anyhow::Result<V
         "kind": "eval_run", "system": sys, "model": model_name,
         "dataset": suite["dataset"], "seed": suite["seed"], "split": args.split,
         "config_hash": hash, "test_split_sha": suite["test_split_sha"],
-        "retrieval": if sys == "vector-rag" { json!(super::baselines::RETRIEVAL) } else { Value::Null },
+        "retrieval": if sys == "vector-rag" { json!(args.retrieval.name()) } else { Value::Null },
+        "limit": args.limit,
         "metrics": metrics(&rows), "rows": rows,
     }))
 }

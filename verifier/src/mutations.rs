@@ -6,6 +6,7 @@
 
 use crate::claims::{allen, mechanical_answer, uid_strings, verify, Ctx};
 use crate::exec::{execute, record, ExecOptions, ResultStore};
+use crate::mutation_pool;
 use crate::plan::Plan;
 use crate::validate::{validate_static, Options};
 use serde_json::{json, Value};
@@ -136,6 +137,8 @@ struct Entry {
 pub struct Report {
     pub pool: String,
     pub clean: usize,
+    /// Clean answers of the derived pool (`mutation_pool.rs`), included in `clean`.
+    pub derived: usize,
     pub false_positives: usize,
     /// Candidate answers not admitted to the clean pool (trace not ok, no claim, or a claim
     /// not supported).
@@ -158,7 +161,8 @@ impl Report {
                 .map(|(c, n, d)| json!({"class": c, "cases": n, "detected": d}))
                 .collect::<Vec<_>>()
         };
-        json!({"pool": self.pool, "clean": self.clean, "false_positives": self.false_positives,
+        json!({"pool": self.pool, "clean": self.clean, "derived": self.derived,
+            "false_positives": self.false_positives,
             "excluded": self.excluded, "classes": rows(&self.classes),
             "ablations": self.ablations.iter().map(|(name, fp, cs)| {
                 let cfg = CONFIGS.iter().find(|c| c.0 == name).map(|c| c.1);
@@ -198,16 +202,25 @@ impl Report {
             s.push_str(&format!(" {fp:>14}"));
         }
         s.push_str(&format!(
-            "\npool {}: clean {}, false positives {}, excluded {}",
-            self.pool, self.clean, self.false_positives, self.excluded
+            "\npool {}: clean {} ({} derived), false positives {}, excluded {}",
+            self.pool, self.clean, self.derived, self.false_positives, self.excluded
         ));
         s
     }
 }
 
 /// The built-in oracle plans over a store (deterministic): entity histories, values,
-/// neighbourhood entity sets, a version count, and belief-pinned probes.
+/// neighbourhood entity sets, pairs of histories, a version count, and belief-pinned probes.
 pub fn builtin_plans(snap: Snapshot<'_>) -> Vec<Value> {
+    builtin_plans_over(snap, 8)
+}
+
+/// Entities the built-in plans cover beside a suite in the extended pool (`eval mutations
+/// --suite`): enough for every entity class to reach 100 mutants on CollegeMsg.
+pub const EXTENDED_ENTITIES: usize = 48;
+
+/// [`builtin_plans`] over `n` entities spread evenly over the sorted uids.
+pub fn builtin_plans_over(snap: Snapshot<'_>, n: usize) -> Vec<Value> {
     let st = snap.stats();
     let (Some(lo), Some(hi)) = (st.vt_min, st.vt_max) else {
         return vec![];
@@ -220,9 +233,9 @@ pub fn builtin_plans(snap: Snapshot<'_>) -> Vec<Value> {
         .collect::<BTreeSet<_>>()
         .into_iter()
         .collect();
-    if uids.len() > 8 {
-        let step = uids.len() / 8;
-        uids = uids.into_iter().step_by(step).take(8).collect();
+    if uids.len() > n {
+        let step = uids.len() / n.max(1);
+        uids = uids.into_iter().step_by(step).take(n).collect();
     }
     let one = |id: &str, op: &str, args: Value, kind: &str, from: &str| {
         json!({"plan_id": id, "steps": [{"id": "s1", "op": op, "args": args}],
@@ -262,6 +275,14 @@ pub fn builtin_plans(snap: Snapshot<'_>) -> Vec<Value> {
                 "s1.rows_total",
             ));
         }
+    }
+    // Two-step plans over two entities' histories: a claim cites one step, and the other
+    // step (a different entity's history) is a real step it can be mis-cited to.
+    for (i, pair) in uids.windows(2).enumerate() {
+        out.push(json!({"plan_id": format!("history-pair-{i}"), "steps": [
+            {"id": "s1", "op": "entity_history", "args": {"uid": pair[0], "include_edges": true, "limit": 10000}},
+            {"id": "s2", "op": "entity_history", "args": {"uid": pair[1], "include_edges": true, "limit": 10000}}],
+            "answer_spec": {"kind": "count", "from": "s1.rows_total"}}));
     }
     out.push(one(
         "versions",
@@ -358,6 +379,43 @@ fn leaves_ge(v: &Value, min: f64, out: &mut Vec<i64>) {
     }
 }
 
+/// Whether `env` holds every atom `claim` states, compared by brute force over all of its
+/// leaves (independent of the verifier): the value of a count/value claim, each uid of an
+/// entity claim, each stated endpoint of an ordering claim.
+fn holds_atoms(env: &Value, claim: &Value) -> bool {
+    let mut leaves: Vec<&Value> = Vec::new();
+    fn walk<'v>(v: &'v Value, out: &mut Vec<&'v Value>) {
+        match v {
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(m) => m.values().for_each(|x| walk(x, out)),
+            other => out.push(other),
+        }
+    }
+    walk(env, &mut leaves);
+    let has = |x: &Value| {
+        leaves.iter().any(|l| match (l.as_f64(), x.as_f64()) {
+            (Some(a), Some(b)) => a == b,
+            _ => *l == x,
+        })
+    };
+    let mut atoms: Vec<Value> = Vec::new();
+    match claim["type"].as_str().unwrap_or_default() {
+        "count" | "value" => atoms.push(claim["value"].clone()),
+        "entity" => atoms.extend(claim["uids"].as_array().cloned().unwrap_or_default()),
+        "ordering" => {
+            for side in ["a", "b"] {
+                for k in ["t", "start", "end", "t_a", "t_b"] {
+                    if let Some(x) = claim[side].get(k) {
+                        atoms.push(x.clone());
+                    }
+                }
+            }
+        }
+        _ => return true,
+    }
+    atoms.iter().all(has)
+}
+
 fn inverse(r: &str) -> &'static str {
     match r {
         "before" => "after",
@@ -406,31 +464,72 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
     let rs = ResultStore::memory();
     let mut pool: Vec<Entry> = Vec::new();
     let mut excluded = 0;
-    for p in plans {
-        let Some((plan, trace)) = exec_plan(p, snap, &rs, true) else {
-            excluded += 1;
-            continue;
-        };
-        let mut answer = mechanical_answer(&plan.answer_kind, &plan.answer_from, &trace);
+    // A clean answer enters the pool when its trace is ok and every claim is backed.
+    let admit = |plan_json: &Value, kind: &str, from: &str, trace: Value, factory: bool| {
+        let mut answer = mechanical_answer(kind, from, &trace);
         let ctx = Ctx {
             trace: &trace,
             results: &rs,
             snap: Some(snap),
             honor_truncation: true,
         };
-        if extended {
+        if factory {
             add_factory_claims(&ctx, &trace, &rs, &mut answer);
         }
         let vs = verdicts(&ctx, &answer);
         if trace["ok"] != Value::Bool(true) || vs.is_empty() || rejected(&vs) {
-            excluded += 1;
-            continue;
+            return None;
         }
-        pool.push(Entry {
-            plan: p.clone(),
+        Some(Entry {
+            plan: plan_json.clone(),
             trace,
             answer,
-        });
+        })
+    };
+    let run_plans = |ps: &[Value], pool: &mut Vec<Entry>| {
+        let mut excluded = 0;
+        for p in ps {
+            let entry = exec_plan(p, snap, &rs, true).and_then(|(plan, trace)| {
+                admit(p, &plan.answer_kind, &plan.answer_from, trace, extended)
+            });
+            match entry {
+                Some(e) => pool.push(e),
+                None => excluded += 1,
+            }
+        }
+        excluded
+    };
+    excluded += run_plans(plans, &mut pool);
+    // Extended: the derived pool (`mutation_pool.rs`), drawn from the real traces above.
+    let mut derived = 0;
+    if extended {
+        let mut seen = BTreeSet::new();
+        let mut counts = Vec::new();
+        for e in &pool {
+            counts.extend(mutation_pool::count_plans(
+                &e.plan, &e.trace, &rs, &mut seen,
+            ));
+        }
+        counts.truncate(mutation_pool::MAX_COUNT_PLANS);
+        let before = pool.len();
+        run_plans(&counts, &mut pool);
+        let mut seen = BTreeSet::new();
+        let mut lists = Vec::new();
+        for e in &pool {
+            lists.extend(mutation_pool::entity_answers(
+                &e.plan, &e.trace, &rs, &mut seen,
+            ));
+        }
+        for l in lists {
+            let from = l.plan["answer_spec"]["from"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            if let Some(e) = admit(&l.plan, "entity_set", &from, l.trace, false) {
+                pool.push(e);
+            }
+        }
+        derived = pool.len() - before;
     }
     // False positives: clean answers rejected when verified again, unmutated, against a
     // fresh copy of the stored evidence (per configuration).
@@ -512,6 +611,7 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
     Report {
         pool: if extended { "extended" } else { "classic" }.into(),
         clean: pool.len(),
+        derived,
         false_positives: fp,
         excluded,
         classes,
@@ -591,8 +691,12 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
                 "ordering_invert" => ty == "ordering" && c["relation"].is_string(),
                 "ordering_swap" => ty == "ordering" && c["relation"] != "equals",
                 // Every claim type carries evidence; a different ok step must exist.
+                // A temporal_pattern claim is re-detected from the store under the cited
+                // step's belief state (`plans-and-claims.md` §8.3): its citation carries no
+                // content, so another step at the same belief state backs it just as well.
                 "wrong_step_citation" => {
-                    c["evidence"].as_array().is_some_and(|v| !v.is_empty())
+                    ty != "temporal_pattern"
+                        && c["evidence"].as_array().is_some_and(|v| !v.is_empty())
                         && e.trace["steps"]
                             .as_array()
                             .is_some_and(|s| s.iter().filter(|r| r["status"] == "ok").count() >= 2)
@@ -740,11 +844,20 @@ fn run_class(
             }
             "wrong_step_citation" => {
                 let cur = c["evidence"][0].clone();
+                // The first other ok step whose result does not hold every atom the claim
+                // states: citing a step that holds them all is no mutant (it backs the
+                // same claim).
                 let other = e.trace["steps"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .find(|r| r["status"] == "ok" && r["step_id"] != cur)
+                    .filter(|r| r["status"] == "ok" && r["step_id"] != cur)
+                    .find(|r| {
+                        r["result_digest"]
+                            .as_str()
+                            .and_then(|d| rs.envelope(d))
+                            .is_some_and(|env| !holds_atoms(&env, c))
+                    })
                     .map(|r| r["step_id"].clone());
                 match other {
                     Some(o) => {
