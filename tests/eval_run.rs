@@ -6,13 +6,14 @@
 
 mod ask_support;
 mod eval_support;
+mod export_support;
 
 use ask_support::{Act, Replay};
 use eval_support::*;
+use export_support::duckdb_python;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::OnceLock;
 use tgms::ask::{AskConfig, HttpModel, LlmFlags};
 use tgms::eval::baselines::Retrieval;
 use tgms::eval::run_suite::{self, RunArgs};
@@ -350,36 +351,6 @@ fn vector_rag_with_minilm_reranks_the_bm25_candidates() {
     let e = embed::embed(py.to_str().unwrap(), &texts).unwrap();
     let sims: Vec<f64> = e[1..].iter().map(|v| embed::cosine(&e[0], v)).collect();
     assert!(sims.windows(2).all(|w| w[0] >= w[1] - 1e-4), "{sims:?}");
-}
-
-/// The venv's python with DuckDB, or `None` (with a message) when it cannot be installed.
-fn duckdb_python() -> Option<&'static Path> {
-    static PY: OnceLock<Option<PathBuf>> = OnceLock::new();
-    PY.get_or_init(|| {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-        let req = std::fs::read_to_string(root.join("bench/eval/requirements.txt")).unwrap();
-        let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("duckdb-venv");
-        let py = venv.join("bin/python");
-        let marker = venv.join("installed-requirements.txt");
-        if std::fs::read_to_string(&marker).ok().as_deref() == Some(req.as_str()) {
-            return Some(py);
-        }
-        let _ = std::fs::remove_dir_all(&venv);
-        let out = Command::new(root.join("bench/eval/duckdb-venv.sh"))
-            .arg(&venv)
-            .output()
-            .expect("bash runs");
-        if !out.status.success() {
-            eprintln!(
-                "SKIP: DuckDB cannot be installed from the package index:\n{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            return None;
-        }
-        std::fs::write(&marker, req).unwrap();
-        Some(py)
-    })
-    .as_deref()
 }
 
 #[test]
