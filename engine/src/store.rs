@@ -177,6 +177,8 @@ pub struct Store {
     poison_cause: Option<String>,
     /// This handle's process-unique number ([`Snapshot::state_token`]).
     instance: u64,
+    /// [`Store::close`] may seal by compacting ([`Store::set_close_compacts`]).
+    close_compacts: bool,
 }
 
 /// The next process-unique store handle number: two handles never share one, so a state
@@ -477,6 +479,7 @@ impl Store {
             keys: None,
             poison_cause: None,
             instance: next_instance(),
+            close_compacts: true,
         })
     }
 
@@ -656,6 +659,7 @@ impl Store {
             keys: None,
             poison_cause: None,
             instance: next_instance(),
+            close_compacts: true,
         })
     }
 
@@ -1011,11 +1015,19 @@ impl Store {
         Ok(())
     }
 
+    /// Whether [`Store::close`] may seal by compacting (default true); a caller that
+    /// promised not to compact (`tgms ingest --compact never`) turns it off, and the close
+    /// then writes a flush segment.
+    pub fn set_close_compacts(&mut self, on: bool) {
+        self.close_compacts = on;
+    }
+
     /// True when [`Store::close`] writes an image: no mapped image, automatic compaction on,
     /// not an eager store, and at least [`CLOSE_IMAGE_ROWS`] rows in all.
     fn seals_as_image(&self) -> bool {
         let rows = self.segments.iter().map(seg_rows).sum::<u64>() + self.mem.memtable_rows();
-        matches!(self.mem, Mem::State(_))
+        self.close_compacts
+            && matches!(self.mem, Mem::State(_))
             && !self.eager
             && self.compact_rows > 0
             && rows >= CLOSE_IMAGE_ROWS
