@@ -131,9 +131,12 @@ fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// Compacts a store the run just built (when asked), timing it; the writer is then dropped.
+/// Compacts a store the run just built (when asked), timing it; otherwise closes it, which
+/// seals the log tail ([`Store::close`]), so that the fresh process of the open probe and
+/// the timed open find no log to replay.
 fn finish_build(mut st: Store, compact: bool) -> anyhow::Result<Option<f64>> {
     if !compact {
+        st.close()?;
         return Ok(None);
     }
     let pb = bar(0, "compact");

@@ -1139,6 +1139,10 @@ fn cmd_ingest(
         // The compaction at the end replaces the automatic ones of the load's flushes.
         st.set_compact_segments(0);
     }
+    if compact == CompactArg::Never {
+        // Nor does the close compact (it seals a flush segment).
+        st.set_close_compacts(false);
+    }
     let mut pb = tgms::ingest_cli::Progress::new(n, flags.progress);
     let written = ing::write(&mut st, &req, tally, &mut |k| pb.set(k));
     pb.finish(

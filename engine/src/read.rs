@@ -70,6 +70,8 @@ impl EdgeScan<'_> {
 #[derive(Clone, Copy)]
 pub struct Snapshot<'a> {
     pub(crate) db: Db<'a>,
+    /// The process-unique number of the store handle it reads ([`Snapshot::state_token`]).
+    pub(crate) instance: u64,
 }
 
 /// What a snapshot reads: the in-memory state, or a store's mapped base image and the
@@ -438,6 +440,16 @@ impl<'a> Snapshot<'a> {
             Db::Mem(st) => &st.stats,
             Db::Lazy(l) => &l.stats,
         }
+    }
+
+    /// A token naming the state this snapshot reads, unique within the process: the store
+    /// handle's process-unique number and its count of batches (committed and failed). Every
+    /// change of a store's rows is a batch, so equal tokens read equal rows; flushes and
+    /// compactions rewrite files, not rows, and keep the token. Caches of results computed
+    /// on a snapshot key on it (`operators/src/page_cache.rs`).
+    pub fn state_token(&self) -> (u64, u64, u64) {
+        let st = self.stats();
+        (self.instance, st.n_batches, st.n_failed_batches)
     }
 
     /// True when `uid` was ever registered.

@@ -78,6 +78,10 @@ pub const DEFAULT_FLUSH_ROWS: u64 = 1 << 20;
 pub const DEFAULT_COMPACT_SEGMENTS: usize = 8;
 /// Default count of decoded rows that triggers compaction (one default memtable).
 pub const DEFAULT_COMPACT_ROWS: u64 = 1 << 20;
+/// Rows from which a closing writer without a mapped image seals its store as one image
+/// rather than a flush segment ([`Store::close`]): decoding fewer rows at open takes about
+/// as long as mapping an image.
+pub const CLOSE_IMAGE_ROWS: u64 = 1 << 16;
 
 /// One batch as found in the log, with its outcome when the log recorded it.
 #[derive(Debug, Clone)]
@@ -171,6 +175,19 @@ pub struct Store {
     /// Why the handle is poisoned, when a failure after a commit (its outcome record, a
     /// flush) poisoned it without failing the commit.
     poison_cause: Option<String>,
+    /// This handle's process-unique number ([`Snapshot::state_token`]).
+    instance: u64,
+    /// [`Store::close`] may seal by compacting ([`Store::set_close_compacts`]).
+    close_compacts: bool,
+}
+
+/// The next process-unique store handle number: two handles never share one, so a state
+/// token never names two stores (a cache keyed by it cannot serve one store's answer for
+/// another's, even when their statistics are equal).
+static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_instance() -> u64 {
+    NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// Loads the published segments of `dir` into `state`; returns them. `Ok(None)` when a
@@ -461,6 +478,8 @@ impl Store {
             opened_log_end: wal::HEADER_LEN,
             keys: None,
             poison_cause: None,
+            instance: next_instance(),
+            close_compacts: true,
         })
     }
 
@@ -639,6 +658,8 @@ impl Store {
             opened_log_end: good_len,
             keys: None,
             poison_cause: None,
+            instance: next_instance(),
+            close_compacts: true,
         })
     }
 
@@ -664,7 +685,10 @@ impl Store {
             Mem::Lazy(l) => Db::Lazy(l),
             Mem::State(st) => Db::Mem(st),
         };
-        Snapshot { db }
+        Snapshot {
+            db,
+            instance: self.instance,
+        }
     }
 
     /// True when this store is served from its mapped base image (with the flush segments
@@ -974,11 +998,39 @@ impl Store {
     /// lock. A read-only open in another process then maps the image and decodes only the
     /// flush segments instead of replaying the log into memory (`format-spec.md` §9.4).
     /// Dropping a store without closing it loses nothing: the log holds every commit.
+    ///
+    /// A writer without a mapped image that holds at least [`CLOSE_IMAGE_ROWS`] rows seals
+    /// by compacting instead (when automatic compaction is on, `compact_rows > 0`): a flush
+    /// segment is decoded by every open, an image is mapped, so the next process opens it in
+    /// milliseconds however long the log is. The log stays the durability mechanism: a
+    /// store dropped (or killed) before its close replays its tail at the next open.
     pub fn close(mut self) -> Result<()> {
         if self.wal.is_some() && !self.poisoned {
-            self.flush()?;
+            if self.seals_as_image() {
+                self.compact()?;
+            } else {
+                self.flush()?;
+            }
         }
         Ok(())
+    }
+
+    /// Whether [`Store::close`] may seal by compacting (default true); a caller that
+    /// promised not to compact (`tgms ingest --compact never`) turns it off, and the close
+    /// then writes a flush segment.
+    pub fn set_close_compacts(&mut self, on: bool) {
+        self.close_compacts = on;
+    }
+
+    /// True when [`Store::close`] writes an image: no mapped image, automatic compaction on,
+    /// not an eager store, and at least [`CLOSE_IMAGE_ROWS`] rows in all.
+    fn seals_as_image(&self) -> bool {
+        let rows = self.segments.iter().map(seg_rows).sum::<u64>() + self.mem.memtable_rows();
+        self.close_compacts
+            && matches!(self.mem, Mem::State(_))
+            && !self.eager
+            && self.compact_rows > 0
+            && rows >= CLOSE_IMAGE_ROWS
     }
 
     fn flush_inner(&mut self) -> Result<bool> {

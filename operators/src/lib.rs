@@ -95,6 +95,7 @@ pub mod json;
 pub mod kernels;
 pub mod ops;
 pub mod output;
+pub mod page_cache;
 pub mod pipeline;
 pub mod reference;
 pub mod registry;

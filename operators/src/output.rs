@@ -15,7 +15,62 @@ pub struct Output {
     limit: usize,
     offset: Result<usize, OpError>,
     map: Map<String, Value>,
+    /// Keep the complete paged list when it spans more than one page
+    /// (`crate::page_cache`): set by the pipeline for calls whose result it may cache.
+    capture: bool,
+    /// Also render a lazily rendered list whole to keep it ([`Output::paged_lazy`]).
+    capture_lazy: bool,
+    /// The complete paged list, when captured: its name and every row in list order.
+    complete: Option<(String, Vec<Value>)>,
+    /// Paged lists set so far, and whether the kernel set `truncated` or `cursor` itself
+    /// (then the envelope's flags are not the paged list's alone, and no page is derived
+    /// from a kept list: [`Output::into_complete`] returns `None`).
+    paged_lists: u32,
+    own_flags: bool,
 }
+
+/// The page of §6.1 at `offset` of a list of `total` rows with page size `limit`: the row
+/// positions, `truncated`, and the next `cursor`. One rule for the kernel's page and for a
+/// page read from a kept complete list (`crate::page_cache`), so both give the same bytes.
+pub fn page_of(total: usize, offset: usize, limit: usize) -> (std::ops::Range<usize>, bool, Value) {
+    let range = offset.min(total)..offset.saturating_add(limit).min(total);
+    let end = offset.saturating_add(range.len());
+    let truncated = end < total;
+    let cursor = if truncated {
+        Value::from(end.to_string())
+    } else {
+        Value::Null
+    };
+    (range, truncated, cursor)
+}
+
+/// A kernel's payload with its complete paged list kept (`crate::page_cache`): every page
+/// of the same call is `payload` with the list, `truncated` and `cursor` replaced.
+#[derive(Debug)]
+pub struct Complete {
+    /// The payload as the kernel left it (its page at the call's offset).
+    pub payload: Map<String, Value>,
+    /// The paged list's field name.
+    pub list: String,
+    /// Every row of the list, in list order.
+    pub rows: Vec<Value>,
+}
+
+impl Complete {
+    /// The payload of the page at `offset` with page size `limit` (§6.1).
+    pub fn page(&self, offset: usize, limit: usize) -> Map<String, Value> {
+        let (range, truncated, cursor) = page_of(self.rows.len(), offset, limit);
+        let mut m = self.payload.clone();
+        m.insert(self.list.clone(), Value::Array(self.rows[range].to_vec()));
+        m.insert("truncated".into(), Value::Bool(truncated));
+        m.insert("cursor".into(), cursor);
+        m
+    }
+}
+
+/// The most rows a lazily rendered list ([`Output::paged_lazy`]) renders beyond its page to
+/// keep the complete list; longer lists are not kept (each page renders its own rows).
+pub const LAZY_KEEP_MAX_ROWS: usize = 1_000_000;
 
 impl Output {
     /// An empty payload for one call of `spec`.
@@ -25,11 +80,28 @@ impl Output {
             limit: args.limit(),
             offset: args.offset(),
             map: Map::new(),
+            capture: false,
+            capture_lazy: false,
+            complete: None,
+            paged_lists: 0,
+            own_flags: false,
         }
+    }
+
+    /// Keeps the complete paged list when it spans more than one page
+    /// (`crate::page_cache`; read back with [`Output::into_complete`]). A list the kernel
+    /// renders lazily ([`Output::paged_lazy`]) is rendered whole for it only with
+    /// `lazy_too` (rendering every row costs more than the page alone).
+    pub fn capture_complete(&mut self, lazy_too: bool) {
+        self.capture = true;
+        self.capture_lazy = lazy_too;
     }
 
     /// Sets a plain field.
     pub fn set(&mut self, name: &str, v: Value) {
+        if name == "truncated" || name == "cursor" {
+            self.own_flags = true;
+        }
         self.map.insert(name.to_string(), v);
     }
 
@@ -67,9 +139,19 @@ impl Output {
                 "{name}: one key per row expected"
             )));
         }
-        self.paged_lazy(name, keys, |page| {
-            Ok(rows.into_iter().skip(page.start).take(page.len()).collect())
-        })
+        let keep = self.capture && rows.len() > self.limit;
+        if !keep {
+            return self.paged_lazy(name, keys, |page| {
+                Ok(rows.into_iter().skip(page.start).take(page.len()).collect())
+            });
+        }
+        // The rows are all here already: page them without rendering a second copy.
+        self.capture = false;
+        let truncated = self.paged_lazy(name, keys, |page| Ok(rows[page].to_vec()));
+        self.capture = true;
+        let truncated = truncated?;
+        self.complete = Some((name.to_string(), rows));
+        Ok(truncated)
     }
 
     /// [`Output::paged`] for long lists whose rows are costly to build: `keys` are the
@@ -85,29 +167,44 @@ impl Output {
         let offset = self.offset.clone()?;
         let total = keys.len();
         let digest = set_digest(&keys);
-        let range = offset.min(total)..offset.saturating_add(self.limit).min(total);
-        let want = range.len();
-        let page = page(range)?;
-        if page.len() != want {
+        let (range, truncated, cursor) = page_of(total, offset, self.limit);
+        self.paged_lists += 1;
+        // A complete list spanning several pages is rendered whole once and kept, so the
+        // next pages read it (`crate::page_cache`); the page is cut from it.
+        let keep_all = self.capture
+            && self.capture_lazy
+            && total > self.limit
+            && total <= LAZY_KEEP_MAX_ROWS
+            && self.complete.is_none();
+        let (page, all) = if keep_all {
+            let all = page(0..total)?;
+            if all.len() != total {
+                return Err(OpError::internal(format!(
+                    "{name}: {total} rows expected, got {}",
+                    all.len()
+                )));
+            }
+            (all[range.clone()].to_vec(), Some(all))
+        } else {
+            (page(range.clone())?, None)
+        };
+        if page.len() != range.len() {
             return Err(OpError::internal(format!(
-                "{name}: {want} page rows expected, got {}",
+                "{name}: {} page rows expected, got {}",
+                range.len(),
                 page.len()
             )));
         }
-        let end = offset.saturating_add(page.len());
-        let truncated = end < total;
-        self.set(name, Value::Array(page));
-        self.set(&decl.total_field, Value::from(total));
-        self.set("truncated", Value::Bool(truncated));
-        self.set(
-            "cursor",
-            if truncated {
-                Value::from(end.to_string())
-            } else {
-                Value::Null
-            },
-        );
-        self.set(&decl.digest_field, Value::from(digest));
+        self.map.insert(name.to_string(), Value::Array(page));
+        self.map
+            .insert(decl.total_field.clone(), Value::from(total));
+        self.map.insert("truncated".into(), Value::Bool(truncated));
+        self.map.insert("cursor".into(), cursor);
+        self.map
+            .insert(decl.digest_field.clone(), Value::from(digest));
+        if let Some(all) = all {
+            self.complete = Some((name.to_string(), all));
+        }
         Ok(truncated)
     }
 
@@ -158,5 +255,26 @@ impl Output {
     /// The finished payload.
     pub fn into_payload(self) -> Map<String, Value> {
         self.map
+    }
+
+    /// The finished payload, with the complete paged list when one was kept and every page
+    /// of the call can be derived from it: the kernel paged exactly one list and left
+    /// `truncated` and `cursor` to it. `None` as the second part otherwise.
+    pub fn into_complete(self) -> (Map<String, Value>, Option<Complete>) {
+        let derivable = self.paged_lists == 1 && !self.own_flags;
+        match self.complete {
+            Some((list, rows)) if derivable => {
+                let payload = self.map.clone();
+                (
+                    self.map,
+                    Some(Complete {
+                        payload,
+                        list,
+                        rows,
+                    }),
+                )
+            }
+            _ => (self.map, None),
+        }
     }
 }

@@ -151,18 +151,7 @@ fn run_prepared(
             e
         })?;
     }
-    let mut out = Output::new(spec, &args);
-    // A kernel panic is a bug; it still leaves the tool boundary as an error payload.
-    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        (spec.kernel)(&Ctx { snap }, &args, &mut out)
-    }));
-    match ran {
-        Ok(r) => r?,
-        Err(_) => {
-            return Err(OpError::internal(format!("{}: kernel panicked", spec.name)));
-        }
-    }
-    let mut payload = Value::Object(out.into_payload());
+    let mut payload = Value::Object(kernel_payload(snap, spec, &args)?);
     if canonicalize_floats(&mut payload).is_err() {
         return Err(OpError::invalid("non-finite float in operator output"));
     }
@@ -191,6 +180,52 @@ fn run_prepared(
     );
     envelope.insert("result_digest".into(), Value::from(result_digest));
     Ok(Value::Object(envelope))
+}
+
+/// Step 7: the kernel's payload, or a page of the same call's complete result kept by the
+/// page cache (`crate::page_cache`). A call with a cursor past its first page is served
+/// from the cache when the result is kept; a kernel run that produced a list of several
+/// pages keeps it. A first page always runs the kernel (so repeated timings stay kernel
+/// timings), and a list the kernel renders lazily is rendered whole only from the second
+/// page on.
+fn kernel_payload(
+    snap: Snapshot<'_>,
+    spec: &'static crate::OpSpec,
+    args: &Args,
+) -> Result<Map<String, Value>, OpError> {
+    let paged = spec.args.iter().any(|a| a.name == "cursor");
+    let key = paged
+        .then(|| crate::page_cache::key(spec.name, args, snap.state_token()))
+        .flatten();
+    // An invalid cursor takes the kernel's path, which reports it.
+    let offset = args.offset().unwrap_or(0);
+    if let (Some(k), true) = (&key, offset > 0) {
+        if let Some(c) = crate::page_cache::get(k) {
+            return Ok(c.page(offset, args.limit()));
+        }
+    }
+    let mut out = Output::new(spec, args);
+    if key.is_some() {
+        out.capture_complete(offset > 0);
+    }
+    crate::page_cache::count_kernel_run();
+    // A kernel panic is a bug; it still leaves the tool boundary as an error payload.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (spec.kernel)(&Ctx { snap }, args, &mut out)
+    }));
+    match ran {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(OpError::internal(format!("{}: kernel panicked", spec.name)));
+        }
+    }
+    let (payload, complete) = out.into_complete();
+    if let (Some(k), Some(c)) = (key, complete) {
+        if !crate::page_cache::contains(&k) {
+            crate::page_cache::put(k, c);
+        }
+    }
+    Ok(payload)
 }
 
 /// The payload of an envelope (the envelope minus `op`, `args_echo`, `dataset_extent`,
