@@ -12,7 +12,7 @@ use ask_support::{Act, Replay};
 use eval_support::*;
 use export_support::duckdb_python;
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 use tgms::ask::{AskConfig, HttpModel, LlmFlags};
 use tgms::eval::baselines::Retrieval;
