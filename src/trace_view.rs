@@ -86,7 +86,8 @@ const TT_KEYS: [&str; 6] = ["tt_s", "tt_e", "as_of_tt", "last_tt", "first_tt", "
 
 /// A value under `key`, with both clocks for time fields and digests abbreviated.
 fn cell(key: &str, v: &Value) -> String {
-    let kind = if VALID_KEYS.contains(&key) {
+    // `min_vt_s`, `first_vt_s`, `lo_hi_last_vt_s`… are valid times too.
+    let kind = if VALID_KEYS.contains(&key) || key.ends_with("_vt_s") || key.ends_with("_vt_e") {
         Some("valid time")
     } else if TT_KEYS.contains(&key) {
         Some("transaction time")
@@ -728,10 +729,26 @@ fn step_details(h: &mut String, v: &TraceView<'_>, r: &Value) {
 fn answer_section(h: &mut String, v: &TraceView<'_>) {
     let t = v.trace;
     h.push_str("<section id=\"answer\"><h2>Answer and claims</h2>");
+    // An answer read from a time field shows its UTC reading beside the integer.
+    let from_field = v
+        .plan
+        .and_then(|p| p["answer_spec"]["from"].as_str())
+        .and_then(|f| f.rsplit('.').next())
+        .map(|f| f.split('[').next().unwrap_or(f))
+        .unwrap_or("");
+    let shown_answer = match t["answer"].as_i64() {
+        Some(_)
+            if tgms_operators::timefmt::field_kind(from_field)
+                == Some(tgms_operators::timefmt::FieldKind::Instant) =>
+        {
+            cell(from_field, &t["answer"])
+        }
+        _ => format!("<code>{}</code>", ej(&t["answer"])),
+    };
     kv_table(
         h,
         &[
-            ("trace.answer", format!("<code>{}</code>", ej(&t["answer"]))),
+            ("trace.answer", shown_answer),
             ("answer_complete", ej(&t["answer_complete"])),
             ("answer_error", ej(&t["answer_error"])),
         ],

@@ -117,6 +117,8 @@ fn fixture() -> Fixture {
         "args": {"edges": [{"src": "A", "dst": "B"}, {"src": "B", "dst": "C"}],
             "absent": [{"src": "A", "dst": "C"}], "time_order": "ordered",
             "window": w, "limit": 5}}));
+    calls.push(json!({"id": "chain.longest", "op": "longest_chain",
+        "args": {"window": w, "max_wait": 60, "limit": 5}}));
     let calls_path = dir.path().join("calls.json");
     std::fs::write(&calls_path, serde_json::to_string(&calls).unwrap()).unwrap();
     Fixture {

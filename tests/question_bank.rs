@@ -539,6 +539,64 @@ fn collegemsg_oracle(evs: &[Ev], id: &str) -> Option<Value> {
             });
             json!(top_keys(&m, 1, false)[0].parse::<i64>().unwrap())
         }
+        // California is on daylight time (UTC−7) from 4 April to 31 October 2004.
+        "c56" => json!(all()
+            .filter(|e| within(e, utc(2004, 6, 1, 7), utc(2004, 6, 2, 7)))
+            .count()),
+        "c57" => {
+            let (a, b) = (utc(2004, 4, 16, 7), utc(2004, 10, 26, 7));
+            let mut x = vec![0i64; ((b - a) / DAY) as usize];
+            for e in all().filter(|e| within(e, a, b)) {
+                x[((e.t - a) / DAY) as usize] += 1;
+            }
+            // The population z-score of each day against the previous (up to) 10 days.
+            let first = (1..x.len()).find(|&d| {
+                let h = &x[d.saturating_sub(10)..d];
+                let n = h.len() as f64;
+                let s1: i64 = h.iter().sum();
+                let s2: i64 = h.iter().map(|v| v * v).sum();
+                let var = n * s2 as f64 - (s1 * s1) as f64;
+                let score = if var > 0.0 {
+                    (n * x[d] as f64 - s1 as f64).abs() / var.sqrt()
+                } else if n * x[d] as f64 == s1 as f64 {
+                    0.0
+                } else {
+                    1e9
+                };
+                assert!(
+                    (score - 3.0).abs() > 1e-6,
+                    "day {d}: score {score} too close to 3"
+                );
+                score >= 3.0
+            });
+            json!(a + first.unwrap() as i64 * DAY)
+        }
+        "c58" => {
+            let (a, b) = (utc(2004, 5, 3, 7), utc(2004, 5, 31, 7));
+            let mut days = vec![0i64; 28];
+            for e in all().filter(|e| within(e, a, b)) {
+                days[((e.t - a) / DAY) as usize] += 1;
+            }
+            let weeks: Vec<i64> = days.chunks(7).map(|w| w.iter().sum()).collect();
+            json!(days.iter().max() > weeks.iter().min())
+        }
+        "c59" => {
+            let mut day: Vec<&Ev> = all()
+                .filter(|e| within(e, ymd(2004, 5, 1), ymd(2004, 5, 2)))
+                .collect();
+            day.sort_by_key(|e| e.t);
+            // Longest chain ending at each message, over every earlier message it answers.
+            let mut best = vec![1i64; day.len()];
+            for j in 0..day.len() {
+                for i in 0..j {
+                    let (a, b) = (day[i], day[j]);
+                    if a.dst == b.src && a.t < b.t && b.t - a.t <= HOUR {
+                        best[j] = best[j].max(best[i] + 1);
+                    }
+                }
+            }
+            json!(best.into_iter().max().unwrap_or(0))
+        }
         _ => return None,
     })
 }
@@ -626,6 +684,37 @@ fn otc_oracle(evs: &[Ev], id: &str) -> Option<Value> {
         "b29" => json!(counts_by(all(), |e| format!("{}", month_start(e.t)))
             .into_values()
             .max()),
+        "b30" => json!(to35().map(|e| e.rating).sum::<i64>()),
+        "b31" | "b32" => {
+            let (mut r, q) = if id == "b31" {
+                (ratings(&mut from35()), (1, 2))
+            } else {
+                (ratings(&mut all()), (1, 10))
+            };
+            r.sort();
+            // Linear interpolation between order statistics at h = q·(n−1), exactly.
+            let hn = q.0 * (r.len() as i64 - 1);
+            let lo = (hn / q.1) as usize;
+            let frac = (hn % q.1) as f64 / q.1 as f64;
+            let hi = r.get(lo + 1).copied().unwrap_or(r[lo]);
+            json!(r[lo] as f64 + frac * (hi - r[lo]) as f64)
+        }
+        "b33" => json!(to35().count() > from35().count()),
+        "b34" => json!(mean(&ratings(&mut from35())) < 5.0),
+        "b35" => {
+            let m = counts_by(
+                all().filter(|e| within(e, ymd(2013, 6, 1), ymd(2013, 7, 1))),
+                |e| e.src.clone(),
+            );
+            let best = *m.values().max().unwrap();
+            let tied: Vec<&String> = m
+                .iter()
+                .filter(|(_, c)| **c == best)
+                .map(|(u, _)| u)
+                .collect();
+            assert!(tied.len() > 1, "b35 asks about a tie");
+            json!(tied)
+        }
         _ => return None,
     })
 }
@@ -739,8 +828,16 @@ fn collegemsg_questions() {
     wrong[3]["plan"]["steps"][1]["args"]["value"] = json!("n1");
     wrong[3]["ask"] = json!("Did n9 ever send a message to n569 or n1?");
     wrong[3]["plan"]["question"] = wrong[3]["ask"].clone();
+    // A window in seconds: refused by the static verifier (it knows the store's extent).
+    wrong.extend(qs.iter().filter(|q| q["id"] == "c14").cloned());
+    wrong[4]["plan"]["steps"][0]["args"]["window"]["t_a"] = json!(ymd(2004, 6, 1) / SEC);
     let caught = ask_all(&st, &wrong, &|id| collegemsg_oracle(&evs, id));
-    assert_eq!(caught.len(), 4, "{caught:#?}");
+    assert_eq!(caught.len(), 5, "{caught:#?}");
+    assert!(
+        caught[4].contains("invalid plan") && caught[4].contains("looks like seconds"),
+        "{}",
+        caught[4]
+    );
     // aggregate_events rows are open objects, so the missing column fails at run time.
     assert!(caught[2].contains("field 'cnt' not found"), "{}", caught[2]);
 }

@@ -132,6 +132,23 @@ impl Zone {
         i64::from(secs) * 1_000_000
     }
 
+    /// The instant (µs) of local time `local`: the earlier of two when the local time occurs
+    /// twice; an error in words when it does not occur (a daylight-saving gap).
+    pub fn local_to_utc_us(self, local: chrono::NaiveDateTime) -> Result<i64, String> {
+        let r = match self {
+            Zone::Fixed(o) => o.from_local_datetime(&local).map(|x| x.timestamp_micros()),
+            Zone::Iana(z) => z.from_local_datetime(&local).map(|x| x.timestamp_micros()),
+        };
+        match r {
+            LocalResult::Single(t) => Ok(t),
+            LocalResult::Ambiguous(a, b) => Ok(a.min(b)),
+            LocalResult::None => Err(format!(
+                "{local} does not exist in the call's timezone (the clocks skip it); give an explicit offset such as \"{}+01:00\"",
+                local.format("%Y-%m-%dT%H:%M:%S")
+            )),
+        }
+    }
+
     /// The first instant (µs) of local day `d`: its midnight, or, when midnight falls in a
     /// daylight-saving gap, the first local time that exists that day.
     fn day_start(self, d: NaiveDate) -> Option<i64> {

@@ -38,7 +38,8 @@ pub fn check(
         .filter(|(k, _)| *k != "as_of_tt")
         .find_map(|(k, x)| {
             let sub = schema.get("properties")?.get(k)?;
-            find(sub, x, &mut vec![json!(k)], lo, hi)
+            let seconds_like = |x: i64| x < lo && (lo..=hi).contains(&x.saturating_mul(1_000_000));
+            find(sub, x, &mut vec![json!(k)], &seconds_like)
         });
     match hit {
         None => Ok(()),
@@ -65,19 +66,40 @@ pub fn check(
     }
 }
 
-/// The first integer at a time position of `schema` (outside `as_of_tt`) that reads as
-/// seconds of `[lo, hi]`, with its path.
+/// The first integer time argument of a call to `spec` that the guard would examine against
+/// a store (`0 < v <= 10^11`, outside `as_of_tt`, not `compute`), with its dotted path: what
+/// a check without the store's extent leaves unchecked.
+pub fn unchecked(spec: &OpSpec, args: &Map<String, Value>) -> Option<(String, i64)> {
+    if spec.name == "compute" {
+        return None;
+    }
+    let schema = spec.arg_schema();
+    args.iter()
+        .filter(|(k, _)| *k != "as_of_tt")
+        .find_map(|(k, x)| {
+            let sub = schema.get("properties")?.get(k)?;
+            find(sub, x, &mut vec![json!(k)], &|_| true)
+        })
+        .map(|(path, v)| {
+            let name: Vec<String> = path
+                .iter()
+                .map(|p| p.as_str().map_or_else(|| p.to_string(), String::from))
+                .collect();
+            (name.join("."), v)
+        })
+}
+
+/// The first integer at a time position of `schema` (outside `as_of_tt`) in `(0, 10^11]`
+/// for which `pred` holds (reads as seconds of the store), with its path.
 fn find(
     schema: &Value,
     v: &Value,
     path: &mut Vec<Value>,
-    lo: i64,
-    hi: i64,
+    pred: &dyn Fn(i64) -> bool,
 ) -> Option<(Vec<Value>, i64)> {
     if schema.get("pattern").and_then(Value::as_str) == Some(TIME_PATTERN) {
         let x = v.as_i64()?;
-        let seconds_like =
-            x > 0 && x <= SECONDS_MAX && x < lo && (lo..=hi).contains(&(x * 1_000_000));
+        let seconds_like = x > 0 && x <= SECONDS_MAX && pred(x);
         return seconds_like.then(|| (path.clone(), x));
     }
     match v {
@@ -89,7 +111,7 @@ fn find(
                 }
                 if let Some(sub) = props.get(k) {
                     path.push(json!(k));
-                    let hit = find(sub, x, path, lo, hi);
+                    let hit = find(sub, x, path, pred);
                     path.pop();
                     if hit.is_some() {
                         return hit;
@@ -102,7 +124,7 @@ fn find(
             let items = schema.get("items")?;
             for (i, x) in a.iter().enumerate() {
                 path.push(json!(i));
-                let hit = find(items, x, path, lo, hi);
+                let hit = find(items, x, path, pred);
                 path.pop();
                 if hit.is_some() {
                     return hit;

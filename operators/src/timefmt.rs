@@ -117,9 +117,11 @@ pub const INSTANT_FIELDS: [&str; 23] = [
 /// Field names whose integer values are durations (µs); any name ending in `_us` is one too.
 pub const DURATION_FIELDS: [&str; 6] = ["stride", "delta", "gap", "span", "lag", "delta_max_wait"];
 
-/// Whether `name` holds an instant, a duration, or neither.
+/// Whether `name` holds an instant, a duration, or neither. Besides [`INSTANT_FIELDS`], a
+/// name ending in `_vt_s` or `_vt_e` (`min_vt_s`, `first_vt_s`, `lo_hi_last_vt_s`) is an
+/// instant.
 pub fn field_kind(name: &str) -> Option<FieldKind> {
-    if INSTANT_FIELDS.contains(&name) {
+    if INSTANT_FIELDS.contains(&name) || name.ends_with("_vt_s") || name.ends_with("_vt_e") {
         Some(FieldKind::Instant)
     } else if DURATION_FIELDS.contains(&name) || name.ends_with("_us") {
         Some(FieldKind::Duration)

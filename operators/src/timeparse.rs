@@ -28,8 +28,8 @@ pub const STRIDE_PATTERN: &str = r"^(day|iso_week|month|year|([0-9]+ ?(w|d|h|m|s
 /// What a schema says about time strings, for descriptions and repairs.
 pub const TIME_FORMS: [&str; 5] = [
     "integer µs since 1970-01-01 UTC, e.g. 1090531680000000",
-    "\"2004-07-22\" (midnight UTC)",
-    "\"2004-07-22T21:28:00Z\" (seconds, fraction and zone optional; no zone = UTC)",
+    "\"2004-07-22\" (midnight UTC, or midnight in the call's `timezone`)",
+    "\"2004-07-22T21:28:00Z\" (seconds, fraction and zone optional; no zone = the call's `timezone`, else UTC)",
     "\"2004-07-22T23:28:00+02:00\" (an offset from UTC)",
     "\"open\" (the open end, 4611686018427387904)",
 ];
@@ -85,8 +85,17 @@ fn digits(s: &str, n: usize) -> Option<(u32, &str)> {
 const SHAPE: &str =
     "expected YYYY-MM-DD, optionally followed by THH:MM[:SS[.ffffff]] and Z or ±HH:MM";
 
-/// An instant as µs since 1970-01-01 UTC, in `[0, OPEN_END]`.
+/// An instant as µs since 1970-01-01 UTC, in `[0, OPEN_END]`; a string without `Z` or an
+/// offset is UTC.
 pub fn parse_instant_us(s: &str) -> Result<i64, TimeError> {
+    parse_instant_in(s, None)
+}
+
+/// [`parse_instant_us`] reading a string without `Z` or an offset as local time of `zone`
+/// when one is given (the call's `timezone`, docs/times.md#time-strings-and-timezone). A
+/// local time that occurs twice (the hour a clock is set back) is its earlier instant; one
+/// that does not occur (the hour a clock skips) is refused.
+pub fn parse_instant_in(s: &str, zone: Option<crate::calendar::Zone>) -> Result<i64, TimeError> {
     if s == "open" {
         return Ok(OPEN_END);
     }
@@ -109,7 +118,7 @@ pub fn parse_instant_us(s: &str) -> Result<i64, TimeError> {
     let date = NaiveDate::from_ymd_opt(y as i32, m, d)
         .ok_or_else(|| fail(s, format!("{y:04}-{m:02}-{d:02} is not a calendar date")))?;
     let (time, offset_s) = if rest.is_empty() {
-        (NaiveTime::MIN, 0)
+        (NaiveTime::MIN, None)
     } else {
         let r = rest
             .strip_prefix('T')
@@ -118,10 +127,14 @@ pub fn parse_instant_us(s: &str) -> Result<i64, TimeError> {
         parse_time_of_day(s, r)?
     };
     let local = NaiveDateTime::new(date, time);
-    let offset = FixedOffset::east_opt(offset_s)
-        .ok_or_else(|| fail(s, "the UTC offset must be less than 24 hours"))?;
-    let utc = local - offset;
-    let us = utc.and_utc().timestamp_micros();
+    let us = match (offset_s, zone) {
+        (None, Some(z)) => z.local_to_utc_us(local).map_err(|why| fail(s, why))?,
+        _ => {
+            let offset = FixedOffset::east_opt(offset_s.unwrap_or(0))
+                .ok_or_else(|| fail(s, "the UTC offset must be less than 24 hours"))?;
+            (local - offset).and_utc().timestamp_micros()
+        }
+    };
     if us < 0 {
         return Err(fail(
             s,
@@ -131,8 +144,9 @@ pub fn parse_instant_us(s: &str) -> Result<i64, TimeError> {
     Ok(us.min(OPEN_END))
 }
 
-/// `HH:MM[:SS[.f]][zone]` → (time of day, offset east of UTC in seconds).
-fn parse_time_of_day(s: &str, r: &str) -> Result<(NaiveTime, i32), TimeError> {
+/// `HH:MM[:SS[.f]][zone]` → (time of day, offset east of UTC in seconds; none without a
+/// zone).
+fn parse_time_of_day(s: &str, r: &str) -> Result<(NaiveTime, Option<i32>), TimeError> {
     let (h, r) = digits(r, 2).ok_or_else(|| fail(s, SHAPE))?;
     let (mi, mut r) = r
         .strip_prefix(':')
@@ -169,7 +183,8 @@ fn parse_time_of_day(s: &str, r: &str) -> Result<(NaiveTime, i32), TimeError> {
     let time = NaiveTime::from_hms_nano_opt(h, mi, sec, nano)
         .ok_or_else(|| fail(s, format!("{h:02}:{mi:02}:{sec:02} is not a time of day")))?;
     let offset = match r {
-        "" | "Z" => 0,
+        "" => return Ok((time, None)),
+        "Z" => 0,
         _ => {
             let sign = match r.as_bytes()[0] {
                 b'+' => 1,
@@ -191,7 +206,7 @@ fn parse_time_of_day(s: &str, r: &str) -> Result<(NaiveTime, i32), TimeError> {
             sign * (oh as i32 * 3600 + om as i32 * 60)
         }
     };
-    Ok((time, offset))
+    Ok((time, Some(offset)))
 }
 
 /// A duration as µs (`>= 0`): `"7d"`, `"36h"`, `"15m"`, `"90s"`, `"500ms"`, `"250us"`,
@@ -279,13 +294,23 @@ pub fn resolve_value(
     v: &mut Value,
     path: &mut Vec<Value>,
 ) -> Result<bool, (Vec<Value>, TimeError, Kind)> {
+    resolve_value_in(schema, v, path, None)
+}
+
+/// [`resolve_value`] reading instants without a zone in `zone` ([`parse_instant_in`]).
+pub fn resolve_value_in(
+    schema: &Value,
+    v: &mut Value,
+    path: &mut Vec<Value>,
+    zone: Option<crate::calendar::Zone>,
+) -> Result<bool, (Vec<Value>, TimeError, Kind)> {
     match (kind_of(schema), &*v) {
         (Some(Kind::Stride), Value::String(s)) if crate::calendar::CalUnit::parse(s).is_some() => {
             return Ok(false)
         }
         (Some(k), Value::String(s)) => {
             let parsed = match k {
-                Kind::Instant => parse_instant_us(s),
+                Kind::Instant => parse_instant_in(s, zone),
                 Kind::Duration | Kind::Stride => parse_duration_us(s),
             };
             return match parsed {
@@ -306,7 +331,7 @@ pub fn resolve_value(
                 for (k, x) in m.iter_mut() {
                     if let Some(sub) = props.get(k) {
                         path.push(json!(k));
-                        changed |= resolve_value(sub, x, path)?;
+                        changed |= resolve_value_in(sub, x, path, zone)?;
                         path.pop();
                     }
                 }
@@ -316,7 +341,7 @@ pub fn resolve_value(
             if let Some(items) = schema.get("items") {
                 for (i, x) in a.iter_mut().enumerate() {
                     path.push(json!(i));
-                    changed |= resolve_value(items, x, path)?;
+                    changed |= resolve_value_in(items, x, path, zone)?;
                     path.pop();
                 }
             }
@@ -330,9 +355,20 @@ pub fn resolve_value(
 /// `None` when nothing was a string (the arguments stay byte for byte as given), else the
 /// resolved copy. A malformed string is `E_SCHEMA` naming the argument path, the reason and
 /// the accepted forms.
+///
+/// When the operator takes a `timezone` and the call gives one (a zone name or offset), a
+/// time string without `Z` or an offset is local time of that zone; otherwise it is UTC. A
+/// `timezone` that does not parse is left for the operator's validator to report.
 pub fn resolve_times(spec: &OpSpec, args: &Value) -> Result<Option<Value>, OpError> {
     let mut v = args.clone();
-    match resolve_value(&spec.arg_schema(), &mut v, &mut Vec::new()) {
+    let zone = spec
+        .args
+        .iter()
+        .any(|a| a.name == "timezone")
+        .then(|| args.get("timezone").and_then(Value::as_str))
+        .flatten()
+        .and_then(|z| crate::calendar::parse_zone(z).ok());
+    match resolve_value_in(&spec.arg_schema(), &mut v, &mut Vec::new(), zone) {
         Ok(false) => Ok(None),
         Ok(true) => Ok(Some(v)),
         Err((path, e, kind)) => {

@@ -341,12 +341,14 @@ fn published_schemas_admit_the_string_forms() {
     let stride = &spec.arg_schema()["properties"]["stride"];
     // A bucket stride also takes a calendar unit (day, iso_week, month, year).
     assert_eq!(stride["pattern"], tgms_operators::timeparse::STRIDE_PATTERN);
+    // burst_detection's stride takes calendar units too (issue 21 item 6); a duration-only
+    // argument keeps the duration pattern.
     let spec = tgms_operators::lookup("burst_detection").unwrap();
     let stride = &spec.arg_schema()["properties"]["stride"];
-    assert_eq!(
-        stride["pattern"],
-        tgms_operators::timeparse::DURATION_PATTERN
-    );
+    assert_eq!(stride["pattern"], tgms_operators::timeparse::STRIDE_PATTERN);
+    let spec = tgms_operators::lookup("aggregate_events").unwrap();
+    let span = &spec.arg_schema()["properties"]["aggregates"]["items"]["properties"]["span"];
+    assert_eq!(span["pattern"], tgms_operators::timeparse::DURATION_PATTERN);
 }
 
 #[test]

@@ -136,7 +136,8 @@ fn registry_is_well_formed() {
 #[test]
 fn output_field_lists_of_the_spec() {
     // operators.md §26.1, transcribed; `prop_coercion` of the pattern operators from
-    // docs/plans-changes.md (issue 21 item 3).
+    // docs/plans-changes.md (issue 21 item 3); `stride_unit`, `ties_included` and
+    // `longest_chain` from its §9.
     let want = [
         ("entity_history", "rows, rows_total, truncated, cursor, set_digest, edges, edges_total, edges_truncated, edges_set_digest"),
         ("snapshot_subgraph", "rows, rows_total, truncated, cursor, set_digest, nodes, nodes_total, nodes_truncated, nodes_set_digest"),
@@ -145,9 +146,9 @@ fn output_field_lists_of_the_spec() {
         ("state_at", "rows, rows_total, truncated, cursor, set_digest, at, node, later_facts, later_facts_total, later_facts_set_digest"),
         ("graph_metric_timeseries", "rows, rows_total, truncated, cursor, set_digest, n_buckets"),
         ("burst_detection", "rows, rows_total, truncated, cursor, set_digest, n_buckets"),
-        ("neighborhood_evolution", "neighbors_gained, neighbors_gained_total, neighbors_gained_set_digest, neighbors_lost, neighbors_lost_total, neighbors_lost_set_digest, degree_series, stride, truncated"),
+        ("neighborhood_evolution", "neighbors_gained, neighbors_gained_total, neighbors_gained_set_digest, neighbors_lost, neighbors_lost_total, neighbors_lost_set_digest, degree_series, stride, stride_unit, truncated"),
         ("resolve_entities", "rows, rows_total, truncated, cursor, set_digest"),
-        ("compute", "value, rows, rows_total, truncated, cursor, set_digest"),
+        ("compute", "value, rows, rows_total, truncated, cursor, set_digest, ties_included"),
         ("aggregate_events", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("temporal_reachability", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("temporal_paths", "rows, rows_total, truncated, cursor, set_digest"),
@@ -155,6 +156,7 @@ fn output_field_lists_of_the_spec() {
         ("find_temporal_motif_instances", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("co_active", "rows, rows_total, truncated, cursor, set_digest, prop_coercion"),
         ("weighted_traverse", "rows, rows_total, truncated, cursor, set_digest, multipliers, skipped_edges"),
+        ("longest_chain", "rows, rows_total, truncated, cursor, set_digest, length, n_events_in_window, prop_coercion"),
     ];
     for (op, fields) in want {
         let spec = tgms_operators::lookup(op).unwrap();

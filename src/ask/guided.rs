@@ -42,7 +42,7 @@ mod tests {
             json!(["s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12"])
         );
         let ops = step["op"]["enum"].as_array().unwrap();
-        assert_eq!(ops.len(), 18, "the 18 operators");
+        assert_eq!(ops.len(), 19, "the 19 operators");
         assert!(ops.contains(&json!("compute")) && ops.contains(&json!("entity_history")));
         // It never excludes a valid plan: the planner's few-shot plans and the reference
         // plans of the real-model benchmark's questions all pass it.

@@ -258,6 +258,11 @@ fn malformed(detail: &str) -> (String, String) {
 }
 
 fn values_match(claim: &Value, cand: &Value) -> bool {
+    // A yes/no claim matches a yes/no answer (`compute` `compare`) only by the same truth
+    // value.
+    if let (Value::Bool(a), Value::Bool(b)) = (claim, cand) {
+        return a == b;
+    }
     let cv = match claim {
         Value::Bool(b) => Some(Num::I(*b as i128)),
         other => num_of(other),
@@ -943,7 +948,6 @@ pub fn token_occurs(text: &str, u: &str) -> bool {
 /// Prose coverage (§10.1): (coverage, uncovered assertions).
 fn coverage(ctx: &Ctx<'_>, ans: &Value) -> (f64, Vec<Value>) {
     let text = ans["text"].as_str().unwrap_or_default();
-    let numbers = prose_numbers(text);
     let claims = ans["claims"].as_array().cloned().unwrap_or_default();
     let mut claimed = Vec::new();
     for c in &claims {
@@ -977,6 +981,8 @@ fn coverage(ctx: &Ctx<'_>, ans: &Value) -> (f64, Vec<Value>) {
         .collect();
     let claimed_f: Vec<f64> = claimed.iter().map(|c| num_f(*c)).collect();
     let percents = prose_percents(text);
+    // Companions of claimed times (the reporter's "(2004-04-15T06:00:00Z)") are no numbers.
+    let numbers = prose_numbers(&mask_utc_companions(text, &claimed_f));
     let mut unc: Vec<Value> = numbers
         .iter()
         .filter(|x| !number_covered(**x, &claimed_f, &percents))
@@ -1126,7 +1132,16 @@ pub fn mechanical_answer(kind: &str, from: &str, trace: &Value) -> Value {
         // value must be a scalar, §7.1).
         ("count" | "value", Value::Number(_)) => {
             claims.push(with_from(base(kind, &ans)));
-            format!("The answer is {}.", canon::to_string(&ans))
+            format!(
+                "The answer is {}{}.",
+                canon::to_string(&ans),
+                utc_companion(last_field(from), &ans)
+            )
+        }
+        // A yes/no answer (`compute` `compare`): the claim carries the boolean itself.
+        ("value", Value::Bool(b)) => {
+            claims.push(with_from(base("value", &ans)));
+            format!("The answer is {} ({b}).", if *b { "yes" } else { "no" })
         }
         ("value", Value::String(s)) => {
             claims.push(with_from(base("value", &ans)));
@@ -1166,8 +1181,17 @@ pub fn mechanical_answer(kind: &str, from: &str, trace: &Value) -> Value {
                     claims.push(json!({"id": id, "type": "value", "value": o[k], "from": format!("{from}.{k}"), "evidence": [step]}));
                 }
             }
+            let iso = |v: &Value| {
+                v.as_i64()
+                    .filter(|&us| reads_as_date(us))
+                    .map(tgms_operators::timefmt::iso_utc)
+            };
+            let utc = match (iso(&o[ka]), iso(&o[kb])) {
+                (Some(a), Some(b)) => format!(" ({a} to {b})"),
+                _ => String::new(),
+            };
             format!(
-                "The interval is [{}, {}).",
+                "The interval is [{}, {}){utc}.",
                 canon::to_string(&o[ka]),
                 canon::to_string(&o[kb])
             )
@@ -1180,6 +1204,63 @@ pub fn mechanical_answer(kind: &str, from: &str, trace: &Value) -> Value {
         out["answer"] = json!({"kind": kind, "value": ans, "from": from, "evidence": [step],
             "complete": trace["answer_complete"] == Value::Bool(true)});
     }
+    out
+}
+
+/// The last field name of a from-path (`s1.rows[0].min_vt_s` → `min_vt_s`).
+fn last_field(from: &str) -> &str {
+    let f = from.rsplit('.').next().unwrap_or(from);
+    f.split('[').next().unwrap_or(f)
+}
+
+/// Whether the reporter writes the UTC reading of instant `us`: from 10^11 µs
+/// (1970-01-02T03:46:40Z) on, so the small synthetic times of test stores (and the spec's
+/// test vectors) read as before.
+fn reads_as_date(us: i64) -> bool {
+    us >= tgms_operators::seconds_guard::SECONDS_MAX
+}
+
+/// ` (<ISO-8601 UTC>)` after an integer instant of field `key` (docs/times.md: people read
+/// times beside the integer), else nothing. Only in prose: JSON keeps the integer alone.
+fn utc_companion(key: &str, v: &Value) -> String {
+    use tgms_operators::timefmt::{field_kind, iso_utc, FieldKind};
+    match (field_kind(key), v.as_i64()) {
+        (Some(FieldKind::Instant), Some(us)) if reads_as_date(us) => {
+            format!(" ({})", iso_utc(us))
+        }
+        _ => String::new(),
+    }
+}
+
+/// `text` with every ISO-8601 UTC instant that writes one of the `claimed` numbers (µs)
+/// blanked: the reporter's companions of claimed times assert nothing beyond the claim. An
+/// instant that writes no claimed number stays and its digits count as assertions.
+pub fn mask_utc_companions(text: &str, claimed: &[f64]) -> String {
+    let is_iso = |c: char| c.is_ascii_digit() || matches!(c, '-' | ':' | '.' | 'T' | 'Z');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(|c: char| c.is_ascii_digit()) {
+        let (head, tail) = rest.split_at(start);
+        out.push_str(head);
+        let run_len = tail.find(|c: char| !is_iso(c)).unwrap_or(tail.len());
+        // The instant ends at its last `Z` (a sentence's period may follow it).
+        let token = &tail[..run_len];
+        let end = token.rfind('Z').map_or(0, |z| z + 1);
+        let us = (end >= 20)
+            .then(|| tgms_operators::timeparse::parse_instant_us(&token[..end]).ok())
+            .flatten();
+        match us {
+            Some(us) if claimed.contains(&(us as f64)) => {
+                out.push(' ');
+                rest = &tail[end..];
+            }
+            _ => {
+                out.push_str(token);
+                rest = &tail[run_len..];
+            }
+        }
+    }
+    out.push_str(rest);
     out
 }
 

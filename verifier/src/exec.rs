@@ -23,9 +23,9 @@ pub const MAX_TOTAL_ROWS: i64 = 50_000;
 /// `MAX_REF_ITEMS`.
 pub const MAX_REF_ITEMS: usize = 10_000;
 /// The reducers refused over tainted input (with the scalar arithmetic of issue 21).
-pub const REDUCERS: [&str; 15] = [
+pub const REDUCERS: [&str; 16] = [
     "count", "sum", "min", "max", "mean", "median", "ratio", "diff", "percent", "topk", "abs",
-    "add", "sub", "mul", "div",
+    "add", "sub", "mul", "div", "compare",
 ];
 
 /// Content-addressed stores of envelopes (`results/<digest>`), resolved args

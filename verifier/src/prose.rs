@@ -124,7 +124,9 @@ fn uncovered(sentence: &str, cover: &Cover, lexicon: &BTreeSet<String>) -> Vec<S
             bad.push(format!("uid {u}"));
         }
     }
-    let mut masked = sentence.to_string();
+    // Companions of covered times (the reporter's "(2004-04-15T06:00:00Z)") assert nothing
+    // more than the covered number.
+    let mut masked = crate::claims::mask_utc_companions(sentence, &cover.numbers);
     for s in &cover.strings {
         masked = mask(&masked, s);
     }
@@ -229,7 +231,9 @@ fn mentions(text: &str, c: &Value) -> bool {
             nums.contains(&x) || percents.iter().any(|p| (x * 100.0 - p).abs() <= 1e-9)
         }),
         Value::String(s) => token_occurs(text, s),
-        Value::Bool(_) | Value::Null => false,
+        // A yes/no value is mentioned by its JSON word (`compute` `compare`).
+        Value::Bool(b) => token_occurs(text, if *b { "true" } else { "false" }),
+        Value::Null => false,
         _ => false,
     };
     match c["type"].as_str().unwrap_or("") {

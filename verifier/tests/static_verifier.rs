@@ -752,7 +752,7 @@ fn tv12_full_vector() {
         "delta must be > 0",
         "as_of_tt out of range",
         "diff_snapshots with t1 == t2 is vacuous",
-        "answer_spec.from 's2.count': compute outputs no field 'count' (available: value, rows, rows_total, truncated, cursor, set_digest)",
+        "answer_spec.from 's2.count': compute outputs no field 'count' (available: value, rows, rows_total, truncated, cursor, set_digest, ties_included)",
     ]);
 }
 

@@ -29,7 +29,7 @@ use std::cmp::Ordering;
 use tgms_engine::EdgeColumns;
 use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
 
-const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride` — µs, a duration such as `\"7d\"`, or a calendar unit `day`/`iso_week`/`month`/`year` —, `calendar_unit` hour/day/month, `rel_type`, `endpoint` src/dst, or `either` for an account in either role (a row `uid`; an event counts in both its endpoints' groups), endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, and the sequence measures `max_gap`, `min_gap` (shortest time between two consecutive events of the group), `max_in_window` with `span`, `max_distinct_in_window` of src/dst with `span` (most distinct counterparts in any `[t, t + span)`), `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `timezone` (an IANA name such as `\"Europe/Berlin\"` or an offset such as `\"+05:30\"`; default UTC) applies to calendar strides and calendar units. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
+const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride` — µs, a duration such as `\"7d\"`, or a calendar unit `day`/`iso_week`/`month`/`year` —, `calendar_unit` hour/day/month, `rel_type`, `endpoint` src/dst, or `either` for an account in either role (a row `uid`; an event counts in both its endpoints' groups), endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, `sum`, `median` and `quantile` (with `q` in [0, 1]: linear interpolation between order statistics, numpy's default) of a numeric `prop` (columns `sum_prop_<p>`, `median_prop_<p>`, `quantile_<q>_prop_<p>` with `_` for the decimal point of `q`, e.g. `quantile_0_9_prop_rating`; non-numeric values are excluded and counted in `prop_coercion`, as for `mean`), and the sequence measures `max_gap`, `min_gap` (shortest time between two consecutive events of the group), `max_in_window` with `span`, `max_distinct_in_window` of src/dst with `span` (most distinct counterparts in any `[t, t + span)`), `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `timezone` (an IANA name such as `\"Europe/Berlin\"` or an offset such as `\"+05:30\"`; default UTC) applies to calendar strides and calendar units. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
 
 /// Cap on the number of groups.
 pub const MAX_GROUPS: usize = 100_000;
@@ -79,9 +79,10 @@ fn with_null_default(mut s: Value) -> Value {
 fn agg_schema() -> Value {
     json!({"type": "object", "additionalProperties": false,
         "properties": {
-            "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span", "pair_directions", "min_gap", "max_distinct_in_window"]},
+            "agg": {"type": "string", "enum": ["count", "count_distinct", "min", "max", "mean", "max_gap", "max_in_window", "max_session_span", "pair_directions", "min_gap", "max_distinct_in_window", "sum", "median", "quantile"]},
             "of": {"type": ["string", "null"], "enum": ["src", "dst", "vt_s", "duration", "prop", null], "default": null},
             "prop": {"type": ["string", "null"], "minLength": 1, "default": null},
+            "q": {"type": ["number", "null"], "minimum": 0, "maximum": 1, "default": null},
             "span": with_null_default(frag::duration(true, "window length of max_in_window")),
             "gap": with_null_default(frag::duration(true, "session gap of max_session_span"))},
         "required": ["agg"]})
@@ -245,9 +246,18 @@ fn agg_column(a: &Value) -> String {
     match agg {
         "count_distinct" => format!("distinct_{of}"),
         "max_distinct_in_window" => format!("max_distinct_{of}_in_window"),
-        "min" | "max" | "mean" if of == "prop" => {
+        "min" | "max" | "mean" | "sum" | "median" if of == "prop" => {
             format!("{agg}_prop_{}", s(a, "prop").unwrap_or(""))
         }
+        // `q`'s decimal text with `_` for the point, so that a `$ref` path can name the
+        // column (`quantile_0_9_prop_rating`).
+        "quantile" => format!(
+            "quantile_{}_prop_{}",
+            a.get("q")
+                .map_or("null".to_string(), crate::json::to_string)
+                .replace('.', "_"),
+            s(a, "prop").unwrap_or("")
+        ),
         "min" | "max" | "mean" => format!("{agg}_{of}"),
         other => other.to_string(),
     }
@@ -300,6 +310,24 @@ fn validate_aggs(args: &Args) -> Result<(), OpError> {
             return Err(inv(format!(
                 "{agg} requires of 'vt_s', 'duration' or 'prop'"
             )));
+        }
+        if ["sum", "median", "quantile"].contains(&agg) && of != Some("prop") {
+            return Err(OpError::with(
+                Code::InvalidArg,
+                format!("{agg} requires of 'prop' (a numeric event property)"),
+                json!({"repair": {"of": "prop", "prop": "<property name, e.g. rating>"}}),
+            ));
+        }
+        if present(a, "q") != (agg == "quantile") {
+            return Err(OpError::with(
+                Code::InvalidArg,
+                if agg == "quantile" {
+                    "quantile requires q, a number in [0, 1] (0.5 = the median, 0.9 = the 90th percentile)"
+                } else {
+                    "q is only valid for quantile"
+                },
+                json!({"repair": {"agg": "quantile", "q": 0.5}}),
+            ));
         }
         if agg == "pair_directions" && !matches!(of, None | Some("prop")) {
             return Err(inv("pair_directions takes no 'of' or of 'prop'"));
@@ -418,7 +446,8 @@ enum Agg {
     Distinct(bool),
     Vt(u8),
     Dur(u8),
-    Prop(u8, String),
+    /// A statistic of a numeric property ([`mmm`]), with `q` for `quantile`.
+    Prop(u8, String, Value),
     MaxGap,
     /// The shortest gap between two consecutive events of the group (issue 21 item 5).
     MinGap,
@@ -430,11 +459,14 @@ enum Agg {
     PairDirs(Option<String>),
 }
 
-/// 0 = min, 1 = max, 2 = mean.
+/// 0 = min, 1 = max, 2 = mean, 3 = sum, 4 = median, 5 = quantile.
 fn mmm(agg: &str) -> u8 {
     match agg {
         "min" => 0,
         "max" => 1,
+        "sum" => 3,
+        "median" => 4,
+        "quantile" => 5,
         _ => 2,
     }
 }
@@ -455,7 +487,11 @@ fn parse_agg(a: &Value, width: i64) -> Agg {
         m => match of {
             "vt_s" => Agg::Vt(mmm(m)),
             "duration" => Agg::Dur(mmm(m)),
-            _ => Agg::Prop(mmm(m), s(a, "prop").unwrap_or("").to_string()),
+            _ => Agg::Prop(
+                mmm(m),
+                s(a, "prop").unwrap_or("").to_string(),
+                a.get("q").cloned().unwrap_or(Value::Null),
+            ),
         },
     }
 }
@@ -1180,7 +1216,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         bump(&mut coercion, s(pf, "prop").unwrap_or(""), 0);
     }
     for (_, g) in &aggs {
-        if let Agg::Prop(_, p) | Agg::PairDirs(Some(p)) = g {
+        if let Agg::Prop(_, p, _) | Agg::PairDirs(Some(p)) = g {
             bump(&mut coercion, p, 0);
         }
     }
@@ -1520,7 +1556,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                         Agg::Distinct(false) => json!(seen.count(&g.dst_ids)),
                         Agg::Vt(w) => g.vt.get(*w),
                         Agg::Dur(w) => g.dur.get(*w),
-                        Agg::Prop(w, p) => {
+                        Agg::Prop(w, p, q) => {
                             let mut vals: Vec<(Num, &Value, &Ev<'_>)> = Vec::new();
                             let mut excluded = 0u64;
                             for ev in g.members.iter().map(|&i| &evs[i as usize]) {
@@ -1533,7 +1569,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                                 }
                             }
                             excl.push((p.clone(), excluded));
-                            prop_stat(&vals, *w)?
+                            prop_stat(&vals, *w, q)?
                         }
                         Agg::MaxGap => max_gap(&times),
                         Agg::MinGap => min_gap(&times),
@@ -1581,15 +1617,20 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     Ok(())
 }
 
-/// min / max (first in `(vt_s, eid)` order among exact ties) / blessed mean of numeric
-/// property values; null when none.
-fn prop_stat(vals: &[(Num, &Value, &Ev<'_>)], which: u8) -> Result<Value, OpError> {
+/// min / max (first in `(vt_s, eid)` order among exact ties) / blessed mean / sum / median /
+/// quantile `q` of numeric property values ([`super::compute::order_stat`]); null when none.
+fn prop_stat(vals: &[(Num, &Value, &Ev<'_>)], which: u8, q: &Value) -> Result<Value, OpError> {
     if vals.is_empty() {
         return Ok(Value::Null);
     }
-    if which == 2 {
+    if which >= 2 {
         let ns: Vec<Num> = vals.iter().map(|v| v.0).collect();
-        return mean(&ns)?.to_value();
+        return match which {
+            2 => mean(&ns)?.to_value(),
+            3 => super::compute::exact_sum(&ns)?.to_value(),
+            4 => super::compute::median(&ns)?.to_value(),
+            _ => super::compute::quantile(&ns, q)?.to_value(),
+        };
     }
     let want = if which == 0 {
         Ordering::Less

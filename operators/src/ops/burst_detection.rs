@@ -6,7 +6,7 @@
 //! pass over the node's adjacency. Scores use exact integer sums (`i128`) so that the flag
 //! decision, taken on `round9(score)`, is independent of summation order.
 
-use super::graph_metric_timeseries::{stride_of, window_buckets};
+use super::graph_metric_timeseries::calendar_window_buckets;
 use crate::args::Args;
 use crate::cost::scan_estimate;
 use crate::error::OpError;
@@ -15,7 +15,7 @@ use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
 
-const MANUAL: &str = "Flags `stride`-wide buckets whose edge-event count is anomalous against the previous `w` buckets: `zscore` (population z-score ≥ `z`) or `ratio` (count / median ≥ `r`). `target.kind: \"node_activity\"` with `target.uid` restricts to one node's edges. Only flagged buckets are returned; count them with `rows_total`. Example: `{\"target\": {\"kind\": \"edge_event_rate\"}, \"window\": {...}, \"stride\": 86400000000, \"limit\": 2000}` → first burst `rows[0]`.";
+const MANUAL: &str = "Flags `stride`-wide buckets whose edge-event count is anomalous against the previous `w` buckets: `zscore` (population z-score ≥ `z`) or `ratio` (count / median ≥ `r`). `target.kind: \"node_activity\"` with `target.uid` restricts to one node's edges. Only flagged buckets are returned; count them with `rows_total`. `stride` may also be a calendar unit (`day`, `iso_week`, `month`, `year`: buckets from local midnight of the unit's first day in `timezone`, an IANA name or an offset, default UTC; buckets then differ in length and the counts are compared as they are). Example: `{\"target\": {\"kind\": \"edge_event_rate\"}, \"window\": {...}, \"stride\": 86400000000, \"limit\": 2000}` → first burst `rows[0]`.";
 
 /// The registry entry.
 pub fn spec() -> OpSpec {
@@ -34,7 +34,9 @@ pub fn spec() -> OpSpec {
             )
             .uids(&[".uid"]),
             ArgDecl::req("window", frag::window()),
-            ArgDecl::req("stride", frag::duration(false, "bucket width")),
+            ArgDecl::req("stride", frag::calendar_stride(false)),
+            // Absent unless given, so the args_echo of existing calls is unchanged.
+            ArgDecl::opt_absent("timezone", frag::timezone()),
             ArgDecl::opt(
                 "method",
                 json!({"type": "string", "enum": ["zscore", "ratio"]}),
@@ -53,7 +55,11 @@ pub fn spec() -> OpSpec {
             common::limit(),
             common::cursor(),
         ],
-        validators: vec![crate::ops::validate_window, validate_target],
+        validators: vec![
+            crate::ops::validate_window,
+            validate_target,
+            crate::calendar::validate_timezone,
+        ],
         cost: Some(scan_estimate),
         coeff: 55.0,
         outputs: Outputs::default()
@@ -120,8 +126,12 @@ pub fn score(method: &str, h: &[i64], x: i64) -> f64 {
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let snap = ctx.snap;
-    let (t_a, t_b, bks) = window_buckets(args)?;
-    let stride = stride_of(args.get("stride")).unwrap_or(i64::MAX);
+    // Uniform buckets (`stride` µs) or calendar units of `timezone`.
+    let (t_a, t_b, bks, uniform) = calendar_window_buckets(args)?;
+    let bucket_of = |t: i64| match uniform {
+        Some(stride) => ((t - t_a) / stride) as usize,
+        None => crate::calendar::bucket_index(&bks, t),
+    };
     let a = args.as_of_tt();
     let w = Some((t_a, t_b));
     let rel = target_field(args, "rel_type").filter(|r| !r.is_empty());
@@ -141,16 +151,24 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         for e in &v {
             let t = e.vt_s();
             if t_a <= t && t < t_b && rel.is_none_or(|r| e.rel_type() == r) {
-                x[((t - t_a) / stride) as usize] += 1;
+                x[bucket_of(t)] += 1;
             }
         }
         x
-    } else {
+    } else if let Some(stride) = uniform {
         // The buckets are those of `window_buckets` (same `t_a`, `stride`, count).
         snap.edge_start_counts(t_a, t_b, stride, a, rel)?
             .into_iter()
             .map(|c| c as i64)
             .collect()
+    } else {
+        // Calendar buckets differ in width: one count per bucket.
+        bks.iter()
+            .map(|&(ba, bb)| {
+                snap.edge_start_counts(ba, bb, bb - ba, a, rel)
+                    .map(|c| c.first().copied().unwrap_or(0) as i64)
+            })
+            .collect::<Result<_, _>>()?
     };
     let params = args.get("params");
     let p = |k: &str| params.and_then(|p| p.get(k)).and_then(Value::as_f64);

@@ -14,9 +14,9 @@ use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Map, Number, Value};
 use std::cmp::Ordering;
 
-const MANUAL: &str = "Arithmetic and post-processing over earlier results — never do arithmetic in arguments or in the answer text. Over rows (`input` = `{\"$ref\": \"sN.rows\"}`): `count`, `sum`, `min`, `max`, `mean`, `median` of `field` (drop nulls first with `filter` `not_null`); with `group_by` one row per group. `topk` ranks by `field` descending (`k` rows, or `pct` percent rounded up; `side: \"bottom\"` takes the exact complement; with `group_by` per group). `filter` compares `field` with `value` or with another column `field2`. Over two scalars (`x`, `y`, usually `$ref`s): `ratio`, `diff`, `percent`. Sets: `intersect`, `difference`, `union` of `input` and `other` (optionally projecting `field`/`other_field`). `derive` adds column `into` = `field op (field2 | value)`; `join` adds the matching `other` row's columns prefixed `r_` (`how: \"left\"` keeps unmatched rows, filled with `fill`). `interval_relation` names the Allen relation of intervals `a` and `b`. Scalar arithmetic over `x` (and `y`): `abs`, `add`, `sub`, `mul`, `div`. `join` keys must be unique on both sides unless `cardinality` says otherwise (`many_to_one`, `one_to_many`, `many_to_many`: one output row per matching pair). `topk` with `side: \"bottom\"` returns the bottom rows in ascending order. In a plan, a compute step whose `input` references an earlier step reads that step's complete result (not its page) up to the executor's row budget, and returns all its rows unless `limit` is given. Scalar results are in `value`; row results in `rows`.";
+const MANUAL: &str = "Arithmetic and post-processing over earlier results — never do arithmetic in arguments or in the answer text. Over rows (`input` = `{\"$ref\": \"sN.rows\"}`): `count`, `sum`, `min`, `max`, `mean`, `median` of `field` (drop nulls first with `filter` `not_null`); with `group_by` one row per group. `topk` ranks by `field` descending (`k` rows, or `pct` percent rounded up; `side: \"bottom\"` takes the exact complement; with `group_by` per group). `filter` compares `field` with `value` or with another column `field2`. Over two scalars (`x`, `y`, usually `$ref`s): `ratio`, `diff`, `percent`. Sets: `intersect`, `difference`, `union` of `input` and `other` (optionally projecting `field`/`other_field`). `derive` adds column `into` = `field op (field2 | value)`; `join` adds the matching `other` row's columns prefixed `r_` (`how: \"left\"` keeps unmatched rows, filled with `fill`). `interval_relation` names the Allen relation of intervals `a` and `b`. Scalar arithmetic over `x` (and `y`): `abs`, `add`, `sub`, `mul`, `div`. `join` keys must be unique on both sides unless `cardinality` says otherwise (`many_to_one`, `one_to_many`, `many_to_many`: one output row per matching pair). `topk` with `side: \"bottom\"` returns the bottom rows in ascending order; rows tied on `field` are broken by the row's canonical JSON (`ties: \"break\"`, the behaviour when absent), or with `ties: \"include\"` every row tied with the last one taken is returned too and `ties_included` says how many were added. `compare` answers yes/no: `value` is `true` when `x cmp y` holds (`cmp` one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`), e.g. `{\"fn\": \"compare\", \"x\": {\"$ref\": \"s1.count\"}, \"cmp\": \"gt\", \"y\": 100}`. In a plan, a compute step whose `input` references an earlier step reads that step's complete result (not its page) up to the executor's row budget, and returns all its rows unless `limit` is given. Scalar results are in `value`; row results in `rows`.";
 
-const FNS: [&str; 22] = [
+const FNS: [&str; 23] = [
     "count",
     "sum",
     "min",
@@ -39,6 +39,7 @@ const FNS: [&str; 22] = [
     "sub",
     "mul",
     "div",
+    "compare",
 ];
 
 fn str_or_null() -> Value {
@@ -122,6 +123,11 @@ pub fn spec() -> OpSpec {
             ArgDecl::opt("b", interval(), Value::Null),
             ArgDecl::opt("group_by", str_or_null(), Value::Null),
             // Absent unless given, so the args_echo of existing calls is unchanged.
+            // Absent unless given (issue 21): `include` keeps every row tied with the k-th.
+            ArgDecl::opt_absent(
+                "ties",
+                json!({"type": "string", "enum": ["include", "break"]}),
+            ),
             ArgDecl::opt_absent(
                 "cardinality",
                 json!({"type": "string",
@@ -135,7 +141,15 @@ pub fn spec() -> OpSpec {
         outputs: Outputs::default()
             .field("value", "any")
             .rows("any", RowKey::Row)
-            .conditional(&["value", "rows", "rows_total", "cursor", "set_digest"])
+            .field("ties_included", "int")
+            .conditional(&[
+                "value",
+                "rows",
+                "rows_total",
+                "cursor",
+                "set_digest",
+                "ties_included",
+            ])
             .build(),
         kernel,
     }
@@ -734,6 +748,8 @@ fn list<'a>(args: &'a Args, k: &str) -> Option<&'a Vec<Value>> {
 enum Res {
     Scalar(Value),
     Rows(Vec<Value>),
+    /// `topk` with `ties: "include"`: the rows and how many tied rows were kept beyond the cut.
+    Tied(Vec<Value>, usize),
 }
 
 fn kernel(_ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
@@ -744,6 +760,10 @@ fn kernel(_ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> 
         }
         Res::Rows(rows) => {
             out.paged("rows", rows)?;
+        }
+        Res::Tied(rows, extra) => {
+            out.paged("rows", rows)?;
+            out.set("ties_included", json!(extra));
         }
     }
     Ok(())
@@ -769,6 +789,9 @@ fn evaluate(args: &Args) -> Result<Res, OpError> {
             "group_by is only supported for count, sum, min, max, mean, median, topk",
         ));
     }
+    if f != "topk" && nn(args, "ties").is_some() {
+        return Err(inv("ties is only valid for topk"));
+    }
     match f {
         "interval_relation" => interval_relation(args),
         "derive" => derive(args),
@@ -776,6 +799,7 @@ fn evaluate(args: &Args) -> Result<Res, OpError> {
         "intersect" | "difference" | "union" => sets(args, f),
         "ratio" | "diff" | "percent" | "add" | "sub" | "mul" | "div" => scalar2(args, f),
         "abs" => abs(args),
+        "compare" => compare(args),
         _ => {
             let Some(input) = list(args, "input") else {
                 return Err(inv(format!("compute fn={f} requires input")));
@@ -1081,6 +1105,33 @@ fn abs(args: &Args) -> Result<Res, OpError> {
     Ok(Res::Scalar(v.to_value()?))
 }
 
+/// `compare`: whether `x cmp y` holds for the numbers `x` and `y` (`cmp` one of `eq`, `ne`,
+/// `lt`, `le`, `gt`, `ge`; ints and floats compare exactly) — a yes/no answer in `value`.
+fn compare(args: &Args) -> Result<Res, OpError> {
+    const CMPS: [&str; 6] = ["eq", "ne", "lt", "le", "gt", "ge"];
+    let (Some(x), Some(y)) = (nn(args, "x"), nn(args, "y")) else {
+        return Err(inv("compare requires x and y"));
+    };
+    let cmp = match s_arg(args, "cmp") {
+        Some(c) if CMPS.contains(&c) => c,
+        other => {
+            return Err(OpError::with(
+                crate::error::Code::InvalidArg,
+                format!(
+                    "compare requires cmp one of eq, ne, lt, le, gt, ge (got {})",
+                    other.map_or("none".to_string(), |c| format!("'{c}'"))
+                ),
+                json!({"repair": {"cmp": CMPS}}),
+            ))
+        }
+    };
+    // Numbers only (the schema of x and y): a boolean never reaches here.
+    if num(x)?.is_none() || num(y)?.is_none() {
+        return Err(inv("compare requires x and y"));
+    }
+    Ok(Res::Scalar(Value::Bool(test(x, cmp, y)?)))
+}
+
 /// Values of `field` (or the elements) for a reducer; every value numeric.
 fn values_of<'a>(
     f: &str,
@@ -1134,18 +1185,75 @@ fn reduce(f: &str, vals: &[Num]) -> Result<Value, OpError> {
             }
             best
         }
-        _ => {
-            let mut s = vals.to_vec();
-            s.sort_by(|a, b| cmp_num(*a, *b));
-            let n = s.len();
-            if n % 2 == 1 {
-                s[n / 2]
-            } else {
-                mean(&s[n / 2 - 1..=n / 2])?
-            }
-        }
+        _ => median(vals)?,
     };
     v.to_value()
+}
+
+/// The median of non-empty `vals`: the middle value, or the blessed mean of the two middle
+/// values of an even count.
+pub fn median(vals: &[Num]) -> Result<Num, OpError> {
+    let mut s = vals.to_vec();
+    s.sort_by(|a, b| cmp_num(*a, *b));
+    let n = s.len();
+    if n == 0 {
+        return Err(inv("empty input"));
+    }
+    if n % 2 == 1 {
+        Ok(s[n / 2])
+    } else {
+        mean(&s[n / 2 - 1..=n / 2])
+    }
+}
+
+/// The `q`-quantile (`0 ≤ q ≤ 1`) of non-empty `vals` by linear interpolation between
+/// order statistics (Hyndman–Fan type 7, numpy's default): with the values sorted
+/// ascending as `x[0..n)`, `h = q·(n−1)`, computed exactly from `q`'s decimal text; the value
+/// is `x[h]` itself (its type kept) when `h` is a whole number, else the float
+/// `x[⌊h⌋] + f·(x[⌊h⌋+1] − x[⌊h⌋])` with `f = h − ⌊h⌋` correctly rounded.
+pub fn quantile(vals: &[Num], q: &Value) -> Result<Num, OpError> {
+    let bad = || inv("quantile requires q, a number in [0, 1]");
+    let qf = q.as_f64().ok_or_else(bad)?;
+    if !(0.0..=1.0).contains(&qf) {
+        return Err(bad());
+    }
+    let mut s = vals.to_vec();
+    s.sort_by(|a, b| cmp_num(*a, *b));
+    let n = s.len();
+    if n == 0 {
+        return Err(inv("empty input"));
+    }
+    // q = a / 10^j exactly; h = a·(n−1) / 10^j.
+    let (a, j) = pct_rational(q);
+    let exact = (j <= 30)
+        .then(|| 10u128.pow(j))
+        .and_then(|den| Some((a.checked_mul((n - 1) as u128)?, den)));
+    let (lo, frac) = match exact {
+        Some((hn, den)) => (
+            (hn / den) as usize,
+            ratio_f64((hn % den) as i128, den as i128),
+        ),
+        None => {
+            // A q with more than 30 decimals: binary64 is as exact as its text.
+            let h = qf * (n - 1) as f64;
+            (h.floor() as usize, h - h.floor())
+        }
+    };
+    let lo = lo.min(n - 1);
+    if frac == 0.0 || lo + 1 >= n {
+        return Ok(s[lo]);
+    }
+    let (x, y) = (s[lo].f(), s[lo + 1].f());
+    Ok(Num::F(x + frac * (y - x)))
+}
+
+/// The sum of `vals`: exact over ints (`integer out of supported range` past i128), else
+/// the correctly rounded sum of the binary64 values ([`fsum`], independent of their order).
+pub fn exact_sum(vals: &[Num]) -> Result<Num, OpError> {
+    if vals.iter().all(|v| matches!(v, Num::I(_))) {
+        return sum(vals);
+    }
+    Ok(Num::F(fsum(vals.iter().map(|v| v.f()))))
 }
 
 /// Groups rows by `row[g]` (rule 8 checks): `(key, member rows)` in canonical key order.
@@ -1242,6 +1350,9 @@ fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpE
     };
     let k = k.and_then(Value::as_u64).map(|x| x as usize);
     let top = args.str("side")? == "top";
+    let ties = nn(args, "ties").and_then(Value::as_str);
+    let include = ties == Some("include");
+    let mut extra = 0usize;
     let groups: Vec<Vec<&Value>> = match group_by {
         Some(g) => groups_of(input, g)?.into_iter().map(|x| x.1).collect(),
         None => vec![input.iter().collect()],
@@ -1277,12 +1388,33 @@ fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpE
             }
             _ => 0..0,
         };
+        let mut range = range;
+        if include && !range.is_empty() {
+            // Widen the cut over every row whose value equals the value at its edge.
+            let (lo, hi) = (range.start, range.end);
+            let mut end = hi;
+            let mut start = lo;
+            if top {
+                while end < n && cmp_num(keyed[end].0, keyed[hi - 1].0) == Ordering::Equal {
+                    end += 1;
+                }
+            } else {
+                while start > 0 && cmp_num(keyed[start - 1].0, keyed[lo].0) == Ordering::Equal {
+                    start -= 1;
+                }
+            }
+            extra += (end - hi) + (lo - start);
+            range = start..end;
+        }
         let cut = &mut keyed[range];
         if !top {
             // The bottom rows read ascending: by value, ties by canonical JSON (issue 21).
             cut.sort_by(|x, y| cmp_num(x.0, y.0).then_with(|| x.1.cmp(&y.1)));
         }
         rows.extend(cut.iter().map(|x| x.2.clone()));
+    }
+    if include {
+        return Ok(Res::Tied(rows, extra));
     }
     Ok(Res::Rows(rows))
 }

@@ -17,6 +17,7 @@ pub mod edge_pred;
 pub mod entity_history;
 pub mod find_temporal_motif_instances;
 pub mod graph_metric_timeseries;
+pub mod longest_chain;
 pub mod match_pattern;
 pub mod neighborhood_evolution;
 pub mod pair_directions;
@@ -50,6 +51,7 @@ pub fn all() -> Vec<OpSpec> {
         co_active::spec(),
         weighted_traverse::spec(),
         match_pattern::spec(),
+        longest_chain::spec(),
     ]
 }
 

@@ -15,7 +15,7 @@ use serde_json::{json, Value};
 use std::collections::BTreeSet;
 use tgms_engine::EdgeVersion;
 
-const MANUAL: &str = "Compares one node's neighbours (either direction, edges valid at the instant) at `t1` and `t2`: `neighbors_gained`, `neighbors_lost` (uid lists, capped at `limit`; exact sizes in the `_total` fields), and `degree_series`, its incident-edge count every `stride` µs from `t1`. For the degree at one instant `t`: `{\"uid\": ..., \"t1\": t, \"t2\": t + 2, \"stride\": 2}` and read `degree_series[0].degree`.";
+const MANUAL: &str = "Compares one node's neighbours (either direction, edges valid at the instant) at `t1` and `t2`: `neighbors_gained`, `neighbors_lost` (uid lists, capped at `limit`; exact sizes in the `_total` fields), and `degree_series`, its incident-edge count every `stride` µs from `t1`. `stride` may also be a calendar unit (`day`, `iso_week`, `month`, `year`, local to `timezone`, an IANA name or an offset, default UTC): the series then has one point at `t1` and one at the start of each later unit before `t2`, `stride` is null and `stride_unit` names the unit. For the degree at one instant `t`: `{\"uid\": ..., \"t1\": t, \"t2\": t + 2, \"stride\": 2}` and read `degree_series[0].degree`.";
 
 /// The registry entry.
 pub fn spec() -> OpSpec {
@@ -27,18 +27,22 @@ pub fn spec() -> OpSpec {
             ArgDecl::req("t1", frag::timestamp()),
             ArgDecl::req("t2", frag::timestamp()),
             common::as_of_tt(),
-            ArgDecl::opt("stride", frag::duration(true, "bucket width"), Value::Null),
+            ArgDecl::opt("stride", frag::calendar_stride(true), Value::Null),
+            // Absent unless given, so the args_echo of existing calls is unchanged.
+            ArgDecl::opt_absent("timezone", frag::timezone()),
             common::limit(),
         ],
-        validators: vec![validate_t1_t2],
+        validators: vec![validate_t1_t2, crate::calendar::validate_timezone],
         cost: Some(scan_estimate),
         coeff: 170.0,
         outputs: Outputs::default()
             .capped("neighbors_gained", "uid", RowKey::Row, false)
             .capped("neighbors_lost", "uid", RowKey::Row, false)
             .field("degree_series", "list<obj{t: int, degree: int}>")
-            .field("stride", "int")
+            .field("stride", "int|null")
+            .field("stride_unit", "str")
             .field("truncated", "bool")
+            .conditional(&["stride_unit"])
             .build(),
         kernel,
     }
@@ -62,14 +66,26 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     if !snap.has_uid(uid) {
         return Err(OpError::unknown_uid(uid));
     }
+    // The series instants: every `stride` µs from t1, or the starts of the calendar units
+    // (t1 itself first) of `timezone`.
+    let unit = crate::calendar::stride_unit(args);
     let stride = stride_of(args.get("stride")).unwrap_or(((t2 - t1) / 20).max(1));
-    let n = ceil_div(t2 - t1, stride);
-    if n > 2000 {
-        return Err(OpError::new(
-            Code::Limit,
-            format!("bucket count {n} exceeds cap 2000; increase stride"),
-        ));
-    }
+    let instants: Vec<i64> = match unit {
+        Some(u) => crate::calendar::buckets(t1, t2, u, crate::calendar::zone_arg(args)?)?
+            .into_iter()
+            .map(|b| b.0)
+            .collect(),
+        None => {
+            let n = ceil_div(t2 - t1, stride);
+            if n > 2000 {
+                return Err(OpError::new(
+                    Code::Limit,
+                    format!("bucket count {n} exceeds cap 2000; increase stride"),
+                ));
+            }
+            (0..n).map(|i| t1 + i * stride).collect()
+        }
+    };
     // Versions valid at some instant of [t1, t2]; a self loop is in both lists, kept once.
     let w = Some((t1, t2.saturating_add(1)));
     let outs = snap.out_edges(uid, w, a);
@@ -91,19 +107,21 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     let gained: Vec<Value> = n2.difference(&n1).map(|u| json!(u)).collect();
     let lost: Vec<Value> = n1.difference(&n2).map(|u| json!(u)).collect();
     let (s, e) = sorted_bounds(outs.iter().chain(ins.iter()).map(|e| (e.vt_s(), e.vt_e())));
-    let series: Vec<Value> = (0..n)
-        .map(|i| {
-            let t = t1 + i * stride;
-            json!({"t": t, "degree": valid_count(&s, &e, t)})
-        })
+    let series: Vec<Value> = instants
+        .into_iter()
+        .map(|t| json!({"t": t, "degree": valid_count(&s, &e, t)}))
         .collect();
     let g = out.capped("neighbors_gained", gained)?;
     let l = out.capped("neighbors_lost", lost)?;
     out.set("degree_series", Value::Array(series));
     // The echo of a given integer stride is the argument itself (an integer beyond i64
     // stays as given, keeping the `int` contract); otherwise the stride used.
-    match args.get("stride") {
-        Some(v) if v.is_u64() || v.is_i64() => out.set("stride", v.clone()),
+    match (args.get("stride"), unit) {
+        (Some(v), None) if v.is_u64() || v.is_i64() => out.set("stride", v.clone()),
+        (Some(Value::String(u)), Some(_)) => {
+            out.set("stride", Value::Null);
+            out.set("stride_unit", json!(u));
+        }
         _ => out.set("stride", json!(stride)),
     }
     out.set("truncated", Value::Bool(g || l));
