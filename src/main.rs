@@ -26,7 +26,7 @@ use tgms_engine::{canon, Error, Store};
 time (when a fact was true in the world) and transaction time (when the store believed it). \
 Corrections and retractions never overwrite: they close the old belief and record who closed it \
 and why, so \"what was true at T\" and \"what did we believe on March 1\" stay answerable forever.\n\n\
-Read it with 18 fixed operators (tgms call, or the MCP server for AI agents: tgms serve), \
+Read it with 19 fixed operators (tgms call, or the MCP server for AI agents: tgms serve), \
 combine them in verified plans (tgms plan) whose answers are checked claim by claim against \
 the evidence (tgms verify), or ask a question in plain language (tgms ask).\n\n\
 Times are microseconds since 1970-01-01 00:00 UTC, the store's unit (1082040961000000 is \

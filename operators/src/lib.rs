@@ -1,4 +1,4 @@
-//! tgms-operators: the 18 read operators of tgms and their framework — one registry entry
+//! tgms-operators: the 19 read operators of tgms and their framework — one registry entry
 //! per operator ([`mod@registry`]), from which argument schemas, tool definitions, the
 //! reference page (`docs/operators.md`, [`mod@reference`]) and verifier contracts are generated
 //! ([`tools`]); the call pipeline with envelope, errors, pagination, completeness
