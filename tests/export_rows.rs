@@ -6,36 +6,8 @@ use serde_json::Value;
 use std::process::Command;
 use tgms_engine::{canon, Version};
 
-/// A minimal RFC 4180 reader: `None` for an empty unquoted field.
-fn parse_csv(text: &str) -> Vec<Vec<Option<String>>> {
-    let mut rows = Vec::new();
-    let mut row = Vec::new();
-    let mut cur = String::new();
-    let (mut quoted, mut in_q, mut chars) = (false, false, text.chars().peekable());
-    while let Some(c) = chars.next() {
-        match (in_q, c) {
-            (true, '"') if chars.peek() == Some(&'"') => {
-                chars.next();
-                cur.push('"');
-            }
-            (true, '"') => in_q = false,
-            (true, c) => cur.push(c),
-            (false, '"') => {
-                in_q = true;
-                quoted = true;
-            }
-            (false, ',' | '\n') => {
-                row.push((quoted || !cur.is_empty()).then(|| std::mem::take(&mut cur)));
-                quoted = false;
-                if c == '\n' {
-                    rows.push(std::mem::take(&mut row));
-                }
-            }
-            (false, c) => cur.push(c),
-        }
-    }
-    rows
-}
+mod export_support;
+use export_support::parse_csv;
 
 #[test]
 fn export_rows_csv_matches_the_stored_rows() {
