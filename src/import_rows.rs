@@ -53,7 +53,7 @@ const CLOSE_REASON: usize = 19;
 
 /// One exported row: its line or row number (1-based, the header not counted) and the 20
 /// columns as text (`None` = null; times as decimal text).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Debug)]
 struct XRow {
     cells: [Option<String>; 20],
     no: u64,
@@ -113,9 +113,8 @@ pub fn import(store: &mut Store, path: &Path, format: Option<Format>) -> Result<
         Format::Parquet => read_parquet(path)?,
         Format::Arrow => read_arrow(path)?,
     };
-    let batches = batches(&rows)?;
-    for (tt, ops) in &batches {
-        store.write_at(*tt, ops.clone())?;
+    for (tt, ops) in batches(&rows)? {
+        store.write_at(tt, ops)?;
     }
     check_rows(store, rows)
 }
@@ -305,14 +304,14 @@ fn ingest_ops(group: &[&XRow], ordinal: &mut u64) -> Result<Vec<Op>> {
 
 /// Compares the store's rows with the file's (every column, as text); an error lists the
 /// first differences.
-fn check_rows(store: &Store, mut want: Vec<XRow>) -> Result<Imported> {
-    let mut got = Vec::with_capacity(want.len());
+fn check_rows(store: &Store, rows: Vec<XRow>) -> Result<Imported> {
+    let mut got = Vec::with_capacity(rows.len());
     visit_rows(store, |r| {
         got.push(r.cells.map(|c| c.map(str::to_owned)));
         Ok::<_, Error>(())
     })?;
-    let n = want.len() as u64;
-    let mut want: Vec<[Option<String>; 20]> = want.drain(..).map(|r| r.cells).collect();
+    let n = rows.len() as u64;
+    let mut want: Vec<[Option<String>; 20]> = rows.into_iter().map(|r| r.cells).collect();
     want.sort();
     got.sort();
     if want != got {
