@@ -1139,7 +1139,7 @@ fn aggregate_events_errors() {
         json!([{"dim": "endpoint", "role": "dst"}, {"dim": "endpoint", "role": "src"}]),
         cnt.clone(),
         json!({"pair_mode": "undirected"}),
-        "pair_mode requires group_by [endpoint src, endpoint dst]",
+        "pair_mode requires group_by [endpoint src, endpoint dst], optionally with one time_bucket, calendar_unit or rel_type dimension before or after the pair",
     );
     a(
         json!([{"dim": "time_bucket"}]),

@@ -1586,21 +1586,16 @@ fn o_aggregate(rows: &[Row], args: &Value) -> Result<Value, Value> {
             return Err(o_agg_err("role is only valid for endpoint and label"));
         }
     }
-    if dims.len() == 2
-        && (
-            ostr(&dims[0], "dim"),
-            ostr(&dims[0], "role"),
-            ostr(&dims[0], "unit"),
-        ) == (
-            ostr(&dims[1], "dim"),
-            ostr(&dims[1], "role"),
-            ostr(&dims[1], "unit"),
-        )
-    {
-        return Err(o_agg_err(&format!(
-            "duplicate dimension {}",
-            ostr(&dims[1], "dim").unwrap()
-        )));
+    fn dkey(d: &Value) -> (Option<&str>, Option<&str>, Option<&str>) {
+        (ostr(d, "dim"), ostr(d, "role"), ostr(d, "unit"))
+    }
+    for j in 1..dims.len() {
+        if dims[..j].iter().any(|d| dkey(d) == dkey(&dims[j])) {
+            return Err(o_agg_err(&format!(
+                "duplicate dimension {}",
+                ostr(&dims[j], "dim").unwrap()
+            )));
+        }
     }
     let aggs = args["aggregates"].as_array().unwrap();
     for a in aggs {
@@ -1670,14 +1665,18 @@ fn o_aggregate(rows: &[Row], args: &Value) -> Result<Value, Value> {
     }
     let pm = args["pair_mode"].as_str();
     if pm.is_some() {
-        let want = json!([{"dim": "endpoint", "role": "src"}, {"dim": "endpoint", "role": "dst"}]);
-        let got: Vec<Value> = dims
-            .iter()
-            .map(|d| json!({"dim": d["dim"], "role": d["role"]}))
-            .collect();
-        if Value::Array(got) != want {
+        // The pair, alone or with one time / rel_type dimension before or after it.
+        let pair = vec![json!(["endpoint", "src"]), json!(["endpoint", "dst"])];
+        let got: Vec<Value> = dims.iter().map(|d| json!([d["dim"], d["role"]])).collect();
+        let other = |v: &Value| {
+            ["time_bucket", "calendar_unit", "rel_type"].contains(&v[0].as_str().unwrap_or(""))
+        };
+        let ok = got == pair
+            || (got.len() == 3 && got[..2] == pair[..] && other(&got[2]))
+            || (got.len() == 3 && got[1..] == pair[..] && other(&got[0]));
+        if !ok {
             return Err(o_agg_err(
-                "pair_mode requires group_by [endpoint src, endpoint dst]",
+                "pair_mode requires group_by [endpoint src, endpoint dst], optionally with one time_bucket, calendar_unit or rel_type dimension before or after the pair",
             ));
         }
     }
@@ -2113,7 +2112,7 @@ fn o_round9_all(v: &mut Value) {
 
 fn agg_args(r: &mut Rng) -> Value {
     let mut dims: Vec<Value> = Vec::new();
-    let nd = r.below(3);
+    let nd = r.below(4);
     for _ in 0..nd {
         let n = 5 + u64::from(r.chance(15));
         let mut d = match r.below(n) {
@@ -2141,6 +2140,19 @@ fn agg_args(r: &mut Rng) -> Value {
             json!({"dim": "endpoint", "role": "src"}),
             json!({"dim": "endpoint", "role": "dst"}),
         ];
+        // Day × pair and the like: a third dimension before or after the pair.
+        if r.chance(50) {
+            let third = match r.below(3) {
+                0 => json!({"dim": "time_bucket"}),
+                1 => json!({"dim": "calendar_unit", "unit": "hour_of_day"}),
+                _ => json!({"dim": "rel_type"}),
+            };
+            if r.chance(50) {
+                dims.push(third);
+            } else {
+                dims.insert(0, third);
+            }
+        }
     }
     let na = r.int(1, 5);
     let mut aggs: Vec<Value> = (0..na)

@@ -349,3 +349,87 @@ fn max_distinct_in_window_needs_span_and_of() {
         assert!(canon(&e).contains(msg), "{e}");
     }
 }
+
+/// Three grouping dimensions: `[time_bucket, endpoint src, endpoint dst]` and
+/// `[rel_type, endpoint dst, calendar hour]` (any order), plain and with `pair_mode`
+/// (day × pair), against a brute force; rows in the order of the key tuple.
+#[test]
+fn three_grouping_dimensions_equal_the_brute_force() {
+    let mut r = Rng(0x0003_d135);
+    let mut multi = 0;
+    for _ in 0..80 {
+        let (_d, s) = store(&mut r);
+        let rows = plain_rows(&s);
+        let ta = r.int(0, 10);
+        let tb = ta + r.int(5, 40);
+        let stride = r.int(2, 12);
+        let fold = r.chance(50);
+        let bucket = json!({"dim": "time_bucket"});
+        let (src, dst) = (
+            json!({"dim": "endpoint", "role": "src"}),
+            json!({"dim": "endpoint", "role": "dst"}),
+        );
+        // (dims, the key of an event as sortable strings/ints).
+        let dims: Vec<Value> = match (fold, r.below(3)) {
+            (true, 0) => vec![bucket, src, dst],
+            (true, 1) => vec![src, dst, bucket],
+            (true, _) => vec![json!({"dim": "rel_type"}), src, dst],
+            (false, 0) => vec![bucket, json!({"dim": "rel_type"}), dst],
+            (false, 1) => vec![dst, bucket, src],
+            (false, _) => vec![
+                json!({"dim": "rel_type"}),
+                src,
+                json!({"dim": "calendar_unit", "unit": "hour_of_day"}),
+            ],
+        };
+        let mut args = json!({"group_by": dims, "aggregates": [{"agg": "count"}, {"agg": "max", "of": "vt_s"}],
+            "window": {"t_a": ta, "t_b": tb}, "limit": 1000});
+        if dims.iter().any(|d| d["dim"] == "time_bucket") {
+            args["stride"] = json!(stride);
+        }
+        if fold {
+            args["pair_mode"] = json!("undirected");
+        }
+        // The brute force: key parts as (int, string) per dimension, in dimension order.
+        let mut want: BTreeMap<Vec<(i64, String)>, (u64, i64)> = BTreeMap::new();
+        for e in events(&rows, ta, tb) {
+            let (mut a, mut b) = (e.src.clone(), e.dst.clone());
+            if fold && b < a {
+                std::mem::swap(&mut a, &mut b);
+            }
+            let key: Vec<(i64, String)> = dims
+                .iter()
+                .map(|d| match (d["dim"].as_str().unwrap(), d["role"].as_str()) {
+                    ("time_bucket", _) => ((e.vt_s - ta) / stride, String::new()),
+                    ("calendar_unit", _) => (e.vt_s.div_euclid(3_600_000_000) % 24, String::new()),
+                    ("rel_type", _) => (0, e.rel.clone()),
+                    (_, Some("src")) => (0, a.clone()),
+                    _ => (0, b.clone()),
+                })
+                .collect();
+            let g = want.entry(key).or_insert((0, i64::MIN));
+            g.0 += 1;
+            g.1 = g.1.max(e.vt_s);
+        }
+        let got = payload(&call(&s, "aggregate_events", args.clone()));
+        let got_rows = got["rows"].as_array().unwrap();
+        assert_eq!(got_rows.len(), want.len(), "{args}: {got}");
+        for (row, (key, (n, max))) in got_rows.iter().zip(&want) {
+            for (d, (i, sv)) in dims.iter().zip(key) {
+                match (d["dim"].as_str().unwrap(), d["role"].as_str()) {
+                    ("time_bucket", _) => {
+                        assert_eq!(row["t_a"], json!(ta + i * stride), "{args}: {row}")
+                    }
+                    ("calendar_unit", _) => assert_eq!(row["hour_of_day"], json!(i), "{args}"),
+                    ("rel_type", _) => assert_eq!(row["rel_type"], json!(sv), "{args}"),
+                    (_, Some(role)) => assert_eq!(row[role], json!(sv), "{args}: {row}"),
+                    _ => unreachable!(),
+                }
+            }
+            assert_eq!(row["count"], json!(n), "{args}: {row}");
+            assert_eq!(row["max_vt_s"], json!(max), "{args}: {row}");
+        }
+        multi += usize::from(want.len() > 2);
+    }
+    assert!(multi >= 40, "only {multi} calls with more than two groups");
+}

@@ -29,7 +29,7 @@ use std::cmp::Ordering;
 use tgms_engine::EdgeColumns;
 use tgms_engine::{EdgeVersion, Identity, Version, OPEN_END};
 
-const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–2 dimensions (`time_bucket` with `stride` — µs, a duration such as `\"7d\"`, or a calendar unit `day`/`iso_week`/`month`/`year` —, `calendar_unit` hour/day/month, `rel_type`, `endpoint` src/dst, or `either` for an account in either role (a row `uid`; an event counts in both its endpoints' groups), endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, `sum`, `median` and `quantile` (with `q` in [0, 1]: linear interpolation between order statistics, numpy's default) of a numeric `prop` (columns `sum_prop_<p>`, `median_prop_<p>`, `quantile_<q>_prop_<p>` with `_` for the decimal point of `q`, e.g. `quantile_0_9_prop_rating`; non-numeric values are excluded and counted in `prop_coercion`, as for `mean`), and the sequence measures `max_gap`, `min_gap` (shortest time between two consecutive events of the group), `max_in_window` with `span`, `max_distinct_in_window` of src/dst with `span` (most distinct counterparts in any `[t, t + span)`), `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `timezone` (an IANA name such as `\"Europe/Berlin\"` or an offset such as `\"+05:30\"`; default UTC) applies to calendar strides and calendar units. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
+const MANUAL: &str = "Grouped aggregation of the edge events starting in `window`: `group_by` 0–3 dimensions (e.g. day × src × dst; `time_bucket` with `stride` — µs, a duration such as `\"7d\"`, or a calendar unit `day`/`iso_week`/`month`/`year` —, `calendar_unit` hour/day/month, `rel_type`, `endpoint` src/dst, or `either` for an account in either role (a row `uid`; an event counts in both its endpoints' groups), endpoint `label`) and 1–4 `aggregates` (`count`, `count_distinct` of src/dst, `min`/`max`/`mean` of `vt_s`, `duration` or a numeric `prop`, `sum`, `median` and `quantile` (with `q` in [0, 1]: linear interpolation between order statistics, numpy's default) of a numeric `prop` (columns `sum_prop_<p>`, `median_prop_<p>`, `quantile_<q>_prop_<p>` with `_` for the decimal point of `q`, e.g. `quantile_0_9_prop_rating`; non-numeric values are excluded and counted in `prop_coercion`, as for `mean`), and the sequence measures `max_gap`, `min_gap` (shortest time between two consecutive events of the group), `max_in_window` with `span`, `max_distinct_in_window` of src/dst with `span` (most distinct counterparts in any `[t, t + span)`), `max_session_span` with `gap`). `prop_filter` keeps events whose property compares true (rows of the wrong type are excluded and counted in `prop_coercion`); `endpoint_filter` restricts to a cohort (feed it `{\"$ref\": \"sN.rows[*].uid\"}`); `pair_mode` folds src/dst into unordered pairs (`src` < `dst`; group_by is the pair, optionally with one time or rel_type dimension before or after it); with it, `{\"agg\": \"pair_directions\"}` adds per direction (`lo_hi`: src→dst of the row, `hi_lo`: back) `_count`, `_first_vt_s`, `_last_vt_s`, plus `initiator` and `reciprocity_lag_us` (first reply after the first message), and with `of: \"prop\"` the `_sum_prop_<p>` and `_last_prop_<p>` of each direction. `timezone` (an IANA name such as `\"Europe/Berlin\"` or an offset such as `\"+05:30\"`; default UTC) applies to calendar strides and calendar units. `group_by: []` gives one global row. Example: `{\"group_by\": [{\"dim\": \"endpoint\", \"role\": \"src\"}], \"aggregates\": [{\"agg\": \"count\"}], \"window\": {...}}`.";
 
 /// Cap on the number of groups.
 pub const MAX_GROUPS: usize = 100_000;
@@ -96,7 +96,7 @@ pub fn spec() -> OpSpec {
         args: vec![
             ArgDecl::req(
                 "group_by",
-                json!({"type": "array", "items": dim_schema(), "maxItems": 2}),
+                json!({"type": "array", "items": dim_schema(), "maxItems": 3}),
             ),
             ArgDecl::req(
                 "aggregates",
@@ -348,15 +348,27 @@ fn validate_aggs(args: &Args) -> Result<(), OpError> {
 
 fn validate_pair_mode(args: &Args) -> Result<(), OpError> {
     if args.get("pair_mode").is_some_and(|v| !v.is_null()) {
+        // The pair's two endpoint dimensions, optionally with one time or rel_type dimension
+        // before or after them (e.g. day × pair).
         let dims = items(args, "group_by");
-        let ok = dims.len() == 2
-            && s(&dims[0], "dim") == Some("endpoint")
-            && s(&dims[0], "role") == Some("src")
-            && s(&dims[1], "dim") == Some("endpoint")
-            && s(&dims[1], "role") == Some("dst");
+        let is =
+            |d: &Value, role: &str| s(d, "dim") == Some("endpoint") && s(d, "role") == Some(role);
+        let pair_at =
+            |i: usize| dims.len() > i + 1 && is(&dims[i], "src") && is(&dims[i + 1], "dst");
+        let other_ok = |d: &Value| {
+            matches!(
+                s(d, "dim"),
+                Some("time_bucket" | "calendar_unit" | "rel_type")
+            )
+        };
+        let ok = match dims.len() {
+            2 => pair_at(0),
+            3 => (pair_at(0) && other_ok(&dims[2])) || (other_ok(&dims[0]) && pair_at(1)),
+            _ => false,
+        };
         if !ok {
             return Err(inv(
-                "pair_mode requires group_by [endpoint src, endpoint dst]",
+                "pair_mode requires group_by [endpoint src, endpoint dst], optionally with one time_bucket, calendar_unit or rel_type dimension before or after the pair",
             ));
         }
     } else if items(args, "aggregates")
@@ -573,8 +585,33 @@ fn max_session(t: &[i64], g: i64) -> Value {
 
 /// A group key: one `u64` per dimension slot — a bucket or calendar index, the
 /// snapshot-local interned id of a uid or rel_type, or a label index (0 = no label) — so an
-/// event costs one hash of two integers, never a string hash.
+/// event costs one hash of two integers, never a string hash. With three dimensions the
+/// second word holds slots 1 and 2 as two 32-bit halves ([`pack`], [`key_part`]): every slot
+/// value fits in 32 bits (buckets are capped at [`MAX_BUCKETS`], ids and label indexes are
+/// `u32`), and the one- and two-dimension calls (`agg.rel_bucket`) keep their two-word key
+/// unchanged.
 type Key = [u64; 2];
+
+/// The key of the slot values `v` of `n_dims` dimensions.
+#[inline(always)]
+fn pack(v: [u64; 3], n_dims: usize) -> Key {
+    if n_dims == 3 {
+        debug_assert!(v[1] <= u64::from(u32::MAX) && v[2] <= u64::from(u32::MAX));
+        [v[0], (v[1] << 32) | v[2]]
+    } else {
+        [v[0], v[1]]
+    }
+}
+
+/// The value of dimension `slot` in a key of `n_dims` dimensions ([`pack`]'s inverse).
+fn key_part(key: Key, slot: usize, n_dims: usize) -> u64 {
+    match (n_dims == 3, slot) {
+        (true, 1) => key[1] >> 32,
+        (true, 2) => key[1] & u64::from(u32::MAX),
+        // Slots past the call's dimensions read 0 (they sort equal).
+        _ => key.get(slot).copied().unwrap_or(0),
+    }
+}
 
 /// The sortable value of a key part: the spec's row order for each dimension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -1044,7 +1081,7 @@ impl Grouper<'_> {
         node: u32,
         mut label: impl FnMut(bool) -> u64,
     ) -> Key {
-        let mut key: Key = [0; 2];
+        let mut key = [0u64; 3];
         for (slot, d) in self.dims.iter().enumerate() {
             key[slot] = match *d {
                 Dim::Bucket => bucket.of(vt_s),
@@ -1056,7 +1093,7 @@ impl Grouper<'_> {
                 Dim::Label(is_src) => label(is_src),
             };
         }
-        key
+        pack(key, self.dims.len())
     }
 
     /// Groups one chunk of events (`offset` = index of its first event).
@@ -1445,7 +1482,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     // Names of the key parts (from each group's representative) and the row order.
     let rep_of = |g: &Group| ev_of(g.rep as usize).map(|ev| ev.e);
     let name = |g: &Group, slot: usize| -> SK<'_> {
-        let k = g.key[slot];
+        let k = key_part(g.key, slot, dims.len());
         match dims.get(slot) {
             Some(Dim::Bucket | Dim::Calendar(..)) | None => SK::I(k as i64),
             Some(Dim::Label(_)) => SK::L(k.checked_sub(1).map(|x| label_names[x as usize])),
@@ -1462,9 +1499,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     if groups.iter().any(|g| g.count > 0 && rep_of(g).is_none()) {
         return Err(OpError::internal("group representative out of range"));
     }
-    let mut sorted: Vec<([SK<'_>; 2], &Group)> = groups
+    let mut sorted: Vec<([SK<'_>; 3], &Group)> = groups
         .iter()
-        .map(|g| ([name(g, 0), name(g, 1)], g))
+        .map(|g| ([name(g, 0), name(g, 1), name(g, 2)], g))
         .collect();
     sorted.sort_by(|x, y| x.0.cmp(&y.0));
 
@@ -1523,7 +1560,11 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 for (col, agg) in &aggs {
                     if let Agg::PairDirs(p) = agg {
                         // The row's `src` column is the folded pair's smaller uid.
-                        let lo = match sk[0] {
+                        let src_slot = dims
+                            .iter()
+                            .position(|d| *d == Dim::Endpoint(true))
+                            .unwrap_or(0);
+                        let lo = match sk[src_slot] {
                             SK::S(x) => x,
                             _ => "",
                         };
