@@ -1290,7 +1290,7 @@ fn cmd_check(store: &Path) -> CmdResult {
     let problems: Vec<Value> = rep
         .problems
         .iter()
-        .map(|p| json!({"file": p.file.display().to_string(), "offset": p.offset, "kind": p.kind}))
+        .map(|p| json!({"file": p.file.display().to_string(), "offset": p.offset, "kind": p.kind.to_string()}))
         .collect();
     if !problems.is_empty() {
         return Err(Failure::Payload(json!({"error": "E_STATE",

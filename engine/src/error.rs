@@ -27,14 +27,14 @@ pub enum Error {
         file: PathBuf,
         record: u64,
         offset: u64,
-        kind: String,
+        kind: CorruptionKind,
     },
     /// A store file is not what its format says (`E_STATE`).
     #[error("corrupt store file {file} at offset {offset}: {kind}")]
     Corruption {
         file: PathBuf,
         offset: u64,
-        kind: String,
+        kind: CorruptionKind,
     },
     /// An input file (event file, JSONL log, batch) is malformed (`E_INVALID_ARG`).
     #[error("{file}:{line}: {reason}")]
@@ -80,6 +80,66 @@ pub enum Error {
         batch_key: Option<String>,
         cause: String,
     },
+}
+
+/// What is wrong with a store file: the `kind` of [`Error::Corruption`] and
+/// [`Error::LogDamaged`] and of `tgms check`'s problems. Its text (`Display`) is the
+/// `details.kind` an agent reads, so each variant's wording is part of the error payload.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CorruptionKind {
+    /// The file does not start with the magic of its format (`format`: `segment`,
+    /// `manifest`, `write-ahead log`): it is not a file of that kind.
+    #[error("bad magic: not a tgms {format}")]
+    BadMagic { format: &'static str },
+    /// A checksum stored for some bytes does not match them; `what` names the bytes
+    /// (`header`, `footer`, `chunk 12`, `record`).
+    #[error("{what} checksum mismatch")]
+    ChecksumMismatch { what: String },
+    /// A format version this build does not read; `what` names the version field
+    /// (`segment major`), `reads` the version it does read where there is one.
+    #[error("{what} version {version} is not supported{}", reads_note(*.reads))]
+    UnsupportedVersion {
+        what: &'static str,
+        version: u16,
+        reads: Option<u16>,
+    },
+    /// A problem inside chunk `chunk` of a segment file.
+    #[error("chunk {chunk}: {kind}")]
+    InChunk {
+        chunk: u16,
+        kind: Box<CorruptionKind>,
+    },
+    /// Bytes that break another rule of the format; the text names the rule and the place.
+    #[error("{0}")]
+    Malformed(String),
+}
+
+impl CorruptionKind {
+    /// This problem, found inside chunk `chunk`.
+    pub fn in_chunk(self, chunk: u16) -> Self {
+        CorruptionKind::InChunk {
+            chunk,
+            kind: Box::new(self),
+        }
+    }
+}
+
+/// The ` (this build reads N)` note of [`CorruptionKind::UnsupportedVersion`].
+fn reads_note(reads: Option<u16>) -> String {
+    reads.map_or(String::new(), |r| format!(" (this build reads {r})"))
+}
+
+impl From<String> for CorruptionKind {
+    fn from(text: String) -> Self {
+        CorruptionKind::Malformed(text)
+    }
+}
+
+impl From<&str> for CorruptionKind {
+    fn from(text: &str) -> Self {
+        CorruptionKind::Malformed(text.to_owned())
+    }
 }
 
 impl Error {
@@ -149,10 +209,10 @@ impl Error {
                 offset,
                 kind,
             } => {
-                json!({"file": file.display().to_string(), "record": record, "offset": offset, "kind": kind})
+                json!({"file": file.display().to_string(), "record": record, "offset": offset, "kind": kind.to_string()})
             }
             Error::Corruption { file, offset, kind } => {
-                json!({"file": file.display().to_string(), "offset": offset, "kind": kind})
+                json!({"file": file.display().to_string(), "offset": offset, "kind": kind.to_string()})
             }
             Error::BadInput { file, line, reason } => {
                 json!({"file": file.display().to_string(), "line": line, "reason": reason})

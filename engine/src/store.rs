@@ -6,7 +6,7 @@ use crate::base::Base;
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::compact;
 use crate::delta::Delta;
-use crate::error::{Error, Result};
+use crate::error::{CorruptionKind, Error, Result};
 use crate::lazy::Lazy;
 use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
 use crate::mmap::{IoMode, SegBytes};
@@ -235,7 +235,7 @@ fn decode_listed(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Option<(PathBuf
     };
     check_listed(&path, &mapped, e)?;
     let bytes = mapped.bytes();
-    let corrupt = |offset: u64, kind: String| Error::Corruption {
+    let corrupt = |offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.clone(),
         offset,
         kind,
@@ -272,18 +272,21 @@ fn open_listed(path: &Path, io: IoMode) -> Result<Option<SegBytes>> {
 /// The digest is computed a window at a time and each window's pages are released after
 /// it (a mapped image is checked on every open and need not stay resident).
 fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
-    let corrupt = |kind: String| Error::Corruption {
+    let corrupt = |kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
         offset: 0,
         kind,
     };
     let bytes = mapped.bytes();
     if bytes.len() as u64 != e.file_len {
-        return Err(corrupt(format!(
-            "segment is {} bytes, the manifest says {}",
-            bytes.len(),
-            e.file_len
-        )));
+        return Err(corrupt(
+            format!(
+                "segment is {} bytes, the manifest says {}",
+                bytes.len(),
+                e.file_len
+            )
+            .into(),
+        ));
     }
     let mut h = blake3::Hasher::new();
     for at in (0..bytes.len()).step_by(crate::mmap::RELEASE_BYTES) {
@@ -328,7 +331,7 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
         return Ok(None);
     }
     check_listed(&path, &bytes, e)?;
-    let corrupt = |path: &Path, offset: u64, kind: String| Error::Corruption {
+    let corrupt = |path: &Path, offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
         offset,
         kind,
@@ -567,7 +570,7 @@ impl Store {
                                 file: wal_path.clone(),
                                 record: no,
                                 offset,
-                                kind: format!("batch tt {tt} outside [0, OPEN_END)"),
+                                kind: format!("batch tt {tt} outside [0, OPEN_END)").into(),
                             });
                         }
                         if let Some((_, prev, _)) = last {
@@ -576,7 +579,7 @@ impl Store {
                                     file: wal_path.clone(),
                                     record: no,
                                     offset,
-                                    kind: format!("non-monotonic tt {tt} (last is {prev})"),
+                                    kind: format!("non-monotonic tt {tt} (last is {prev})").into(),
                                 });
                             }
                         }
@@ -596,7 +599,7 @@ impl Store {
                                     "replay of batch tt {tt} {} but the log recorded it {} ({message})",
                                     if replay_ok { "succeeded" } else { "failed" },
                                     if ok { "succeeded" } else { "failed" }
-                                ),
+                                ).into(),
                             });
                             }
                         }
@@ -605,7 +608,8 @@ impl Store {
                                 file: wal_path.clone(),
                                 record: no,
                                 offset,
-                                kind: format!("outcome record for tt {tt} follows no such batch"),
+                                kind: format!("outcome record for tt {tt} follows no such batch")
+                                    .into(),
                             })
                         }
                     },
@@ -1681,7 +1685,7 @@ pub fn replay_with(
 pub struct Problem {
     pub file: PathBuf,
     pub offset: u64,
-    pub kind: String,
+    pub kind: CorruptionKind,
 }
 
 impl Problem {
@@ -1700,12 +1704,12 @@ impl Problem {
             } => Problem {
                 file: file.clone(),
                 offset: *offset,
-                kind: format!("record {record}: {kind}"),
+                kind: format!("record {record}: {kind}").into(),
             },
             other => Problem {
                 file: fallback.to_path_buf(),
                 offset: 0,
-                kind: other.message(),
+                kind: other.message().into(),
             },
         }
     }
@@ -1802,7 +1806,7 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
     let mut prev: Option<&SegEntry> = None;
     for e in &entries {
         let path = dir.join(manifest::seg_name(e.seq));
-        let mut bad = |offset: u64, kind: String| {
+        let mut bad = |offset: u64, kind: CorruptionKind| {
             rep.problems.push(Problem {
                 file: path.clone(),
                 offset,
@@ -1813,7 +1817,7 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
             if e.seq <= p.seq {
                 bad(
                     0,
-                    format!("S1: segment seq {} does not follow {}", e.seq, p.seq),
+                    format!("S1: segment seq {} does not follow {}", e.seq, p.seq).into(),
                 );
             }
             if e.base != p.end {
@@ -1834,14 +1838,15 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
                 format!(
                     "S5: covers log offset {} beyond the log's good length {wal_len}",
                     e.wal_offset
-                ),
+                )
+                .into(),
             );
         }
         prev = Some(e);
         let held = match SegBytes::read(&path) {
             Ok(b) => b,
             Err(err) => {
-                bad(0, format!("segment file unreadable: {err}"));
+                bad(0, format!("segment file unreadable: {err}").into());
                 continue;
             }
         };
@@ -1853,7 +1858,8 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
                     "S3: {} bytes, the manifest says {}",
                     bytes.len(),
                     e.file_len
-                ),
+                )
+                .into(),
             );
         }
         if content_digest(bytes) != e.blake3 {
