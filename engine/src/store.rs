@@ -56,20 +56,13 @@ pub struct Options {
     /// Replay the log only up to this byte offset (a record boundary; read-only opens
     /// only): `tgms check` compares two opens of a live store at the same log position.
     pub replay_to: Option<u64>,
-    /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
+    /// How segment files are read on open; `None` = [`IoMode::Mmap`]. The engine reads no
+    /// environment: the CLI sets this from `TGMS_IO`.
     pub io: Option<IoMode>,
     /// Decode every segment into memory at open (and after a compaction) even when the store
-    /// could be served from its mapped base image (`format-spec.md` §9.4). Also set by
-    /// the environment variable `TGMS_OPEN=eager` (tests open both ways and compare).
+    /// could be served from its mapped base image (`format-spec.md` §9.4); the CLI sets it
+    /// from `TGMS_OPEN=eager` (tests open both ways and compare).
     pub eager: bool,
-}
-
-impl Options {
-    /// True when segments are decoded instead of the image being mapped: `eager`, or
-    /// `TGMS_OPEN=eager` in the environment.
-    fn decodes(&self) -> bool {
-        self.eager || std::env::var("TGMS_OPEN").as_deref() == Ok("eager")
-    }
 }
 
 /// Default memtable flush threshold in rows.
@@ -463,8 +456,8 @@ impl Store {
             dir: dir.to_path_buf(),
             mem: Mem::State(Box::new(state)),
             paranoid: opts.paranoid,
-            eager: opts.decodes(),
-            io: opts.io.unwrap_or_else(IoMode::from_env),
+            eager: opts.eager,
+            io: opts.io.unwrap_or(IoMode::Mmap),
             wal: Some(wal),
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), None),
             _lock: Some(lock),
@@ -517,8 +510,8 @@ impl Store {
         } else {
             Some(lock(dir)?)
         };
-        let eager = opts.decodes();
-        let io = opts.io.unwrap_or_else(IoMode::from_env);
+        let eager = opts.eager;
+        let io = opts.io.unwrap_or(IoMode::Mmap);
         // Published segments first (a reader racing a compaction retries), then the log
         // from the position they cover.
         let mut attempts = 0;
@@ -1732,6 +1725,12 @@ pub struct CheckReport {
 /// indexed segments); and that the published segments plus the log tail equal a replay of
 /// the whole log (digest and statistics, S7). Every problem found is reported, not only the first.
 pub fn check(dir: &Path) -> Result<CheckReport> {
+    check_with(dir, None, false)
+}
+
+/// [`check`] whose comparison opens (S7) read segments with `io` and decode them when
+/// `eager`, as [`Options::io`] and [`Options::eager`] say.
+pub fn check_with(dir: &Path, io: Option<IoMode>, eager: bool) -> Result<CheckReport> {
     // A live store may publish a generation (flush, compaction) while it is checked: the
     // check pins the manifest it read first, and when it finds problems while the manifest
     // has changed since, it starts over on the new generation (as an open does, §9.4).
@@ -1740,7 +1739,7 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let (rep, pinned) = check_once(dir)?;
+        let (rep, pinned) = check_once(dir, io, eager)?;
         if rep.problems.is_empty() || attempt == ATTEMPTS || read_entries(dir) == pinned {
             return Ok(rep);
         }
@@ -1757,7 +1756,11 @@ fn read_entries(dir: &Path) -> Option<Vec<SegEntry>> {
 
 /// One pass of [`check`] over the generation the manifest publishes when it is read; also
 /// returns the records it read.
-fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
+fn check_once(
+    dir: &Path,
+    io: Option<IoMode>,
+    eager: bool,
+) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
     let wal_path = dir.join(WAL_FILE);
     if !wal_path.exists() {
         return Err(Error::State {
@@ -1909,6 +1912,8 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
                     read_only: true,
                     replay_whole_log: whole,
                     replay_to,
+                    io,
+                    eager,
                     ..Options::default()
                 },
             )
