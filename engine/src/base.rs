@@ -2472,7 +2472,11 @@ pub(crate) mod tests {
         assert!(Base::open(SegBytes::Heap(forged)).is_err());
         // Postings naming no row: refused at open (`structure`), naming chunk and value.
         let forged = forge(&bytes, chunk::OUT, |v| v.iter_mut().for_each(|x| *x = -7));
-        let e = Base::open(SegBytes::Heap(forged)).err().unwrap().1.to_string();
+        let e = Base::open(SegBytes::Heap(forged))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains("chunk 73: value -7 at index 0"), "{e}");
         // A closed-row set naming other rows than the closures: `verify` notices, and so
         // does open (a close row missing from the set); one of another size is refused.
@@ -2496,13 +2500,21 @@ pub(crate) mod tests {
         assert!(seg::decode(&swapped).is_ok());
         let e = seg::verify(&swapped).unwrap_err().1.to_string();
         assert!(e.contains("closed-row set 82") && e.contains("S8"), "{e}");
-        let e = Base::open(SegBytes::Heap(swapped)).err().unwrap().1.to_string();
+        let e = Base::open(SegBytes::Heap(swapped))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains(&format!("chunk 82: close row {first} ")), "{e}");
         let grown = forge(&bytes, chunk::EDGE_CLOSED, |v| {
             v.push(other);
             v.sort();
         });
-        let e = Base::open(SegBytes::Heap(grown)).err().unwrap().1.to_string();
+        let e = Base::open(SegBytes::Heap(grown))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains("chunk 82") && e.contains("size"), "{e}");
     }
 
@@ -2606,13 +2618,21 @@ pub(crate) mod tests {
         let near = OPEN_END - 2;
         let forged = forge(&bytes, ROWS_EDGE + VT_S, |v| v[0] = near);
         let forged = forge(&forged, ROWS_EDGE + VT_LEN, |v| v[0] = 5);
-        let e = Base::open(SegBytes::Heap(forged)).err().unwrap().1.to_string();
+        let e = Base::open(SegBytes::Heap(forged))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains("row 0: valid time from"), "{e}");
         // A string disc naming no string: find an identity with a string disc.
         let (_, d) = seg::decode(&bytes).unwrap();
         if let Some(i) = d.idents.iter().position(|e| matches!(e.disc, Disc::Str(_))) {
             let forged = forge(&bytes, IDENT_DISC_VAL, |v| v[i] = ns);
-            let e = Base::open(SegBytes::Heap(forged)).err().unwrap().1.to_string();
+            let e = Base::open(SegBytes::Heap(forged))
+                .err()
+                .unwrap()
+                .1
+                .to_string();
             assert!(
                 e.contains(&format!("string disc {ns} of identity {i}")),
                 "{e}"
