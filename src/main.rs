@@ -927,7 +927,7 @@ enum Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
-        Failure::Payload(e.payload())
+        Failure::Payload(tgms_operators::error::store_payload(&e))
     }
 }
 
@@ -2346,14 +2346,10 @@ fn cmd_ask(
     } else {
         match store_env::open(store) {
             Ok(s) => s,
-            Err(e)
-                if e.payload()["message"]
-                    .as_str()
-                    .is_some_and(|m| m.contains("lock")) =>
-            {
+            Err(e) if e.message().contains("lock") => {
                 eprintln!(
                     "tgms ask: {}; answering read-only (nothing stored)",
-                    e.payload()["message"].as_str().unwrap_or("")
+                    e.message()
                 );
                 store_env::open_read_only(store)?
             }

@@ -1,6 +1,7 @@
-//! The engine's one error enum. Every variant maps to a spec error code
-//! (`operators.md` §5) and a structured `details` object, so callers can emit the spec's
-//! error payload `{"error", "message", "details"}` without parsing messages.
+//! The engine's one error enum and the typed kind of a corrupt file. Every variant maps to
+//! a spec error code (`operators.md` §5); the agent-facing payload
+//! `{"error", "message", "details"}` is built from the variant's fields by
+//! `tgms-operators` (`error.rs`), not here.
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -142,6 +143,29 @@ impl From<&str> for CorruptionKind {
     }
 }
 
+/// The spec error code of an engine error (`operators.md` §5.2); a failed batch's outcome
+/// record in the log keeps its spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// `E_INVALID_ARG`: well-typed input that cannot be used.
+    InvalidArg,
+    /// `E_NOT_FOUND`: no such version.
+    NotFound,
+    /// `E_STATE`: the store's state (lock, damage, I/O, poisoning, an unknown outcome).
+    State,
+}
+
+impl ErrorCode {
+    /// The spec spelling (`E_STATE`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArg => "E_INVALID_ARG",
+            ErrorCode::NotFound => "E_NOT_FOUND",
+            ErrorCode::State => "E_STATE",
+        }
+    }
+}
+
 impl Error {
     /// `E_INVALID_ARG` with `message`.
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -175,18 +199,18 @@ impl Error {
     }
 
     /// The spec error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             Error::InvalidArg { .. } | Error::BadInput { .. } | Error::BadOp { .. } => {
-                "E_INVALID_ARG"
+                ErrorCode::InvalidArg
             }
-            Error::NotFound { .. } => "E_NOT_FOUND",
+            Error::NotFound { .. } => ErrorCode::NotFound,
             Error::State { .. }
             | Error::LogDamaged { .. }
             | Error::Corruption { .. }
             | Error::Io { .. }
             | Error::Poisoned
-            | Error::OutcomeUnknown { .. } => "E_STATE",
+            | Error::OutcomeUnknown { .. } => ErrorCode::State,
         }
     }
 
@@ -197,49 +221,5 @@ impl Error {
             Error::LogDamaged { record, .. } => format!("event log damaged at record {record}"),
             other => other.to_string(),
         }
-    }
-
-    /// The `details` object of the spec payload.
-    pub fn details(&self) -> Value {
-        match self {
-            Error::NotFound { details, .. } | Error::State { details, .. } => details.clone(),
-            Error::LogDamaged {
-                file,
-                record,
-                offset,
-                kind,
-            } => {
-                json!({"file": file.display().to_string(), "record": record, "offset": offset, "kind": kind.to_string()})
-            }
-            Error::Corruption { file, offset, kind } => {
-                json!({"file": file.display().to_string(), "offset": offset, "kind": kind.to_string()})
-            }
-            Error::BadInput { file, line, reason } => {
-                json!({"file": file.display().to_string(), "line": line, "reason": reason})
-            }
-            Error::BadOp {
-                index,
-                field,
-                suggestion,
-                ..
-            } => json!({"index": index, "field": field, "suggestion": suggestion}),
-            Error::OutcomeUnknown {
-                seq,
-                tt,
-                record,
-                batch_key,
-                cause,
-            } => json!({"outcome": "unknown", "seq": seq, "tt": tt, "record": record,
-                "batch_key": batch_key, "cause": cause}),
-            Error::Io { path, source } => {
-                json!({"file": path.display().to_string(), "os_error": source.to_string()})
-            }
-            _ => json!({}),
-        }
-    }
-
-    /// The spec error payload `{"error", "message", "details"}`.
-    pub fn payload(&self) -> Value {
-        json!({"error": self.code(), "message": self.message(), "details": self.details()})
     }
 }

@@ -848,7 +848,7 @@ impl Store {
         let result = self.mem.apply_batch(tt, &ops, self.paranoid);
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
-            Err(e) => (e.code(), e.message()),
+            Err(e) => (e.code().as_str(), e.message()),
         };
         if let (Some(m), Some(k)) = (self.keys.as_mut(), &key) {
             m.insert(

@@ -209,7 +209,7 @@ impl Backend {
                 eprintln!(
                     "tgms serve: reopening {} failed, serving the previous state: {}",
                     self.dir.display(),
-                    canon::to_string(&e.payload())
+                    canon::to_string(&tgms_operators::error::store_payload(&e))
                 );
                 view
             }
