@@ -12,7 +12,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tgms_engine::{canon, Store};
+use tgms_engine::canon;
 use tgms_operators::{call_operator, CallOptions};
 
 /// Options of one run.
@@ -223,7 +223,7 @@ fn text_of(resp: &Value) -> anyhow::Result<String> {
 /// Runs the bench; prints a table on stdout and returns the record.
 pub fn run(opts: &McpBenchOpts<'_>) -> anyhow::Result<Value> {
     let exe = std::env::current_exe()?;
-    let store = Store::open_read_only(opts.store)?;
+    let store = crate::store_env::open_read_only(opts.store)?;
     let args = json!({"uid": "n1"});
     let direct = call_operator(
         store.snapshot(),

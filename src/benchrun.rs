@@ -152,7 +152,7 @@ fn finish_build(mut st: Store, compact: bool) -> anyhow::Result<Option<f64>> {
 /// both (run in a fresh process by `bench run`).
 pub fn open_probe(store: &Path) -> anyhow::Result<Value> {
     let start = Instant::now();
-    let st = Store::open_read_only(store)?;
+    let st = crate::store_env::open_read_only(store)?;
     let open_ms = start.elapsed().as_secs_f64() * 1000.0;
     let q = json!({"uid": "n1"});
     let start = Instant::now();
@@ -274,7 +274,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
             let p = target("log")?;
             let mut rate = None;
             if !holds_store(&p) {
-                let mut st = Store::create(&p)?;
+                let mut st = crate::store_env::create(&p)?;
                 let pb = bar(0, "import");
                 let start = Instant::now();
                 let r = tgms_engine::eventlog::import(&mut st, log, &mut |n| pb.set_position(n));
@@ -290,7 +290,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
                 rate = Some(r.events as f64 / start.elapsed().as_secs_f64().max(1e-9));
                 compact_s = finish_build(st, opts.compact)?;
             }
-            let st = Store::open_read_only(&p)?;
+            let st = crate::store_env::open_read_only(&p)?;
             let params = Params::from_store(&st);
             (p, log.display().to_string(), None, rate, params)
         }
@@ -304,7 +304,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
                     + 1;
                 (p, dataset, Some(n), None, Params::synthetic(n, tt_epoch1))
             } else {
-                let mut st = Store::create(&p)?;
+                let mut st = crate::store_env::create(&p)?;
                 let pb = bar(0, "generate");
                 let start = Instant::now();
                 let r = generate(&mut st, n, ClockMode::Fixed, &mut |done, total| {
@@ -351,7 +351,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
         })
         .and_then(|o| tgms_engine::canon::parse(String::from_utf8_lossy(&o.stdout).trim()).ok())
         .unwrap_or(Value::Null);
-    let st = Store::open_read_only(&store_path)?;
+    let st = crate::store_env::open_read_only(&store_path)?;
     let stats = st.stats().clone();
     let (total, log) = st.disk_bytes()?;
     let nev = stats.n_edge_versions.max(1) as f64;

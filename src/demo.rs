@@ -160,7 +160,7 @@ pub fn run(
     tgms_bench::collegemsg_log::write_collegemsg_log(collegemsg_text, &mut log)?;
     let log = String::from_utf8(log)?;
     std::fs::write(&log_path, &log)?;
-    let mut cm = Store::create(&work.path.join("collegemsg"))?;
+    let mut cm = crate::store_env::create(&work.path.join("collegemsg"))?;
     let pb = spinner("import CollegeMsg replay log (59,835 messages + 8 corrections)");
     pb.set_length(log.lines().count().saturating_sub(1) as u64);
     let r = tgms_engine::eventlog::import(&mut cm, &log_path, &mut |n| {

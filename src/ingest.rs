@@ -395,7 +395,7 @@ pub fn failure_payload(f: &Failure, name: &Path) -> Value {
             })
         }
         Failure::Store(e, s, in_doubt) => {
-            let mut p = e.payload();
+            let mut p = tgms_operators::error::store_payload(e);
             let mut d = s.to_json();
             d["file"] = json!(name.display().to_string());
             d["events_committed"] = json!(s.committed + s.already_committed);
@@ -423,6 +423,6 @@ pub fn failure_payload(f: &Failure, name: &Path) -> Value {
             }
             p
         }
-        Failure::Input(e) => e.payload(),
+        Failure::Input(e) => tgms_operators::error::store_payload(e),
     }
 }

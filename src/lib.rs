@@ -154,6 +154,7 @@ pub mod load_columns;
 pub mod load_par;
 pub mod mcp;
 pub mod soak;
+pub mod store_env;
 pub mod store_json;
 pub mod trace_graph;
 pub mod trace_list;

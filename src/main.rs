@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use tgms::load::Format;
+use tgms::store_env;
 use tgms_engine::{canon, Error, Store};
 
 #[derive(Parser)]
@@ -926,7 +927,7 @@ enum Failure {
 
 impl From<Error> for Failure {
     fn from(e: Error) -> Self {
-        Failure::Payload(e.payload())
+        Failure::Payload(tgms_operators::error::store_payload(&e))
     }
 }
 
@@ -1128,7 +1129,7 @@ fn cmd_ingest(
         out(&v);
         return Ok(());
     }
-    let mut st = Store::open(store)?;
+    let mut st = store_env::open(store)?;
     let n = tally.events;
     let compact_after = match compact {
         CompactArg::Always => true,
@@ -1206,7 +1207,7 @@ fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult
     // Strict at the input boundary (unknown fields and op kinds, a missing vt_s): refused
     // before anything is logged. Values are checked when the batch applies (§6.1).
     let ops = tgms_engine::op_input::parse_input_batch(&Value::Array(items))?;
-    let mut st = Store::open(store)?;
+    let mut st = store_env::open(store)?;
     let n_ops = ops.len();
     let r = st.write_keyed(ops, batch_key.clone());
     if let Some(cause) = st.poison_cause() {
@@ -1244,7 +1245,7 @@ fn cmd_write(store: &Path, batch: &Path, batch_key: Option<String>) -> CmdResult
 }
 
 fn cmd_stats(store: &Path, as_json: bool, time: tgms::cli_time::TimeMode) -> CmdResult {
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let mut v = tgms::store_json::stats_json(&st)?;
     if as_json {
         // For people: `<field>_utc` beside each integer time, never replacing it.
@@ -1286,11 +1287,11 @@ fn cmd_stats(store: &Path, as_json: bool, time: tgms::cli_time::TimeMode) -> Cmd
 }
 
 fn cmd_check(store: &Path) -> CmdResult {
-    let rep = tgms_engine::store::check(store)?;
+    let rep = store_env::check(store)?;
     let problems: Vec<Value> = rep
         .problems
         .iter()
-        .map(|p| json!({"file": p.file.display().to_string(), "offset": p.offset, "kind": p.kind}))
+        .map(|p| json!({"file": p.file.display().to_string(), "offset": p.offset, "kind": p.kind.to_string()}))
         .collect();
     if !problems.is_empty() {
         return Err(Failure::Payload(json!({"error": "E_STATE",
@@ -1305,7 +1306,7 @@ fn cmd_check(store: &Path) -> CmdResult {
 }
 
 fn cmd_compact(store: &Path) -> CmdResult {
-    let mut st = Store::open(store)?;
+    let mut st = store_env::open(store)?;
     let before = st.segments().len();
     let collected = st.compact()?;
     let (total, log) = st.disk_bytes()?;
@@ -1333,7 +1334,7 @@ fn cmd_replay(src: &Path, dst: &Path, salvage: bool) -> CmdResult {
     if !salvage {
         tgms_engine::store::verify_log_reaches_checkpoint(src)?;
     }
-    let mut out_store = Store::create(dst)?;
+    let mut out_store = store_env::create(dst)?;
     let pb = ProgressBar::new_spinner();
     let r = tgms_engine::store::replay_with(src, &mut out_store, log_mode(salvage), &mut |n| {
         pb.set_message(format!("replayed {n} batches"))
@@ -1358,7 +1359,7 @@ fn cmd_history(
     format: TableFormat,
     time: tgms::cli_time::TimeMode,
 ) -> CmdResult {
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let o = tgms::store_json::history_json(&st, uid, edges).map_err(Failure::Payload)?;
     match format {
         TableFormat::Json => out(&o),
@@ -1368,7 +1369,7 @@ fn cmd_history(
 }
 
 fn cmd_import(store: &Path, log: &Path) -> CmdResult {
-    let mut st = Store::open(store)?;
+    let mut st = store_env::open(store)?;
     let pb = ProgressBar::new_spinner();
     let r = tgms_engine::eventlog::import(&mut st, log, &mut |n| {
         pb.set_message(format!("imported {n} lines"))
@@ -1453,7 +1454,7 @@ fn cmd_generate(scale: u64, store: &Path, clock: ClockArg) -> CmdResult {
     if scale == 0 {
         return Err(Failure::Usage("--scale must be at least 1".into()));
     }
-    let mut st = Store::create(store)?;
+    let mut st = store_env::create(store)?;
     let pb = bar(0, "generate");
     let mode = if clock == ClockArg::Fixed {
         ClockMode::Fixed
@@ -1623,7 +1624,7 @@ fn cmd_call(
             }
         }
     }
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let snap = st.snapshot();
     let opts = tgms_operators::CallOptions::default();
     let one = |a: &Value| match tgms_operators::call_operator(snap, op, a, &opts) {
@@ -1827,7 +1828,7 @@ fn cmd_plan_validate(
     ceilings: Option<&str>,
 ) -> CmdResult {
     let ceilings = plan_ceilings(ceilings)?;
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let (_, report) = validated(&st, plan, uids, no_grounding, ceilings)?;
     out(&report.to_json());
     if report.valid() {
@@ -1848,7 +1849,7 @@ fn cmd_plan_run(
 ) -> CmdResult {
     use tgms_verifier::{claims, exec};
     let ceilings = plan_ceilings(ceilings)?;
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let (_, rep) = validated(&st, plan, uids, no_grounding, ceilings)?;
     if !rep.valid() {
         out(&rep.to_json());
@@ -1925,7 +1926,7 @@ fn cmd_plan_run(
 
 fn cmd_verify(store: &Path, answer: &Path, trace: &str) -> CmdResult {
     use tgms_verifier::exec;
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let rs = exec::ResultStore::in_dir(store);
     let tpath = Path::new(trace);
     let t = if tpath.is_file() {
@@ -1950,7 +1951,7 @@ fn cmd_view(
 ) -> CmdResult {
     use tgms::trace_list::{self, Kind};
     use tgms_verifier::{claims, exec};
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let rs = exec::ResultStore::in_dir(store);
     let found = trace_list::resolve(store, trace_id).map_err(|e| Failure::Payload(e.payload()))?;
     let trace_id = found.id.as_str();
@@ -2014,7 +2015,7 @@ fn cmd_view(
 
 fn cmd_traces(store: &Path, as_json: bool) -> CmdResult {
     // Opening checks that STORE is a store (a structured error otherwise); nothing is written.
-    Store::open_read_only(store)?;
+    store_env::open_read_only(store)?;
     let entries = tgms::trace_list::list(store);
     if as_json {
         out(&json!({"store": store.display().to_string(),
@@ -2027,7 +2028,7 @@ fn cmd_traces(store: &Path, as_json: bool) -> CmdResult {
 
 fn cmd_mutations(store: &Path, suite: Option<&Path>, pool: PoolArg, as_json: bool) -> CmdResult {
     use tgms_verifier::mutations;
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     let plans = match suite {
         Some(f) => {
             let v = canon::parse(&read_text(f)?).context("SUITE is not valid JSON")?;
@@ -2096,7 +2097,7 @@ fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
                 }
                 None => None,
             };
-            let mut st = Store::open(&store)?;
+            let mut st = store_env::open(&store)?;
             let v = suite::generate(
                 &mut st,
                 &suite::SuiteArgs {
@@ -2128,7 +2129,7 @@ fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
             chains,
             bursts,
         } => {
-            let mut st = Store::open(&store)?;
+            let mut st = store_env::open(&store)?;
             let m = planted::plant(
                 &mut st,
                 planted::PlantArgs {
@@ -2161,7 +2162,7 @@ fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
         } => {
             let retrieval = tgms::eval::baselines::Retrieval::parse(&retrieval)?;
             let sv = canon::parse(&read_text(&suite_path)?).context("SUITE is not valid JSON")?;
-            let st = Store::open_read_only(&store)?;
+            let st = store_env::open_read_only(&store)?;
             let flags = tgms::ask::LlmFlags {
                 model,
                 base_url: endpoint,
@@ -2254,7 +2255,7 @@ fn cmd_export_rows(
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
         return Err(Error::state(format!("no tgms store at {}", store.display())).into());
     }
-    let st = Store::open_read_only(store)?;
+    let st = store_env::open_read_only(store)?;
     if format == Format::Arrow || typed_asked {
         use tgms::export_typed::{write, Options, Sink};
         let sink = if format == Format::Arrow {
@@ -2341,20 +2342,16 @@ fn cmd_ask(
     // A writable handle keeps results and the ask record in the store; when another process
     // holds the writer lock the question is still answered, read-only, in memory.
     let st = if read_only {
-        Store::open_read_only(store)?
+        store_env::open_read_only(store)?
     } else {
-        match Store::open(store) {
+        match store_env::open(store) {
             Ok(s) => s,
-            Err(e)
-                if e.payload()["message"]
-                    .as_str()
-                    .is_some_and(|m| m.contains("lock")) =>
-            {
+            Err(e) if e.message().contains("lock") => {
                 eprintln!(
                     "tgms ask: {}; answering read-only (nothing stored)",
-                    e.payload()["message"].as_str().unwrap_or("")
+                    e.message()
                 );
-                Store::open_read_only(store)?
+                store_env::open_read_only(store)?
             }
             Err(e) => return Err(e.into()),
         }
@@ -2382,16 +2379,16 @@ fn cmd_memory(m: MemoryCmd) -> CmdResult {
     let e = |e: tgms::ask::AskError| Failure::Payload(e.payload());
     match m {
         MemoryCmd::Build { store, stride_days } => {
-            let st = Store::open(&store)?;
+            let st = store_env::open(&store)?;
             let n = memory::build(&st, stride_days.saturating_mul(86_400_000_000)).map_err(e)?;
             out(&json!({"notes": n}));
         }
         MemoryCmd::Refresh { store } => {
-            let st = Store::open(&store)?;
+            let st = store_env::open(&store)?;
             out(&json!({"refreshed": memory::refresh(&st).map_err(e)?}));
         }
         MemoryCmd::List { store } => {
-            let st = Store::open_read_only(&store)?;
+            let st = store_env::open_read_only(&store)?;
             let notes = memory::sync(&st)
                 .map_err(e)?
                 .map(|m| m.notes)
@@ -2406,7 +2403,7 @@ fn run(cli: Cli) -> CmdResult {
     let time = cli.time;
     match cli.cmd {
         Cmd::Init { store } => {
-            Store::create(&store)?;
+            store_env::create(&store)?;
         }
         Cmd::Ingest {
             store,
@@ -2435,7 +2432,7 @@ fn run(cli: Cli) -> CmdResult {
             format,
             json,
         } => cmd_stats(&store, json || format == TableFormat::Json, time)?,
-        Cmd::Digest { store } => print_line(&Store::open_read_only(&store)?.digest()),
+        Cmd::Digest { store } => print_line(&store_env::open_read_only(&store)?.digest()),
         Cmd::Replay {
             store,
             out_store,
@@ -2453,11 +2450,11 @@ fn run(cli: Cli) -> CmdResult {
             file,
             format,
         } => {
-            let mut st = Store::open(&store)?;
+            let mut st = store_env::open(&store)?;
             let r = tgms::import_rows::import(&mut st, &file, format)?;
             st.close()?;
             out(
-                &json!({"batches": r.batches, "rows": r.rows, "digest": Store::open_read_only(&store)?.digest()}),
+                &json!({"batches": r.batches, "rows": r.rows, "digest": store_env::open_read_only(&store)?.digest()}),
             );
         }
         Cmd::ExportEventlog {

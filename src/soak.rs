@@ -11,7 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use tgms_engine::{Error, Identity, Op, Store};
+use tgms_engine::{Error, Identity, Op};
 
 /// A soak writer compacts after every this many batches.
 pub const COMPACT_EVERY: u64 = 25;
@@ -43,7 +43,7 @@ fn batch(i: u64) -> Vec<Op> {
 /// every 7 batches and compacts every `compact_every`. A batch already committed (a
 /// restarted writer) is acknowledged as a duplicate and not applied again.
 pub fn writer(store: &Path, from: u64, to: u64, compact_every: u64) -> Result<(), Error> {
-    let mut st = Store::open(store)?;
+    let mut st = crate::store_env::open(store)?;
     let mut stdout = std::io::stdout().lock();
     for i in from..to {
         let c = st.write_keyed(batch(i), Some(format!("soak:{i}")))?;
@@ -75,7 +75,7 @@ pub struct Verdict {
 /// Opens `store` read-only and checks the acknowledged-prefix rule against `acked`
 /// (acknowledged batch numbers) for batches `0..total`.
 pub fn verify(store: &Path, acked: &BTreeSet<u64>, total: u64) -> Result<Verdict, Error> {
-    let st = Store::open_read_only(store)?;
+    let st = crate::store_env::open_read_only(store)?;
     let snap = st.snapshot();
     let mut v = Verdict::default();
     let next_unacked = (0..).find(|i| !acked.contains(i)).unwrap_or(0);
@@ -167,7 +167,7 @@ pub fn soak(
     readers: usize,
     seed: u64,
 ) -> Result<SoakReport, Error> {
-    Store::create(store)?.close()?;
+    crate::store_env::create(store)?.close()?;
     let deadline = Instant::now() + Duration::from_secs(secs);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut reader_threads = Vec::new();

@@ -32,8 +32,9 @@ fn bad(text: &str, format: Format, rel: Option<&str>, line: u64, needle: &str) {
                 line: l,
                 reason,
             };
-            assert_eq!(e.code(), "E_INVALID_ARG");
-            assert_eq!(e.details()["line"], l);
+            let payload = tgms::operators::error::store_payload(&e);
+            assert_eq!(payload["error"], "E_INVALID_ARG");
+            assert_eq!(payload["details"]["line"], l);
         }
         other => panic!("expected BadInput for {text:?}, got {other:?}"),
     }

@@ -20,6 +20,7 @@
 
 use crate::bitmap::RoaringView;
 use crate::cols::EdgeColumns;
+use crate::error::CorruptionKind;
 use crate::lowercase::LowerHeap;
 use crate::mmap::SegBytes;
 use crate::op::Origin;
@@ -74,7 +75,7 @@ impl ForCol {
         at: usize,
         end: usize,
         with_count: Option<usize>,
-    ) -> Result<(ForCol, usize), String> {
+    ) -> Result<(ForCol, usize), CorruptionKind> {
         let (n, at) = match with_count {
             Some(n) => (n, at),
             None => {
@@ -90,12 +91,12 @@ impl ForCol {
         let min = le_i64(b, at);
         let width = b[at + 8] as u32;
         if width > 64 {
-            return Err(format!("bit width {width} exceeds 64"));
+            return Err(format!("bit width {width} exceeds 64").into());
         }
         let nbytes = (n as u128 * width as u128).div_ceil(8);
         let bits = at + 9;
         if nbytes > (end - bits) as u128 {
-            return Err(format!("{n} values of {width} bits do not fit the chunk"));
+            return Err(format!("{n} values of {width} bits do not fit the chunk").into());
         }
         Ok((
             ForCol {
@@ -179,7 +180,7 @@ impl Exc {
         n: usize,
         limit: usize,
         blocks: usize,
-    ) -> Result<(Exc, usize), String> {
+    ) -> Result<(Exc, usize), CorruptionKind> {
         let starts_at = at.saturating_add(n.saturating_mul(12));
         Exc::parse_split(b, at, starts_at, end, n, limit, blocks)
     }
@@ -197,23 +198,23 @@ impl Exc {
         n: usize,
         limit: usize,
         blocks: usize,
-    ) -> Result<(Exc, usize), String> {
+    ) -> Result<(Exc, usize), CorruptionKind> {
         if n > limit {
-            return Err(format!("{n} exceptions for {limit} slots"));
+            return Err(format!("{n} exceptions for {limit} slots").into());
         }
         if at.saturating_add(n.saturating_mul(12)) > starts_at.min(end) {
             return Err("exception list does not fit the chunk".into());
         }
         let (starts, after) = ForCol::parse(b, starts_at, end, None)?;
         if starts.n != blocks {
-            return Err(format!("{} exception starts for {blocks} blocks", starts.n));
+            return Err(format!("{} exception starts for {blocks} blocks", starts.n).into());
         }
         let x = Exc { n, at, starts };
         let mut prev = None;
         for k in 0..n {
             let (i, _) = x.entry(b, k);
             if i >= limit || prev.is_some_and(|p| i <= p) {
-                return Err(format!("exception index {i} out of order or range"));
+                return Err(format!("exception index {i} out of order or range").into());
             }
             prev = Some(i);
         }
@@ -394,12 +395,12 @@ impl Default for Col {
 impl Col {
     /// Parses the column of chunk bytes `[at, end)` in codec `c`; the column must fill the
     /// chunk exactly.
-    fn parse(b: &[u8], at: usize, end: usize, c: u8) -> Result<Col, String> {
+    fn parse(b: &[u8], at: usize, end: usize, c: u8) -> Result<Col, CorruptionKind> {
         match c {
             codec::FOR => {
                 let (f, after) = ForCol::parse(b, at, end, None)?;
                 if after != end {
-                    return Err(format!("{} bytes left over", end - after));
+                    return Err(format!("{} bytes left over", end - after).into());
                 }
                 Ok(Col::For(f))
             }
@@ -420,11 +421,11 @@ impl Col {
                 let (skip, starts_at) = ForCol::parse(b, skip_at, end, None)?;
                 let blocks = n.div_ceil(DFORS_STRIDE);
                 if skip.n != blocks {
-                    return Err(format!("{} skip values for {n} values", skip.n));
+                    return Err(format!("{} skip values for {n} values", skip.n).into());
                 }
                 let (exc, done) = Exc::parse_split(b, after, starts_at, end, n_exc, nd, blocks)?;
                 if done != end {
-                    return Err(format!("{} bytes left over", end - done));
+                    return Err(format!("{} bytes left over", end - done).into());
                 }
                 if n > 0 && skip.get(b, 0) != first {
                     return Err("first skip value differs from the first value".into());
@@ -449,11 +450,11 @@ impl Col {
                 let (exc, done) =
                     Exc::parse(b, after + 4, end, n_exc, n, n.div_ceil(DFORS_STRIDE))?;
                 if done != end {
-                    return Err(format!("{} bytes left over", end - done));
+                    return Err(format!("{} bytes left over", end - done).into());
                 }
                 Ok(Col::Pfor(Pfor { vals, exc }))
             }
-            c => Err(format!("codec {c} is not a random-access integer codec")),
+            c => Err(format!("codec {c} is not a random-access integer codec").into()),
         }
     }
 
@@ -766,7 +767,7 @@ fn tt_runs(
     b: &[u8],
     (at, end, _): (usize, usize, u8),
     n: usize,
-) -> Result<Vec<(usize, i64)>, String> {
+) -> Result<Vec<(usize, i64)>, CorruptionKind> {
     if at + 4 > end {
         return Err("runs chunk too short".into());
     }
@@ -846,7 +847,7 @@ impl Base {
         if !seg::is_indexed(dir.minor) {
             return Err((
                 10,
-                format!("segment minor {} has no index chunks", dir.minor),
+                format!("segment minor {} has no index chunks", dir.minor).into(),
             ));
         }
         if dir.base != [0; 7] {
@@ -858,7 +859,7 @@ impl Base {
             let at = dir.offsets[k] as usize;
             (at, at + dir.lens[k], dir.codecs[k])
         };
-        let err = |id: u16, what: String| (dir.offsets[pos(id)], format!("chunk {id}: {what}"));
+        let err = |id: u16, what: CorruptionKind| (dir.offsets[pos(id)], what.in_chunk(id));
         // An integer column of chunk `id` holding `want` values (None: any count).
         let col = |id: u16, want: Option<usize>| -> Result<Col, SegErr> {
             let (at, end, c) = span(id);
@@ -867,7 +868,7 @@ impl Base {
                 if col.len() != w {
                     return Err(err(
                         id,
-                        format!("column holds {} values, {w} expected", col.len()),
+                        format!("column holds {} values, {w} expected", col.len()).into(),
                     ));
                 }
             }
@@ -889,7 +890,7 @@ impl Base {
                     && o >= prev
                     && usize::try_from(o).is_ok_and(|o| text.is_char_boundary(o));
                 if !ok {
-                    return Err(err(offs_id, format!("heap offset {i} is not valid")));
+                    return Err(err(offs_id, format!("heap offset {i} is not valid").into()));
                 }
                 if i > 0 {
                     if len_of.is_empty() {
@@ -906,7 +907,8 @@ impl Base {
                                 "string {} is {} bytes by its offsets, {len} by the heap",
                                 i - 1,
                                 o - prev
-                            ),
+                            )
+                            .into(),
                         ));
                     }
                 }
@@ -2365,7 +2367,7 @@ pub(crate) mod tests {
                 let b = std::fs::read(&p).unwrap();
                 assert_eq!(u16::from_le_bytes([b[10], b[11]]), seg::SEG_MINOR_FLUSH);
                 let err = Base::open(SegBytes::Heap(b)).err().unwrap();
-                assert!(err.1.contains("no index chunks"), "{err:?}");
+                assert!(err.1.to_string().contains("no index chunks"), "{err:?}");
             }
         }
         let minors = |dir: &std::path::Path| -> Vec<u16> {
@@ -2423,7 +2425,10 @@ pub(crate) mod tests {
             let err = Base::open(SegBytes::Heap(b))
                 .err()
                 .expect("corruption caught");
-            assert!(err.1.contains("checksum"), "chunk {id}: {err:?}");
+            assert!(
+                err.1.to_string().contains("checksum"),
+                "chunk {id}: {err:?}"
+            );
         }
         // Every byte of the file: never a panic, always an error.
         for at in 0..bytes.len() {
@@ -2449,7 +2454,11 @@ pub(crate) mod tests {
         // content check of `verify` notices; Base still answers without panicking.
         let forged = forge(&bytes, chunk::UID_ORDER, |v| v.reverse());
         assert!(seg::decode(&forged).is_ok());
-        assert!(seg::verify(&forged).unwrap_err().1.contains("S8"));
+        assert!(seg::verify(&forged)
+            .unwrap_err()
+            .1
+            .to_string()
+            .contains("S8"));
         let b = Base::open(SegBytes::Heap(forged)).unwrap();
         for id in 0..b.marks().uids as u32 {
             let _ = b.uid_id(b.uid_name(id));
@@ -2463,7 +2472,11 @@ pub(crate) mod tests {
         assert!(Base::open(SegBytes::Heap(forged)).is_err());
         // Postings naming no row: refused at open (`structure`), naming chunk and value.
         let forged = forge(&bytes, chunk::OUT, |v| v.iter_mut().for_each(|x| *x = -7));
-        let e = Base::open(SegBytes::Heap(forged)).err().unwrap().1;
+        let e = Base::open(SegBytes::Heap(forged))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains("chunk 73: value -7 at index 0"), "{e}");
         // A closed-row set naming other rows than the closures: `verify` notices, and so
         // does open (a close row missing from the set); one of another size is refused.
@@ -2485,15 +2498,23 @@ pub(crate) mod tests {
             v.sort();
         });
         assert!(seg::decode(&swapped).is_ok());
-        let e = seg::verify(&swapped).unwrap_err().1;
+        let e = seg::verify(&swapped).unwrap_err().1.to_string();
         assert!(e.contains("closed-row set 82") && e.contains("S8"), "{e}");
-        let e = Base::open(SegBytes::Heap(swapped)).err().unwrap().1;
+        let e = Base::open(SegBytes::Heap(swapped))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains(&format!("chunk 82: close row {first} ")), "{e}");
         let grown = forge(&bytes, chunk::EDGE_CLOSED, |v| {
             v.push(other);
             v.sort();
         });
-        let e = Base::open(SegBytes::Heap(grown)).err().unwrap().1;
+        let e = Base::open(SegBytes::Heap(grown))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains("chunk 82") && e.contains("size"), "{e}");
     }
 
@@ -2585,7 +2606,8 @@ pub(crate) mod tests {
             let e = Base::open(SegBytes::Heap(forged.clone()))
                 .err()
                 .unwrap_or_else(|| panic!("chunk {id}: the forgery opened"))
-                .1;
+                .1
+                .to_string();
             assert!(
                 e.starts_with(&format!("chunk {id}: ")) && e.contains(&want),
                 "chunk {id}: {e}"
@@ -2596,13 +2618,21 @@ pub(crate) mod tests {
         let near = OPEN_END - 2;
         let forged = forge(&bytes, ROWS_EDGE + VT_S, |v| v[0] = near);
         let forged = forge(&forged, ROWS_EDGE + VT_LEN, |v| v[0] = 5);
-        let e = Base::open(SegBytes::Heap(forged)).err().unwrap().1;
+        let e = Base::open(SegBytes::Heap(forged))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
         assert!(e.contains("row 0: valid time from"), "{e}");
         // A string disc naming no string: find an identity with a string disc.
         let (_, d) = seg::decode(&bytes).unwrap();
         if let Some(i) = d.idents.iter().position(|e| matches!(e.disc, Disc::Str(_))) {
             let forged = forge(&bytes, IDENT_DISC_VAL, |v| v[i] = ns);
-            let e = Base::open(SegBytes::Heap(forged)).err().unwrap().1;
+            let e = Base::open(SegBytes::Heap(forged))
+                .err()
+                .unwrap()
+                .1
+                .to_string();
             assert!(
                 e.contains(&format!("string disc {ns} of identity {i}")),
                 "{e}"
@@ -2645,7 +2675,7 @@ pub(crate) mod tests {
                 Col::parse(b, 0, b.len(), c)
                     .and_then(|col| match col.len() == v.len() {
                         true => Ok(col),
-                        false => Err("count".to_string()),
+                        false => Err("count".into()),
                     })
                     .and_then(|col| col.check_codec(b).map(|_| col))
             };
@@ -2703,14 +2733,17 @@ pub(crate) mod tests {
         // The store's open refuses it, naming the chunk, the index and the value…
         let want = format!("chunk 32: value {} at index 0", m.idents + 3);
         match crate::store::Store::open(&dir) {
-            Err(crate::Error::Corruption { kind, .. }) => assert!(kind.contains(&want), "{kind}"),
+            Err(crate::Error::Corruption { kind, .. }) => assert!(kind.to_string().contains(&want)),
             other => panic!("a forged image opened: {:?}", other.map(|_| ())),
         }
         // …and `check` reports it.
         let report = crate::store::check(&dir).unwrap();
         let found = format!("{:?}", report.problems);
         assert!(
-            report.problems.iter().any(|p| p.kind.contains(&want)),
+            report
+                .problems
+                .iter()
+                .any(|p| p.kind.to_string().contains(&want)),
             "{found}"
         );
     }
@@ -2806,7 +2839,7 @@ pub(crate) mod tests {
         let bytes = random_compacted(11, 40);
         let dir = seg::read_dir(&bytes).unwrap();
         let k = dir.codecs.iter().position(|&c| c == codec::DFORS).unwrap();
-        let err = |b: &[u8]| seg::decode(b).err().expect("refused").1;
+        let err = |b: &[u8]| seg::decode(b).err().expect("refused").1.to_string();
         let recrc = |b: &mut Vec<u8>| {
             let h = crc32fast::hash(&b[..80]);
             b[80..84].copy_from_slice(&h.to_le_bytes());
@@ -2856,7 +2889,8 @@ pub(crate) mod tests {
         seg::verify(&seg::encode_as(seq, &d, &|_| 0, SEG_MINOR_TIME_INDEX).0).unwrap();
         let e = seg::verify(&seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_SORTED).0)
             .unwrap_err()
-            .1;
+            .1
+            .to_string();
         assert!(
             e.contains("invariant S9") && e.contains(&format!("row {i} ")),
             "{e}"

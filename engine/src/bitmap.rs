@@ -8,6 +8,7 @@
 //! crate and compares it with the close rows.
 
 use crate::base::first_not_below;
+use crate::error::CorruptionKind;
 
 /// The cookie of the portable format without run containers.
 pub const COOKIE: u32 = 12346;
@@ -42,7 +43,7 @@ impl RoaringView {
     /// ascending, and every container's offset exactly where the previous one ends (an
     /// array of `cardinality` u16 values up to 4,096 values, else an 8,192-byte bitmap),
     /// the last ending at `end`.
-    pub(crate) fn parse(b: &[u8], at: usize, end: usize) -> Result<RoaringView, String> {
+    pub(crate) fn parse(b: &[u8], at: usize, end: usize) -> Result<RoaringView, CorruptionKind> {
         if end > b.len() || at + 8 > end {
             return Err("roaring bitmap shorter than its header".into());
         }
@@ -51,9 +52,7 @@ impl RoaringView {
         }
         let n = u32_at(b, at + 4) as usize;
         if n > 1 << 16 || at + 8 + 8 * n > end {
-            return Err(format!(
-                "roaring bitmap of {n} containers does not fit the chunk"
-            ));
+            return Err(format!("roaring bitmap of {n} containers does not fit the chunk").into());
         }
         let mut expect = 8 + 8 * n;
         let mut len = 0u64;
@@ -62,13 +61,11 @@ impl RoaringView {
             let key = u16_at(b, at + 8 + 4 * i);
             let card = usize::from(u16_at(b, at + 10 + 4 * i)) + 1;
             if prev_key.is_some_and(|p| p >= key) {
-                return Err(format!(
-                    "roaring container {i}: keys not strictly ascending"
-                ));
+                return Err(format!("roaring container {i}: keys not strictly ascending").into());
             }
             prev_key = Some(key);
             if u32_at(b, at + 8 + 4 * n + 4 * i) as usize != expect {
-                return Err(format!("roaring container {i}: offset is not contiguous"));
+                return Err(format!("roaring container {i}: offset is not contiguous").into());
             }
             expect += if card > ARRAY_MAX {
                 BITMAP_LEN
@@ -120,10 +117,10 @@ pub(crate) fn serialize(rows: impl IntoIterator<Item = u32>) -> Vec<u8> {
 }
 
 /// Deserializes and fully validates a portable bitmap (`tgms check`): its values ascending.
-pub(crate) fn values(b: &[u8]) -> Result<Vec<u32>, String> {
+pub(crate) fn values(b: &[u8]) -> Result<Vec<u32>, CorruptionKind> {
     roaring::RoaringBitmap::deserialize_from(b)
         .map(|s| s.into_iter().collect())
-        .map_err(|e| format!("roaring bitmap does not decode: {e}"))
+        .map_err(|e| format!("roaring bitmap does not decode: {e}").into())
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@
 //! segment order, cut the delta back to earlier counts ([`Delta::truncate`]).
 
 use crate::base::Base;
+use crate::error::CorruptionKind;
 use crate::ident::{self, Id12};
 use crate::op::Origin;
 use crate::state::{Content, Disc, IdentRec, Interner, Marks, Row, SegData, NONE};
@@ -194,7 +195,7 @@ impl Delta {
     /// Appends one flush segment's content (as `State::load_seg` appends it to a decoded
     /// state, with the same checks); `b` is the image. `Err(kind)` names the first
     /// inconsistency.
-    pub(crate) fn load(&mut self, d: SegData, b: &Base) -> Result<(), String> {
+    pub(crate) fn load(&mut self, d: SegData, b: &Base) -> Result<(), CorruptionKind> {
         d.check_at(self.end())?;
         for u in &d.uids {
             let before = self.uids.len();
@@ -252,7 +253,7 @@ impl Delta {
                         && b.row_close(k, c.row).0 == OPEN_END
                         && c.tt_e > b.row_tt_s(k, c.row);
                     if !open || self.closed[k].insert(c.row, close).is_some() {
-                        return Err(format!("closure of row {} is inconsistent", c.row));
+                        return Err(format!("closure of row {} is inconsistent", c.row).into());
                     }
                     if k == 1 {
                         self.close_image_edge(b, c.row, c.tt_e);
@@ -260,10 +261,10 @@ impl Delta {
                     continue;
                 }
                 let Some(row) = self.rows[k].get_mut((c.row - nb) as usize) else {
-                    return Err(format!("closure of row {} that does not exist", c.row));
+                    return Err(format!("closure of row {} that does not exist", c.row).into());
                 };
                 if row.tt_e != OPEN_END || !row.alive || c.tt_e <= row.tt_s {
-                    return Err(format!("closure of row {} is inconsistent", c.row));
+                    return Err(format!("closure of row {} is inconsistent", c.row).into());
                 }
                 (row.tt_e, row.closed_by, row.close_reason) = close;
             }

@@ -1,6 +1,7 @@
-//! The engine's one error enum. Every variant maps to a spec error code
-//! (`operators.md` §5) and a structured `details` object, so callers can emit the spec's
-//! error payload `{"error", "message", "details"}` without parsing messages.
+//! The engine's one error enum and the typed kind of a corrupt file. Every variant maps to
+//! a spec error code (`operators.md` §5); the agent-facing payload
+//! `{"error", "message", "details"}` is built from the variant's fields by
+//! `tgms-operators` (`error.rs`), not here.
 
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -27,14 +28,14 @@ pub enum Error {
         file: PathBuf,
         record: u64,
         offset: u64,
-        kind: String,
+        kind: CorruptionKind,
     },
     /// A store file is not what its format says (`E_STATE`).
     #[error("corrupt store file {file} at offset {offset}: {kind}")]
     Corruption {
         file: PathBuf,
         offset: u64,
-        kind: String,
+        kind: CorruptionKind,
     },
     /// An input file (event file, JSONL log, batch) is malformed (`E_INVALID_ARG`).
     #[error("{file}:{line}: {reason}")]
@@ -82,6 +83,89 @@ pub enum Error {
     },
 }
 
+/// What is wrong with a store file: the `kind` of [`Error::Corruption`] and
+/// [`Error::LogDamaged`] and of `tgms check`'s problems. Its text (`Display`) is the
+/// `details.kind` an agent reads, so each variant's wording is part of the error payload.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CorruptionKind {
+    /// The file does not start with the magic of its format (`format`: `segment`,
+    /// `manifest`, `write-ahead log`): it is not a file of that kind.
+    #[error("bad magic: not a tgms {format}")]
+    BadMagic { format: &'static str },
+    /// A checksum stored for some bytes does not match them; `what` names the bytes
+    /// (`header`, `footer`, `chunk 12`, `record`).
+    #[error("{what} checksum mismatch")]
+    ChecksumMismatch { what: String },
+    /// A format version this build does not read; `what` names the version field
+    /// (`segment major`), `reads` the version it does read where there is one.
+    #[error("{what} version {version} is not supported{}", reads_note(*.reads))]
+    UnsupportedVersion {
+        what: &'static str,
+        version: u16,
+        reads: Option<u16>,
+    },
+    /// A problem inside chunk `chunk` of a segment file.
+    #[error("chunk {chunk}: {kind}")]
+    InChunk {
+        chunk: u16,
+        kind: Box<CorruptionKind>,
+    },
+    /// Bytes that break another rule of the format; the text names the rule and the place.
+    #[error("{0}")]
+    Malformed(String),
+}
+
+impl CorruptionKind {
+    /// This problem, found inside chunk `chunk`.
+    pub fn in_chunk(self, chunk: u16) -> Self {
+        CorruptionKind::InChunk {
+            chunk,
+            kind: Box::new(self),
+        }
+    }
+}
+
+/// The ` (this build reads N)` note of [`CorruptionKind::UnsupportedVersion`].
+fn reads_note(reads: Option<u16>) -> String {
+    reads.map_or(String::new(), |r| format!(" (this build reads {r})"))
+}
+
+impl From<String> for CorruptionKind {
+    fn from(text: String) -> Self {
+        CorruptionKind::Malformed(text)
+    }
+}
+
+impl From<&str> for CorruptionKind {
+    fn from(text: &str) -> Self {
+        CorruptionKind::Malformed(text.to_owned())
+    }
+}
+
+/// The spec error code of an engine error (`operators.md` §5.2); a failed batch's outcome
+/// record in the log keeps its spelling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorCode {
+    /// `E_INVALID_ARG`: well-typed input that cannot be used.
+    InvalidArg,
+    /// `E_NOT_FOUND`: no such version.
+    NotFound,
+    /// `E_STATE`: the store's state (lock, damage, I/O, poisoning, an unknown outcome).
+    State,
+}
+
+impl ErrorCode {
+    /// The spec spelling (`E_STATE`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::InvalidArg => "E_INVALID_ARG",
+            ErrorCode::NotFound => "E_NOT_FOUND",
+            ErrorCode::State => "E_STATE",
+        }
+    }
+}
+
 impl Error {
     /// `E_INVALID_ARG` with `message`.
     pub fn invalid(message: impl Into<String>) -> Self {
@@ -115,18 +199,18 @@ impl Error {
     }
 
     /// The spec error code.
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> ErrorCode {
         match self {
             Error::InvalidArg { .. } | Error::BadInput { .. } | Error::BadOp { .. } => {
-                "E_INVALID_ARG"
+                ErrorCode::InvalidArg
             }
-            Error::NotFound { .. } => "E_NOT_FOUND",
+            Error::NotFound { .. } => ErrorCode::NotFound,
             Error::State { .. }
             | Error::LogDamaged { .. }
             | Error::Corruption { .. }
             | Error::Io { .. }
             | Error::Poisoned
-            | Error::OutcomeUnknown { .. } => "E_STATE",
+            | Error::OutcomeUnknown { .. } => ErrorCode::State,
         }
     }
 
@@ -137,49 +221,5 @@ impl Error {
             Error::LogDamaged { record, .. } => format!("event log damaged at record {record}"),
             other => other.to_string(),
         }
-    }
-
-    /// The `details` object of the spec payload.
-    pub fn details(&self) -> Value {
-        match self {
-            Error::NotFound { details, .. } | Error::State { details, .. } => details.clone(),
-            Error::LogDamaged {
-                file,
-                record,
-                offset,
-                kind,
-            } => {
-                json!({"file": file.display().to_string(), "record": record, "offset": offset, "kind": kind})
-            }
-            Error::Corruption { file, offset, kind } => {
-                json!({"file": file.display().to_string(), "offset": offset, "kind": kind})
-            }
-            Error::BadInput { file, line, reason } => {
-                json!({"file": file.display().to_string(), "line": line, "reason": reason})
-            }
-            Error::BadOp {
-                index,
-                field,
-                suggestion,
-                ..
-            } => json!({"index": index, "field": field, "suggestion": suggestion}),
-            Error::OutcomeUnknown {
-                seq,
-                tt,
-                record,
-                batch_key,
-                cause,
-            } => json!({"outcome": "unknown", "seq": seq, "tt": tt, "record": record,
-                "batch_key": batch_key, "cause": cause}),
-            Error::Io { path, source } => {
-                json!({"file": path.display().to_string(), "os_error": source.to_string()})
-            }
-            _ => json!({}),
-        }
-    }
-
-    /// The spec error payload `{"error", "message", "details"}`.
-    pub fn payload(&self) -> Value {
-        json!({"error": self.code(), "message": self.message(), "details": self.details()})
     }
 }

@@ -50,27 +50,22 @@ pub struct ExportReport {
 
 // ------------------------------------------------------------------------------- import
 
-/// Why one record line was not accepted.
-enum LineError {
-    /// The line is not a well-formed batch record.
+/// Why one record line of a TGMS event log was not accepted; its text is the `reason` of
+/// the [`Error::BadInput`] that [`import`] reports.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LineError {
+    /// The line is not a well-formed batch record (or an op of it cannot be imported).
+    #[error("{0}")]
     Malformed(String),
     /// The record's `batch_id` does not match its content.
+    #[error("batch_id {found} does not match its content ({expected})")]
     Mismatch { found: String, expected: String },
 }
 
 /// Parses one record line of a TGMS event log into `(tt, ops)` and verifies its
 /// `batch_id`; the error says what is wrong with the line (what [`import`] reports).
-pub fn parse_line(bytes: &[u8]) -> std::result::Result<(i64, Vec<Value>), String> {
-    parse_record(bytes).map_err(|e| match e {
-        LineError::Malformed(m) => m,
-        LineError::Mismatch { found, expected } => {
-            format!("batch_id {found} does not match its content ({expected})")
-        }
-    })
-}
-
-/// Parses one record line into `(tt, ops)` and verifies its `batch_id`.
-fn parse_record(bytes: &[u8]) -> std::result::Result<(i64, Vec<Value>), LineError> {
+pub fn parse_line(bytes: &[u8]) -> std::result::Result<(i64, Vec<Value>), LineError> {
     let text = std::str::from_utf8(bytes)
         .map_err(|e| LineError::Malformed(format!("line is not UTF-8: {e}")))?;
     let v = canon::parse(text).map_err(|e| LineError::Malformed(format!("invalid JSON: {e}")))?;
@@ -119,7 +114,7 @@ fn is_real_reason(v: Option<&Value>) -> bool {
 /// Converts one TGMS op object into ours (§13.2). An op that does not normalize becomes a
 /// raw op, which fails its batch at apply time. Only a malformed ingest `offset` is refused
 /// outright (the discs it implies cannot be computed).
-fn import_op(v: Value) -> std::result::Result<Op, String> {
+fn import_op(v: Value) -> std::result::Result<Op, LineError> {
     let Value::Object(mut m) = v else {
         return Ok(Op::from_json(&v));
     };
@@ -135,10 +130,10 @@ fn import_op(v: Value) -> std::result::Result<Op, String> {
             let offset = match m.get("offset") {
                 None | Some(Value::Null) => 0,
                 Some(o) => o.as_u64().ok_or_else(|| {
-                    format!(
+                    LineError::Malformed(format!(
                         "ingest_events offset must be a non-negative integer, got {}",
                         canon::to_string(o)
-                    )
+                    ))
                 })?,
             };
             if let Some(Value::Array(events)) = m.get_mut("events") {
@@ -146,7 +141,9 @@ fn import_op(v: Value) -> std::result::Result<Op, String> {
                     if let Value::Object(e) = e {
                         if !e.contains_key("disc") {
                             let k = offset.checked_add(i as u64).ok_or_else(|| {
-                                "ingest_events offset overflows the disc ordinal".to_string()
+                                LineError::Malformed(
+                                    "ingest_events offset overflows the disc ordinal".into(),
+                                )
                             })?;
                             e.insert("disc".into(), Value::String(format!("#{k}")));
                         }
@@ -242,7 +239,7 @@ pub fn import(
         if terminated {
             buf.pop();
         }
-        let (tt, ops) = match parse_record(&buf) {
+        let (tt, ops) = match parse_line(&buf) {
             Ok(rec) => rec,
             // Only the final line can lack its newline: it is torn, not damaged.
             Err(_) if !terminated => {
@@ -274,7 +271,7 @@ pub fn import(
             let op = import_op(v).map_err(|reason| Error::BadInput {
                 file: path.to_path_buf(),
                 line: line_no,
-                reason,
+                reason: reason.to_string(),
             })?;
             if let Op::IngestEvents(o) = &op {
                 events += o.events.len() as u64;

@@ -10,7 +10,7 @@
 //! [`Delta::truncate`]: crate::delta::Delta::truncate
 
 use crate::apply::{self, Ctx, EdgeKey, Kind, Tables};
-use crate::error::Result;
+use crate::error::{CorruptionKind, Result};
 use crate::lazy::Lazy;
 use crate::op::Op;
 use crate::state::{
@@ -343,7 +343,7 @@ impl Lazy {
 
     /// After `data` (from [`Lazy::flush_data`]) was published: the memtable is replaced by
     /// the segment's content, so rows take the numbers the segment gives them.
-    pub(crate) fn reseal(&mut self, data: SegData) -> std::result::Result<(), String> {
+    pub(crate) fn reseal(&mut self, data: SegData) -> std::result::Result<(), CorruptionKind> {
         let pending = std::mem::take(&mut self.delta.pending);
         self.delta.truncate(self.delta.sealed, &pending);
         self.delta.load(data, &self.base)

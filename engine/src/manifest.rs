@@ -2,7 +2,7 @@
 //! like the WAL. Appending one record (O(change)) and syncing it publishes a flush;
 //! compaction publishes by renaming a freshly written manifest over the old one.
 
-use crate::error::{Error, Result};
+use crate::error::{CorruptionKind, Error, Result};
 use crate::seg::ZoneMap;
 use crate::state::{Marks, Stats};
 use crate::wal::{frame, FRAME_LEN, MAX_PAYLOAD};
@@ -111,44 +111,41 @@ struct Rd<'a> {
 }
 
 impl<'a> Rd<'a> {
-    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], String> {
+    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], CorruptionKind> {
         if self.b.len() - self.pos < n {
-            return Err(format!(
-                "field at payload byte {} runs past the record",
-                self.pos
-            ));
+            return Err(format!("field at payload byte {} runs past the record", self.pos).into());
         }
         self.pos += n;
         Ok(&self.b[self.pos - n..self.pos])
     }
-    fn u64(&mut self) -> std::result::Result<u64, String> {
+    fn u64(&mut self) -> std::result::Result<u64, CorruptionKind> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().unwrap_or([0; 8]),
         ))
     }
-    fn i64(&mut self) -> std::result::Result<i64, String> {
+    fn i64(&mut self) -> std::result::Result<i64, CorruptionKind> {
         Ok(self.u64()? as i64)
     }
-    fn u32(&mut self) -> std::result::Result<u32, String> {
+    fn u32(&mut self) -> std::result::Result<u32, CorruptionKind> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().unwrap_or([0; 4]),
         ))
     }
-    fn opt(&mut self) -> std::result::Result<Option<i64>, String> {
+    fn opt(&mut self) -> std::result::Result<Option<i64>, CorruptionKind> {
         match self.take(1)?[0] {
             0 => Ok(None),
             1 => Ok(Some(self.i64()?)),
-            t => Err(format!("bad option tag {t}")),
+            t => Err(format!("bad option tag {t}").into()),
         }
     }
 }
 
 /// Decodes a segment record payload.
-pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, String> {
+pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, CorruptionKind> {
     let mut r = Rd { b, pos: 0 };
     let t = r.take(1)?[0];
     if t != REC_SEGMENT {
-        return Err(format!("unknown manifest record type {t}"));
+        return Err(format!("unknown manifest record type {t}").into());
     }
     let seq = r.u64()?;
     let file_len = r.u64()?;
@@ -202,10 +199,7 @@ pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, String> {
         stats.rel_type_counts.insert(k, v);
     }
     if r.pos != b.len() {
-        return Err(format!(
-            "{} bytes left over after the record",
-            b.len() - r.pos
-        ));
+        return Err(format!("{} bytes left over after the record", b.len() - r.pos).into());
     }
     Ok(SegEntry {
         seq,
@@ -233,19 +227,24 @@ fn header() -> [u8; 16] {
 /// the manifest: its publication never completed. Damage before the end is corruption.
 pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
     let b = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    let corrupt = |offset: u64, kind: String| Error::Corruption {
+    let corrupt = |offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
         offset,
         kind,
     };
     if b.len() < 16 || &b[..8] != MANIFEST_MAGIC {
-        return Err(corrupt(0, "bad magic: not a tgms manifest".into()));
+        let format = "manifest";
+        return Err(corrupt(0, CorruptionKind::BadMagic { format }));
     }
     let major = u16::from_le_bytes([b[8], b[9]]);
     if major != MANIFEST_MAJOR {
         return Err(corrupt(
             8,
-            format!("manifest major version {major} is not supported"),
+            CorruptionKind::UnsupportedVersion {
+                what: "manifest major",
+                version: major,
+                reads: None,
+            },
         ));
     }
     let mut out = Vec::new();
@@ -276,7 +275,9 @@ pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
             }
             return Err(corrupt(
                 pos as u64,
-                "manifest record checksum mismatch".into(),
+                CorruptionKind::ChecksumMismatch {
+                    what: "manifest record".into(),
+                },
             ));
         }
         let e = decode_entry(payload).map_err(|k| corrupt(pos as u64, k))?;

@@ -2,7 +2,7 @@
 //! only. A mapping is created read-only and private; the store decodes from it only after
 //! the whole mapped content has passed its BLAKE3 check against the manifest. The pread
 //! path (`SegBytes::read`) serves the same bytes through an ordinary read; the test suite
-//! runs against both (`TGMS_IO=pread` / `TGMS_IO=mmap`).
+//! runs against both ([`crate::Options::io`]; the CLI reads `TGMS_IO=pread` / `mmap`).
 #![allow(unsafe_code)]
 
 use std::fs::File;
@@ -20,16 +20,6 @@ pub enum IoMode {
     Mmap,
     /// Read the file into memory.
     Pread,
-}
-
-impl IoMode {
-    /// The mode the `TGMS_IO` environment variable names (`pread` or `mmap`), default mmap.
-    pub fn from_env() -> IoMode {
-        match std::env::var("TGMS_IO").as_deref() {
-            Ok("pread") => IoMode::Pread,
-            _ => IoMode::Mmap,
-        }
-    }
 }
 
 /// The bytes of one segment file, mapped or read.

@@ -2,6 +2,7 @@
 //! codecs (frame-of-reference bit-packing, runs, string heaps), per-chunk crc32, and the
 //! encoder / verifying decoder between a file and a `SegData`.
 
+use crate::error::CorruptionKind;
 use crate::op::Origin;
 use crate::state::{Closure, Content, Disc, IdentRec, Marks, Row, SegData, NONE};
 use crate::time::OPEN_END;
@@ -556,14 +557,14 @@ struct Rd<'a> {
     pos: usize,
 }
 
-type DecErr = (usize, String);
+type DecErr = (usize, CorruptionKind);
 
 impl<'a> Rd<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecErr> {
         if self.b.len() - self.pos < n {
             return Err((
                 self.pos,
-                format!("needs {n} bytes, chunk has {}", self.b.len() - self.pos),
+                format!("needs {n} bytes, chunk has {}", self.b.len() - self.pos).into(),
             ));
         }
         let s = &self.b[self.pos..self.pos + n];
@@ -587,7 +588,7 @@ impl<'a> Rd<'a> {
         if self.pos != self.b.len() {
             return Err((
                 self.pos,
-                format!("{} bytes left over", self.b.len() - self.pos),
+                format!("{} bytes left over", self.b.len() - self.pos).into(),
             ));
         }
         Ok(())
@@ -597,7 +598,10 @@ impl<'a> Rd<'a> {
         let at = self.pos;
         let n = self.u32()? as usize;
         if n != want {
-            return Err((at, format!("column holds {n} values, {want} expected")));
+            return Err((
+                at,
+                format!("column holds {n} values, {want} expected").into(),
+            ));
         }
         self.for_body(n)
     }
@@ -607,7 +611,7 @@ impl<'a> Rd<'a> {
         let min = self.i64()?;
         let w = self.u8()? as u32;
         if w > 64 {
-            return Err((self.pos - 1, format!("bit width {w} exceeds 64")));
+            return Err((self.pos - 1, format!("bit width {w} exceeds 64").into()));
         }
         let nbytes = (n as u128 * w as u128).div_ceil(8) as usize;
         let bytes = self.take(nbytes)?;
@@ -644,7 +648,10 @@ impl<'a> Rd<'a> {
         let starts = self.for_col(n.div_ceil(DFORS_STRIDE))?;
         for (k, s) in starts.into_iter().enumerate() {
             if s != exc.partition_point(|&i| i < k * DFORS_STRIDE) as i64 {
-                return Err((at, format!("exception start {k} disagrees with the list")));
+                return Err((
+                    at,
+                    format!("exception start {k} disagrees with the list").into(),
+                ));
             }
         }
         Ok(())
@@ -659,7 +666,10 @@ impl<'a> Rd<'a> {
             let i = self.u32()? as usize;
             let d = self.i64()?;
             if i >= vals.len() || exc.last().is_some_and(|&p| i <= p) {
-                return Err((at, format!("exception index {i} out of order or range")));
+                return Err((
+                    at,
+                    format!("exception index {i} out of order or range").into(),
+                ));
             }
             vals[i] = d;
             exc.push(i);
@@ -676,13 +686,16 @@ impl<'a> Rd<'a> {
             let at = self.pos;
             let n = self.u32()? as usize;
             if n != want {
-                return Err((at, format!("column holds {n} values, {want} expected")));
+                return Err((
+                    at,
+                    format!("column holds {n} values, {want} expected").into(),
+                ));
             }
             let mut vals = self.for_body(n)?;
             let at = self.pos;
             let n_exc = self.u32()? as usize;
             if n_exc > n {
-                return Err((at, format!("{n_exc} exceptions for {n} values")));
+                return Err((at, format!("{n_exc} exceptions for {n} values").into()));
             }
             let exc = self.exc_list(n_exc, &mut vals)?;
             self.exc_starts(n, &exc)?;
@@ -691,13 +704,19 @@ impl<'a> Rd<'a> {
         let at = self.pos;
         let n = self.u32()? as usize;
         if n != want {
-            return Err((at, format!("column holds {n} values, {want} expected")));
+            return Err((
+                at,
+                format!("column holds {n} values, {want} expected").into(),
+            ));
         }
         let first = self.i64()?;
         let n_exc = self.u32()? as usize;
         let nd = n.saturating_sub(1);
         if n_exc > nd {
-            return Err((self.pos - 4, format!("{n_exc} exceptions for {nd} deltas")));
+            return Err((
+                self.pos - 4,
+                format!("{n_exc} exceptions for {nd} deltas").into(),
+            ));
         }
         let mut deltas = self.for_body(nd)?;
         let exc = self.exc_list(n_exc, &mut deltas)?;
@@ -715,7 +734,10 @@ impl<'a> Rd<'a> {
             let skips = self.for_col(n.div_ceil(DFORS_STRIDE))?;
             for (k, s) in skips.into_iter().enumerate() {
                 if out[k * DFORS_STRIDE] != s {
-                    return Err((at, format!("skip value {k} disagrees with the deltas")));
+                    return Err((
+                        at,
+                        format!("skip value {k} disagrees with the deltas").into(),
+                    ));
                 }
             }
             self.exc_starts(n, &exc)?;
@@ -726,7 +748,7 @@ impl<'a> Rd<'a> {
     fn runs(&mut self, want: usize) -> Result<Vec<i64>, DecErr> {
         let nruns = self.u32()? as usize;
         if nruns > want {
-            return Err((0, format!("{nruns} runs for {want} values")));
+            return Err((0, format!("{nruns} runs for {want} values").into()));
         }
         let mut out = Vec::with_capacity(want);
         for _ in 0..nruns {
@@ -734,14 +756,17 @@ impl<'a> Rd<'a> {
             let v = self.i64()?;
             let n = self.u32()? as usize;
             if n == 0 || out.len() + n > want {
-                return Err((at, format!("run of length {n} does not fit {want} values")));
+                return Err((
+                    at,
+                    format!("run of length {n} does not fit {want} values").into(),
+                ));
             }
             out.resize(out.len() + n, v);
         }
         if out.len() != want {
             return Err((
                 self.pos,
-                format!("runs cover {} of {want} values", out.len()),
+                format!("runs cover {} of {want} values", out.len()).into(),
             ));
         }
         Ok(out)
@@ -756,7 +781,7 @@ impl<'a> Rd<'a> {
                 return Err((at, "negative string length".into()));
             }
             let b = self.take(l as usize)?;
-            let s = std::str::from_utf8(b).map_err(|_| (at, "string is not UTF-8".to_string()))?;
+            let s = std::str::from_utf8(b).map_err(|_| (at, "string is not UTF-8".into()))?;
             out.push(s.to_string());
         }
         Ok(out)
@@ -765,11 +790,11 @@ impl<'a> Rd<'a> {
 
 /// Fully decodes one integer column (FOR, DFOR, DFORS or PFOR) of `want` values that fills `b`.
 #[cfg(test)]
-pub(crate) fn decode_int(b: &[u8], codec: u8, want: usize) -> Result<Vec<i64>, String> {
+pub(crate) fn decode_int(b: &[u8], codec: u8, want: usize) -> Result<Vec<i64>, CorruptionKind> {
     let mut r = Rd { b, pos: 0 };
     r.int_col(codec, want)
         .and_then(|v| r.done().map(|_| v))
-        .map_err(|(o, k)| format!("at {o}: {k}"))
+        .map_err(|(o, k)| format!("at {o}: {k}").into())
 }
 
 /// The bytes of the one segment file in store directory `dir` (a test of a store with
@@ -1245,7 +1270,7 @@ pub(crate) fn disc_parts(d: Disc) -> (u8, u64) {
 }
 
 /// A problem found in a segment file: byte offset in the file and what is wrong.
-pub type SegErr = (u64, String);
+pub type SegErr = (u64, CorruptionKind);
 
 /// Verifies and decodes a segment file: header, trailer, footer crc, every chunk's crc,
 /// then every column. The first problem is returned with its file offset.
@@ -1289,24 +1314,35 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     if b.len() < SEG_HEADER_LEN + SEG_TRAILER_LEN {
         return Err((
             0,
-            format!("file of {} bytes is too short for a segment", b.len()),
+            format!("file of {} bytes is too short for a segment", b.len()).into(),
         ));
     }
     if &b[..8] != SEG_MAGIC {
-        return Err((0, "bad magic: not a tgms segment".into()));
+        let format = "segment";
+        return Err((0, CorruptionKind::BadMagic { format }));
     }
     let le64 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
     let le32 = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]));
     let hcrc = le32(80);
     if crc32fast::hash(&b[..80]) != hcrc {
-        return Err((80, "header checksum mismatch".into()));
+        let what = "header".into();
+        return Err((80, CorruptionKind::ChecksumMismatch { what }));
     }
     if le32(84) != 0 {
         return Err((84, "header padding is not zero".into()));
     }
     let major = u16::from_le_bytes([b[8], b[9]]);
     if major != SEG_MAJOR {
-        return Err((8, format!("segment major version {major} is not supported")));
+        let what = "segment major";
+        let (version, reads) = (major, None);
+        return Err((
+            8,
+            CorruptionKind::UnsupportedVersion {
+                what,
+                version,
+                reads,
+            },
+        ));
     }
     let seq = le64(16);
     let mut base = [0u64; 7];
@@ -1326,13 +1362,20 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     }
     let footer = &b[f_off as usize..t];
     if crc32fast::hash(footer) != f_crc {
-        return Err((f_off, "footer checksum mismatch".into()));
+        let what = "footer".into();
+        return Err((f_off, CorruptionKind::ChecksumMismatch { what }));
     }
     let minor = u16::from_le_bytes([b[10], b[11]]);
     if minor > SEG_MINOR_FLUSH {
+        let what = "segment minor";
+        let (version, reads) = (minor, None);
         return Err((
             10,
-            format!("segment minor version {minor} is not supported"),
+            CorruptionKind::UnsupportedVersion {
+                what,
+                version,
+                reads,
+            },
         ));
     }
     let layout = chunk_layout_for(minor);
@@ -1341,7 +1384,7 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     {
         return Err((
             f_off,
-            format!("chunk directory does not list the chunks of segment minor {minor}"),
+            format!("chunk directory does not list the chunks of segment minor {minor}").into(),
         ));
     }
     if is_indexed(minor) && base != [0; 7] {
@@ -1375,13 +1418,14 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
         if eid != id || !codec_ok || off != expect_off || off + len > f_off {
             return Err((
                 at,
-                format!("directory entry {k} (chunk {eid}) is inconsistent"),
+                format!("directory entry {k} (chunk {eid}) is inconsistent").into(),
             ));
         }
         codecs.push(e[2]);
         let body = &b[off as usize..(off + len) as usize];
         if crc32fast::hash(body) != crc {
-            return Err((off, format!("chunk {id} checksum mismatch")));
+            let what = format!("chunk {id}");
+            return Err((off, CorruptionKind::ChecksumMismatch { what }));
         }
         checked((off + len) as usize);
         lens.push(len as usize);
@@ -1447,7 +1491,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
         let v = r
             .int_col(codecs[idx(id)], want)
             .and_then(|v| r.done().map(|_| v));
-        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {k}")))
+        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, k.in_chunk(id)))
     };
     let heap = |id: u16| -> Result<Vec<String>, SegErr> {
         let want = count_of(id)?;
@@ -1456,7 +1500,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
             pos: 0,
         };
         let v = r.heap(want).and_then(|v| r.done().map(|_| v));
-        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {k}")))
+        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, k.in_chunk(id)))
     };
     let as_u32 = |id: u16, v: Vec<i64>| -> Result<Vec<u32>, SegErr> {
         v.into_iter()
@@ -1464,7 +1508,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
                 u32::try_from(x).map_err(|_| {
                     (
                         offsets[idx(id)],
-                        format!("chunk {id}: value {x} out of range"),
+                        CorruptionKind::from(format!("value {x} out of range")).in_chunk(id),
                     )
                 })
             })
@@ -1477,7 +1521,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
                 x if x > 0 && x <= u32::MAX as i64 => Ok((x - 1) as u32),
                 x => Err((
                     offsets[idx(id)],
-                    format!("chunk {id}: value {x} out of range"),
+                    CorruptionKind::from(format!("value {x} out of range")).in_chunk(id),
                 )),
             })
             .collect()
@@ -1513,14 +1557,14 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
             _ => Disc::Str(u32::try_from(val[i]).map_err(|_| {
                 (
                     offsets[idx(IDENT_DISC_VAL)],
-                    "disc string id out of range".to_string(),
+                    "disc string id out of range".into(),
                 )
             })?),
         };
         if tag[i] & !3 != 0 {
             return Err((
                 offsets[idx(IDENT_DISC_TAG)],
-                format!("unknown disc tag {}", tag[i]),
+                format!("unknown disc tag {}", tag[i]).into(),
             ));
         }
         d.idents.push(IdentRec {
@@ -1548,7 +1592,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
             if codecs[idx(id)] == codec::RUNS {
                 r.runs(n)
                     .and_then(|v| r.done().map(|_| v))
-                    .map_err(|(o, kd)| (offsets[idx(id)] + o as u64, format!("chunk {id}: {kd}")))?
+                    .map_err(|(o, kd)| (offsets[idx(id)] + o as u64, kd.in_chunk(id)))?
             } else {
                 col(id, n)?
             }
@@ -1558,7 +1602,8 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
         let alive = col(g + ALIVE, n)?;
         let mut rows = Vec::with_capacity(n);
         for i in 0..n {
-            let bad = |id: u16, what: &str| (offsets[idx(g + id)], format!("row {i}: {what}"));
+            let bad =
+                |id: u16, what: &str| (offsets[idx(g + id)], format!("row {i}: {what}").into());
             let vt_e = match vt_len[i] {
                 0 => OPEN_END,
                 l if l > 0 && vt_s[i].checked_add(l).is_some_and(|e| e < OPEN_END) => vt_s[i] + l,
@@ -1598,7 +1643,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
                 .ok_or_else(|| {
                     (
                         offsets[idx(g + CLOSE_BY)],
-                        format!("closure {i}: unknown kind"),
+                        format!("closure {i}: unknown kind").into(),
                     )
                 })?;
             if i > 0 && crow[i] <= crow[i - 1] {
@@ -1629,7 +1674,8 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
                 format!(
                     "row {row} of the {} table is out of segment order (invariant S9)",
                     ["node", "edge"][k]
-                ),
+                )
+                .into(),
             )
         })?;
         for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
@@ -1638,7 +1684,8 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
             if !rows.iter().eq(d.closes[k].iter().map(|c| &c.row)) {
                 return Err((
                     at,
-                    format!("closed-row set {id} disagrees with the close rows (invariant S8)"),
+                    format!("closed-row set {id} disagrees with the close rows (invariant S8)")
+                        .into(),
                 ));
             }
         }
@@ -1650,7 +1697,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
             if col(id, want.len())? != want {
                 return Err((
                     offsets[idx(id)],
-                    format!("index chunk {id} disagrees with the rows (invariant S8)"),
+                    format!("index chunk {id} disagrees with the rows (invariant S8)").into(),
                 ));
             }
         }

@@ -3,7 +3,7 @@
 //! rules of `apply.rs` run on, and an undo journal that makes every batch atomic.
 
 use crate::apply::{self, Ctx, EdgeKey, Hits, Kind, Tables};
-use crate::error::Result;
+use crate::error::{CorruptionKind, Result};
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
 use crate::op::{Op, Origin};
@@ -748,12 +748,9 @@ impl SegData {
     /// to exists once it is appended (below its end marks), and every row's times are
     /// legal. `Err(kind)` names the first violation. The loaders check duplicates and
     /// closures themselves.
-    pub(crate) fn check_at(&self, at: Marks) -> std::result::Result<(), String> {
+    pub(crate) fn check_at(&self, at: Marks) -> std::result::Result<(), CorruptionKind> {
         if self.base != at {
-            return Err(format!(
-                "segment starts at {:?}, store is at {:?}",
-                self.base, at
-            ));
+            return Err(format!("segment starts at {:?}, store is at {:?}", self.base, at).into());
         }
         let end = self.end();
         let (nu, ns, nc, ni) = (
@@ -790,7 +787,8 @@ impl SegData {
                     return Err(format!(
                         "row with illegal times vt [{}, {}) tt_s {}",
                         row.vt_s, row.vt_e, row.tt_s
-                    ));
+                    )
+                    .into());
                 }
             }
         }
@@ -800,7 +798,7 @@ impl SegData {
             .flatten()
             .find(|c| !opt_ok(c.close_reason))
         {
-            Some(c) => Err(format!("closure of row {} is inconsistent", c.row)),
+            Some(c) => Err(format!("closure of row {} is inconsistent", c.row).into()),
             None => Ok(()),
         }
     }
@@ -1038,7 +1036,7 @@ impl State {
 
     /// Appends one segment's content. `Err(kind)` names the first inconsistency; the
     /// caller turns it into a corruption error naming the file.
-    pub(crate) fn load_seg(&mut self, d: SegData) -> std::result::Result<(), String> {
+    pub(crate) fn load_seg(&mut self, d: SegData) -> std::result::Result<(), CorruptionKind> {
         d.check_at(self.marks())?;
         let n_uids = self.uids.len() + d.uids.len();
         for u in &d.uids {
@@ -1136,10 +1134,10 @@ impl State {
             };
             for c in closes {
                 let Some(row) = rows.get_mut(c.row as usize) else {
-                    return Err(format!("closure of row {} that does not exist", c.row));
+                    return Err(format!("closure of row {} that does not exist", c.row).into());
                 };
                 if row.tt_e != OPEN_END || !row.alive || c.tt_e <= row.tt_s {
-                    return Err(format!("closure of row {} is inconsistent", c.row));
+                    return Err(format!("closure of row {} is inconsistent", c.row).into());
                 }
                 row.tt_e = c.tt_e;
                 row.closed_by = Some(c.closed_by);
@@ -1152,7 +1150,7 @@ impl State {
 
     /// After loading segments: installs the statistics the manifest recorded and checks
     /// them against what the rows imply (invariant S3 of `format-spec.md`).
-    pub(crate) fn finish_load(&mut self, stats: Stats) -> std::result::Result<(), String> {
+    pub(crate) fn finish_load(&mut self, stats: Stats) -> std::result::Result<(), CorruptionKind> {
         let max_deg = self.out_degree.iter().copied().max().unwrap_or(0);
         let n_edges = self.edges.iter().filter(|r| r.alive).count() as u64;
         let n_nodes = self.nodes.iter().filter(|r| r.alive).count() as u64;
@@ -1164,14 +1162,15 @@ impl State {
             return Err(format!(
                 "manifest statistics disagree with the segments (edges {} vs {n_edges}, nodes {} vs {n_nodes}, max degree {} vs {max_deg})",
                 stats.n_edge_versions, stats.n_node_versions, stats.max_out_degree
-            ));
+            ).into());
         }
         for (&rel, &n) in &self.rel_counts {
             if stats.rel_type_counts.get(self.strings.name(rel)) != Some(&n) {
                 return Err(format!(
                     "manifest statistics disagree with the segments on rel type {:?}",
                     self.strings.name(rel)
-                ));
+                )
+                .into());
             }
         }
         if stats.rel_type_counts.len() != self.rel_counts.len() {

@@ -6,7 +6,7 @@ use crate::base::Base;
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::compact;
 use crate::delta::Delta;
-use crate::error::{Error, Result};
+use crate::error::{CorruptionKind, Error, Result};
 use crate::lazy::Lazy;
 use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
 use crate::mmap::{IoMode, SegBytes};
@@ -56,20 +56,13 @@ pub struct Options {
     /// Replay the log only up to this byte offset (a record boundary; read-only opens
     /// only): `tgms check` compares two opens of a live store at the same log position.
     pub replay_to: Option<u64>,
-    /// How segment files are read on open; `None` = `TGMS_IO` (`mmap` by default).
+    /// How segment files are read on open; `None` = [`IoMode::Mmap`]. The engine reads no
+    /// environment: the CLI sets this from `TGMS_IO`.
     pub io: Option<IoMode>,
     /// Decode every segment into memory at open (and after a compaction) even when the store
-    /// could be served from its mapped base image (`format-spec.md` §9.4). Also set by
-    /// the environment variable `TGMS_OPEN=eager` (tests open both ways and compare).
+    /// could be served from its mapped base image (`format-spec.md` §9.4); the CLI sets it
+    /// from `TGMS_OPEN=eager` (tests open both ways and compare).
     pub eager: bool,
-}
-
-impl Options {
-    /// True when segments are decoded instead of the image being mapped: `eager`, or
-    /// `TGMS_OPEN=eager` in the environment.
-    fn decodes(&self) -> bool {
-        self.eager || std::env::var("TGMS_OPEN").as_deref() == Ok("eager")
-    }
 }
 
 /// Default memtable flush threshold in rows.
@@ -235,7 +228,7 @@ fn decode_listed(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Option<(PathBuf
     };
     check_listed(&path, &mapped, e)?;
     let bytes = mapped.bytes();
-    let corrupt = |offset: u64, kind: String| Error::Corruption {
+    let corrupt = |offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.clone(),
         offset,
         kind,
@@ -272,18 +265,21 @@ fn open_listed(path: &Path, io: IoMode) -> Result<Option<SegBytes>> {
 /// The digest is computed a window at a time and each window's pages are released after
 /// it (a mapped image is checked on every open and need not stay resident).
 fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
-    let corrupt = |kind: String| Error::Corruption {
+    let corrupt = |kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
         offset: 0,
         kind,
     };
     let bytes = mapped.bytes();
     if bytes.len() as u64 != e.file_len {
-        return Err(corrupt(format!(
-            "segment is {} bytes, the manifest says {}",
-            bytes.len(),
-            e.file_len
-        )));
+        return Err(corrupt(
+            format!(
+                "segment is {} bytes, the manifest says {}",
+                bytes.len(),
+                e.file_len
+            )
+            .into(),
+        ));
     }
     let mut h = blake3::Hasher::new();
     for at in (0..bytes.len()).step_by(crate::mmap::RELEASE_BYTES) {
@@ -328,7 +324,7 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
         return Ok(None);
     }
     check_listed(&path, &bytes, e)?;
-    let corrupt = |path: &Path, offset: u64, kind: String| Error::Corruption {
+    let corrupt = |path: &Path, offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
         offset,
         kind,
@@ -460,8 +456,8 @@ impl Store {
             dir: dir.to_path_buf(),
             mem: Mem::State(Box::new(state)),
             paranoid: opts.paranoid,
-            eager: opts.decodes(),
-            io: opts.io.unwrap_or_else(IoMode::from_env),
+            eager: opts.eager,
+            io: opts.io.unwrap_or(IoMode::Mmap),
             wal: Some(wal),
             clock: Hlc::new(opts.clock.unwrap_or_else(system_clock), None),
             _lock: Some(lock),
@@ -514,8 +510,8 @@ impl Store {
         } else {
             Some(lock(dir)?)
         };
-        let eager = opts.decodes();
-        let io = opts.io.unwrap_or_else(IoMode::from_env);
+        let eager = opts.eager;
+        let io = opts.io.unwrap_or(IoMode::Mmap);
         // Published segments first (a reader racing a compaction retries), then the log
         // from the position they cover.
         let mut attempts = 0;
@@ -567,7 +563,7 @@ impl Store {
                                 file: wal_path.clone(),
                                 record: no,
                                 offset,
-                                kind: format!("batch tt {tt} outside [0, OPEN_END)"),
+                                kind: format!("batch tt {tt} outside [0, OPEN_END)").into(),
                             });
                         }
                         if let Some((_, prev, _)) = last {
@@ -576,7 +572,7 @@ impl Store {
                                     file: wal_path.clone(),
                                     record: no,
                                     offset,
-                                    kind: format!("non-monotonic tt {tt} (last is {prev})"),
+                                    kind: format!("non-monotonic tt {tt} (last is {prev})").into(),
                                 });
                             }
                         }
@@ -596,7 +592,7 @@ impl Store {
                                     "replay of batch tt {tt} {} but the log recorded it {} ({message})",
                                     if replay_ok { "succeeded" } else { "failed" },
                                     if ok { "succeeded" } else { "failed" }
-                                ),
+                                ).into(),
                             });
                             }
                         }
@@ -605,7 +601,8 @@ impl Store {
                                 file: wal_path.clone(),
                                 record: no,
                                 offset,
-                                kind: format!("outcome record for tt {tt} follows no such batch"),
+                                kind: format!("outcome record for tt {tt} follows no such batch")
+                                    .into(),
                             })
                         }
                     },
@@ -851,7 +848,7 @@ impl Store {
         let result = self.mem.apply_batch(tt, &ops, self.paranoid);
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
-            Err(e) => (e.code(), e.message()),
+            Err(e) => (e.code().as_str(), e.message()),
         };
         if let (Some(m), Some(k)) = (self.keys.as_mut(), &key) {
             m.insert(
@@ -1681,7 +1678,7 @@ pub fn replay_with(
 pub struct Problem {
     pub file: PathBuf,
     pub offset: u64,
-    pub kind: String,
+    pub kind: CorruptionKind,
 }
 
 impl Problem {
@@ -1700,12 +1697,12 @@ impl Problem {
             } => Problem {
                 file: file.clone(),
                 offset: *offset,
-                kind: format!("record {record}: {kind}"),
+                kind: format!("record {record}: {kind}").into(),
             },
             other => Problem {
                 file: fallback.to_path_buf(),
                 offset: 0,
-                kind: other.message(),
+                kind: other.message().into(),
             },
         }
     }
@@ -1728,6 +1725,12 @@ pub struct CheckReport {
 /// indexed segments); and that the published segments plus the log tail equal a replay of
 /// the whole log (digest and statistics, S7). Every problem found is reported, not only the first.
 pub fn check(dir: &Path) -> Result<CheckReport> {
+    check_with(dir, None, false)
+}
+
+/// [`check`] whose comparison opens (S7) read segments with `io` and decode them when
+/// `eager`, as [`Options::io`] and [`Options::eager`] say.
+pub fn check_with(dir: &Path, io: Option<IoMode>, eager: bool) -> Result<CheckReport> {
     // A live store may publish a generation (flush, compaction) while it is checked: the
     // check pins the manifest it read first, and when it finds problems while the manifest
     // has changed since, it starts over on the new generation (as an open does, §9.4).
@@ -1736,7 +1739,7 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let (rep, pinned) = check_once(dir)?;
+        let (rep, pinned) = check_once(dir, io, eager)?;
         if rep.problems.is_empty() || attempt == ATTEMPTS || read_entries(dir) == pinned {
             return Ok(rep);
         }
@@ -1753,7 +1756,11 @@ fn read_entries(dir: &Path) -> Option<Vec<SegEntry>> {
 
 /// One pass of [`check`] over the generation the manifest publishes when it is read; also
 /// returns the records it read.
-fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
+fn check_once(
+    dir: &Path,
+    io: Option<IoMode>,
+    eager: bool,
+) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
     let wal_path = dir.join(WAL_FILE);
     if !wal_path.exists() {
         return Err(Error::State {
@@ -1802,7 +1809,7 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
     let mut prev: Option<&SegEntry> = None;
     for e in &entries {
         let path = dir.join(manifest::seg_name(e.seq));
-        let mut bad = |offset: u64, kind: String| {
+        let mut bad = |offset: u64, kind: CorruptionKind| {
             rep.problems.push(Problem {
                 file: path.clone(),
                 offset,
@@ -1813,7 +1820,7 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
             if e.seq <= p.seq {
                 bad(
                     0,
-                    format!("S1: segment seq {} does not follow {}", e.seq, p.seq),
+                    format!("S1: segment seq {} does not follow {}", e.seq, p.seq).into(),
                 );
             }
             if e.base != p.end {
@@ -1834,14 +1841,15 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
                 format!(
                     "S5: covers log offset {} beyond the log's good length {wal_len}",
                     e.wal_offset
-                ),
+                )
+                .into(),
             );
         }
         prev = Some(e);
         let held = match SegBytes::read(&path) {
             Ok(b) => b,
             Err(err) => {
-                bad(0, format!("segment file unreadable: {err}"));
+                bad(0, format!("segment file unreadable: {err}").into());
                 continue;
             }
         };
@@ -1853,7 +1861,8 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
                     "S3: {} bytes, the manifest says {}",
                     bytes.len(),
                     e.file_len
-                ),
+                )
+                .into(),
             );
         }
         if content_digest(bytes) != e.blake3 {
@@ -1903,6 +1912,8 @@ fn check_once(dir: &Path) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
                     read_only: true,
                     replay_whole_log: whole,
                     replay_to,
+                    io,
+                    eager,
                     ..Options::default()
                 },
             )

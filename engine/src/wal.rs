@@ -3,7 +3,7 @@
 //! record after it says whether the apply succeeded. Recovery truncates a torn final record
 //! and refuses to repair damage anywhere before it.
 
-use crate::error::{Error, Result};
+use crate::error::{CorruptionKind, Error, Result};
 use crate::op::{
     AssertEdge, AssertNode, Audit, Correct, Event, EventEnd, IngestEvents, Op, Ref, Retract,
 };
@@ -237,12 +237,12 @@ struct Dec<'a> {
     pos: usize,
 }
 
-type DecResult<T> = std::result::Result<T, String>;
+type DecResult<T> = std::result::Result<T, CorruptionKind>;
 
 impl<'a> Dec<'a> {
     fn take(&mut self, n: usize) -> DecResult<&'a [u8]> {
         if self.buf.len() - self.pos < n {
-            return Err(format!("payload ends early at byte {}", self.pos));
+            return Err(format!("payload ends early at byte {}", self.pos).into());
         }
         let s = &self.buf[self.pos..self.pos + n];
         self.pos += n;
@@ -270,7 +270,7 @@ impl<'a> Dec<'a> {
     fn str(&mut self) -> DecResult<String> {
         let n = self.varint()?;
         if n > (self.buf.len() - self.pos) as u64 {
-            return Err(format!("string length {n} past the payload end"));
+            return Err(format!("string length {n} past the payload end").into());
         }
         String::from_utf8(self.take(n as usize)?.to_vec()).map_err(|_| "string is not UTF-8".into())
     }
@@ -278,7 +278,7 @@ impl<'a> Dec<'a> {
         match self.u8()? {
             0 => Ok(None),
             1 => Ok(Some(self.str()?)),
-            t => Err(format!("bad option tag {t}")),
+            t => Err(format!("bad option tag {t}").into()),
         }
     }
     fn audit(&mut self) -> DecResult<Audit> {
@@ -297,7 +297,7 @@ impl<'a> Dec<'a> {
                 rel_type: self.str()?,
                 disc: self.str()?,
             }),
-            t => Err(format!("bad ref tag {t}")),
+            t => Err(format!("bad ref tag {t}").into()),
         }
     }
 }
@@ -329,13 +329,10 @@ pub fn decode(payload: &[u8]) -> DecResult<Record> {
             code: d.str()?,
             message: d.str()?,
         },
-        t => return Err(format!("unknown record type {t}")),
+        t => return Err(format!("unknown record type {t}").into()),
     };
     if d.pos != payload.len() {
-        return Err(format!(
-            "{} trailing bytes in payload",
-            payload.len() - d.pos
-        ));
+        return Err(format!("{} trailing bytes in payload", payload.len() - d.pos).into());
     }
     Ok(rec)
 }
@@ -390,7 +387,7 @@ fn decode_op(d: &mut Dec) -> DecResult<Op> {
                         0 => EventEnd::Absent,
                         1 => EventEnd::Null,
                         2 => EventEnd::At(d.i64()?),
-                        t => return Err(format!("bad vt_e tag {t}")),
+                        t => return Err(format!("bad vt_e tag {t}").into()),
                     },
                     disc: d.opt_str()?,
                     props: d.opt_str()?,
@@ -404,7 +401,7 @@ fn decode_op(d: &mut Dec) -> DecResult<Op> {
             })
         }
         OP_RAW => Op::Raw(d.str()?),
-        t => return Err(format!("unknown op tag {t}")),
+        t => return Err(format!("unknown op tag {t}").into()),
     })
 }
 
@@ -486,7 +483,7 @@ fn scan_frames(
 ) -> Result<(Tail, End)> {
     let mut file = File::open(path).map_err(|e| Error::io(path, e))?;
     let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
-    let corrupt = |offset: u64, kind: String| Error::Corruption {
+    let corrupt = |offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
         offset,
         kind,
@@ -495,24 +492,29 @@ fn scan_frames(
     if file_len < HEADER_LEN {
         return Err(corrupt(
             0,
-            format!("file of {file_len} bytes has no log header"),
+            format!("file of {file_len} bytes has no log header").into(),
         ));
     }
     file.read_exact(&mut head).map_err(|e| Error::io(path, e))?;
     if &head[..8] != MAGIC {
-        return Err(corrupt(0, "bad magic: not a tgms write-ahead log".into()));
+        let format = "write-ahead log";
+        return Err(corrupt(0, CorruptionKind::BadMagic { format }));
     }
     let major = u16::from_le_bytes([head[8], head[9]]);
     if major != VERSION_MAJOR {
         return Err(corrupt(
             8,
-            format!("log format major version {major} is not supported (this build reads {VERSION_MAJOR})"),
+            CorruptionKind::UnsupportedVersion {
+                what: "log format major",
+                version: major,
+                reads: Some(VERSION_MAJOR),
+            },
         ));
     }
     if start < HEADER_LEN || start > file_len {
         return Err(corrupt(
             start,
-            format!("checkpoint offset {start} lies outside the log (length {file_len})"),
+            format!("checkpoint offset {start} lies outside the log (length {file_len})").into(),
         ));
     }
     file.seek(SeekFrom::Start(start))
@@ -521,7 +523,7 @@ fn scan_frames(
     let mut offset = start;
     let mut record_no: u64 = start_record;
     let mut payload = Vec::new();
-    let damaged = |record: u64, offset: u64, kind: String| Error::LogDamaged {
+    let damaged = |record: u64, offset: u64, kind: CorruptionKind| Error::LogDamaged {
         file: path.to_path_buf(),
         record,
         offset,
@@ -544,7 +546,7 @@ fn scan_frames(
                 },
                 end,
             )),
-            Err(why) => Err(damaged(record, offset, format!("{kind}; {why}"))),
+            Err(why) => Err(damaged(record, offset, format!("{kind}; {why}").into())),
         }
     };
     loop {
@@ -620,7 +622,7 @@ fn garbage_tail(
     path: &Path,
     offset: u64,
     file_len: u64,
-) -> std::io::Result<std::result::Result<(), String>> {
+) -> std::io::Result<std::result::Result<(), CorruptionKind>> {
     use std::os::unix::fs::FileExt;
     const WINDOW: usize = 1 << 20;
     let file = File::open(path)?;
@@ -659,7 +661,7 @@ fn garbage_tail(
             payload.resize(len as usize, 0);
             file.read_exact_at(&mut payload, p + FRAME_LEN)?;
             if crc32fast::hash(&payload) == u32::from_le_bytes([w[8], w[9], w[10], w[11]]) {
-                return Ok(Err(format!("a valid record follows at offset {p}")));
+                return Ok(Err(format!("a valid record follows at offset {p}").into()));
             }
         }
         at += WINDOW as u64;
@@ -668,7 +670,8 @@ fn garbage_tail(
         return Ok(Err(format!(
             "the frame's payload checksum matches the {rest} bytes after it: the final \
              record's length field is damaged"
-        )));
+        )
+        .into()));
     }
     Ok(Ok(()))
 }
@@ -691,7 +694,7 @@ pub fn batch_keys(path: &Path) -> Result<std::collections::HashMap<String, Keyed
     let mut keys = std::collections::HashMap::new();
     let mut seq = 0u64;
     let mut pending: Option<(String, i64)> = None;
-    let damaged = |record: u64, offset: u64, kind: String| Error::LogDamaged {
+    let damaged = |record: u64, offset: u64, kind: CorruptionKind| Error::LogDamaged {
         file: path.to_path_buf(),
         record,
         offset,

@@ -368,7 +368,7 @@ fn tv4_corner_cases() {
         )
         .unwrap_err();
     assert_eq!(
-        (e.code(), e.message().as_str()),
+        (e.code().as_str(), e.message().as_str()),
         ("E_NOT_FOUND", "no believed node version of zzz valid at 5")
     );
     assert_eq!(s.last_tt(), Some(4));
@@ -382,7 +382,7 @@ fn tv4_corner_cases() {
         )
         .unwrap_err();
     assert_eq!(
-        (e.code(), e.message().as_str()),
+        (e.code().as_str(), e.message().as_str()),
         ("E_INVALID_ARG", "retract requires a non-empty reason")
     );
     assert!(!s.snapshot().has_uid("zzz"));

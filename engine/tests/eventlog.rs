@@ -369,7 +369,7 @@ fn bad_header_is_refused() {
         let log = write_file(d.path(), &format!("h{i}.jsonl"), &format!("{head}{body}"));
         let (r, s) = import_fresh(d.path(), &format!("s{i}"), &log);
         let e = err_of(r);
-        assert_eq!(e.code(), "E_STATE", "{head}");
+        assert_eq!(e.code().as_str(), "E_STATE", "{head}");
         assert_eq!(e.message(), "not a tgms event log", "{head}");
         assert_eq!(s.stats().n_batches, 0);
     }
@@ -388,7 +388,7 @@ fn batch_id_mismatch_names_the_line() {
     let log = write_file(d.path(), "m.jsonl", &joined(&lines));
     let (r, s) = import_fresh(d.path(), "s", &log);
     let e = err_of(r);
-    assert_eq!(e.code(), "E_STATE");
+    assert_eq!(e.code().as_str(), "E_STATE");
     assert_eq!(e.message(), "batch_id mismatch at line 4");
     // The two batches before it were imported and stay.
     assert_eq!(s.stats().n_batches, 2);
@@ -507,9 +507,12 @@ fn non_monotonic_tt_is_an_error() {
     let log = write_file(d.path(), "n.jsonl", &joined(&lines));
     let (r, s) = import_fresh(d.path(), "s", &log);
     let e = err_of(r);
-    assert_eq!(e.code(), "E_STATE");
+    assert_eq!(e.code().as_str(), "E_STATE");
     assert_eq!(e.message(), "non-monotonic tt 1001 (last is 1002)");
-    assert_eq!(e.details()["line"], json!(5));
+    let tgms_engine::Error::State { details, .. } = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!(details["line"], json!(5));
     assert_eq!(s.stats().n_batches, 3);
 
     // A store whose last tt is at or above the log's first tt refuses the first record.
@@ -530,7 +533,7 @@ fn export_of_a_missing_store_is_an_error() {
     let d = tempfile::tempdir().unwrap();
     let mut out = Vec::new();
     let e = eventlog::export(&d.path().join("none"), &mut out, false).unwrap_err();
-    assert_eq!(e.code(), "E_STATE");
+    assert_eq!(e.code().as_str(), "E_STATE");
 }
 
 #[test]

@@ -1564,13 +1564,13 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                 match (&got, &want) {
                     (Ok(a), Ok(b)) => assert_eq!(a, b, "{ctx}: tt"),
                     (Err(e), Err((code, msg))) => assert_eq!(
-                        (e.code(), e.message()),
+                        (e.code().as_str(), e.message()),
                         (*code, msg.clone()),
                         "{ctx}: error"
                     ),
                     _ => panic!(
                         "{ctx}: outcome differs: store {:?}, model {want:?}",
-                        got.as_ref().map_err(|e| e.payload())
+                        got.as_ref().map_err(|e| e.to_string())
                     ),
                 }
                 check(&store, &model, i, false, &ctx);
@@ -1593,7 +1593,7 @@ fn run_case(first_readings: Vec<i64>, paranoid: bool, steps: Vec<Step>) -> Cover
                     )])
                     .unwrap_err();
                 assert_eq!(
-                    (e.code(), e.message()),
+                    (e.code().as_str(), e.message()),
                     ("E_STATE", "store is opened read-only".to_string()),
                     "{ctx}"
                 );

@@ -75,7 +75,7 @@ pub fn from_payload(py: Python<'_>, payload: &Value) -> PyErr {
 
 /// The exception of an engine error.
 pub fn store(py: Python<'_>, e: &tgms::engine::Error) -> PyErr {
-    from_payload(py, &e.payload())
+    from_payload(py, &tgms::operators::error::store_payload(e))
 }
 
 /// The exception of a message with code `code` and no details.

@@ -100,7 +100,7 @@ impl AskError {
                     "fix": "run it without --read-only, or when no other process holds the writer lock"}})
             }
             AskError::Operator { payload, .. } => payload.clone(),
-            AskError::Store(e) => e.payload(),
+            AskError::Store(e) => tgms_operators::error::store_payload(e),
         }
     }
 }

@@ -147,9 +147,9 @@ impl Backend {
     pub fn open(opts: BackendOptions) -> Result<Backend, tgms_engine::Error> {
         let (store, stamp) = if opts.read_only {
             let s = stamp(&opts.store);
-            (Store::open_read_only(&opts.store)?, Some(s))
+            (crate::store_env::open_read_only(&opts.store)?, Some(s))
         } else {
-            (Store::open(&opts.store)?, None)
+            (crate::store_env::open(&opts.store)?, None)
         };
         let results = match &opts.results {
             Results::InStore => ResultStore::in_dir(&opts.store),
@@ -196,7 +196,7 @@ impl Backend {
         if view.stamp == Some(now) {
             return view;
         }
-        match Store::open_read_only(&self.dir) {
+        match crate::store_env::open_read_only(&self.dir) {
             Ok(store) => {
                 let fresh = Arc::new(View {
                     store,
@@ -209,7 +209,7 @@ impl Backend {
                 eprintln!(
                     "tgms serve: reopening {} failed, serving the previous state: {}",
                     self.dir.display(),
-                    canon::to_string(&e.payload())
+                    canon::to_string(&tgms_operators::error::store_payload(&e))
                 );
                 view
             }

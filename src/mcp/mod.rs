@@ -38,10 +38,12 @@ pub const MAX_HTTP_BODY_BYTES: usize = 4 << 20;
 
 /// Serves until the client closes stdin (stdio) or the process gets SIGINT/SIGTERM (HTTP).
 pub fn serve(opts: BackendOptions, transport: Transport) -> anyhow::Result<()> {
-    let backend = Arc::new(
-        Backend::open(opts)
-            .map_err(|e| anyhow::anyhow!("{}", tgms_engine::canon::to_string(&e.payload())))?,
-    );
+    let backend = Arc::new(Backend::open(opts).map_err(|e| {
+        anyhow::anyhow!(
+            "{}",
+            tgms_engine::canon::to_string(&tgms_operators::error::store_payload(&e))
+        )
+    })?);
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -14,6 +14,7 @@
 //! adjacency lists name exactly the rows of their key, and the rows' segment order.
 
 use super::{Base, Col, Exc, ForCol};
+use crate::error::CorruptionKind;
 use crate::seg::{chunk, SegErr, DFORS_STRIDE};
 use crate::state::NONE;
 use crate::time::OPEN_END;
@@ -24,7 +25,7 @@ const BLOCK_ROWS: usize = 1 << 16;
 impl Exc {
     /// The exception starts count, per block of [`DFORS_STRIDE`] slots, the exceptions
     /// whose index lies below the block's first slot (what `first` relies on).
-    fn check_starts(&self, b: &[u8]) -> Result<(), String> {
+    fn check_starts(&self, b: &[u8]) -> Result<(), CorruptionKind> {
         let mut k = 0usize;
         for block in 0..self.starts.n {
             let first = block * DFORS_STRIDE;
@@ -35,7 +36,8 @@ impl Exc {
             if got != k as i64 {
                 return Err(format!(
                     "exception start of block {block} is {got}, {k} exceptions lie below it"
-                ));
+                )
+                .into());
             }
         }
         Ok(())
@@ -138,7 +140,7 @@ impl super::Dfors {
     /// the running sum of the deltas (exception slots pack 0), wrapping as every reader of
     /// the column sums. Whole groups of [`GROUP`] deltas are unpacked at once and summed a
     /// [`DFORS_STRIDE`] block at a time; the rest value by value.
-    fn bounds(&self, b: &[u8]) -> Result<(i128, i128), String> {
+    fn bounds(&self, b: &[u8]) -> Result<(i128, i128), CorruptionKind> {
         const _: () = assert!(GROUP.is_multiple_of(DFORS_STRIDE));
         let nd = self.n - 1;
         let min = self.deltas.min as u64;
@@ -223,7 +225,8 @@ impl super::Dfors {
         match bad_skip {
             Some(block) => Err(format!(
                 "skip value of block {block} differs from the sum of the deltas"
-            )),
+            )
+            .into()),
             None => Ok((lo as i128, hi as i128)),
         }
     }
@@ -242,11 +245,11 @@ impl Col {
     fn scan(
         &self,
         b: &[u8],
-        mut f: impl FnMut(usize, i64) -> Result<(), String>,
-    ) -> Result<(), String> {
+        mut f: impl FnMut(usize, i64) -> Result<(), CorruptionKind>,
+    ) -> Result<(), CorruptionKind> {
         let mut first_err = None;
         let mut i = 0usize;
-        let mut call = |v: i64, err: &mut Option<String>| {
+        let mut call = |v: i64, err: &mut Option<CorruptionKind>| {
             if err.is_none() {
                 if let Err(e) = f(i, v) {
                     *err = Some(e);
@@ -293,7 +296,8 @@ impl Col {
                     return Err(format!(
                         "skip value of block {} differs from the sum of the deltas",
                         j / DFORS_STRIDE
-                    ));
+                    )
+                    .into());
                 }
             }
         }
@@ -301,7 +305,7 @@ impl Col {
     }
 
     /// The codec's redundancy holds (see [`Col::scan`]); a FOR column has none.
-    pub(super) fn check_codec(&self, b: &[u8]) -> Result<(), String> {
+    pub(super) fn check_codec(&self, b: &[u8]) -> Result<(), CorruptionKind> {
         match self {
             Col::For(_) => Ok(()),
             Col::Pfor(p) => p.exc.check_starts(b),
@@ -313,7 +317,7 @@ impl Col {
     /// counts its exception slots as its `min`), after checking the codec's redundancy as
     /// [`Col::scan`] does; `None` for an empty column. One tight pass, with no per-value
     /// branch on an error: the cost of an open is this pass over the id columns.
-    fn bounds(&self, b: &[u8]) -> Result<Option<(i128, i128)>, String> {
+    fn bounds(&self, b: &[u8]) -> Result<Option<(i128, i128)>, CorruptionKind> {
         let fold = |f: &ForCol, a: usize, e: usize| {
             let (lo, hi) = f.packed_bounds(b, a, e);
             (f.min as i128 + lo as i128, f.min as i128 + hi as i128)
@@ -346,7 +350,7 @@ impl Col {
     /// the values. A FOR column whose frame lies inside the range is not read; otherwise
     /// one tight pass bounds the values, and only a column that fails it is read again
     /// to name the first value out of range.
-    fn within(&self, b: &[u8], lo: i64, hi: i64, what: &str) -> Result<i64, String> {
+    fn within(&self, b: &[u8], lo: i64, hi: i64, what: &str) -> Result<i64, CorruptionKind> {
         if let Col::For(f) = self {
             if f.n == 0 {
                 return Ok(lo);
@@ -363,7 +367,7 @@ impl Col {
         let mut max = lo;
         self.scan(b, |i, v| {
             if !(lo..=hi).contains(&v) {
-                return Err(format!("value {v} at index {i} is not {what}"));
+                return Err(format!("value {v} at index {i} is not {what}").into());
             }
             max = max.max(v);
             Ok(())
@@ -373,7 +377,13 @@ impl Col {
 
     /// The values never decrease and lie in `lo..=hi`. A DFORS column whose deltas and
     /// exceptions are all ≥ 0 ascends, so its bounds decide.
-    fn ascending_within(&self, b: &[u8], lo: i64, hi: i64, what: &str) -> Result<(), String> {
+    fn ascending_within(
+        &self,
+        b: &[u8],
+        lo: i64,
+        hi: i64,
+        what: &str,
+    ) -> Result<(), CorruptionKind> {
         if let Col::Dfors(d) = self {
             let rising = d.deltas.min >= 0 && (0..d.exc.n).all(|k| d.exc.entry(b, k).1 >= 0);
             if rising {
@@ -389,7 +399,8 @@ impl Col {
             if v < prev || v > hi {
                 return Err(format!(
                     "value {v} at index {i} is not {what} at or after the previous {prev}"
-                ));
+                )
+                .into());
             }
             prev = v;
             Ok(())
@@ -411,7 +422,7 @@ impl Base {
     /// in the fixed task order, so the outcome does not depend on the thread count.
     pub(super) fn check_structure(
         &self,
-        err: &(dyn Fn(u16, String) -> SegErr + Sync),
+        err: &(dyn Fn(u16, CorruptionKind) -> SegErr + Sync),
     ) -> Result<(), SegErr> {
         use rayon::prelude::*;
         let tasks = self.structure_tasks(err);
@@ -422,7 +433,7 @@ impl Base {
     /// The checks of [`Base::check_structure`], in the order their errors are reported.
     fn structure_tasks<'a>(
         &'a self,
-        err: &'a (dyn Fn(u16, String) -> SegErr + Sync),
+        err: &'a (dyn Fn(u16, CorruptionKind) -> SegErr + Sync),
     ) -> Vec<Task<'a>> {
         use chunk::*;
         let m = self.marks;
@@ -484,7 +495,7 @@ impl Base {
                                 a + i,
                                 id_of(ns, "strings")
                             );
-                            return Err(err(IDENT_DISC_VAL, what));
+                            return Err(err(IDENT_DISC_VAL, what.into()));
                         }
                     }
                 }
@@ -503,7 +514,7 @@ impl Base {
                             if v == i64::from(NONE) || (0..ni as i64).contains(&v) {
                                 return Ok(());
                             }
-                            Err(format!("value {v} at index {i} is not {what}"))
+                            Err(format!("value {v} at index {i} is not {what}").into())
                         })
                         .map(|_| 0)
                 })
@@ -534,7 +545,7 @@ impl Base {
                             runs.iter().find(|&&(_, v)| !(0..OPEN_END).contains(&v))
                         {
                             let what = format!("the run from row {row} holds {v}, not {tt}");
-                            return Err(err(g + TT_S, what));
+                            return Err(err(g + TT_S, what.into()));
                         }
                         Ok(())
                     }
@@ -596,7 +607,7 @@ impl Base {
         &self,
         t: &super::Rows,
         g: u16,
-        err: &(dyn Fn(u16, String) -> SegErr + Sync),
+        err: &(dyn Fn(u16, CorruptionKind) -> SegErr + Sync),
     ) -> Result<(), SegErr> {
         use chunk::*;
         let b = self.b();
@@ -618,7 +629,7 @@ impl Base {
                             "row {}: valid time from {s} for {l} reaches the open end",
                             a + i
                         );
-                        return Err(err(g + VT_LEN, what));
+                        return Err(err(g + VT_LEN, what.into()));
                     }
                 }
             }
@@ -633,7 +644,7 @@ impl Base {
         &self,
         k: usize,
         g: u16,
-        err: &(dyn Fn(u16, String) -> SegErr + Sync),
+        err: &(dyn Fn(u16, CorruptionKind) -> SegErr + Sync),
     ) -> Result<(), SegErr> {
         use chunk::*;
         let b = self.b();
@@ -646,7 +657,8 @@ impl Base {
                     return Err(format!(
                         "close row {r} at index {i} is not a row below {} after {prev}",
                         t.n
-                    ));
+                    )
+                    .into());
                 }
                 prev = r;
                 Ok(())
@@ -667,7 +679,7 @@ impl Base {
                          starts at {tt_s}, not before (invariant S5)",
                         a + i
                     );
-                    return Err(err(g + CLOSE_TT_E, what));
+                    return Err(err(g + CLOSE_TT_E, what.into()));
                 }
             }
         }
@@ -676,7 +688,7 @@ impl Base {
             t.close_row
                 .scan(b, |i, r| match set.contains(b, r as u32) {
                     true => Ok(()),
-                    false => Err(format!("close row {r} (closure {i}) is not in the set")),
+                    false => Err(format!("close row {r} (closure {i}) is not in the set").into()),
                 })
                 .map_err(|e| err(id, e))?;
         }
