@@ -134,6 +134,9 @@ struct Entry {
     /// Per claim of `answer`: the first other ok step of the trace whose result lacks an atom
     /// of the claim (`wrong_step_citation` re-cites the claim to it), if any.
     miscite: Vec<Option<Value>>,
+    /// Per entity claim of `answer`: a real uid that its cited results do not hold
+    /// (`uncited_entity` adds it), if any.
+    uncited: Vec<Option<String>>,
 }
 
 /// The result of the experiment.
@@ -510,6 +513,7 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
             trace,
             answer,
             miscite: Vec::new(),
+            uncited: Vec::new(),
         })
     };
     let run_plans = |ps: &[Value], pool: &mut Vec<Entry>| {
@@ -558,9 +562,22 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         }
         derived = pool.len() - before;
     }
-    for e in &mut pool {
-        e.miscite = miscitations(e, &rs);
+    let mut uid_pool = BTreeSet::new();
+    for e in &pool {
+        for r in e.trace["steps"].as_array().into_iter().flatten() {
+            if let Some(env) = r["result_digest"].as_str().and_then(|d| rs.envelope(d)) {
+                let mut v = Vec::new();
+                uid_strings(&env, false, &mut v);
+                uid_pool.extend(v);
+            }
+        }
     }
+    let uid_pool: Vec<String> = uid_pool.into_iter().collect();
+    for (i, e) in pool.iter_mut().enumerate() {
+        e.miscite = miscitations(e, &rs);
+        e.uncited = uncited_uids(e, &rs, &uid_pool, i);
+    }
+    seconds.push(("pool".into(), started.elapsed().as_secs_f64()));
     // False positives: clean answers rejected when verified again, unmutated, against a
     // fresh copy of the stored evidence (per configuration).
     let false_positives = |cfg: Config| {
@@ -576,18 +593,6 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
             })
             .count()
     };
-    seconds.push(("pool".into(), started.elapsed().as_secs_f64()));
-    let mut uid_pool = BTreeSet::new();
-    for e in &pool {
-        for r in e.trace["steps"].as_array().into_iter().flatten() {
-            if let Some(env) = r["result_digest"].as_str().and_then(|d| rs.envelope(d)) {
-                let mut v = Vec::new();
-                uid_strings(&env, false, &mut v);
-                uid_pool.extend(v);
-            }
-        }
-    }
-    let uid_pool: Vec<String> = uid_pool.into_iter().collect();
     // Extended: 100 mutants per class (or as many as there are applicable cases). Classic:
     // 500 mutants round-robin over the classes applicable to at least one answer.
     let budgets: Vec<usize> = if extended {
@@ -600,7 +605,6 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
                     run_class(
                         c,
                         &pool,
-                        &uid_pool,
                         snap,
                         &rs,
                         usize::MAX,
@@ -636,7 +640,7 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
             let class_started = std::time::Instant::now();
             let mut types = BTreeMap::new();
             let (cases, detected) = run_class(
-                class, &pool, &uid_pool, snap, &rs, *budget, &mut rng, !extended, cfg, &mut types,
+                class, &pool, snap, &rs, *budget, &mut rng, !extended, cfg, &mut types,
             );
             if name == "full" && *class == "wrong_step_citation" {
                 citation_types = types;
@@ -759,6 +763,62 @@ fn miscitations(e: &Entry, rs: &ResultStore) -> Vec<Option<Value>> {
         .collect()
 }
 
+/// Per claim of `e`'s answer, for an entity claim: a uid of `uid_pool` (every uid some pool
+/// step returned) that no string anywhere in the claim's cited results equals — found by
+/// brute force over all their leaves, independently of the verifier, starting at an offset
+/// that varies with `salt` so the added uids vary. `None` for other claims and where the
+/// cited results hold every pool uid.
+fn uncited_uids(
+    e: &Entry,
+    rs: &ResultStore,
+    uid_pool: &[String],
+    salt: usize,
+) -> Vec<Option<String>> {
+    fn strings<'v>(v: &'v Value, out: &mut BTreeSet<&'v str>) {
+        match v {
+            Value::String(s) => {
+                out.insert(s);
+            }
+            Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+            Value::Object(m) => m.values().for_each(|x| strings(x, out)),
+            _ => {}
+        }
+    }
+    let mut envs: BTreeMap<String, Option<Value>> = BTreeMap::new();
+    let claims = e.answer["claims"].as_array().cloned().unwrap_or_default();
+    claims
+        .iter()
+        .enumerate()
+        .map(|(j, c)| {
+            if c["type"] != "entity" || uid_pool.is_empty() {
+                return None;
+            }
+            let cited: Vec<&str> = c["evidence"]
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            for sid in &cited {
+                envs.entry(sid.to_string()).or_insert_with(|| {
+                    record(&e.trace, sid)
+                        .and_then(|r| r["result_digest"].as_str().map(String::from))
+                        .and_then(|d| rs.envelope(&d))
+                });
+            }
+            let mut held = BTreeSet::new();
+            for sid in &cited {
+                strings(envs.get(*sid)?.as_ref()?, &mut held);
+            }
+            let start = (salt * 31 + j * 7) % uid_pool.len();
+            uid_pool[start..]
+                .iter()
+                .chain(&uid_pool[..start])
+                .find(|u| !held.contains(u.as_str()))
+                .cloned()
+        })
+        .collect()
+}
+
 fn add_factory_claims(ctx: &Ctx<'_>, trace: &Value, rs: &ResultStore, answer: &mut Value) {
     let mut extra = Vec::new();
     let mut n = answer["claims"].as_array().map_or(0, Vec::len);
@@ -821,8 +881,14 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
             let ty = c["type"].as_str().unwrap_or_default();
             let ok = match class {
                 "count_pm1" => (ty == "count" || ty == "value") && c["value"].is_number(),
-                "fabricated_entity" | "uncited_entity" => {
+                "fabricated_entity" => {
                     ty == "entity" && c["uids"].as_array().is_some_and(|u| !u.is_empty())
+                }
+                // Only claims whose cited results lack some real uid (`uncited_uids`).
+                "uncited_entity" => {
+                    ty == "entity"
+                        && c["uids"].as_array().is_some_and(|u| !u.is_empty())
+                        && e.uncited.get(j).is_some_and(Option::is_some)
                 }
                 "entity_dropped" => {
                     ty == "entity" && c["uids"].as_array().is_some_and(|u| u.len() >= 2)
@@ -860,7 +926,6 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
 fn run_class(
     class: &str,
     pool: &[Entry],
-    uid_pool: &[String],
     snap: Snapshot<'_>,
     rs: &ResultStore,
     max: usize,
@@ -930,19 +995,8 @@ fn run_class(
                 true
             }
             "uncited_entity" => {
-                let ctx = Ctx {
-                    trace: &e.trace,
-                    results: rs,
-                    snap: Some(snap),
-                    honor_truncation: true,
-                };
-                let cited = c["evidence"].clone();
-                // A real uid the cited evidence does not contain.
-                let pick = uid_pool.iter().find(|u| {
-                    let probe = json!({"text": "", "claims": [{"id": "p", "type": "entity", "uids": [u], "evidence": cited}]});
-                    verdicts(&ctx, &probe).first().map(String::as_str) == Some("unsupported")
-                });
-                match pick {
+                // A real uid the cited evidence does not contain (`uncited_uids`).
+                match e.uncited.get(j).cloned().flatten() {
                     Some(u) => {
                         if let Some(a) = c["uids"].as_array_mut() {
                             a.push(json!(u));
