@@ -236,7 +236,8 @@ impl Report {
 }
 
 /// The built-in oracle plans over a store (deterministic): entity histories, values,
-/// neighbourhood entity sets, pairs of histories, a version count, and belief-pinned probes.
+/// neighbourhood entity sets, pairs of histories (with a count and with a value answer), a
+/// version count, and belief-pinned probes.
 pub fn builtin_plans(snap: Snapshot<'_>) -> Vec<Value> {
     builtin_plans_over(snap, 8)
 }
@@ -309,6 +310,14 @@ pub fn builtin_plans_over(snap: Snapshot<'_>, n: usize) -> Vec<Value> {
             {"id": "s1", "op": "entity_history", "args": {"uid": pair[0], "include_edges": true, "limit": 10000}},
             {"id": "s2", "op": "entity_history", "args": {"uid": pair[1], "include_edges": true, "limit": 10000}}],
             "answer_spec": {"kind": "count", "from": "s1.rows_total"}}));
+        // The same with a value answer (the first entity's uid), so value claims have a
+        // step to be mis-cited to as well.
+        out.push(
+            json!({"plan_id": format!("history-value-pair-{i}"), "steps": [
+            {"id": "s1", "op": "entity_history", "args": {"uid": pair[0]}},
+            {"id": "s2", "op": "entity_history", "args": {"uid": pair[1]}}],
+            "answer_spec": {"kind": "value", "from": "s1.rows[0].uid"}}),
+        );
     }
     out.push(one(
         "versions",

@@ -98,9 +98,9 @@ fn mutation_classes_are_detected_without_false_positives() {
         .unwrap();
     assert!(wsc.1 > 0, "{j}");
     // The re-citations cover every claim type with evidence that the pool holds (count,
-    // entity and ordering claims here), not only count/value claims.
+    // value, entity and ordering claims here), not only count/value claims.
     let types: Vec<&str> = r.citation_types.iter().map(|t| t.0.as_str()).collect();
-    for ty in ["count", "entity", "ordering"] {
+    for ty in ["count", "value", "entity", "ordering"] {
         assert!(types.contains(&ty), "no {ty} claim re-cited: {j}");
     }
     assert_eq!(
