@@ -206,7 +206,8 @@ fn classic_pool_spreads_500_mutants_over_applicable_classes() {
 /// The table over a real store and suite (`TGMS_MUT_STORE`, `TGMS_MUT_SUITE`; e.g. the
 /// CollegeMsg suite of `docs/eval.md`): at least 100 mutants in every class that the pool
 /// allows, every mutant detected by the full verifier, no false positive, and each ablation
-/// missing its class. Long (about half an hour of a loaded 2-core VM): `--ignored`.
+/// missing its class. It needs the store and suite and takes minutes (about 3 on a loaded
+/// 2-core VM; `bench/RESULTS.md`): `--ignored`.
 #[test]
 #[ignore]
 fn real_suite_table_detects_every_mutant() {
