@@ -160,7 +160,8 @@ pub fn uid_plans(c: &Corrections) -> Vec<Value> {
     out
 }
 
-fn string_leaves<'v>(v: &'v Value, out: &mut BTreeSet<&'v str>) {
+/// Every string leaf of `v`, at any depth.
+pub(crate) fn string_leaves<'v>(v: &'v Value, out: &mut BTreeSet<&'v str>) {
     match v {
         Value::String(s) => {
             out.insert(s);

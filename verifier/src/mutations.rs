@@ -1,5 +1,6 @@
 //! The verifier mutation experiment of `evaluation.md` §4: clean pools of mechanical answers
-//! to oracle plans (classic, extended with factory ordering / burst claims), the mutation
+//! to oracle plans (classic, extended with factory ordering / burst claims and the derived
+//! and belief-pinned answers of `mutation_pool.rs` / `mutation_belief.rs`), the mutation
 //! classes of §4.2 plus `invented_field` (a plan citing an output field its operator does not
 //! have), and the detection table for the full verifier and two ablations: taint ignored
 //! (`honor_truncation = false`) and output contracts off (`check_output_fields = false`).
@@ -783,16 +784,6 @@ fn uncited_uids(
     uid_pool: &[String],
     salt: usize,
 ) -> Vec<Option<String>> {
-    fn strings<'v>(v: &'v Value, out: &mut BTreeSet<&'v str>) {
-        match v {
-            Value::String(s) => {
-                out.insert(s);
-            }
-            Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
-            Value::Object(m) => m.values().for_each(|x| strings(x, out)),
-            _ => {}
-        }
-    }
     let mut envs: BTreeMap<String, Option<Value>> = BTreeMap::new();
     let claims = e.answer["claims"].as_array().cloned().unwrap_or_default();
     claims
@@ -816,7 +807,7 @@ fn uncited_uids(
             }
             let mut held = BTreeSet::new();
             for sid in &cited {
-                strings(envs.get(*sid)?.as_ref()?, &mut held);
+                crate::mutation_belief::string_leaves(envs.get(*sid)?.as_ref()?, &mut held);
             }
             let start = (salt * 31 + j * 7) % uid_pool.len();
             uid_pool[start..]
