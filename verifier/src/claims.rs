@@ -268,9 +268,12 @@ fn values_match(claim: &Value, cand: &Value) -> bool {
         other => num_of(other),
     };
     match (cv, cand) {
-        (Some(v), Value::Number(_)) => {
-            num_of(cand).is_some_and(|c| (num_f(c) - num_f(v)).abs() <= 1e-9)
-        }
+        // `|c − v| <= 1e-9` read exactly: two integers match only when equal (in f64,
+        // 2^62 − 1 and 2^62, the open end of transaction time, would be the same number).
+        (Some(v), Value::Number(_)) => num_of(cand).is_some_and(|c| match (c, v) {
+            (Num::I(a), Num::I(b)) => a == b,
+            _ => (num_f(c) - num_f(v)).abs() <= 1e-9,
+        }),
         (None, Value::String(s)) => claim.as_str() == Some(s.as_str()),
         _ => false,
     }

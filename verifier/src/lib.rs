@@ -55,6 +55,7 @@ pub mod approx;
 pub mod claims;
 pub mod exec;
 pub mod mutation_approx;
+pub mod mutation_belief;
 pub mod mutation_pool;
 pub mod mutations;
 pub mod plan;

@@ -5,9 +5,10 @@
 //! - **entity answers**: every uid-bearing list that an ok step of a pool trace returned
 //!   becomes an `entity_set` answer of that same trace (`answer_spec.from` = the list), so
 //!   the entity classes get one case per distinct list instead of one per entity-set task;
-//! - **count plans**: every ok step without `$ref` arguments whose `rows` list has more than
-//!   3 rows becomes a two-step plan "that step, then `compute count` of its rows", which
-//!   the executor runs like any plan; these are the cases of `truncated_count`.
+//! - **count plans**: every list output (paged `rows` or a capped list such as `nodes`,
+//!   `edges`, `later_facts`) of an ok step without `$ref` arguments whose total is above 3
+//!   becomes a two-step plan "that step, then `compute count` of that list", which the
+//!   executor runs like any plan; these are the cases of `truncated_count`.
 
 use crate::claims::uids_of_list;
 use serde_json::{json, Value};
@@ -19,7 +20,7 @@ use crate::exec::ResultStore;
 
 /// Operators too expensive to run again for each derived count plan (motif and path
 /// enumerations take seconds per call on a real dataset).
-const EXPENSIVE: [&str; 5] = [
+pub const EXPENSIVE: [&str; 5] = [
     "find_temporal_motif_instances",
     "count_temporal_motifs",
     "match_pattern",
@@ -110,8 +111,8 @@ pub fn entity_answers(
     out
 }
 
-/// The count plans of one executed trace (see the module doc), skipping steps whose
-/// canonical `(op, args)` is in `seen`.
+/// The count plans of one executed trace (see the module doc), skipping (step, list) pairs
+/// whose canonical `(op, args, list)` is in `seen`.
 pub fn count_plans(
     plan: &Value,
     trace: &Value,
@@ -126,30 +127,37 @@ pub fn count_plans(
         if EXPENSIVE.contains(&op) || op == "compute" || has_ref(&st["args"]) {
             continue;
         }
-        let Some(rec) = crate::exec::record(trace, sid) else {
+        let (Some(spec), Some(rec)) = (lookup(op), crate::exec::record(trace, sid)) else {
             continue;
         };
-        let env = rec["result_digest"].as_str().and_then(|d| rs.envelope(d));
-        let total = env
-            .as_ref()
-            .and_then(|e| e.get("rows_total"))
-            .and_then(Value::as_i64);
-        if rec["status"] != "ok" || total.is_none_or(|n| n <= 3) {
+        if rec["status"] != "ok" {
             continue;
         }
-        let mut args = st["args"].clone();
-        if let Some(m) = args.as_object_mut() {
-            m.insert("limit".into(), json!(10000));
-        }
-        let key = canon::to_string(&json!([op, args]));
-        if !seen.insert(key) {
+        let Some(env) = rec["result_digest"].as_str().and_then(|d| rs.envelope(d)) else {
             continue;
+        };
+        for name in spec.output_names() {
+            let Some(list) = spec.output(name).and_then(|d| d.list.as_ref()) else {
+                continue;
+            };
+            let total = env.get(&list.total_field).and_then(Value::as_i64);
+            if !env.get(name).is_some_and(Value::is_array) || total.is_none_or(|n| n <= 3) {
+                continue;
+            }
+            let mut args = st["args"].clone();
+            if let Some(m) = args.as_object_mut() {
+                m.insert("limit".into(), json!(10000));
+            }
+            let key = canon::to_string(&json!([op, args, name]));
+            if !seen.insert(key) {
+                continue;
+            }
+            out.push(json!({"plan_id": format!("derived-count-{}", seen.len()),
+                "steps": [{"id": "s1", "op": op, "args": args},
+                    {"id": "s2", "op": "compute", "args": {"fn": "count", "input": {"$ref": format!("s1.{name}")}},
+                     "depends_on": ["s1"]}],
+                "answer_spec": {"kind": "count", "from": "s2.value"}}));
         }
-        out.push(json!({"plan_id": format!("derived-count-{}", seen.len()),
-            "steps": [{"id": "s1", "op": op, "args": args},
-                {"id": "s2", "op": "compute", "args": {"fn": "count", "input": {"$ref": "s1.rows"}},
-                 "depends_on": ["s1"]}],
-            "answer_spec": {"kind": "count", "from": "s2.value"}}));
     }
     out
 }

@@ -1,5 +1,6 @@
 //! The verifier mutation experiment of `evaluation.md` §4: clean pools of mechanical answers
-//! to oracle plans (classic, extended with factory ordering / burst claims), the mutation
+//! to oracle plans (classic, extended with factory ordering / burst claims and the derived
+//! and belief-pinned answers of `mutation_pool.rs` / `mutation_belief.rs`), the mutation
 //! classes of §4.2 plus `invented_field` (a plan citing an output field its operator does not
 //! have), and the detection table for the full verifier and two ablations: taint ignored
 //! (`honor_truncation = false`) and output contracts off (`check_output_fields = false`).
@@ -10,7 +11,7 @@ use crate::mutation_pool;
 use crate::plan::Plan;
 use crate::validate::{validate_static, Options};
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use tgms_engine::{canon, Snapshot};
 use tgms_operators::registry::{lookup, registry};
 
@@ -131,6 +132,12 @@ struct Entry {
     plan: Value,
     trace: Value,
     answer: Value,
+    /// Per claim of `answer`: the first other ok step of the trace whose result lacks an atom
+    /// of the claim (`wrong_step_citation` re-cites the claim to it), if any.
+    miscite: Vec<Option<Value>>,
+    /// Per entity claim of `answer`: a real uid that its cited results do not hold
+    /// (`uncited_entity` adds it), if any.
+    uncited: Vec<Option<String>>,
 }
 
 /// The result of the experiment.
@@ -145,6 +152,11 @@ pub struct Report {
     pub excluded: usize,
     /// The full verifier: (class, cases, detected).
     pub classes: ClassTable,
+    /// The `wrong_step_citation` mutants by the type of the re-cited claim: (type, cases).
+    pub citation_types: Vec<(String, usize)>,
+    /// Wall seconds spent building the pool (`"pool"`), then on each class over all
+    /// configurations: a measurement, so in neither [`Report::to_json`] nor the table.
+    pub seconds: Vec<(String, f64)>,
     /// The ablations of [`CONFIGS`] after the full verifier: (name, false positives,
     /// (class, cases, detected) per class) over the same mutants.
     pub ablations: Vec<(String, usize, ClassTable)>,
@@ -164,6 +176,8 @@ impl Report {
         json!({"pool": self.pool, "clean": self.clean, "derived": self.derived,
             "false_positives": self.false_positives,
             "excluded": self.excluded, "classes": rows(&self.classes),
+            "wrong_step_citation_types": self.citation_types.iter()
+                .map(|(t, n)| json!({"type": t, "cases": n})).collect::<Vec<_>>(),
             "ablations": self.ablations.iter().map(|(name, fp, cs)| {
                 let cfg = CONFIGS.iter().find(|c| c.0 == name).map(|c| c.1);
                 json!({"ablation": name,
@@ -205,12 +219,26 @@ impl Report {
             "\npool {}: clean {} ({} derived), false positives {}, excluded {}",
             self.pool, self.clean, self.derived, self.false_positives, self.excluded
         ));
+        let types: Vec<String> = self
+            .citation_types
+            .iter()
+            .map(|(t, n)| format!("{t} {n}"))
+            .collect();
+        s.push_str(&format!(
+            "\nwrong_step_citation by claim type: {}",
+            if types.is_empty() {
+                "none".to_string()
+            } else {
+                types.join(", ")
+            }
+        ));
         s
     }
 }
 
 /// The built-in oracle plans over a store (deterministic): entity histories, values,
-/// neighbourhood entity sets, pairs of histories, a version count, and belief-pinned probes.
+/// neighbourhood entity sets, pairs of histories (with a count and with a value answer), a
+/// version count, and belief-pinned probes.
 pub fn builtin_plans(snap: Snapshot<'_>) -> Vec<Value> {
     builtin_plans_over(snap, 8)
 }
@@ -283,6 +311,14 @@ pub fn builtin_plans_over(snap: Snapshot<'_>, n: usize) -> Vec<Value> {
             {"id": "s1", "op": "entity_history", "args": {"uid": pair[0], "include_edges": true, "limit": 10000}},
             {"id": "s2", "op": "entity_history", "args": {"uid": pair[1], "include_edges": true, "limit": 10000}}],
             "answer_spec": {"kind": "count", "from": "s1.rows_total"}}));
+        // The same with a value answer (the first entity's uid), so value claims have a
+        // step to be mis-cited to as well.
+        out.push(
+            json!({"plan_id": format!("history-value-pair-{i}"), "steps": [
+            {"id": "s1", "op": "entity_history", "args": {"uid": pair[0]}},
+            {"id": "s2", "op": "entity_history", "args": {"uid": pair[1]}}],
+            "answer_spec": {"kind": "value", "from": "s1.rows[0].uid"}}),
+        );
     }
     out.push(one(
         "versions",
@@ -461,6 +497,8 @@ fn shift_interval(iv: &Value, k: f64, div: Option<i64>) -> Value {
 /// Runs the experiment on `plans` over one snapshot. `extended` adds the factory claims and
 /// makes up to 100 mutants per class.
 pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
+    let started = std::time::Instant::now();
+    let mut seconds: Vec<(String, f64)> = Vec::new();
     let rs = ResultStore::memory();
     let mut pool: Vec<Entry> = Vec::new();
     let mut excluded = 0;
@@ -484,6 +522,8 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
             plan: plan_json.clone(),
             trace,
             answer,
+            miscite: Vec::new(),
+            uncited: Vec::new(),
         })
     };
     let run_plans = |ps: &[Value], pool: &mut Vec<Entry>| {
@@ -513,6 +553,7 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         counts.truncate(mutation_pool::MAX_COUNT_PLANS);
         let before = pool.len();
         run_plans(&counts, &mut pool);
+        add_belief_pinned(snap, &rs, &mut pool, &run_plans, &admit);
         let mut seen = BTreeSet::new();
         let mut lists = Vec::new();
         for e in &pool {
@@ -531,6 +572,22 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         }
         derived = pool.len() - before;
     }
+    let mut uid_pool = BTreeSet::new();
+    for e in &pool {
+        for r in e.trace["steps"].as_array().into_iter().flatten() {
+            if let Some(env) = r["result_digest"].as_str().and_then(|d| rs.envelope(d)) {
+                let mut v = Vec::new();
+                uid_strings(&env, false, &mut v);
+                uid_pool.extend(v);
+            }
+        }
+    }
+    let uid_pool: Vec<String> = uid_pool.into_iter().collect();
+    for (i, e) in pool.iter_mut().enumerate() {
+        e.miscite = miscitations(e, &rs);
+        e.uncited = uncited_uids(e, &rs, &uid_pool, i);
+    }
+    seconds.push(("pool".into(), started.elapsed().as_secs_f64()));
     // False positives: clean answers rejected when verified again, unmutated, against a
     // fresh copy of the stored evidence (per configuration).
     let false_positives = |cfg: Config| {
@@ -546,17 +603,6 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
             })
             .count()
     };
-    let mut uid_pool = BTreeSet::new();
-    for e in &pool {
-        for r in e.trace["steps"].as_array().into_iter().flatten() {
-            if let Some(env) = r["result_digest"].as_str().and_then(|d| rs.envelope(d)) {
-                let mut v = Vec::new();
-                uid_strings(&env, false, &mut v);
-                uid_pool.extend(v);
-            }
-        }
-    }
-    let uid_pool: Vec<String> = uid_pool.into_iter().collect();
     // Extended: 100 mutants per class (or as many as there are applicable cases). Classic:
     // 500 mutants round-robin over the classes applicable to at least one answer.
     let budgets: Vec<usize> = if extended {
@@ -569,13 +615,13 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
                     run_class(
                         c,
                         &pool,
-                        &uid_pool,
                         snap,
                         &rs,
                         usize::MAX,
                         &mut Rng::new(0),
                         false,
                         CONFIGS[0].1,
+                        &mut BTreeMap::new(),
                     )
                     .0 > 0
                 }
@@ -596,14 +642,25 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
     };
     // Each configuration replays the same mutants: the draws do not depend on verdicts.
     let mut tables = Vec::new();
+    let mut citation_types = BTreeMap::new();
     for (name, cfg) in CONFIGS {
         let mut classes = Vec::new();
         let mut rng = Rng::new(0);
         for (class, budget) in CLASSES.iter().zip(&budgets) {
+            let class_started = std::time::Instant::now();
+            let mut types = BTreeMap::new();
             let (cases, detected) = run_class(
-                class, &pool, &uid_pool, snap, &rs, *budget, &mut rng, !extended, cfg,
+                class, &pool, snap, &rs, *budget, &mut rng, !extended, cfg, &mut types,
             );
+            if name == "full" && *class == "wrong_step_citation" {
+                citation_types = types;
+            }
             classes.push((class.to_string(), cases, detected));
+            let s = class_started.elapsed().as_secs_f64();
+            match seconds.iter_mut().find(|x| x.0 == *class) {
+                Some(x) => x.1 += s,
+                None => seconds.push((class.to_string(), s)),
+            }
         }
         tables.push((name.to_string(), false_positives(cfg), classes));
     }
@@ -615,8 +672,151 @@ pub fn run(snap: Snapshot<'_>, plans: &[Value], extended: bool) -> Report {
         false_positives: fp,
         excluded,
         classes,
+        citation_types: citation_types.into_iter().collect(),
+        seconds,
         ablations: tables,
     }
+}
+
+/// `run`'s admission of a clean answer: (plan, answer kind, answer path, trace, add factory
+/// claims) → the pool entry, when the trace is ok and the full verifier backs every claim.
+type Admit<'a> = dyn Fn(&Value, &str, &str, Value, bool) -> Option<Entry> + 'a;
+
+/// The belief-pinned answers of the extended pool (`mutation_belief.rs`): the plans about the
+/// store's corrections join the pool at the current belief state, then every pool plan about
+/// a correction is run pinned just before each correction it can see; a pinned answer joins
+/// when it differs from the current one, once per (plan, pinned answer).
+fn add_belief_pinned(
+    snap: Snapshot<'_>,
+    rs: &ResultStore,
+    pool: &mut Vec<Entry>,
+    run_plans: &dyn Fn(&[Value], &mut Vec<Entry>) -> usize,
+    admit: &Admit<'_>,
+) {
+    use crate::mutation_belief as mb;
+    let corrections = mb::corrections(snap, rs);
+    if corrections.uids_by_tt.is_empty() {
+        return;
+    }
+    let first_store_plan = pool.len();
+    run_plans(&mb::store_plans(&corrections, snap), pool);
+    let store_plans = first_store_plan..pool.len();
+    run_plans(&mb::uid_plans(&corrections), pool);
+    let mut runs = 0;
+    let mut seen = BTreeSet::new();
+    let mut pinned = Vec::new();
+    'plans: for (i, e) in pool.iter().enumerate() {
+        let Some(pins) = mb::pins_of(&e.plan, &corrections, store_plans.contains(&i)) else {
+            continue;
+        };
+        for tt in pins {
+            if runs >= mb::MAX_PINNED_RUNS {
+                break 'plans;
+            }
+            runs += 1;
+            let p = mb::pinned(&e.plan, tt);
+            let Some((plan, trace)) = exec_plan(&p, snap, rs, true) else {
+                continue;
+            };
+            if trace["answer"].is_null() || trace["answer"] == e.trace["answer"] {
+                continue;
+            }
+            let key = (
+                e.plan["plan_id"].to_string(),
+                canon::to_string(&trace["answer"]),
+            );
+            if !seen.insert(key) {
+                continue;
+            }
+            if let Some(entry) = admit(&p, &plan.answer_kind, &plan.answer_from, trace, true) {
+                pinned.push(entry);
+            }
+        }
+    }
+    pool.extend(pinned);
+}
+
+/// Per claim of `e`'s answer, the first other ok step of its trace whose result does not
+/// hold every atom the claim states (`holds_atoms`): citing a step that holds them all is no
+/// mutant (it backs the same claim). `temporal_pattern` claims get none (see `applicable`).
+fn miscitations(e: &Entry, rs: &ResultStore) -> Vec<Option<Value>> {
+    let claims = e.answer["claims"].as_array().cloned().unwrap_or_default();
+    let ok: Vec<&Value> = e.trace["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["status"] == "ok")
+        .collect();
+    if ok.len() < 2 {
+        return vec![None; claims.len()];
+    }
+    // Each step's envelope is read once per entry, not once per claim.
+    let envs: Vec<(Value, Option<Value>)> = ok
+        .iter()
+        .map(|r| {
+            let env = r["result_digest"].as_str().and_then(|d| rs.envelope(d));
+            (r["step_id"].clone(), env)
+        })
+        .collect();
+    claims
+        .iter()
+        .map(|c| {
+            if c["type"] == "temporal_pattern" {
+                return None;
+            }
+            let cur = &c["evidence"][0];
+            envs.iter()
+                .filter(|(sid, _)| sid != cur)
+                .find(|(_, env)| env.as_ref().is_some_and(|env| !holds_atoms(env, c)))
+                .map(|(sid, _)| sid.clone())
+        })
+        .collect()
+}
+
+/// Per claim of `e`'s answer, for an entity claim: a uid of `uid_pool` (every uid some pool
+/// step returned) that no string anywhere in the claim's cited results equals — found by
+/// brute force over all their leaves, independently of the verifier, starting at an offset
+/// that varies with `salt` so the added uids vary. `None` for other claims and where the
+/// cited results hold every pool uid.
+fn uncited_uids(
+    e: &Entry,
+    rs: &ResultStore,
+    uid_pool: &[String],
+    salt: usize,
+) -> Vec<Option<String>> {
+    let mut envs: BTreeMap<String, Option<Value>> = BTreeMap::new();
+    let claims = e.answer["claims"].as_array().cloned().unwrap_or_default();
+    claims
+        .iter()
+        .enumerate()
+        .map(|(j, c)| {
+            if c["type"] != "entity" || uid_pool.is_empty() {
+                return None;
+            }
+            let cited: Vec<&str> = c["evidence"]
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            for sid in &cited {
+                envs.entry(sid.to_string()).or_insert_with(|| {
+                    record(&e.trace, sid)
+                        .and_then(|r| r["result_digest"].as_str().map(String::from))
+                        .and_then(|d| rs.envelope(&d))
+                });
+            }
+            let mut held = BTreeSet::new();
+            for sid in &cited {
+                crate::mutation_belief::string_leaves(envs.get(*sid)?.as_ref()?, &mut held);
+            }
+            let start = (salt * 31 + j * 7) % uid_pool.len();
+            uid_pool[start..]
+                .iter()
+                .chain(&uid_pool[..start])
+                .find(|u| !held.contains(u.as_str()))
+                .cloned()
+        })
+        .collect()
 }
 
 fn add_factory_claims(ctx: &Ctx<'_>, trace: &Value, rs: &ResultStore, answer: &mut Value) {
@@ -681,8 +881,14 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
             let ty = c["type"].as_str().unwrap_or_default();
             let ok = match class {
                 "count_pm1" => (ty == "count" || ty == "value") && c["value"].is_number(),
-                "fabricated_entity" | "uncited_entity" => {
+                "fabricated_entity" => {
                     ty == "entity" && c["uids"].as_array().is_some_and(|u| !u.is_empty())
+                }
+                // Only claims whose cited results lack some real uid (`uncited_uids`).
+                "uncited_entity" => {
+                    ty == "entity"
+                        && c["uids"].as_array().is_some_and(|u| !u.is_empty())
+                        && e.uncited.get(j).is_some_and(Option::is_some)
                 }
                 "entity_dropped" => {
                     ty == "entity" && c["uids"].as_array().is_some_and(|u| u.len() >= 2)
@@ -690,16 +896,14 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
                 "interval_shift" | "interval_units" => ty == "ordering" || ty == "temporal_pattern",
                 "ordering_invert" => ty == "ordering" && c["relation"].is_string(),
                 "ordering_swap" => ty == "ordering" && c["relation"] != "equals",
-                // Every claim type carries evidence; a different ok step must exist.
-                // A temporal_pattern claim is re-detected from the store under the cited
-                // step's belief state (`plans-and-claims.md` §8.3): its citation carries no
-                // content, so another step at the same belief state backs it just as well.
+                // Every claim type carries evidence; another ok step must lack an atom of the
+                // claim (`miscitations`). A temporal_pattern claim is re-detected from the
+                // store under the cited step's belief state (`plans-and-claims.md` §8.3): its
+                // citation carries no content, so another step at the same belief state backs
+                // it just as well; `miscitations` gives it none.
                 "wrong_step_citation" => {
-                    ty != "temporal_pattern"
-                        && c["evidence"].as_array().is_some_and(|v| !v.is_empty())
-                        && e.trace["steps"]
-                            .as_array()
-                            .is_some_and(|s| s.iter().filter(|r| r["status"] == "ok").count() >= 2)
+                    c["evidence"].as_array().is_some_and(|v| !v.is_empty())
+                        && e.miscite.get(j).is_some_and(Option::is_some)
                 }
                 // One plan-level case per answer (its first claim stands for the plan).
                 "invented_field" => {
@@ -722,13 +926,13 @@ fn applicable(class: &str, pool: &[Entry]) -> Vec<(usize, usize)> {
 fn run_class(
     class: &str,
     pool: &[Entry],
-    uid_pool: &[String],
     snap: Snapshot<'_>,
     rs: &ResultStore,
     max: usize,
     rng: &mut Rng,
     with_replacement: bool,
     cfg: Config,
+    types: &mut BTreeMap<String, usize>,
 ) -> (usize, usize) {
     match class {
         "truncated_count" => return truncated_count(pool, snap, rs, max, cfg),
@@ -744,7 +948,9 @@ fn run_class(
         _ => {}
     }
     let cands = applicable(class, pool);
-    let chosen = if cands.len() > max {
+    let chosen = if cands.len() > max && class == "wrong_step_citation" {
+        by_claim_type(&cands, pool, max, rng)
+    } else if cands.len() > max {
         rng.sample(&cands, max)
     } else if with_replacement && !cands.is_empty() {
         // Classic pool: the class's share of the 500 mutants, cycling over its cases (each
@@ -789,19 +995,8 @@ fn run_class(
                 true
             }
             "uncited_entity" => {
-                let ctx = Ctx {
-                    trace: &e.trace,
-                    results: rs,
-                    snap: Some(snap),
-                    honor_truncation: true,
-                };
-                let cited = c["evidence"].clone();
-                // A real uid the cited evidence does not contain.
-                let pick = uid_pool.iter().find(|u| {
-                    let probe = json!({"text": "", "claims": [{"id": "p", "type": "entity", "uids": [u], "evidence": cited}]});
-                    verdicts(&ctx, &probe).first().map(String::as_str) == Some("unsupported")
-                });
-                match pick {
+                // A real uid the cited evidence does not contain (`uncited_uids`).
+                match e.uncited.get(j).cloned().flatten() {
                     Some(u) => {
                         if let Some(a) = c["uids"].as_array_mut() {
                             a.push(json!(u));
@@ -843,23 +1038,8 @@ fn run_class(
                 true
             }
             "wrong_step_citation" => {
-                let cur = c["evidence"][0].clone();
-                // The first other ok step whose result does not hold every atom the claim
-                // states: citing a step that holds them all is no mutant (it backs the
-                // same claim).
-                let other = e.trace["steps"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter(|r| r["status"] == "ok" && r["step_id"] != cur)
-                    .find(|r| {
-                        r["result_digest"]
-                            .as_str()
-                            .and_then(|d| rs.envelope(d))
-                            .is_some_and(|env| !holds_atoms(&env, c))
-                    })
-                    .map(|r| r["step_id"].clone());
-                match other {
+                // Only claims with such a step are candidates (`applicable`).
+                match e.miscite.get(j).cloned().flatten() {
                     Some(o) => {
                         c["evidence"] = json!([o]);
                         true
@@ -873,6 +1053,8 @@ fn run_class(
             continue;
         }
         cases += 1;
+        let ty = m["claims"][j]["type"].as_str().unwrap_or_default();
+        *types.entry(ty.to_string()).or_default() += 1;
         let ctx = Ctx {
             trace: &e.trace,
             results: rs,
@@ -888,8 +1070,61 @@ fn run_class(
     (cases, detected)
 }
 
-/// `truncated_count`: gold = a compute reducer over the rows of an earlier paged step; the
-/// paged step's limit becomes 3 and the plan re-runs with the reducer refusal off.
+/// `max` candidates of `wrong_step_citation` drawn round-robin over the claim types (each
+/// type's candidates in a random order), so every claim type with candidates is mutated even
+/// when one type (the factory ordering claims) outnumbers the others.
+fn by_claim_type(
+    cands: &[(usize, usize)],
+    pool: &[Entry],
+    max: usize,
+    rng: &mut Rng,
+) -> Vec<(usize, usize)> {
+    let mut by_type: std::collections::BTreeMap<&str, Vec<(usize, usize)>> = Default::default();
+    for &(i, j) in cands {
+        let ty = pool[i].answer["claims"][j]["type"]
+            .as_str()
+            .unwrap_or_default();
+        by_type.entry(ty).or_default().push((i, j));
+    }
+    let mut queues: Vec<Vec<(usize, usize)>> = by_type
+        .into_values()
+        .map(|v| {
+            let mut v = rng.sample(&v, v.len());
+            v.reverse();
+            v
+        })
+        .collect();
+    let mut out = Vec::new();
+    while out.len() < max && queues.iter().any(|q| !q.is_empty()) {
+        for q in &mut queues {
+            if out.len() < max {
+                out.extend(q.pop());
+            }
+        }
+    }
+    out
+}
+
+/// The list `field` of `step`'s result in `trace`: (returned, total), read from the stored
+/// envelope (the list's length against its declared total field).
+fn list_extent(trace: &Value, rs: &ResultStore, step: &str, field: &str) -> Option<(i64, i64)> {
+    let rec = record(trace, step)?;
+    let env = rs.envelope(rec["result_digest"].as_str()?)?;
+    let op = lookup(rec["op"].as_str()?)?;
+    let list = op.output(field)?.list.as_ref()?;
+    let returned = env.get(field)?.as_array()?.len() as i64;
+    Some((returned, env.get(&list.total_field)?.as_i64()?))
+}
+
+/// The limits a `truncated_count` case is cut at, in passes: 3 for every plan first, then
+/// (while the class has fewer than `max` cases) half of the list's total where that is above
+/// 3 — a different page of the same list, so a different wrong count.
+const TRUNCATION_PASSES: usize = 2;
+
+/// `truncated_count`: gold = a compute reducer over a list (paged rows or a capped list) of an
+/// earlier step; that step's limit is cut (see [`TRUNCATION_PASSES`]) and the plan re-runs
+/// with the reducer refusal off. A case is a run whose list really came back short of its
+/// total.
 fn truncated_count(
     pool: &[Entry],
     snap: Snapshot<'_>,
@@ -898,57 +1133,62 @@ fn truncated_count(
     cfg: Config,
 ) -> (usize, usize) {
     let (mut cases, mut detected) = (0, 0);
-    for e in pool {
-        if cases >= max {
-            break;
-        }
-        let Ok(plan) = Plan::from_json(&e.plan) else {
-            continue;
-        };
-        if plan.answer_kind != "count" {
-            continue;
-        }
-        let Some(src) = plan.answer_source() else {
-            continue;
-        };
-        if src.op != "compute" {
-            continue;
-        }
-        let Some(paged) = crate::refpath::find_refs(&src.args).iter().find_map(|r| {
-            r.parsed
-                .as_ref()
-                .ok()
-                .filter(|p| p.first_field() == "rows")
-                .map(|p| p.step.clone())
-        }) else {
-            continue;
-        };
-        let mut mp = e.plan.clone();
-        for st in mp["steps"].as_array_mut().into_iter().flatten() {
-            if st["id"] == paged.as_str() {
-                st["args"]["limit"] = json!(3);
+    for pass in 0..TRUNCATION_PASSES {
+        for e in pool {
+            if cases >= max {
+                return (cases, detected);
             }
-        }
-        let Some((mplan, trace)) = exec_plan(&mp, snap, rs, false) else {
-            continue;
-        };
-        let total = record(&trace, &paged)
-            .and_then(|r| r["rows_returned"].as_i64())
-            .unwrap_or(0);
-        if trace["ok"] != Value::Bool(true) || total <= 3 {
-            continue;
-        }
-        let ans = mechanical_answer(&mplan.answer_kind, &mplan.answer_from, &trace);
-        cases += 1;
-        let ctx = Ctx {
-            trace: &trace,
-            results: rs,
-            snap: Some(snap),
-            honor_truncation: cfg.honor_truncation,
-        };
-        let vs = verdicts(&ctx, &ans);
-        if rejected(&vs) || vs.iter().any(|v| v == "weakly_supported") {
-            detected += 1;
+            let Ok(plan) = Plan::from_json(&e.plan) else {
+                continue;
+            };
+            if plan.answer_kind != "count" {
+                continue;
+            }
+            let Some(src) = plan.answer_source() else {
+                continue;
+            };
+            if src.op != "compute" {
+                continue;
+            }
+            let Some((paged, field, total)) =
+                crate::refpath::find_refs(&src.args).iter().find_map(|r| {
+                    let p = r.parsed.as_ref().ok()?;
+                    let (_, total) = list_extent(&e.trace, rs, &p.step, p.first_field())?;
+                    Some((p.step.clone(), p.first_field().to_string(), total))
+                })
+            else {
+                continue;
+            };
+            let limit = if pass == 0 { 3 } else { total / 2 };
+            if pass > 0 && limit <= 3 {
+                continue;
+            }
+            let mut mp = e.plan.clone();
+            for st in mp["steps"].as_array_mut().into_iter().flatten() {
+                if st["id"] == paged.as_str() {
+                    st["args"]["limit"] = json!(limit);
+                }
+            }
+            let Some((mplan, trace)) = exec_plan(&mp, snap, rs, false) else {
+                continue;
+            };
+            let cut = list_extent(&trace, rs, &paged, &field)
+                .is_some_and(|(returned, all)| returned < all && all == total);
+            if trace["ok"] != Value::Bool(true) || !cut {
+                continue;
+            }
+            let ans = mechanical_answer(&mplan.answer_kind, &mplan.answer_from, &trace);
+            cases += 1;
+            let ctx = Ctx {
+                trace: &trace,
+                results: rs,
+                snap: Some(snap),
+                honor_truncation: cfg.honor_truncation,
+            };
+            let vs = verdicts(&ctx, &ans);
+            if rejected(&vs) || vs.iter().any(|v| v == "weakly_supported") {
+                detected += 1;
+            }
         }
     }
     (cases, detected)

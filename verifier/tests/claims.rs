@@ -73,6 +73,29 @@ fn count_and_value_claims() {
         ),
         "supported"
     );
+    // Integers compare exactly, also where binary64 cannot tell them apart: the open end of
+    // transaction time (2^62) is not 2^62 − 1 (a count_pm1 mutant the f64 reading missed).
+    let open_end = 1i64 << 62;
+    assert_eq!(
+        t["steps"][1]["result_digest"]
+            .as_str()
+            .and_then(|d| rs.envelope(d))
+            .map(|e| e["rows"][0]["tt_e"].clone()),
+        Some(json!(open_end))
+    );
+    for (value, want) in [
+        (open_end, "supported"),
+        (open_end - 1, "unsupported"),
+        (open_end + 1, "unsupported"),
+    ] {
+        assert_eq!(
+            v(
+                json!({"id": "c", "type": "value", "value": value, "from": "s2.rows[0].tt_e", "evidence": ["s2"]})
+            ),
+            want,
+            "{value}"
+        );
+    }
     // An exact total of a page-truncated step is not capped (TV13 c13).
     assert_eq!(
         v(
