@@ -66,6 +66,14 @@ fn number(v: &Value) -> Option<f64> {
     }
 }
 
+/// An integer number token as an exact integer (`None` for floats and non-numbers).
+fn integer(v: &Value) -> Option<i128> {
+    match v {
+        Value::Number(n) if !tgms_engine::canon::number_is_float(n) => n.as_str().parse().ok(),
+        _ => None,
+    }
+}
+
 /// `[start, end)` of an interval value: `{t_a, t_b}` or `{start, end}`.
 fn interval(v: &Value) -> Option<(f64, f64)> {
     let pair = |a: &str, b: &str| Some((number(v.get(a)?)?, number(v.get(b)?)?));
@@ -80,6 +88,11 @@ pub fn score(kind: &str, gold: &Value, pred: &Value) -> Score {
     };
     match kind {
         "count" | "value" => match (number(gold), number(pred)) {
+            // `|g − p| <= 1e-9` read exactly for two integers (in f64, 2^62 − 1 and 2^62
+            // would be one number), as the claim verifier does.
+            (Some(_), Some(_)) if integer(gold).is_some() && integer(pred).is_some() => {
+                both(integer(gold) == integer(pred))
+            }
             (Some(g), Some(p)) => both((g - p).abs() <= 1e-9),
             _ => both(!gold.is_null() && gold == pred),
         },
@@ -204,6 +217,13 @@ mod tests {
         // count / value: numbers within 1e-9, booleans and strings by equality.
         assert_eq!(score("count", &json!(3), &json!(3.0)).em, 1.0);
         assert_eq!(score("count", &json!(3), &json!(4)).em, 0.0);
+        // Two integers compare exactly: the open end of time is not its neighbour.
+        let open_end = json!(4_611_686_018_427_387_904_i64);
+        assert_eq!(
+            score("value", &open_end, &json!(4_611_686_018_427_387_903_i64)).em,
+            0.0
+        );
+        assert_eq!(score("value", &open_end, &open_end).em, 1.0);
         assert_eq!(score("value", &json!(0.5), &json!(0.5000000001)).em, 1.0);
         assert_eq!(score("value", &json!("n7"), &json!("n7")).em, 1.0);
         assert_eq!(score("value", &json!("n7"), &json!("n8")).f1, 0.0);
