@@ -9,7 +9,6 @@
 
 use serde_json::{json, Value};
 use std::time::Instant;
-use tgms_engine::{Options, Store};
 use tgms_operators::{call_operator, CallOptions};
 
 fn main() {
@@ -20,22 +19,9 @@ fn main() {
         .unwrap_or(1_000_000);
     let reps: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(11);
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut st = Store::create_with(
-        &dir.path().join("s"),
-        Options {
-            no_sync: true,
-            ..Options::default()
-        },
-    )
-    .expect("store");
     let t = Instant::now();
-    tgms_bench::generate::generate(
-        &mut st,
-        n,
-        tgms_bench::generate::ClockMode::Fixed,
-        &mut |_, _| {},
-    )
-    .expect("generate");
+    let st =
+        tgms_bench::generate::scratch_store(&dir.path().join("s"), n).expect("generated store");
     eprintln!(
         "generated N={n} in {:.1}s, digest {}",
         t.elapsed().as_secs_f64(),

@@ -14,7 +14,7 @@
 
 use serde_json::{json, Value};
 use std::time::Instant;
-use tgms_engine::{Options, Store};
+use tgms_engine::Store;
 use tgms_operators::pipeline::{call_operator, call_operator_unpaged};
 use tgms_operators::CallOptions;
 use tgms_verifier::exec::{execute, record, ExecOptions, ResultStore};
@@ -70,22 +70,9 @@ fn main() {
     let dir = tempfile::tempdir().expect("temp dir");
     let st = match first.parse::<u64>() {
         Ok(n) => {
-            let mut st = Store::create_with(
-                &dir.path().join("s"),
-                Options {
-                    no_sync: true,
-                    ..Options::default()
-                },
-            )
-            .expect("store");
             let t = Instant::now();
-            tgms_bench::generate::generate(
-                &mut st,
-                n,
-                tgms_bench::generate::ClockMode::Fixed,
-                &mut |_, _| {},
-            )
-            .expect("generate");
+            let st = tgms_bench::generate::scratch_store(&dir.path().join("s"), n)
+                .expect("generated store");
             eprintln!("generated N={n} in {:.1}s", t.elapsed().as_secs_f64());
             st
         }

@@ -6,8 +6,9 @@
 //! (1-based) gets `tt = 1,700,000,000,000,000 + k` (§1.6).
 
 use serde_json::{json, Value};
+use std::path::Path;
 use tgms_engine::op::{Audit, IngestEvents, INGEST_CHUNK};
-use tgms_engine::{Error, Event, EventEnd, Op, Result, Store};
+use tgms_engine::{Error, Event, EventEnd, Op, Options, Result, Store};
 
 /// Where transaction times come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -144,6 +145,20 @@ pub fn total_batches(n: u64) -> u64 {
         + 1
         + (p1 - p0).div_ceil(ps)
         + n.div_ceil(4 * step(n))
+}
+
+/// A new scratch store in `dir` (no fsync) holding the generated log at scale `n` with the
+/// fixed clock: the setup of the in-process bench examples.
+pub fn scratch_store(dir: &Path, n: u64) -> Result<Store> {
+    let mut st = Store::create_with(
+        dir,
+        Options {
+            no_sync: true,
+            ..Options::default()
+        },
+    )?;
+    generate(&mut st, n, ClockMode::Fixed, &mut |_, _| {})?;
+    Ok(st)
 }
 
 /// Writes the op stream of §1.4 at scale `n` into `store`, one batch per write.

@@ -265,3 +265,15 @@ fn tiny_scales_apply_without_failures() {
         assert_eq!(s.stats().n_failed_batches, 0, "N = {n}");
     }
 }
+
+/// The examples' scratch store holds the same log as a generated store built by hand, and
+/// refuses scale 0 with the generator's error.
+#[test]
+fn scratch_store_is_the_generated_log() {
+    let (a, b) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let (by_hand, _) = build(a.path(), 2_000);
+    let scratch = generate::scratch_store(&b.path().join("s"), 2_000).unwrap();
+    assert_eq!(scratch.digest(), by_hand.digest());
+    assert_eq!(scratch.snapshot().stats(), by_hand.snapshot().stats());
+    assert!(generate::scratch_store(&b.path().join("t"), 0).is_err());
+}
