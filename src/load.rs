@@ -345,16 +345,24 @@ fn snap_line(no: u64, line: &str, rel: &str, prefix: &str) -> LineResult {
     if t.is_empty() || t.starts_with('#') || t.starts_with('%') {
         return Ok(Record::Ignored);
     }
-    let fields: Vec<&str> = t.split_whitespace().collect();
+    // The first three fields and whether more follow, without a vector per line.
+    let mut it = t.split_whitespace();
+    let mut fields = [""; 3];
+    let mut n = 0;
+    for (slot, f) in fields.iter_mut().zip(it.by_ref()) {
+        *slot = f;
+        n += 1;
+    }
     if is_header(no, fields[0]) {
         return Ok(Record::Ignored);
     }
-    if fields.len() != 3 {
+    let n = n + it.count();
+    if n != 3 {
         return Err(BadLine::new(
             no,
             "line",
             "3 whitespace-separated fields `src dst seconds`",
-            format!("{} fields in {}", fields.len(), shown(t)),
+            format!("{n} fields in {}", shown(t)),
         ));
     }
     let src = node_id(no, fields[0], SNAP_FIELDS[0], prefix)?;
@@ -538,7 +546,18 @@ fn node_id(no: u64, s: &str, field: &str, prefix: &str) -> std::result::Result<S
                 shown(s),
             )
         })?;
-    Ok(format!("{prefix}n{id}"))
+    // The uid is built without `format!` (it was a tenth of a text ingest's CPU): the digits
+    // as written when they are already the id's decimal text (no sign, no leading zero),
+    // else the parsed id's.
+    let mut uid = String::with_capacity(prefix.len() + 1 + d.len());
+    uid.push_str(prefix);
+    uid.push('n');
+    if d.len() == 1 || !d.starts_with('0') {
+        uid.push_str(d);
+    } else {
+        uid.push_str(&id.to_string());
+    }
+    Ok(uid)
 }
 
 /// An instantaneous event at `t` needs `0 <= t` and `t + 1 <= OPEN_END`.

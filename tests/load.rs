@@ -46,6 +46,31 @@ fn instant(src: &str, dst: &str, rel: &str, vt_s: i64) -> Event {
 
 // ---------------------------------------------------------------- snap
 
+/// A node id names the same node however its decimal is written: `007`, `+7` and `7` are
+/// `n7`; `0`, `00` and `+0` are `n0`; a 20-digit id below 2^64 keeps its digits.
+#[test]
+fn snap_node_id_spellings_name_one_node() {
+    let text = "007 +7 1\n7 0 2\n00 +0 3\n+010 18446744073709551615 4\n";
+    assert_eq!(
+        ok(text, Format::Snap, None),
+        vec![
+            instant("n7", "n7", "MSG", 1_000_000),
+            instant("n7", "n0", "MSG", 2_000_000),
+            instant("n0", "n0", "MSG", 3_000_000),
+            instant("n10", "n18446744073709551615", "MSG", 4_000_000),
+        ]
+    );
+    bad(
+        "1 18446744073709551616 5\n",
+        Format::Snap,
+        None,
+        1,
+        "below 2^64",
+    );
+    bad("1 2 3 4\n", Format::Snap, None, 1, "4 fields");
+    bad("1 2\n", Format::Snap, None, 1, "2 fields");
+}
+
 #[test]
 fn snap_events_and_skipped_lines() {
     let text =
