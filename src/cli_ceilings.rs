@@ -1,6 +1,7 @@
 //! The `--ceilings FILE|JSON` flag of `tgms plan run`, `tgms plan validate` and `tgms serve`:
 //! executor and cost ceilings given inline as a JSON object or as the path of a file holding
-//! one (`docs/plans.md#ceilings`).
+//! one (`docs/plans.md#ceilings`), and the time-estimate scale every CLI call takes from
+//! `TGMS_TIME_COEFF_SCALE` (the libraries read no environment).
 
 use std::path::Path;
 use tgms_operators::Ceilings;
@@ -13,6 +14,34 @@ pub const KEYS: [&str; 5] = [
     "max_reducer_rows",
     "max_total_rows",
 ];
+
+/// The environment variable scaling every time estimate (`docs/operators.md`, cost model).
+pub const TIME_SCALE_VAR: &str = "TGMS_TIME_COEFF_SCALE";
+
+/// The CLI's ceilings: `--ceilings` when given ([`parse`]), else the defaults; either way
+/// with the time-estimate scale of [`TIME_SCALE_VAR`] ([`time_scale`]).
+pub fn from_flag(arg: Option<&str>) -> Result<Ceilings, String> {
+    let mut c = arg.map_or_else(|| Ok(Ceilings::default()), parse)?;
+    c.time_coeff_scale = time_scale(std::env::var(TIME_SCALE_VAR).ok().as_deref())?;
+    Ok(c)
+}
+
+/// The value of [`TIME_SCALE_VAR`]: unset or blank is 1.0; otherwise a finite number above 0
+/// (a machine twice as slow as the calibration sets 2).
+pub fn time_scale(value: Option<&str>) -> Result<f64, String> {
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(1.0);
+    };
+    v.parse::<f64>()
+        .ok()
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .ok_or_else(|| {
+            format!(
+                "{TIME_SCALE_VAR}={v} is not a number above 0; set it to the factor by which \
+                 this machine is slower than the calibration (e.g. 2), or unset it for 1"
+            )
+        })
+}
 
 /// Reads `--ceilings`: an argument whose first non-blank character is `{` is the JSON
 /// object itself; anything else names a file holding it. Keys not given keep their
@@ -44,6 +73,18 @@ pub fn parse(arg: &str) -> Result<Ceilings, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_scale_values() {
+        assert_eq!(time_scale(None), Ok(1.0));
+        assert_eq!(time_scale(Some("  ")), Ok(1.0));
+        assert_eq!(time_scale(Some(" 2.5 ")), Ok(2.5));
+        assert_eq!(time_scale(Some("1e-3")), Ok(0.001));
+        for bad in ["0", "-1", "abc", "inf", "NaN"] {
+            let e = time_scale(Some(bad)).unwrap_err();
+            assert!(e.contains(TIME_SCALE_VAR) && e.contains(bad), "{e}");
+        }
+    }
 
     #[test]
     fn inline_file_and_errors() {

@@ -1626,7 +1626,10 @@ fn cmd_call(
     }
     let st = store_env::open_read_only(store)?;
     let snap = st.snapshot();
-    let opts = tgms_operators::CallOptions::default();
+    let opts = tgms_operators::CallOptions {
+        ceilings: plan_ceilings(None)?,
+        ..Default::default()
+    };
     let one = |a: &Value| match tgms_operators::call_operator(snap, op, a, &opts) {
         Ok(env) => env,
         Err(e) => e.payload(),
@@ -1812,12 +1815,11 @@ fn validated(
     Ok((v, report))
 }
 
-/// `--ceilings` of the plan commands (`tgms::cli_ceilings`), the defaults when absent.
+/// `--ceilings` of the plan commands and `tgms serve` (`tgms::cli_ceilings`), the defaults
+/// when absent; with the time-estimate scale of `TGMS_TIME_COEFF_SCALE` (also for `call`,
+/// `ask` and `eval run-suite`).
 fn plan_ceilings(arg: Option<&str>) -> Result<tgms_operators::Ceilings, Failure> {
-    arg.map_or_else(
-        || Ok(tgms_operators::Ceilings::default()),
-        |a| tgms::cli_ceilings::parse(a).map_err(Failure::Usage),
-    )
+    tgms::cli_ceilings::from_flag(arg).map_err(Failure::Usage)
 }
 
 fn cmd_plan_validate(
@@ -2168,8 +2170,9 @@ fn cmd_eval_campaign(e: EvalCmd) -> CmdResult {
                 base_url: endpoint,
                 ..Default::default()
             };
-            let cfg = tgms::ask::AskConfig::resolve(&flags, |k| std::env::var(k).ok())
+            let mut cfg = tgms::ask::AskConfig::resolve(&flags, |k| std::env::var(k).ok())
                 .map_err(|e| Failure::Payload(e.payload()))?;
+            cfg.ceilings = plan_ceilings(None)?;
             let http = cfg.llm.clone().map(tgms::ask::HttpModel::new);
             let args = run_suite::RunArgs {
                 system,
@@ -2580,6 +2583,7 @@ fn run(cli: Cli) -> CmdResult {
             let mut cfg = tgms::ask::AskConfig::resolve(&flags, |k| std::env::var(k).ok())
                 .map_err(|e| Failure::Payload(e.payload()))?;
             cfg.max_repairs = max_repairs;
+            cfg.ceilings = plan_ceilings(None)?;
             cfg.as_of_tt = as_of;
             cfg.use_memory = !no_memory;
             cfg.input_uids = match (no_grounding, uids) {

@@ -391,3 +391,56 @@ fn plan_ceilings_flag_inline_and_file() {
         assert!(err.contains("--ceilings"), "{bad}: {err}");
     }
 }
+
+/// `TGMS_TIME_COEFF_SCALE` multiplies every time estimate of `call` and `plan validate`
+/// (the libraries read no environment: the CLI passes it in `Ceilings`); a bad value is a
+/// usage error naming the variable.
+#[test]
+fn time_coeff_scale_from_the_environment() {
+    let d = tempfile::tempdir().unwrap();
+    let s = store(d.path());
+    let args = r#"{"src": "a", "window": {"t_a": 1700000000000000, "t_b": 1700000100000000}}"#;
+    let call = |scale: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_tgms"));
+        c.args(["call", p(&s), "temporal_reachability", args]);
+        match scale {
+            Some(v) => c.env("TGMS_TIME_COEFF_SCALE", v),
+            None => c.env_remove("TGMS_TIME_COEFF_SCALE"),
+        };
+        c.output().expect("run tgms")
+    };
+    // Unset: a four-event store is far below every ceiling.
+    let o = call(None);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stdout));
+    // Scaled up, the same call is refused on its time estimate alone; twice the scale gives
+    // twice the estimate (within the integer cut), the row estimate stays.
+    let refused = |scale: &str| {
+        let o = call(Some(scale));
+        assert_eq!(o.status.code(), Some(1), "{scale}");
+        let v = json_out(&o);
+        assert_eq!(v["error"], "E_COST", "{v}");
+        assert!(v["details"]["ceilings"].get("time_est_ms").is_some(), "{v}");
+        assert!(
+            v["details"]["ceilings"].get("rows_scanned_est").is_none(),
+            "{v}"
+        );
+        v["details"]["estimate"].clone()
+    };
+    let (e1, e2) = (refused("1e12"), refused("2e12"));
+    let (t1, t2) = (
+        e1["time_est_ms"].as_i64().unwrap(),
+        e2["time_est_ms"].as_i64().unwrap(),
+    );
+    assert!(t1 > 10_000 && (t2 - 2 * t1).abs() <= 2, "{t1} {t2}");
+    assert_eq!(e1["rows_scanned_est"], e2["rows_scanned_est"]);
+    // Bad values: exit 2, the variable and the value named.
+    for bad in ["0", "fast", "-3"] {
+        let o = call(Some(bad));
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("TGMS_TIME_COEFF_SCALE") && err.contains(bad),
+            "{bad}: {err}"
+        );
+    }
+}

@@ -34,7 +34,7 @@ fn estimate(op: &str, args: &Value, stats: &Stats) -> Estimate {
     let cost = spec
         .cost
         .unwrap_or_else(|| panic!("{op} has no cost model"));
-    cost(&args, stats).with_time(spec.coeff)
+    cost(&args, stats).with_time(spec.coeff, 1.0)
 }
 
 #[test]

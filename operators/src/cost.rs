@@ -27,12 +27,12 @@ impl Estimate {
         }
     }
 
-    /// Attaches `time_est_ms = int((rows + expansions) * coeff * SCALE / 1e6)` when absent,
-    /// evaluated left to right in binary64.
-    pub fn with_time(mut self, coeff: f64) -> Self {
+    /// Attaches `time_est_ms = int((rows + expansions) * coeff * scale / 1e6)` when absent,
+    /// evaluated left to right in binary64 (`scale`: [`crate::CallOptions::time_coeff_scale`]).
+    pub fn with_time(mut self, coeff: f64, scale: f64) -> Self {
         if self.time_est_ms.is_none() {
             let units = self.rows_scanned_est.saturating_add(self.expansions_est) as f64;
-            let t = units * coeff * time_scale() / 1e6;
+            let t = units * coeff * scale / 1e6;
             self.time_est_ms = Some(if t.is_finite() { t as i64 } else { i64::MAX });
         }
         self
@@ -50,17 +50,8 @@ impl Estimate {
     }
 }
 
-/// `TGMS_TIME_COEFF_SCALE` parsed as a float (default 1.0).
-pub fn time_scale() -> f64 {
-    std::env::var("TGMS_TIME_COEFF_SCALE")
-        .ok()
-        .and_then(|s| s.trim().parse::<f64>().ok())
-        .filter(|x| x.is_finite())
-        .unwrap_or(1.0)
-}
-
 /// Per-key ceilings (§7.3); `None` = no ceiling for that key.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ceilings {
     pub rows_scanned_est: Option<i64>,
     pub expansions_est: Option<i64>,
@@ -72,6 +63,10 @@ pub struct Ceilings {
     /// The executor's limit on the running sum of `rows_returned` over a plan's ok steps
     /// (§6.1 `MAX_TOTAL_ROWS`, raised with the reducer budget: see `docs/plans-changes.md`).
     pub max_total_rows: i64,
+    /// `SCALE` of the time estimate (§7.2: `time_est_ms = int((rows + expansions) · coeff ·
+    /// SCALE / 1e6)`), default 1.0, for a machine slower or faster than the calibration. The
+    /// library reads no environment: the CLI fills it from `TGMS_TIME_COEFF_SCALE`.
+    pub time_coeff_scale: f64,
 }
 
 impl Default for Ceilings {
@@ -82,6 +77,7 @@ impl Default for Ceilings {
             time_est_ms: Some(10_000),
             max_reducer_rows: DEFAULT_ROW_BUDGET,
             max_total_rows: DEFAULT_ROW_BUDGET,
+            time_coeff_scale: 1.0,
         }
     }
 }
@@ -202,7 +198,7 @@ mod tests {
         assert_eq!(ceil_div(7, 2), 4);
         assert_eq!(ceil_div(6, 3), 2);
         assert_eq!(ceil_div(0, 5), 0);
-        let e = Estimate::new(400_000, 400_000).with_time(15_400.0);
+        let e = Estimate::new(400_000, 400_000).with_time(15_400.0, 1.0);
         assert_eq!(e.time_est_ms, Some(12_320));
     }
 
@@ -212,7 +208,7 @@ mod tests {
             rows_scanned_est: Some(1),
             ..Ceilings::default()
         };
-        let e = Estimate::new(9, 0).with_time(115.0);
+        let e = Estimate::new(9, 0).with_time(115.0, 1.0);
         let err = c.check("co_active", &e).unwrap_err();
         assert_eq!(
             crate::json::to_string(&err.payload()),

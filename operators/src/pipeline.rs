@@ -139,7 +139,7 @@ fn run_prepared(
     let stats = snap.stats();
     crate::seconds_guard::check(spec, &args.0, stats.vt_min, stats.vt_max)?;
     if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
-        let est = cost(&args, stats).with_time(spec.coeff);
+        let est = cost(&args, stats).with_time(spec.coeff, opts.ceilings.time_coeff_scale);
         // An exact motif count over the ceilings offers sample mode as its repair.
         opts.ceilings.check(spec.name, &est).map_err(|mut e| {
             crate::ops::count_temporal_motifs_sample::add_cost_repair(

@@ -571,7 +571,7 @@ fn check_step(
     }
     // 6i cost with the runtime estimator and ceilings (D-V3)
     if let (Some(stats), Some((spec, args)), Some(cost)) = (opts.stats, prepared, spec.cost) {
-        let est = cost(&args, stats).with_time(spec.coeff);
+        let est = cost(&args, stats).with_time(spec.coeff, opts.ceilings.time_coeff_scale);
         if let Err(e) = opts.ceilings.check(spec.name, &est) {
             let estj = est.to_json();
             let over: Map<String, Value> = e.details["ceilings"]
