@@ -111,11 +111,15 @@ class Store:
     """
 
     @staticmethod
-    def create(path: StrPath) -> "Store":
+    def create(path: StrPath, *, io: str = "mmap", eager: bool = False) -> "Store":
         """Creates an empty store in `path` and opens it for writing."""
     @staticmethod
-    def open(path: StrPath, read_only: bool = False) -> "Store":
-        """Opens a store for writing, or for reading with `read_only=True`."""
+    def open(
+        path: StrPath, read_only: bool = False, *, io: str = "mmap", eager: bool = False
+    ) -> "Store":
+        """Opens a store for writing, or for reading with `read_only=True`. `io="pread"`
+        reads segment files into memory instead of mapping them; `eager=True` decodes every
+        segment at open."""
     @property
     def path(self) -> str: ...
     @property

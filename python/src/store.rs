@@ -10,7 +10,8 @@ use pyo3::types::PyDict;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::RwLock;
-use tgms::engine::Store;
+use tgms::engine::mmap::IoMode;
+use tgms::engine::{Options, Store};
 use tgms::verifier::exec::ResultStore;
 
 /// A tgms store (a directory).
@@ -25,8 +26,38 @@ use tgms::verifier::exec::ResultStore;
 pub struct PyStore {
     path: PathBuf,
     read_only: bool,
+    /// How segment files are read and whether every segment is decoded at open (the
+    /// `io` and `eager` keywords): `refresh()` opens the store the same way.
+    io: IoMode,
+    eager: bool,
     /// `None` once closed.
     inner: RwLock<Option<Store>>,
+}
+
+/// The `io` keyword: `"mmap"` or `"pread"`; anything else raises InvalidArgumentError
+/// naming the choices.
+fn io_mode(py: Python<'_>, io: &str) -> PyResult<IoMode> {
+    match io {
+        "mmap" => Ok(IoMode::Mmap),
+        "pread" => Ok(IoMode::Pread),
+        other => Err(errors::plain(
+            py,
+            "E_INVALID_ARG",
+            format!(
+                "io={other:?} is not a read mode: give io=\"mmap\" (the default) or io=\"pread\""
+            ),
+        )),
+    }
+}
+
+/// The engine's open options of a handle.
+fn options(io: IoMode, eager: bool, read_only: bool) -> Options {
+    Options {
+        io: Some(io),
+        eager,
+        read_only,
+        ..Options::default()
+    }
 }
 
 fn closed(py: Python<'_>) -> PyErr {
@@ -74,37 +105,47 @@ impl PyStore {
 #[pymethods]
 impl PyStore {
     /// Creates a new, empty store in `path` (a missing or empty directory) and opens it for
-    /// writing.
+    /// writing. `io` and `eager` as for `open`.
     #[staticmethod]
-    fn create(py: Python<'_>, path: PathBuf) -> PyResult<Self> {
+    #[pyo3(signature = (path, *, io="mmap", eager=false))]
+    fn create(py: Python<'_>, path: PathBuf, io: &str, eager: bool) -> PyResult<Self> {
+        let io = io_mode(py, io)?;
         let st = py
-            .detach(|| Store::create(&path))
+            .detach(|| Store::create_with(&path, options(io, eager, false)))
             .map_err(|e| errors::store(py, &e))?;
         Ok(PyStore {
             path,
             read_only: false,
+            io,
+            eager,
             inner: RwLock::new(Some(st)),
         })
     }
 
     /// Opens the store in `path`: for writing (the one writer: a lock file), or with
     /// `read_only=True` for reading (any number of readers, also beside a writer in
-    /// another process; call `refresh()` to see what it committed since).
+    /// another process; call `refresh()` to see what it committed since). `io="pread"`
+    /// reads segment files into memory instead of mapping them (file systems without
+    /// mmap); `eager=True` decodes every segment at open instead of on first use (the
+    /// CLI's `TGMS_IO` and `TGMS_OPEN`).
     #[staticmethod]
-    #[pyo3(signature = (path, read_only=false))]
-    fn open(py: Python<'_>, path: PathBuf, read_only: bool) -> PyResult<Self> {
+    #[pyo3(signature = (path, read_only=false, *, io="mmap", eager=false))]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        read_only: bool,
+        io: &str,
+        eager: bool,
+    ) -> PyResult<Self> {
+        let io = io_mode(py, io)?;
         let st = py
-            .detach(|| {
-                if read_only {
-                    Store::open_read_only(&path)
-                } else {
-                    Store::open(&path)
-                }
-            })
+            .detach(|| Store::open_with(&path, options(io, eager, read_only)))
             .map_err(|e| errors::store(py, &e))?;
         Ok(PyStore {
             path,
             read_only,
+            io,
+            eager,
             inner: RwLock::new(Some(st)),
         })
     }
@@ -125,9 +166,10 @@ impl PyStore {
     /// committed since it was opened). Results already returned are unchanged.
     fn refresh(&self, py: Python<'_>) -> PyResult<()> {
         let (path, ro) = (self.path.clone(), self.read_only);
+        let opts = options(self.io, self.eager, true);
         let fresh = py.detach(|| {
             if ro {
-                Store::open_read_only(&path)
+                Store::open_with(&path, opts)
             } else {
                 Err(tgms::engine::Error::state(
                     "refresh() is for read-only handles: the writer already sees every batch it committed",

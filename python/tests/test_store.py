@@ -149,6 +149,31 @@ def test_read_only_handle_while_the_cli_writes(tmp_path):
         tgms.Store.open(path).refresh()
 
 
+def test_open_modes_read_the_same_store(tmp_path, events):
+    """io="pread" / eager=True (the CLI's TGMS_IO / TGMS_OPEN) read what the default reads,
+    from a compacted image and its log tail; refresh() keeps the handle's mode."""
+    path = tmp_path / "s"
+    with tgms.Store.create(path, io="pread") as w:
+        w.write([{"op": "assert_edge", "src": s, "dst": d, "rel_type": "MSG", "vt_s": t}
+                 for s, d, t, *_ in events])
+    cli("compact", path)
+    with tgms.Store.open(path, eager=True) as w:
+        w.write([{"op": "assert_edge", "src": "a", "dst": "b", "rel_type": "MSG", "vt_s": T0}])
+    args = {"window": {"t_a": 0, "t_b": T0 + 400 * DAY}, "group_by": [{"dim": "rel_type"}],
+            "aggregates": [{"agg": "count"}]}
+    want = cli_json("call", path, "aggregate_events", json.dumps(args))
+    for kw in [{}, {"io": "pread"}, {"eager": True}, {"io": "pread", "eager": True}]:
+        st = tgms.Store.open(path, read_only=True, **kw)
+        assert st.call("aggregate_events", **args).envelope_dict == want, kw
+        st.refresh()
+        assert st.call("aggregate_events", **args).result_digest == want["result_digest"], kw
+        st.close()
+    with pytest.raises(tgms.InvalidArgumentError, match="pread"):
+        tgms.Store.open(path, read_only=True, io="mmapped")
+    with pytest.raises(tgms.InvalidArgumentError, match="pread"):
+        tgms.Store.create(tmp_path / "t", io="")
+
+
 def digest(path):
     return cli("digest", path)[1].strip()
 
