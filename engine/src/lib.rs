@@ -33,9 +33,8 @@
 //! Read-only handles ([`Store::open_read_only`]) share the directory with a live writer;
 //! [`Store::digest`] is a BLAKE3 digest of every stored row, equal after replay and
 //! compaction.
-// Unsafe code is denied everywhere except the one mmap module, which allows it and justifies
-// each block with a SAFETY paragraph.
-#![deny(unsafe_code)]
+// Unsafe code is denied everywhere (`[workspace.lints]`) except the one mmap module, which
+// allows it and justifies each block with a SAFETY paragraph.
 
 mod apply;
 mod base;
