@@ -461,7 +461,7 @@ fn claim(v: Value, expect: &'static str, note: &'static str) -> ExtraClaim {
     }
 }
 
-fn total(envs: &BTreeMap<String, Value>, step: &str, field: &str) -> i64 {
+fn total(envs: &BTreeMap<String, std::sync::Arc<Value>>, step: &str, field: &str) -> i64 {
     envs.get(step).and_then(|e| e[field].as_i64()).unwrap_or(0)
 }
 

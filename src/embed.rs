@@ -163,7 +163,7 @@ pub fn run_plan_with(
         envelopes: ran
             .envelopes
             .into_iter()
-            .map(|(k, v)| (k, Envelope(v)))
+            .map(|(k, v)| (k, Envelope(std::sync::Arc::unwrap_or_clone(v))))
             .collect(),
     })
 }

@@ -24,7 +24,7 @@ pub struct DemoPlan {
     pub plan: Value,
     pub input_uids: Vec<String>,
     #[allow(clippy::type_complexity)]
-    pub extra: Box<dyn Fn(&BTreeMap<String, Value>) -> Vec<ExtraClaim>>,
+    pub extra: Box<dyn Fn(&BTreeMap<String, std::sync::Arc<Value>>) -> Vec<ExtraClaim>>,
 }
 
 /// The outcome of one verified run.

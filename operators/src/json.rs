@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 use serde_json::{Number, Value};
 use sha2::{Digest, Sha256};
-pub use tgms_engine::canon::{digest, number_is_float, parse, to_string};
+pub use tgms_engine::canon::{digest, digest_map, number_is_float, parse, to_string};
 
 /// `round9(x)` of §1.3: the binary64 nearest to `m / 10^9`, where `m` is the exact value of
 /// `x` times 10^9 rounded to the nearest integer with ties to even (Python's `round(x, 9)`).

@@ -5,7 +5,7 @@
 use crate::args::Args;
 use crate::cost::Ceilings;
 use crate::error::{Code, OpError};
-use crate::json::{canonicalize_floats, digest};
+use crate::json::{canonicalize_floats, digest_map};
 use crate::output::Output;
 use crate::registry::{lookup, names, Ctx};
 use crate::schema;
@@ -35,12 +35,13 @@ pub fn spec_of(name: &str) -> Result<&'static crate::OpSpec, OpError> {
 /// resolved to integer µs; integer arguments come back unchanged, so every digest of an
 /// integer call stays what it was. Done first, before the schema step, by [`prepare`] and by
 /// the plan executor before it digests resolved arguments.
-/// An unknown operator is left for the call to report.
-pub fn resolve_times(name: &str, raw: &Value) -> Result<Value, OpError> {
+/// An unknown operator is left for the call to report. Taken by value: arguments without a
+/// time string come back as they are, never copied (a plan step's input can be a million rows).
+pub fn resolve_times(name: &str, raw: Value) -> Result<Value, OpError> {
     let Some(spec) = lookup(name) else {
-        return Ok(raw.clone());
+        return Ok(raw);
     };
-    Ok(crate::timeparse::resolve_times(spec, raw)?.unwrap_or_else(|| raw.clone()))
+    Ok(crate::timeparse::resolve_times(spec, &raw)?.unwrap_or(raw))
 }
 
 /// Steps 1–4: the operator's filled arguments, or the error of the first failing step.
@@ -48,7 +49,8 @@ pub fn resolve_times(name: &str, raw: &Value) -> Result<Value, OpError> {
 pub fn prepare(name: &str, raw: &Value) -> Result<(&'static crate::OpSpec, Args), OpError> {
     let spec = spec_of(name)?;
     let resolved = crate::timeparse::resolve_times(spec, raw)?;
-    let raw = resolved.as_ref().unwrap_or(raw);
+    let given = raw;
+    let raw = resolved.as_ref().unwrap_or(given);
     let arg_schema = spec.arg_schema();
     let order: Vec<&str> = spec.args.iter().map(|a| a.name).collect();
     let mut violations = Vec::new();
@@ -66,7 +68,7 @@ pub fn prepare(name: &str, raw: &Value) -> Result<(&'static crate::OpSpec, Args)
             json!({ "path": v.path }),
         ));
     }
-    let mut filled = raw.clone();
+    let mut filled = resolved.unwrap_or_else(|| given.clone());
     schema::integerize(&arg_schema, &mut filled);
     let Value::Object(mut m) = filled else {
         return Err(OpError::internal(
@@ -164,7 +166,7 @@ fn run_prepared(
             spec.name
         )));
     }
-    let result_digest = digest(&Value::Object(envelope.clone()));
+    let result_digest = digest_map(&envelope);
     envelope.insert("op".into(), Value::from(spec.name));
     let mut echo = args.0;
     for (k, v) in restore.into_iter().flatten() {

@@ -63,7 +63,7 @@ pub struct Ctx<'a> {
 /// One loaded cited step.
 struct Loaded {
     id: String,
-    env: Value,
+    env: std::sync::Arc<Value>,
     desc: Value,
     ref_truncations: bool,
 }
@@ -85,7 +85,7 @@ fn load(ctx: &Ctx<'_>, id: &str) -> Option<Loaded> {
         return None;
     }
     let d = r["result_digest"].as_str()?;
-    let env = ctx.results.envelope(d)?;
+    let env = ctx.results.envelope_shared(d)?;
     Some(Loaded {
         id: id.to_string(),
         env,
@@ -969,7 +969,7 @@ fn coverage(ctx: &Ctx<'_>, ans: &Value) -> (f64, Vec<Value>) {
         }
         if let Some(env) = r["result_digest"]
             .as_str()
-            .and_then(|d| ctx.results.envelope(d))
+            .and_then(|d| ctx.results.envelope_shared(d))
         {
             let mut v = Vec::new();
             uid_strings(&env, false, &mut v);

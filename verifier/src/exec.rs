@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tgms_engine::{canon, Snapshot};
 use tgms_operators::pipeline::{call_operator, call_operator_unpaged, CallOptions};
@@ -36,10 +36,11 @@ pub const REDUCERS: [&str; 16] = [
 /// The in-memory part is a least-recently-used map: unbounded for [`ResultStore::memory`]
 /// (one run of a harness), [`IN_DIR_CACHE_ENTRIES`] entries in front of a directory, and the
 /// given size for [`ResultStore::memory_bounded`] (a long-running read-only server, where
-/// the oldest results are forgotten instead of growing without end).
+/// the oldest results are forgotten instead of growing without end). Values are shared
+/// (`Arc`), never copied: a plan step's args and envelope can hold a million input rows.
 pub struct ResultStore {
     dir: Option<PathBuf>,
-    mem: Mutex<lru::LruCache<String, Value>>,
+    mem: Mutex<lru::LruCache<String, Arc<Value>>>,
 }
 
 /// Entries a directory-backed store keeps in memory in front of its files.
@@ -88,7 +89,7 @@ impl ResultStore {
     fn valid_id(id: &str) -> bool {
         id.len() == 64 && id.bytes().all(|b| b.is_ascii_hexdigit())
     }
-    fn put(&self, kind: &str, id: &str, v: &Value) -> std::io::Result<()> {
+    fn put(&self, kind: &str, id: &str, v: &Arc<Value>) -> std::io::Result<()> {
         if !Self::valid_id(id) {
             return Ok(());
         }
@@ -96,7 +97,7 @@ impl ResultStore {
         {
             let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
             if mem.get(&key).is_none() {
-                mem.put(key, v.clone());
+                mem.put(key, Arc::clone(v));
             }
         }
         if let Some(d) = &self.dir {
@@ -111,50 +112,58 @@ impl ResultStore {
         }
         Ok(())
     }
-    fn get(&self, kind: &str, id: &str) -> Option<Value> {
+    fn get(&self, kind: &str, id: &str) -> Option<Arc<Value>> {
         if !Self::valid_id(id) {
             return None;
         }
         let key = Self::key(kind, id);
         let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(v) = mem.get(&key) {
-            return Some(v.clone());
+            return Some(Arc::clone(v));
         }
         drop(mem);
         let text = std::fs::read_to_string(self.dir.as_ref()?.join(kind).join(id)).ok()?;
-        let v = canon::parse(&text).ok()?;
+        let v = Arc::new(canon::parse(&text).ok()?);
         let mut mem = self.mem.lock().unwrap_or_else(|e| e.into_inner());
-        mem.put(key, v.clone());
+        mem.put(key, Arc::clone(&v));
         Some(v)
     }
     /// Stores an envelope under its `result_digest` (first writer wins).
     pub fn put_envelope(&self, env: &Value) -> std::io::Result<()> {
+        self.put_envelope_shared(&Arc::new(env.clone()))
+    }
+    /// [`ResultStore::put_envelope`] without a copy of the envelope.
+    pub fn put_envelope_shared(&self, env: &Arc<Value>) -> std::io::Result<()> {
         let d = env["result_digest"]
             .as_str()
             .unwrap_or_default()
             .to_string();
         self.put("results", &d, env)
     }
-    /// The envelope stored under `digest`.
+    /// The envelope stored under `digest` (a copy; see [`ResultStore::envelope_shared`]).
     pub fn envelope(&self, digest: &str) -> Option<Value> {
+        self.envelope_shared(digest).map(Arc::unwrap_or_clone)
+    }
+    /// The envelope stored under `digest`, shared with the store.
+    pub fn envelope_shared(&self, digest: &str) -> Option<Arc<Value>> {
         self.get("results", digest)
     }
     /// Stores resolved args under their digest.
     pub fn put_args(&self, digest: &str, args: &Value) -> std::io::Result<()> {
-        self.put("args", digest, args)
+        self.put("args", digest, &Arc::new(args.clone()))
     }
     /// The resolved args stored under `digest`.
     pub fn args(&self, digest: &str) -> Option<Value> {
-        self.get("args", digest)
+        self.get("args", digest).map(Arc::unwrap_or_clone)
     }
     /// Stores a trace under its `trace_id`.
     pub fn put_trace(&self, trace: &Value) -> std::io::Result<()> {
         let id = trace["trace_id"].as_str().unwrap_or_default().to_string();
-        self.put("traces", &id, trace)
+        self.put("traces", &id, &Arc::new(trace.clone()))
     }
     /// The trace of `trace_id`.
     pub fn trace(&self, trace_id: &str) -> Option<Value> {
-        self.get("traces", trace_id)
+        self.get("traces", trace_id).map(Arc::unwrap_or_clone)
     }
 }
 
@@ -184,12 +193,12 @@ impl Default for ExecOptions {
 /// What the executor keeps of one step for refs and completeness.
 #[derive(Clone, Debug)]
 struct Done {
-    envelope: Value,
+    envelope: Arc<Value>,
     descriptor: Value,
     ref_truncations: bool,
     /// The operator and the resolved args it ran with, to recompute the result unpaged.
     op: String,
-    resolved: Value,
+    resolved: Arc<Value>,
     resolved_digest: String,
 }
 
@@ -288,15 +297,20 @@ impl Completer<'_, '_> {
         let full = match self.cache.get(&rp.step) {
             Some(f) => f.clone(),
             None => {
-                let env = call_operator_unpaged(self.snap, &d.op, &d.resolved, self.call)?;
+                let env = Arc::new(call_operator_unpaged(
+                    self.snap,
+                    &d.op,
+                    &d.resolved,
+                    self.call,
+                )?);
                 let descriptor = descriptor(&env, &d.resolved_digest, false, false);
-                let _ = self.results.put_envelope(&env);
+                let _ = self.results.put_envelope_shared(&env);
                 let f = Rc::new(Done {
                     envelope: env,
                     descriptor,
                     ref_truncations: false,
                     op: d.op.clone(),
-                    resolved: d.resolved.clone(),
+                    resolved: Arc::clone(&d.resolved),
                     resolved_digest: d.resolved_digest.clone(),
                 });
                 self.cache.insert(rp.step.clone(), f.clone());
@@ -377,7 +391,8 @@ impl Subst<'_, '_> {
 /// The result of an execution: the trace and the kept envelopes by step id.
 pub struct Execution {
     pub trace: Value,
-    pub envelopes: BTreeMap<String, Value>,
+    /// Shared with the result store, not copied.
+    pub envelopes: BTreeMap<String, Arc<Value>>,
 }
 
 fn wall_ms(t: Instant) -> Value {
@@ -477,7 +492,7 @@ pub fn execute(
         // $refs substituted, then time strings resolved to µs (docs/times.md): the resolved
         // args, their digest and the call are those of the integer plan.
         let resolved =
-            match walked.and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, &v)) {
+            match walked.and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, v)) {
                 Ok(v) => v,
                 Err(e) => {
                     rec.insert("error".into(), e.payload());
@@ -523,7 +538,7 @@ pub fn execute(
                     &r,
                     total,
                     ceilings.max_reducer_rows,
-                    done.get(&sid).map(|d| &d.resolved),
+                    done.get(&sid).map(|d| &*d.resolved),
                 ),
                 None => json!({"error": "E_LIMIT", "message": format!(
                 "compute {fname} would reduce a truncated result to one number; page through the input with cursor, raise the producing step's limit, or narrow the window/grouping so the input is complete"),
@@ -534,7 +549,8 @@ pub fn execute(
             finish_rec(&mut status, &mut records, &step.id, rec, "failed");
             continue;
         }
-        let _ = results.put_args(&rad, &resolved);
+        let resolved = Arc::new(resolved);
+        let _ = results.put("args", &rad, &resolved);
         // A plan's row-returning compute step returns its complete result unless its args
         // set `limit` (issue 21 item 7).
         let called = if whole && step.args.get("limit").is_none() {
@@ -566,7 +582,8 @@ pub fn execute(
         rec.insert("truncated".into(), env["truncated"].clone());
         rec.insert("upstream_truncated".into(), json!(tainted));
         rec.insert("evidence".into(), desc.clone());
-        if let Err(e) = results.put_envelope(&env) {
+        let env = Arc::new(env);
+        if let Err(e) = results.put_envelope_shared(&env) {
             rec.insert(
                 "error".into(),
                 err_payload("E_INTERNAL", &format!("cannot store the result: {e}")),
