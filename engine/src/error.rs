@@ -3,7 +3,6 @@
 //! `{"error", "message", "details"}` is built from the variant's fields by
 //! `tgms-operators` (`error.rs`), not here.
 
-use serde_json::{json, Value};
 use std::path::PathBuf;
 
 /// Result alias for the engine.
@@ -18,10 +17,11 @@ pub enum Error {
     InvalidArg { message: String },
     /// Missing target version (`E_NOT_FOUND`).
     #[error("{message}")]
-    NotFound { message: String, details: Value },
-    /// Store state problem: lock, read-only, clock, invariant (`E_STATE`).
+    NotFound { message: String },
+    /// Store state problem: lock, read-only, clock, invariant (`E_STATE`); `about` holds
+    /// what the payload's `details` say.
     #[error("{message}")]
-    State { message: String, details: Value },
+    State { message: String, about: StateAbout },
     /// A write-ahead-log record before the final one is damaged (`E_STATE`); never repaired.
     #[error("event log damaged at record {record}: {kind}")]
     LogDamaged {
@@ -80,6 +80,47 @@ pub enum Error {
         record: u64,
         batch_key: Option<String>,
         cause: String,
+    },
+}
+
+/// What an [`Error::State`] is about: the fields of its payload's `details` (built in
+/// `tgms-operators`, `error.rs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StateAbout {
+    /// Nothing beyond the message (`details` is `{}`).
+    Nothing,
+    /// Another process holds the writer lock: its pid when the lock file names one.
+    Locked {
+        holder_pid: Option<u64>,
+        lock_file: PathBuf,
+    },
+    /// A store cannot be created in a directory that holds files.
+    NotEmpty { path: PathBuf },
+    /// No store (no log) at `path`.
+    NoStore { path: PathBuf },
+    /// The log's good records end before the manifest's checkpoint: a shortened history.
+    ShortenedLog {
+        file: PathBuf,
+        log_good_bytes: u64,
+        log_good_records: u64,
+        checkpoint_offset: u64,
+        checkpoint_record: u64,
+    },
+    /// `file` is not a TGMS event log (no header line).
+    NotAnEventLog { file: PathBuf },
+    /// Line `line` of event log `file` has a `batch_id` that does not match its content.
+    BatchIdMismatch {
+        file: PathBuf,
+        line: u64,
+        found: String,
+        expected: String,
+    },
+    /// A store error raised while importing line `line` of event log `file`.
+    AtLine {
+        file: PathBuf,
+        line: u64,
+        about: Box<StateAbout>,
     },
 }
 
@@ -174,19 +215,18 @@ impl Error {
         }
     }
 
-    /// `E_NOT_FOUND` with `message` and empty details.
+    /// `E_NOT_FOUND` with `message`.
     pub fn not_found(message: impl Into<String>) -> Self {
         Error::NotFound {
             message: message.into(),
-            details: json!({}),
         }
     }
 
-    /// `E_STATE` with `message` and empty details.
+    /// `E_STATE` with `message` and nothing more.
     pub fn state(message: impl Into<String>) -> Self {
         Error::State {
             message: message.into(),
-            details: json!({}),
+            about: StateAbout::Nothing,
         }
     }
 

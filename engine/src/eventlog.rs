@@ -8,12 +8,12 @@
 //! canonical JSON of `{"tt", "ops"}`.
 
 use crate::canon;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, StateAbout};
 use crate::op::{self, AssertEdge, AssertNode, Op};
 use crate::state::{State, Trace};
 use crate::store::{read_log_with, LogMode, Salvage, Store};
 use crate::time::OPEN_END;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
@@ -162,18 +162,14 @@ fn import_op(v: Value) -> std::result::Result<Op, LineError> {
 /// Adds `file` / `line` to a store error raised while committing the batch of `line`.
 fn at_line(e: Error, file: &Path, line: u64) -> Error {
     match e {
-        Error::State { message, details } => {
-            let mut d = match details {
-                Value::Object(d) => d,
-                _ => Map::new(),
-            };
-            d.insert("file".into(), json!(file.display().to_string()));
-            d.insert("line".into(), json!(line));
-            Error::State {
-                message,
-                details: Value::Object(d),
-            }
-        }
+        Error::State { message, about } => Error::State {
+            message,
+            about: StateAbout::AtLine {
+                file: file.to_path_buf(),
+                line,
+                about: Box::new(about),
+            },
+        },
         Error::InvalidArg { message } => Error::BadInput {
             file: file.to_path_buf(),
             line,
@@ -204,7 +200,9 @@ pub fn import(
     let mut report = ImportReport::default();
     let not_a_log = || Error::State {
         message: "not a tgms event log".into(),
-        details: json!({"file": path.display().to_string()}),
+        about: StateAbout::NotAnEventLog {
+            file: path.to_path_buf(),
+        },
     };
 
     // Line 1: the header.
@@ -256,12 +254,12 @@ pub fn import(
             Err(LineError::Mismatch { found, expected }) => {
                 return Err(Error::State {
                     message: format!("batch_id mismatch at line {line_no}"),
-                    details: json!({
-                        "file": path.display().to_string(),
-                        "line": line_no,
-                        "batch_id": found,
-                        "expected": expected,
-                    }),
+                    about: StateAbout::BatchIdMismatch {
+                        file: path.to_path_buf(),
+                        line: line_no,
+                        found,
+                        expected,
+                    },
                 })
             }
         };

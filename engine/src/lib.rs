@@ -65,7 +65,7 @@ mod tindex;
 pub mod wal;
 
 pub use cols::EdgeColumns;
-pub use error::{CorruptionKind, Error, Result};
+pub use error::{CorruptionKind, Error, Result, StateAbout};
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{
     EdgeScan, EdgeVersion, Identity, NodeVersion, Snapshot, StartEvent, Touch, Version,

@@ -6,7 +6,7 @@ use crate::base::Base;
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::compact;
 use crate::delta::Delta;
-use crate::error::{CorruptionKind, Error, Result};
+use crate::error::{CorruptionKind, Error, Result, StateAbout};
 use crate::lazy::Lazy;
 use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
 use crate::mmap::{IoMode, SegBytes};
@@ -413,7 +413,10 @@ fn lock(dir: &Path) -> Result<File> {
         let pid: Option<u64> = holder.trim().parse().ok();
         return Err(Error::State {
             message: "store is locked by another writer".into(),
-            details: json!({"holder_pid": pid, "lock_file": path.display().to_string()}),
+            about: StateAbout::Locked {
+                holder_pid: pid,
+                lock_file: path.to_path_buf(),
+            },
         });
     }
     let pid = std::process::id().to_string();
@@ -441,7 +444,9 @@ impl Store {
             if !empty {
                 return Err(Error::State {
                     message: format!("{} exists and is not empty", dir.display()),
-                    details: json!({"path": dir.display().to_string()}),
+                    about: StateAbout::NotEmpty {
+                        path: dir.to_path_buf(),
+                    },
                 });
             }
         }
@@ -502,7 +507,9 @@ impl Store {
         if !wal_path.exists() {
             return Err(Error::State {
                 message: format!("no tgms store at {}", dir.display()),
-                details: json!({"path": dir.display().to_string()}),
+                about: StateAbout::NoStore {
+                    path: dir.to_path_buf(),
+                },
             });
         }
         let lock = if opts.read_only {
@@ -1441,12 +1448,13 @@ fn shortened(path: &Path, end: wal::End, c: &Checkpoint, why: &str) -> Error {
             c.wal_record,
             path.display()
         ),
-        details: json!({
-            "file": path.display().to_string(),
-            "log_good_bytes": end.offset, "log_good_records": end.record,
-            "checkpoint_offset": c.wal_offset, "checkpoint_record": c.wal_record,
-            "fix": "restore wal.log from a backup, or rerun with --salvage",
-        }),
+        about: StateAbout::ShortenedLog {
+            file: path.to_path_buf(),
+            log_good_bytes: end.offset,
+            log_good_records: end.record,
+            checkpoint_offset: c.wal_offset,
+            checkpoint_record: c.wal_record,
+        },
     }
 }
 
@@ -1765,7 +1773,9 @@ fn check_once(
     if !wal_path.exists() {
         return Err(Error::State {
             message: format!("no tgms store at {}", dir.display()),
-            details: json!({"path": dir.display().to_string()}),
+            about: StateAbout::NoStore {
+                path: dir.to_path_buf(),
+            },
         });
     }
     let mut rep = CheckReport::default();

@@ -57,10 +57,14 @@ fn whole_generations(flush_each: bool) {
     let dir = t.path().join("s");
     let mut w = Store::create_with(&dir, opts()).unwrap();
     let e = Store::open(&dir).err().expect("second writer refused");
-    let tgms_engine::Error::State { details, .. } = &e else {
+    let tgms_engine::Error::State {
+        about: tgms_engine::StateAbout::Locked { holder_pid, .. },
+        ..
+    } = &e
+    else {
         panic!("{e:?}")
     };
-    assert_eq!(details["holder_pid"], json!(std::process::id()));
+    assert_eq!(*holder_pid, Some(u64::from(std::process::id())));
     let done = Arc::new(AtomicBool::new(false));
     let prefix = Arc::new(prefix);
     let readers: Vec<_> = (0..2)

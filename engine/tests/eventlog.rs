@@ -509,10 +509,14 @@ fn non_monotonic_tt_is_an_error() {
     let e = err_of(r);
     assert_eq!(e.code().as_str(), "E_STATE");
     assert_eq!(e.message(), "non-monotonic tt 1001 (last is 1002)");
-    let tgms_engine::Error::State { details, .. } = &e else {
+    let tgms_engine::Error::State {
+        about: tgms_engine::StateAbout::AtLine { line, .. },
+        ..
+    } = &e
+    else {
         panic!("{e:?}")
     };
-    assert_eq!(details["line"], json!(5));
+    assert_eq!(*line, 5);
     assert_eq!(s.stats().n_batches, 3);
 
     // A store whose last tt is at or above the log's first tt refuses the first record.

@@ -764,10 +764,14 @@ fn second_writer_is_refused_readers_are_not() {
             (e.code().as_str(), e.message()),
             ("E_STATE", "store is locked by another writer".to_string())
         );
-        let Error::State { details, .. } = &e else {
+        let Error::State {
+            about: tgms_engine::StateAbout::Locked { holder_pid, .. },
+            ..
+        } = &e
+        else {
             panic!("{e:?}")
         };
-        assert_eq!(details["holder_pid"], json!(std::process::id()));
+        assert_eq!(*holder_pid, Some(u64::from(std::process::id())));
     }
     let e = Store::create(&path)
         .err()

@@ -116,7 +116,7 @@ fn store_code(e: &tgms_engine::Error) -> Code {
 fn store_details(e: &tgms_engine::Error) -> Value {
     use tgms_engine::Error;
     match e {
-        Error::NotFound { details, .. } | Error::State { details, .. } => details.clone(),
+        Error::State { about, .. } => state_details(about),
         Error::LogDamaged {
             file,
             record,
@@ -148,6 +148,50 @@ fn store_details(e: &tgms_engine::Error) -> Value {
             json!({"file": path.display().to_string(), "os_error": source.to_string()})
         }
         // InvalidArg, Poisoned, and variants a later engine adds: no details.
+        _ => json!({}),
+    }
+}
+
+/// The `details` of an `E_STATE` error from what it is about.
+fn state_details(about: &tgms_engine::StateAbout) -> Value {
+    use tgms_engine::StateAbout as A;
+    let path = |p: &std::path::Path| p.display().to_string();
+    match about {
+        A::Locked {
+            holder_pid,
+            lock_file,
+        } => json!({"holder_pid": holder_pid, "lock_file": path(lock_file)}),
+        A::NotEmpty { path: p } | A::NoStore { path: p } => json!({"path": path(p)}),
+        A::ShortenedLog {
+            file,
+            log_good_bytes,
+            log_good_records,
+            checkpoint_offset,
+            checkpoint_record,
+        } => json!({
+            "file": path(file),
+            "log_good_bytes": log_good_bytes, "log_good_records": log_good_records,
+            "checkpoint_offset": checkpoint_offset, "checkpoint_record": checkpoint_record,
+            "fix": "restore wal.log from a backup, or rerun with --salvage",
+        }),
+        A::NotAnEventLog { file } => json!({"file": path(file)}),
+        A::BatchIdMismatch {
+            file,
+            line,
+            found,
+            expected,
+        } => json!({"file": path(file), "line": line, "batch_id": found, "expected": expected}),
+        A::AtLine { file, line, about } => {
+            // The inner details with the file and line of the event log set over them.
+            let mut d = match state_details(about) {
+                Value::Object(d) => d,
+                _ => serde_json::Map::new(),
+            };
+            d.insert("file".into(), json!(path(file)));
+            d.insert("line".into(), json!(line));
+            Value::Object(d)
+        }
+        // Nothing, and kinds a later engine adds: no details.
         _ => json!({}),
     }
 }
@@ -209,5 +253,113 @@ mod tests {
             "details": {"file": "s/wal.tgl", "record": 3, "offset": 100,
                 "kind": "record checksum mismatch"}});
         assert_eq!(store_payload(&e), want);
+    }
+
+    #[test]
+    fn state_payloads_are_the_hand_written_ones() {
+        use tgms_engine::StateAbout as A;
+        let st = |message: &str, about: A| Error::State {
+            message: message.into(),
+            about,
+        };
+        let cases = [
+            (st("m", A::Nothing), json!({})),
+            (
+                st(
+                    "store is locked by another writer",
+                    A::Locked {
+                        holder_pid: Some(42),
+                        lock_file: "s/LOCK".into(),
+                    },
+                ),
+                json!({"holder_pid": 42, "lock_file": "s/LOCK"}),
+            ),
+            (
+                st(
+                    "m",
+                    A::Locked {
+                        holder_pid: None,
+                        lock_file: "s/LOCK".into(),
+                    },
+                ),
+                json!({"holder_pid": null, "lock_file": "s/LOCK"}),
+            ),
+            (
+                st("m", A::NotEmpty { path: "d".into() }),
+                json!({"path": "d"}),
+            ),
+            (
+                st("m", A::NoStore { path: "d".into() }),
+                json!({"path": "d"}),
+            ),
+            (
+                st(
+                    "m",
+                    A::ShortenedLog {
+                        file: "s/wal.tgl".into(),
+                        log_good_bytes: 10,
+                        log_good_records: 1,
+                        checkpoint_offset: 20,
+                        checkpoint_record: 2,
+                    },
+                ),
+                json!({"file": "s/wal.tgl", "log_good_bytes": 10, "log_good_records": 1,
+                    "checkpoint_offset": 20, "checkpoint_record": 2,
+                    "fix": "restore wal.log from a backup, or rerun with --salvage"}),
+            ),
+            (
+                st(
+                    "m",
+                    A::NotAnEventLog {
+                        file: "l.jsonl".into(),
+                    },
+                ),
+                json!({"file": "l.jsonl"}),
+            ),
+            (
+                st(
+                    "m",
+                    A::BatchIdMismatch {
+                        file: "l.jsonl".into(),
+                        line: 4,
+                        found: "ab".into(),
+                        expected: "cd".into(),
+                    },
+                ),
+                json!({"file": "l.jsonl", "line": 4, "batch_id": "ab", "expected": "cd"}),
+            ),
+            (
+                st(
+                    "m",
+                    A::AtLine {
+                        file: "l.jsonl".into(),
+                        line: 5,
+                        about: Box::new(A::NoStore { path: "d".into() }),
+                    },
+                ),
+                json!({"path": "d", "file": "l.jsonl", "line": 5}),
+            ),
+            (
+                st(
+                    "m",
+                    A::AtLine {
+                        file: "l.jsonl".into(),
+                        line: 5,
+                        about: Box::new(A::NotAnEventLog { file: "x".into() }),
+                    },
+                ),
+                json!({"file": "l.jsonl", "line": 5}),
+            ),
+        ];
+        for (e, details) in cases {
+            let want = json!({"error": "E_STATE", "message": e.message(), "details": details});
+            assert_eq!(store_payload(&e), want);
+            assert_eq!(OpError::from(e).payload(), want);
+        }
+        let nf = Error::not_found("no version");
+        assert_eq!(
+            store_payload(&nf),
+            json!({"error": "E_NOT_FOUND", "message": "no version", "details": {}})
+        );
     }
 }
