@@ -102,6 +102,10 @@ class PlanRun:
     @property
     def steps(self) -> dict[str, Result]: ...
 
+def set_page_cache_bytes(n_bytes: Optional[int]) -> None:
+    """Sets the page-cache budget in bytes (default 256 MiB; 0 turns it off; None restores
+    the default): kept complete results that make the next pages reads."""
+
 class Store:
     """A tgms store (a directory). One writer per store; any number of read-only handles,
     also beside a writer in another process.

@@ -2404,6 +2404,7 @@ fn cmd_memory(m: MemoryCmd) -> CmdResult {
 
 fn run(cli: Cli) -> CmdResult {
     let time = cli.time;
+    store_env::apply_page_cache_budget().map_err(Failure::Usage)?;
     match cli.cmd {
         Cmd::Init { store } => {
             store_env::create(&store)?;

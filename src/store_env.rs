@@ -47,3 +47,23 @@ pub fn check(dir: &Path) -> Result<CheckReport> {
     let o = options();
     store::check_with(dir, o.io, o.eager)
 }
+
+/// Applies `TGMS_PAGE_CACHE_BYTES` (the byte budget of the page cache, `docs/paging.md`;
+/// `0` turns it off) to this process; unset or blank keeps the default. A value that is not
+/// a whole number of bytes is refused with a message naming the variable.
+pub fn apply_page_cache_budget() -> std::result::Result<(), String> {
+    let Some(v) = std::env::var("TGMS_PAGE_CACHE_BYTES")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Ok(());
+    };
+    let bytes = v.trim().parse::<usize>().map_err(|_| {
+        format!(
+            "TGMS_PAGE_CACHE_BYTES={v} is not a whole number of bytes; give e.g. 268435456 \
+             (256 MiB, the default) or 0 to turn the page cache off"
+        )
+    })?;
+    tgms_operators::page_cache::set_budget_bytes(Some(bytes));
+    Ok(())
+}

@@ -503,3 +503,28 @@ fn compact_keeps_the_digest_and_check_reports_damage() {
         .unwrap()
         .ends_with("seg-00000001.tgs"));
 }
+
+/// `TGMS_PAGE_CACHE_BYTES` is read by the CLI only; a value that is not a whole number of
+/// bytes stops any command with a usage error naming it, `0` (cache off) is accepted.
+#[test]
+fn page_cache_budget_from_the_environment() {
+    let d = tempfile::tempdir().unwrap();
+    let s = d.path().join("s");
+    let run = |v: &str| {
+        Command::new(env!("CARGO_BIN_EXE_tgms"))
+            .args(["init", p(&s)])
+            .env("TGMS_PAGE_CACHE_BYTES", v)
+            .output()
+            .expect("run tgms")
+    };
+    let o = run("lots");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("TGMS_PAGE_CACHE_BYTES=lots") && err.contains("whole number of bytes"),
+        "{err}"
+    );
+    assert!(!s.exists(), "a refused command does nothing");
+    ok(run("0"));
+    assert!(s.is_dir());
+}

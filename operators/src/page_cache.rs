@@ -8,8 +8,9 @@
 //! (`as_of_tt` and `limit` included: capped lists depend on the limit). It holds the
 //! kernel's payload and the complete paged list; a page is cut from it by the same rule as a
 //! kernel's page ([`crate::output::page_of`]), so the envelope bytes are the same. The cache
-//! is bounded by bytes (`TGMS_PAGE_CACHE_BYTES`, default 256 MiB; `0` turns it off) and
-//! evicts the least recently used entry first.
+//! is bounded by bytes ([`set_budget_bytes`], default 256 MiB; `0` turns it off; the CLI
+//! sets it from `TGMS_PAGE_CACHE_BYTES`, the library reads no environment) and evicts the
+//! least recently used entry first.
 
 use crate::args::Args;
 use crate::output::Complete;
@@ -34,23 +35,20 @@ pub fn kernel_runs() -> u64 {
     KERNEL_RUNS.load(Ordering::Relaxed)
 }
 
-/// The budget set by [`set_budget_bytes`]; `usize::MAX` = none (the environment's).
+/// The budget set by [`set_budget_bytes`]; `usize::MAX` = none (the default's).
 static BUDGET_OVERRIDE: AtomicUsize = AtomicUsize::new(usize::MAX);
 
-/// The byte budget: the one set by [`set_budget_bytes`], else `TGMS_PAGE_CACHE_BYTES`
-/// (default [`DEFAULT_BUDGET_BYTES`]; unparsable values keep it). `0` turns the cache off.
+/// The byte budget: the one set by [`set_budget_bytes`], else [`DEFAULT_BUDGET_BYTES`].
+/// `0` turns the cache off.
 pub fn budget_bytes() -> usize {
     match BUDGET_OVERRIDE.load(Ordering::Relaxed) {
-        usize::MAX => std::env::var("TGMS_PAGE_CACHE_BYTES")
-            .ok()
-            .and_then(|s| s.trim().parse::<usize>().ok())
-            .unwrap_or(DEFAULT_BUDGET_BYTES),
+        usize::MAX => DEFAULT_BUDGET_BYTES,
         b => b,
     }
 }
 
-/// Sets this process's byte budget (`None`: back to the environment's). A smaller budget
-/// takes effect at the next insertion.
+/// Sets this process's byte budget (`None`: back to [`DEFAULT_BUDGET_BYTES`]). A smaller
+/// budget takes effect at the next insertion.
 pub fn set_budget_bytes(budget: Option<usize>) {
     BUDGET_OVERRIDE.store(budget.unwrap_or(usize::MAX), Ordering::Relaxed);
 }

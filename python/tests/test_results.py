@@ -10,6 +10,7 @@ import pyarrow as pa
 import pytest
 
 import contract
+import tgms
 from conftest import T0, cli, cli_json
 
 DAY = 86_400_000_000
@@ -178,6 +179,20 @@ def test_paging_cursor_matches_cli(store):
     nxt = store.call("snapshot_subgraph", dict(args, cursor=r.cursor))
     assert nxt.envelope_dict == cli_call(store, "snapshot_subgraph", dict(args, cursor=r.cursor))
     assert not r.complete
+
+
+def test_pages_are_the_same_with_the_page_cache_off(store):
+    """set_page_cache_bytes only changes where a page is read from, never its bytes."""
+    args = {"seeds": ["u0", "u1", "u2"], "hops": 1, "t_valid": T0 + 45 * DAY, "limit": 3}
+    pages = []
+    for budget in [0, 1 << 20, None]:
+        tgms.set_page_cache_bytes(budget)
+        r = store.call("snapshot_subgraph", args)
+        nxt = store.call("snapshot_subgraph", dict(args, cursor=r.cursor))
+        pages.append((r.envelope_dict, nxt.envelope_dict))
+    assert pages[0] == pages[1] == pages[2]
+    with pytest.raises(OverflowError):
+        tgms.set_page_cache_bytes(-1)
 
 
 def test_past_belief_state_is_unchanged_by_later_writes(store):
