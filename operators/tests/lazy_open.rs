@@ -77,6 +77,10 @@ fn scan_calls(r: &mut Rng, last_tt: i64) -> Vec<(&'static str, Value)> {
                 "version_history",
                 json!({"kind": kind, "belief": belief, "window": w.clone()}),
             ));
+            v.push((
+                "version_history",
+                json!({"kind": kind, "belief": belief, "window": w.clone(), "as_of_tt": as_of}),
+            ));
         }
     }
     v

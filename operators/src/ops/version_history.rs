@@ -150,7 +150,11 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                     Version::Edge(_) => None,
                 })
                 .collect(),
-            None => ctx.snap.all_nodes(),
+            // As for edges below: the current belief in a window through the index.
+            None => match (sel.belief.as_str(), sel.window) {
+                ("current", Some(w)) => ctx.snap.node_scan(Some(w), sel.a),
+                _ => ctx.snap.all_nodes(),
+            },
         };
         for n in nodes {
             if let Some(sup) = sel.keep(n.tt_s(), n.tt_e(), n.vt_s(), n.vt_e()) {
@@ -159,9 +163,13 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         }
     } else {
         let rels = args.str_list("rel_types")?;
-        let edges: Vec<EdgeVersion<'_>> = match uid {
-            Some(u) => ctx.snap.edge_history_touching(u),
-            None => ctx.snap.all_edges(),
+        let edges: Vec<EdgeVersion<'_>> = match (uid, sel.belief.as_str(), sel.window) {
+            (Some(u), _, _) => ctx.snap.edge_history_touching(u),
+            // The current belief in a window is what the valid-time index reads: the
+            // versions believed at `a` overlapping it, not every stored version filtered
+            // (the rows are re-sorted below, so the read order does not matter).
+            (None, "current", Some(w)) => ctx.snap.edge_window(Some(w), sel.a),
+            (None, _, _) => ctx.snap.all_edges(),
         };
         for e in edges {
             if rels
