@@ -28,7 +28,7 @@ impl Estimate {
     }
 
     /// Attaches `time_est_ms = int((rows + expansions) * coeff * scale / 1e6)` when absent,
-    /// evaluated left to right in binary64 (`scale`: [`crate::CallOptions::time_coeff_scale`]).
+    /// evaluated left to right in binary64 (`scale`: [`Ceilings::time_coeff_scale`]).
     pub fn with_time(mut self, coeff: f64, scale: f64) -> Self {
         if self.time_est_ms.is_none() {
             let units = self.rows_scanned_est.saturating_add(self.expansions_est) as f64;
