@@ -169,6 +169,25 @@ impl Zone {
     }
 }
 
+/// Days in one Gregorian cycle of 400 years: the calendar repeats itself after it.
+const GREGORIAN_CYCLE_DAYS: i64 = 146_097;
+
+/// The proleptic Gregorian month (1..=12) of `day`, counted in days from 1970-01-01.
+///
+/// Total over every `i64`: the day is first reduced modulo the 400-year cycle (`day` and
+/// `day + 146,097` always fall in the same month), so chrono, whose dates end near year
+/// ±262,000, always has a date to answer with.
+pub fn month_of_epoch_day(day: i64) -> u32 {
+    // 1970-01-01 is day 719,163 counted from 0001-01-01 (chrono's day 1).
+    const EPOCH_FROM_CE: i64 = 719_163;
+    let in_cycle = day.rem_euclid(GREGORIAN_CYCLE_DAYS);
+    i32::try_from(EPOCH_FROM_CE + in_cycle)
+        .ok()
+        .and_then(NaiveDate::from_num_days_from_ce_opt)
+        // Unreachable: the value lies in 1970..2370, inside chrono's range.
+        .map_or(1, |d| d.month())
+}
+
 /// The first day of the unit containing local date `d`.
 fn unit_first_day(unit: CalUnit, d: NaiveDate) -> Option<NaiveDate> {
     match unit {
@@ -278,6 +297,41 @@ mod tests {
             assert_eq!(e.code, Code::InvalidArg, "{bad}");
             assert!(e.message.contains("unknown timezone"), "{bad}");
         }
+    }
+
+    #[test]
+    fn month_of_every_day_of_one_gregorian_cycle_and_of_the_extremes() {
+        // An independent walk: month lengths by the leap-year rule, from 1970-01-01 on,
+        // for the whole 400-year cycle, then the same walk backwards from 1969-12-31.
+        let leap = |y: i64| (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+        let len = |y: i64, m: u32| match m {
+            2 if leap(y) => 29,
+            2 => 28,
+            4 | 6 | 9 | 11 => 30,
+            _ => 31,
+        };
+        let mut day = 0i64;
+        for y in 1970..2370 {
+            for m in 1..=12 {
+                for _ in 0..len(y, m) {
+                    assert_eq!(month_of_epoch_day(day), m, "day {day} ({y}-{m})");
+                    day += 1;
+                }
+            }
+        }
+        assert_eq!(day, GREGORIAN_CYCLE_DAYS);
+        let mut day = -1i64;
+        for y in (1570..1970).rev() {
+            for m in (1..=12).rev() {
+                for _ in 0..len(y, m) {
+                    assert_eq!(month_of_epoch_day(day), m, "day {day} ({y}-{m})");
+                    day -= 1;
+                }
+            }
+        }
+        // The µs clock's ends: -290308-12-21 and 294247-01-10, outside chrono's dates.
+        assert_eq!(month_of_epoch_day(i64::MIN.div_euclid(86_400_000_000)), 12);
+        assert_eq!(month_of_epoch_day(i64::MAX.div_euclid(86_400_000_000)), 1);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::compute::{cmp_num, mean, num, ratio_f64, Num};
 use super::edge_pred::{prop_filter_schema, validate_prop_filter, PropFilter};
 use super::{stored_json, validate_window};
 use crate::args::Args;
-use crate::calendar::Zone;
+use crate::calendar::{month_of_epoch_day, Zone};
 use crate::cost::{ceil_div, scan_estimate};
 use crate::error::{Code, OpError};
 use crate::output::Output;
@@ -429,23 +429,12 @@ fn validate_stride(args: &Args) -> Result<(), OpError> {
 // ---------------------------------------------------------------------------------------
 // Calendar.
 
-/// The proleptic Gregorian month (1..=12) of epoch day `z` (H. Hinnant's civil_from_days).
-fn month_of_day(z: i64) -> usize {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    (if mp < 10 { mp + 3 } else { mp - 9 }) as usize
-}
-
 fn calendar(unit: Unit, zone: Zone, vt_s: i64) -> i64 {
-    let local = vt_s + zone.offset_us(vt_s);
+    let local = vt_s.saturating_add(zone.offset_us(vt_s));
     match unit {
         Unit::Hour => local.div_euclid(3_600_000_000).rem_euclid(24),
         Unit::Day => (local.div_euclid(86_400_000_000) + 3).rem_euclid(7),
-        Unit::Month => month_of_day(local.div_euclid(86_400_000_000)) as i64 - 1,
+        Unit::Month => i64::from(month_of_epoch_day(local.div_euclid(86_400_000_000))) - 1,
     }
 }
 
