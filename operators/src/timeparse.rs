@@ -286,69 +286,55 @@ pub enum Kind {
     Stride,
 }
 
-/// Replaces every time or duration string at a position `schema` marks with its µs; other
-/// values (integers, `$ref` objects, wrong types) are left for schema validation. On a bad
-/// string: the instance path and the reason.
-pub fn resolve_value(
+/// Every time or duration string at a position `schema` marks, in document order, with its
+/// instance path and kind. Other values (integers, `$ref` objects, wrong types, a calendar
+/// unit name given as a stride) are left for schema validation. Read-only, so a call without
+/// time strings (e.g. a `compute` over a large input table) copies nothing.
+fn time_strings<'v>(
     schema: &Value,
-    v: &mut Value,
+    v: &'v Value,
     path: &mut Vec<Value>,
-) -> Result<bool, (Vec<Value>, TimeError, Kind)> {
-    resolve_value_in(schema, v, path, None)
-}
-
-/// [`resolve_value`] reading instants without a zone in `zone` ([`parse_instant_in`]).
-pub fn resolve_value_in(
-    schema: &Value,
-    v: &mut Value,
-    path: &mut Vec<Value>,
-    zone: Option<crate::calendar::Zone>,
-) -> Result<bool, (Vec<Value>, TimeError, Kind)> {
-    match (kind_of(schema), &*v) {
-        (Some(Kind::Stride), Value::String(s)) if crate::calendar::CalUnit::parse(s).is_some() => {
-            return Ok(false)
-        }
-        (Some(k), Value::String(s)) => {
-            let parsed = match k {
-                Kind::Instant => parse_instant_in(s, zone),
-                Kind::Duration | Kind::Stride => parse_duration_us(s),
-            };
-            return match parsed {
-                Ok(us) => {
-                    *v = json!(us);
-                    Ok(true)
-                }
-                Err(e) => Err((path.clone(), e, k)),
-            };
-        }
-        (Some(_), _) => return Ok(false),
-        (None, _) => {}
-    }
-    let mut changed = false;
-    match v {
-        Value::Object(m) => {
+    out: &mut Vec<(Vec<Value>, Kind, &'v str)>,
+) {
+    match (kind_of(schema), v) {
+        (Some(Kind::Stride), Value::String(s)) if crate::calendar::CalUnit::parse(s).is_some() => {}
+        (Some(k), Value::String(s)) => out.push((path.clone(), k, s)),
+        (Some(_), _) => {}
+        (None, Value::Object(m)) => {
             if let Some(Value::Object(props)) = schema.get("properties") {
-                for (k, x) in m.iter_mut() {
+                for (k, x) in m {
                     if let Some(sub) = props.get(k) {
                         path.push(json!(k));
-                        changed |= resolve_value_in(sub, x, path, zone)?;
+                        time_strings(sub, x, path, out);
                         path.pop();
                     }
                 }
             }
         }
-        Value::Array(a) => {
+        (None, Value::Array(a)) => {
             if let Some(items) = schema.get("items") {
-                for (i, x) in a.iter_mut().enumerate() {
+                for (i, x) in a.iter().enumerate() {
                     path.push(json!(i));
-                    changed |= resolve_value_in(items, x, path, zone)?;
+                    time_strings(items, x, path, out);
                     path.pop();
                 }
             }
         }
-        _ => {}
+        (None, _) => {}
     }
-    Ok(changed)
+}
+
+/// The value at instance `path` (object keys and array indices, as [`time_strings`] records
+/// them).
+fn at_path_mut<'v>(mut v: &'v mut Value, path: &[Value]) -> Option<&'v mut Value> {
+    for step in path {
+        v = match step {
+            Value::String(k) => v.get_mut(k.as_str())?,
+            Value::Number(i) => v.get_mut(usize::try_from(i.as_u64()?).ok()?)?,
+            _ => return None,
+        };
+    }
+    Some(v)
 }
 
 /// The arguments of a call to `spec` with every time and duration string resolved to µs:
@@ -360,7 +346,11 @@ pub fn resolve_value_in(
 /// time string without `Z` or an offset is local time of that zone; otherwise it is UTC. A
 /// `timezone` that does not parse is left for the operator's validator to report.
 pub fn resolve_times(spec: &OpSpec, args: &Value) -> Result<Option<Value>, OpError> {
-    let mut v = args.clone();
+    let mut found = Vec::new();
+    time_strings(&spec.arg_schema(), args, &mut Vec::new(), &mut found);
+    if found.is_empty() {
+        return Ok(None);
+    }
     let zone = spec
         .args
         .iter()
@@ -368,23 +358,30 @@ pub fn resolve_times(spec: &OpSpec, args: &Value) -> Result<Option<Value>, OpErr
         .then(|| args.get("timezone").and_then(Value::as_str))
         .flatten()
         .and_then(|z| crate::calendar::parse_zone(z).ok());
-    match resolve_value_in(&spec.arg_schema(), &mut v, &mut Vec::new(), zone) {
-        Ok(false) => Ok(None),
-        Ok(true) => Ok(Some(v)),
-        Err((path, e, kind)) => {
+    let mut v = args.clone();
+    for (path, kind, s) in found {
+        let parsed = match kind {
+            Kind::Instant => parse_instant_in(s, zone),
+            Kind::Duration | Kind::Stride => parse_duration_us(s),
+        };
+        let us = parsed.map_err(|e| {
             let (what, forms): (&str, &[&str]) = match kind {
                 Kind::Duration => ("a duration", &DURATION_FORMS),
                 Kind::Stride => ("a stride", &STRIDE_FORMS),
                 Kind::Instant => ("a time", &TIME_FORMS),
             };
-            Err(OpError::with(
+            OpError::with(
                 Code::Schema,
                 format!(
                     "invalid args for {}: '{}' is not {what}: {}",
                     spec.name, e.input, e.reason
                 ),
                 json!({"path": path, "repair": {"accepted_forms": forms, "docs": "docs/times.md"}}),
-            ))
-        }
+            )
+        })?;
+        let slot = at_path_mut(&mut v, &path)
+            .ok_or_else(|| OpError::internal("a time string's path does not lead back to it"))?;
+        *slot = json!(us);
     }
+    Ok(Some(v))
 }
