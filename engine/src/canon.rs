@@ -219,7 +219,14 @@ pub fn digest(v: &Value) -> String {
 /// [`digest`] of the object `m`, without building a `Value` around it.
 pub fn digest_map(m: &Map<String, Value>) -> String {
     let mut h = Hashing::default();
-    h.object(m);
+    h.object(m.iter());
+    h.finish()
+}
+
+/// [`digest_map`] of `m` without its member `key` (absent or not), without copying `m`.
+pub fn digest_map_without(m: &Map<String, Value>, key: &str) -> String {
+    let mut h = Hashing::default();
+    h.object(m.iter().filter(|(k, _)| k.as_str() != key));
     h.finish()
 }
 
@@ -254,15 +261,16 @@ impl Hashing {
                 }
                 self.buf.push(']');
             }
-            Value::Object(m) => self.object(m),
+            Value::Object(m) => self.object(m.iter()),
             other => write_value(&mut self.buf, other),
         }
         self.flush_if_full();
     }
 
-    fn object(&mut self, m: &Map<String, Value>) {
+    /// The members of an object, in the map's (sorted) order.
+    fn object<'m>(&mut self, members: impl Iterator<Item = (&'m String, &'m Value)>) {
         self.buf.push('{');
-        for (i, (k, x)) in m.iter().enumerate() {
+        for (i, (k, x)) in members.enumerate() {
             if i > 0 {
                 self.buf.push(',');
             }
@@ -324,6 +332,36 @@ mod tests {
             );
         }
         assert_eq!(digest(&Value::Null), hex(&Sha256::digest(b"null")));
+    }
+
+    /// Leaving a member out hashes the text of the object without it: first, middle, last
+    /// and absent keys, and the only key.
+    #[test]
+    fn a_digest_without_one_member_is_the_digest_of_the_text_without_it() {
+        use sha2::{Digest, Sha256};
+        let m = serde_json::json!({"a": 1, "cursor": "x", "z": [1, 2]});
+        let Value::Object(map) = &m else {
+            unreachable!()
+        };
+        let text = |t: &str| hex(&Sha256::digest(t.as_bytes()));
+        assert_eq!(
+            digest_map_without(map, "a"),
+            text(r#"{"cursor":"x","z":[1,2]}"#)
+        );
+        assert_eq!(
+            digest_map_without(map, "cursor"),
+            text(r#"{"a":1,"z":[1,2]}"#)
+        );
+        assert_eq!(
+            digest_map_without(map, "z"),
+            text(r#"{"a":1,"cursor":"x"}"#)
+        );
+        assert_eq!(digest_map_without(map, "q"), digest_map(map));
+        let one = serde_json::json!({"cursor": 3});
+        let Value::Object(one) = &one else {
+            unreachable!()
+        };
+        assert_eq!(digest_map_without(one, "cursor"), text("{}"));
     }
 
     fn f(x: f64) -> String {

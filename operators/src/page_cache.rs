@@ -4,13 +4,13 @@
 //!
 //! An entry is keyed by the operator, the store state the result was computed on
 //! ([`tgms_engine::Snapshot::state_token`]: the store handle and its batch count, so a write
-//! makes every older entry unreachable) and the call's canonical arguments without `cursor`
-//! (`as_of_tt` and `limit` included: capped lists depend on the limit). It holds the
-//! kernel's payload and the complete paged list; a page is cut from it by the same rule as a
-//! kernel's page ([`crate::output::page_of`]), so the envelope bytes are the same. The cache
-//! is bounded by bytes ([`set_budget_bytes`], default 256 MiB; `0` turns it off; the CLI
-//! sets it from `TGMS_PAGE_CACHE_BYTES`, the library reads no environment) and evicts the
-//! least recently used entry first.
+//! makes every older entry unreachable) and the SHA-256 digest of the call's canonical
+//! arguments without `cursor` (`as_of_tt` and `limit` included: capped lists depend on the
+//! limit). It holds the kernel's payload and the complete paged list; a page is cut from it
+//! by the same rule as a kernel's page ([`crate::output::page_of`]), so the envelope bytes
+//! are the same. The cache is bounded by bytes ([`set_budget_bytes`], default 256 MiB; `0`
+//! turns it off; the CLI sets it from `TGMS_PAGE_CACHE_BYTES`, the library reads no
+//! environment) and evicts the least recently used entry first.
 
 use crate::args::Args;
 use crate::output::Complete;
@@ -79,12 +79,11 @@ pub fn key(op: &str, args: &Args, token: (u64, u64, u64)) -> Option<String> {
     if budget_bytes() == 0 {
         return None;
     }
-    let mut m = args.0.clone();
-    m.remove("cursor");
+    // The digest, not the text: a `compute` call's args may hold a table of a million rows.
     let (h, b, f) = token;
     Some(format!(
         "{op}\u{0}{h}.{b}.{f}\u{0}{}",
-        crate::json::to_string(&Value::Object(m))
+        tgms_engine::canon::digest_map_without(&args.0, "cursor")
     ))
 }
 
