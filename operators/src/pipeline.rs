@@ -233,9 +233,14 @@ fn kernel_payload(
 /// The payload of an envelope (the envelope minus `op`, `args_echo`, `dataset_extent`,
 /// `result_digest`).
 pub fn payload_of(envelope: &Value) -> Value {
-    let mut m: Map<String, Value> = envelope.as_object().cloned().unwrap_or_default();
-    for k in ["op", "args_echo", "dataset_extent", "result_digest"] {
-        m.remove(k);
-    }
+    const ENVELOPE_ONLY: [&str; 4] = ["op", "args_echo", "dataset_extent", "result_digest"];
+    // Filtered before copying: `args_echo` may hold a `compute` step's whole input table.
+    let m: Map<String, Value> = envelope
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| !ENVELOPE_ONLY.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
     Value::Object(m)
 }

@@ -102,6 +102,23 @@ fn pages_are_read_from_the_kept_result_with_identical_bytes() {
             json!({"query": "u", "limit": 4}),
             "rows",
         ),
+        // Lazily rendered, from both read paths: every version, and the current belief in
+        // a window (the valid-time index).
+        (
+            "version_history",
+            json!({"kind": "edge", "belief": "all", "limit": 60}),
+            "rows",
+        ),
+        (
+            "version_history",
+            json!({"kind": "edge", "window": {"t_a": 500, "t_b": 2500}, "limit": 40}),
+            "rows",
+        ),
+        (
+            "version_history",
+            json!({"kind": "node", "window": {"t_a": 0, "t_b": 100}, "limit": 9}),
+            "rows",
+        ),
     ];
     for (op, args, list) in &calls {
         // Without the cache: every page runs the kernel (today's behaviour).
@@ -116,7 +133,8 @@ fn pages_are_read_from_the_kept_result_with_identical_bytes() {
         assert_eq!(cached, plain, "{op}: envelope bytes differ with the cache");
         // An eager list is kept by the first page's run; a lazily rendered one by the
         // second's. Every later page is a read.
-        let expected_runs = if *op == "resolve_entities" { 2 } else { 1 };
+        let lazy = ["resolve_entities", "version_history"].contains(op);
+        let expected_runs = if lazy { 2 } else { 1 };
         assert_eq!(
             runs,
             expected_runs,

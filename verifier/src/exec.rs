@@ -694,8 +694,10 @@ fn resolve_answer(plan: &Plan, done: &BTreeMap<String, Done>) -> (Value, Option<
         );
     };
     if plan.answer_from == src.id {
-        let p = tgms_operators::pipeline::payload_of(&d.envelope);
-        let mut m = p.as_object().cloned().unwrap_or_default();
+        let mut m = match tgms_operators::pipeline::payload_of(&d.envelope) {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        };
         m.insert("result_digest".into(), d.envelope["result_digest"].clone());
         let c = path_complete(&d.descriptor, d.ref_truncations, None);
         return (Value::Object(m), None, c);

@@ -105,8 +105,8 @@ impl Sel {
     }
 }
 
-fn node_row(n: &NodeVersion<'_>, superseded: bool) -> Value {
-    json!({"vid": n.vid(), "uid": n.uid(), "label": n.label(), "vt_s": n.vt_s(), "vt_e": n.vt_e(),
+fn node_row(n: &NodeVersion<'_>, superseded: bool, vid: String) -> Value {
+    json!({"vid": vid, "uid": n.uid(), "label": n.label(), "vt_s": n.vt_s(), "vt_e": n.vt_e(),
         "tt_s": n.tt_s(), "tt_e": if superseded { n.tt_e() } else { OPEN_END },
         "origin": n.origin().as_str(), "reason": n.reason(),
         "closed_by": if superseded { n.closed_by().map(|o| o.as_str()) } else { None },
@@ -114,15 +114,22 @@ fn node_row(n: &NodeVersion<'_>, superseded: bool) -> Value {
         "ingestion_lag_us": n.ingestion_lag_us()})
 }
 
-fn edge_row(e: &EdgeVersion<'_>, superseded: bool) -> Value {
-    let eid = e.eid();
-    json!({"vid": tgms_engine::ident::vid(&eid, e.tt_s(), e.vt_s()), "eid": eid, "src": e.src(),
+fn edge_row(e: &EdgeVersion<'_>, superseded: bool, vid: String, eid: String) -> Value {
+    json!({"vid": vid, "eid": eid, "src": e.src(),
         "dst": e.dst(), "rel_type": e.rel_type(), "disc": e.disc(), "vt_s": e.vt_s(),
         "vt_e": e.vt_e(), "tt_s": e.tt_s(), "tt_e": if superseded { e.tt_e() } else { OPEN_END },
         "origin": e.origin().as_str(), "reason": e.reason(),
         "closed_by": if superseded { e.closed_by().map(|o| o.as_str()) } else { None },
         "close_reason": if superseded { e.close_reason() } else { None },
         "ingestion_lag_us": e.ingestion_lag_us()})
+}
+
+/// A kept version and whether it is shown as superseded; its row is built only when its
+/// page is ([`Output::paged_lazy`]).
+enum Kept<'s> {
+    Node(NodeVersion<'s>, bool),
+    /// With its `eid`, which its vid was derived from.
+    Edge(EdgeVersion<'s>, bool, String),
 }
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
@@ -137,8 +144,8 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             return Err(OpError::unknown_uid(u));
         }
     }
-    // (tt_s, vid, row): rows are filtered on integers before ids are derived.
-    let mut keyed: Vec<(i64, String, Value)> = Vec::new();
+    // (tt_s, vid, version): versions are filtered on integers before ids are derived.
+    let mut keyed: Vec<(i64, String, Kept<'_>)> = Vec::new();
     if args.str("kind")? == "node" {
         let nodes: Vec<NodeVersion<'_>> = match uid {
             Some(u) => ctx
@@ -158,7 +165,7 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         };
         for n in nodes {
             if let Some(sup) = sel.keep(n.tt_s(), n.tt_e(), n.vt_s(), n.vt_e()) {
-                keyed.push((n.tt_s(), n.vid(), node_row(&n, sup)));
+                keyed.push((n.tt_s(), n.vid(), Kept::Node(n, sup)));
             }
         }
     } else {
@@ -179,13 +186,23 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 continue;
             }
             if let Some(sup) = sel.keep(e.tt_s(), e.tt_e(), e.vt_s(), e.vt_e()) {
-                let row = edge_row(&e, sup);
-                let vid = row["vid"].as_str().unwrap_or_default().to_string();
-                keyed.push((e.tt_s(), vid, row));
+                let eid = e.eid();
+                let vid = tgms_engine::ident::vid(&eid, e.tt_s(), e.vt_s());
+                keyed.push((e.tt_s(), vid, Kept::Edge(e, sup, eid)));
             }
         }
     }
     keyed.sort_by(|x, y| (x.0, &x.1).cmp(&(y.0, &y.1)));
-    out.paged("rows", keyed.into_iter().map(|k| k.2).collect())?;
+    // The declared row key is the `vid` field: the vids are the keys.
+    let keys = keyed.iter().map(|k| Value::from(k.1.as_str())).collect();
+    out.paged_lazy("rows", keys, |page| {
+        Ok(keyed
+            .drain(page)
+            .map(|(_, vid, kept)| match kept {
+                Kept::Node(n, sup) => node_row(&n, sup, vid),
+                Kept::Edge(e, sup, eid) => edge_row(&e, sup, vid, eid),
+            })
+            .collect())
+    })?;
     Ok(())
 }
