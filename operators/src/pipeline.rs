@@ -233,14 +233,29 @@ fn kernel_payload(
 /// The payload of an envelope (the envelope minus `op`, `args_echo`, `dataset_extent`,
 /// `result_digest`).
 pub fn payload_of(envelope: &Value) -> Value {
-    const ENVELOPE_ONLY: [&str; 4] = ["op", "args_echo", "dataset_extent", "result_digest"];
-    // Filtered before copying: `args_echo` may hold a `compute` step's whole input table.
-    let m: Map<String, Value> = envelope
+    Value::Object(envelope_without(
+        envelope,
+        &["op", "args_echo", "dataset_extent", "result_digest"],
+    ))
+}
+
+/// What an answer naming a whole step quotes: the payload with its `result_digest` (the
+/// envelope minus `op`, `args_echo`, `dataset_extent`).
+pub fn quoted_result_of(envelope: &Value) -> Value {
+    Value::Object(envelope_without(
+        envelope,
+        &["op", "args_echo", "dataset_extent"],
+    ))
+}
+
+/// The members of `envelope` not named in `left_out`, copied. Filtered before copying:
+/// `args_echo` may hold a `compute` step's whole input table.
+fn envelope_without(envelope: &Value, left_out: &[&str]) -> Map<String, Value> {
+    envelope
         .as_object()
         .into_iter()
         .flatten()
-        .filter(|(k, _)| !ENVELOPE_ONLY.contains(&k.as_str()))
+        .filter(|(k, _)| !left_out.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
-    Value::Object(m)
+        .collect()
 }

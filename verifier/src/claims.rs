@@ -785,12 +785,7 @@ fn check_answer(ctx: &Ctx<'_>, a: &Value) -> (String, String) {
             Err(e) => return verdict(UNVERIFIABLE, format!("bad from-path ({})", e.message)),
         }
     } else {
-        let mut m = tgms_operators::pipeline::payload_of(&l.env)
-            .as_object()
-            .cloned()
-            .unwrap_or_default();
-        m.insert("result_digest".into(), l.env["result_digest"].clone());
-        (Value::Object(m), None)
+        (tgms_operators::pipeline::quoted_result_of(&l.env), None)
     };
     let claimed_complete = a.get("complete") == Some(&Value::Bool(true));
     let mut certified = false;

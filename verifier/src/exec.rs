@@ -694,13 +694,9 @@ fn resolve_answer(plan: &Plan, done: &BTreeMap<String, Done>) -> (Value, Option<
         );
     };
     if plan.answer_from == src.id {
-        let mut m = match tgms_operators::pipeline::payload_of(&d.envelope) {
-            Value::Object(m) => m,
-            _ => Map::new(),
-        };
-        m.insert("result_digest".into(), d.envelope["result_digest"].clone());
+        let quoted = tgms_operators::pipeline::quoted_result_of(&d.envelope);
         let c = path_complete(&d.descriptor, d.ref_truncations, None);
-        return (Value::Object(m), None, c);
+        return (quoted, None, c);
     }
     match RefPath::parse(&plan.answer_from).and_then(|rp| Ok((rp.eval(&d.envelope)?, rp))) {
         Ok((v, rp)) => {
