@@ -1336,7 +1336,7 @@ impl Snapshot<'_> {
             .for_each(|p| {
                 for run in p.chunk_by_mut(|a, b| a.t == b.t) {
                     if run.len() > 1 {
-                        run.sort_by_cached_key(|e| (src.eid(e.dst), src.row_tt_s(1, e.src), e.src));
+                        run.sort_by_cached_key(|e| src.tie_key(e.src, e.dst));
                     }
                 }
             });
@@ -1362,6 +1362,58 @@ impl Snapshot<'_> {
             }
         });
         ev
+    }
+    /// [`Snapshot::start_events`] restricted to the versions whose source and destination
+    /// are both among `uids` (uids the snapshot does not know are ignored): the same events
+    /// in the same order as filtering `start_events`' output, but read from the out-edges
+    /// of those nodes, so the cost follows the filter's edges and not the window's.
+    pub fn start_events_among(
+        &self,
+        t_a: i64,
+        t_b: i64,
+        as_of_tt: i64,
+        uids: &[String],
+    ) -> Vec<StartEvent> {
+        let src = self.src();
+        let mut set: Vec<u32> = uids.iter().filter_map(|u| src.uid_id(u)).collect();
+        set.sort_unstable();
+        set.dedup();
+        // (vt_s, row, identity, src, dst). Every row is in the out-list of its one source:
+        // no row is read twice. The cheapest test (is the destination in the set?) first.
+        let mut ev: Vec<(i64, u32, u32, u32, u32)> = set
+            .par_iter()
+            .flat_map_iter(|&u| {
+                let set = &set;
+                src.adjacency(u, true)
+                    .iter()
+                    .filter_map(move |&i| {
+                        let ident = src.row_ident(1, i);
+                        let d = src.ident_part(ident, 1);
+                        set.binary_search(&d).ok()?;
+                        let t = src.row_vt(1, i).0;
+                        (t_a <= t && t < t_b && src.believed(1, i, as_of_tt))
+                            .then_some((t, i, ident, u, d))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        ev.par_sort_unstable();
+        for run in ev.chunk_by_mut(|a, b| a.0 == b.0) {
+            if run.len() > 1 {
+                run.sort_by_cached_key(|e| src.tie_key(e.1, e.2));
+            }
+        }
+        ev.into_iter()
+            .map(|(t, _, _, s, d)| StartEvent { t, src: s, dst: d })
+            .collect()
+    }
+}
+
+impl Src<'_> {
+    /// The order of edge row `row` (of identity `ident`) among the versions that share its
+    /// `vt_s`: `(eid, tt_s, row)`, as [`Src::sorted_edges`] orders them.
+    fn tie_key(self, row: u32, ident: u32) -> (Id12, i64, u32) {
+        (self.eid(ident), self.row_tt_s(1, row), row)
     }
 }
 

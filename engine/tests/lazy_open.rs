@@ -203,6 +203,7 @@ fn compare_scans(
 ) -> usize {
     let (l, e) = (lazy.snapshot(), eager.snapshot());
     let mut non_empty = 0;
+    let mut non_empty_among = 0;
     let mut count = |v: &Vec<Value>| non_empty += usize::from(!v.is_empty());
     let nodes = |v: Vec<tgms_engine::NodeVersion<'_>>| -> Vec<Value> {
         v.into_iter().map(|n| Version::Node(n).to_json()).collect()
@@ -303,6 +304,30 @@ fn compare_scans(
                 "start_events {lo} {hi} {a}"
             );
             assert_eq!(e.start_events(lo, hi, a), want, "start_events (memory)");
+            // Among a node set: the versions of a both-ends touching scan that start in the
+            // window, in its order.
+            for set in &sets {
+                let scan = tgms_engine::EdgeScan {
+                    as_of_tt: a,
+                    vt_window: Some((lo, hi)),
+                    rel_types: None,
+                    touching: Some((set, tgms_engine::Touch::Both)),
+                };
+                let want: Vec<tgms_engine::StartEvent> = e
+                    .edge_scan(&scan)
+                    .into_iter()
+                    .filter(|v| lo <= v.vt_s() && v.vt_s() < hi)
+                    .map(|v| tgms_engine::StartEvent {
+                        t: v.vt_s(),
+                        src: v.src_id(),
+                        dst: v.dst_id(),
+                    })
+                    .collect();
+                let got = l.start_events_among(lo, hi, a, set);
+                assert_eq!(got, want, "start_events_among {lo} {hi} {a} {set:?}");
+                assert_eq!(e.start_events_among(lo, hi, a, set), want, "(memory)");
+                non_empty_among += usize::from(!want.is_empty());
+            }
             for stride in [1, 7, 1_000, 50_000] {
                 for rel in [None, Some("R"), Some("absent")] {
                     same_counts(&l, &e, (lo, hi, stride), a, rel);
@@ -351,6 +376,7 @@ fn compare_scans(
         );
     }
     assert!(lazy.is_lazy());
+    assert!(non_empty_among > 0, "no node set held a start event");
     non_empty
 }
 

@@ -365,9 +365,10 @@ pub fn events<'s>(
     })
 }
 
-/// The events to count, `(t, src, dst)` in the scan order of §14.1: without a node filter
-/// or edge predicate straight from [`tgms_engine::Snapshot::start_events`] (16 bytes per
-/// event, no version views), with one from the filtered scan. Also the events the
+/// The events to count, `(t, src, dst)` in the scan order of §14.1: without an edge
+/// predicate straight from [`tgms_engine::Snapshot::start_events`] or, with a node filter,
+/// [`tgms_engine::Snapshot::start_events_among`] (16 bytes per event, no version views),
+/// with one from the filtered scan. Also the events the
 /// predicate dropped as coerced.
 pub(crate) fn count_events(
     snap: tgms_engine::Snapshot<'_>,
@@ -377,9 +378,14 @@ pub(crate) fn count_events(
 ) -> Result<(Vec<MotifEvent>, usize, u64), OpError> {
     let (filter, (t_a, t_b)) = selection(snap, args)?;
     let mut coerced = 0;
-    let ev: Vec<MotifEvent> = if filter.is_none() && pred.is_none() {
-        let ev = snap.start_events(t_a, t_b, args.as_of_tt());
-        event_caps(ev.len(), cap_applies)?;
+    let ev: Vec<MotifEvent> = if pred.is_none() {
+        // Without a predicate no version is needed, only time and endpoints: with a node
+        // filter from the filter nodes' out-edges, else from the window.
+        let ev = match &filter {
+            Some(f) => snap.start_events_among(t_a, t_b, args.as_of_tt(), f),
+            None => snap.start_events(t_a, t_b, args.as_of_tt()),
+        };
+        event_caps(ev.len(), cap_applies && filter.is_none())?;
         ev.into_iter()
             .map(|e| MotifEvent {
                 t: e.t,
