@@ -71,6 +71,11 @@ fn scan_calls(r: &mut Rng, last_tt: i64) -> Vec<(&'static str, Value)> {
         json!({"motif": "M_triangle_cyclic", "delta": 20, "window": w.clone(),
             "node_filter": [a, b, UIDS[2]]}),
     ));
+    v.push((
+        "count_temporal_motifs",
+        json!({"motif": "all", "delta": r.int(1, 30), "window": w.clone(), "as_of_tt": as_of,
+            "node_filter": [a, b, UIDS[2], UIDS[3], UIDS[4]]}),
+    ));
     for kind in ["node", "edge"] {
         for belief in ["current", "superseded", "all"] {
             v.push((

@@ -6,7 +6,8 @@
 //!   merged events;
 //! * stars: per centre, pre/mid/post counters over its time-ordered incident events, with the
 //!   same-neighbour (two-node) cases excluded per neighbour;
-//! * triangles: per static triangle, the 3-counter over the triangle's merged events.
+//! * triangles: per static triangle, the 3-counter over the triangle's merged events — or,
+//!   when δ is short against the events' spread, per δ-wedge ([`wedges`]).
 //!
 //! All passes are parallel (rayon) and sum 64-bit counters, so the result is bit-identical for
 //! any thread count. No triple of events is ever enumerated.
@@ -18,6 +19,8 @@
 
 use super::{event_order, node_count, TEdge, TieMode};
 use rayon::prelude::*;
+
+mod wedges;
 
 /// `m[i-1][j-1]` = count of `M_i_j`.
 pub type MotifMatrix = [[u64; 6]; 6];
@@ -1218,7 +1221,16 @@ fn matrix_parts(
                 m = add_matrix(m, count_pairs(&pi, delta, strict));
             }
             if parts.triangles {
-                m = add_matrix(m, count_triangles(pi, n, delta, strict));
+                let by_wedges = wedges::count_triangles_by_wedges(
+                    ev,
+                    &pi,
+                    n,
+                    delta,
+                    strict,
+                    wedges::WEDGES_PER_EVENT,
+                );
+                let tri = by_wedges.unwrap_or_else(|| count_triangles(pi, n, delta, strict));
+                m = add_matrix(m, tri);
             }
         }
         m
