@@ -79,9 +79,10 @@
 //! its `E_LIMIT` message), [`cost::Budget`] (§7.5 runtime work budgets, `E_COST` per §5.4),
 //! [`ops::validate_window`], [`cost::scan_estimate`], [`cost::point_read_estimate`],
 //! [`cost::window_fraction`], [`json::round9`] / [`json::float`] for float outputs.
-//! Tests: add an oracle function to `tests/oracle.rs` (plain rows, written from the spec;
-//! workloads, plain rows and the paging/cap/certificate rules are in `tests/common/kit.rs`)
-//! and an entry to its `OPS` table and argument generator; add the operator's vectors to
+//! Tests: add an oracle function to the operator family's module of `tests/oracle/` (plain
+//! rows, written from the spec; workloads, plain rows and the paging/cap/certificate rules
+//! are in `tests/common/kit.rs`) and an entry to the `OPS` table and argument generator of
+//! `tests/oracle/random_stores.rs`; add the operator's vectors to
 //! `tests/vectors.rs`; regenerate `tests/golden/tools_anthropic.json` with
 //! `TGMS_UPDATE_GOLDEN=1` and review the diff.
 #![forbid(unsafe_code)]

@@ -56,7 +56,7 @@ fn ok(v: Value) -> Value {
 }
 
 /// The exact census of the same call (the exact kernel, itself checked against a
-/// brute-force enumeration in `oracle.rs` and `kernels_motifs.rs`).
+/// brute-force enumeration in `oracle/` and `kernels_motifs.rs`).
 fn exact(s: &Store, motif: &str, delta: i64, tie: &str) -> Value {
     ok(call(
         s,

@@ -1,6 +1,6 @@
 //! Brute-force oracles of the traversal and pattern operators (`operators.md` §12–§15, §19),
 //! written from the spec over the plain rows of [`super::kit`], independent of
-//! `tgms_operators::kernels`. Shared by `oracle.rs` and the edge-predicate tests
+//! `tgms_operators::kernels`. Shared by `oracle/` and the edge-predicate tests
 //! (`pattern_predicates.rs`), which run them over rows the predicate hides.
 
 use super::kit::*;
