@@ -30,20 +30,30 @@ use tgms_operators::contract::Contract;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ArrowRowsError {
+    /// No operator of this name is registered.
     #[error("unknown operator {0:?}")]
     UnknownOp(String),
+    /// The operator has no list-valued output of this name.
     #[error("operator {op} has no list output {list:?} (its lists: {lists})")]
     UnknownList {
+        /// The operator asked for.
         op: String,
+        /// The list output asked for.
         list: String,
+        /// The operator's list outputs, comma-separated.
         lists: String,
     },
+    /// A value does not fit the contract of its column.
     #[error("{path}: expected {expected}, found {found}")]
     Mismatch {
+        /// Where the value sits, e.g. `rows[].props.n` (`[]` for each list level).
         path: String,
+        /// What the contract allows there, in words.
         expected: String,
+        /// The value found, as canonical JSON cut to 60 characters (`null` when absent).
         found: String,
     },
+    /// Building the Arrow arrays or batch failed.
     #[error("arrow: {0}")]
     Arrow(#[from] ArrowError),
 }
@@ -104,11 +114,17 @@ fn columns_of(elem: &Contract, rows: &[Value]) -> Vec<(String, Contract)> {
 /// The value kinds seen in one inferred column (or one prop across a store), joined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// Only JSON nulls (or nothing) seen.
     Null,
+    /// Integers that fit `i64`.
     Int,
+    /// Other numbers (or integers mixed with them).
     Float,
+    /// Strings.
     Str,
+    /// Booleans.
     Bool,
+    /// Arrays, objects, or values of different kinds mixed: kept as JSON text.
     Json,
 }
 

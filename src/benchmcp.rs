@@ -17,6 +17,7 @@ use tgms_operators::{call_operator, CallOptions};
 
 /// Options of one run.
 pub struct McpBenchOpts<'a> {
+    /// The store directory: opened read-only in process, and served by `tgms serve --readonly`.
     pub store: &'a Path,
     /// Timed calls per measurement (after as many warm-ups as a tenth of them).
     pub calls: usize,

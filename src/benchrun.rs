@@ -14,12 +14,15 @@ use tgms_engine::Store;
 
 /// Options of one run.
 pub struct RunOpts {
+    /// Generate the synthetic log with this many events (fixed clock), unless `log` is given.
     pub scale: Option<u64>,
     /// A TGMS event log to import instead of `scale` (replayed-log parameters, §2.1).
     pub log: Option<PathBuf>,
     /// Where the store goes; used as it is when it already holds one.
     pub store: Option<PathBuf>,
+    /// Where to write the run record as canonical JSON, if anywhere.
     pub json: Option<PathBuf>,
+    /// Warm-ups and timed repetitions per query.
     pub protocol: Protocol,
     /// Only these query ids (all when empty).
     pub only: Vec<String>,

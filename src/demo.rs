@@ -27,17 +27,24 @@ pub const COLLEGEMSG_DIGEST: &str =
 /// One check shown by the demo.
 #[derive(Clone, Debug)]
 pub struct DemoCheck {
+    /// The demo section it belongs to: `setup`, or `a` … `e` as in the module docs.
     pub section: &'static str,
+    /// What the check asserts, in words.
     pub name: String,
+    /// Whether it passed.
     pub ok: bool,
+    /// What was observed (shown next to the mark).
     pub detail: String,
 }
 
 /// What the demo did.
 #[derive(Clone, Debug)]
 pub struct DemoReport {
+    /// The work directory holding the demo's stores (kept after the run).
     pub dir: PathBuf,
+    /// The trace viewer page written (default: `demo-trace.html` in `dir`).
     pub html: PathBuf,
+    /// Every check made, in order; the demo passes when all hold.
     pub checks: Vec<DemoCheck>,
 }
 

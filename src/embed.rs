@@ -24,7 +24,10 @@ pub enum EmbedError {
     /// The plan did not pass the static verifier; `report` is `{"valid": false,
     /// "violations": [...]}` with a repair for each violation.
     #[error("plan invalid: {report}")]
-    PlanInvalid { report: Value },
+    PlanInvalid {
+        /// The static verifier's report.
+        report: Value,
+    },
 }
 
 /// A successful operator envelope (`operators.md` §4) with typed accessors. The JSON is kept
@@ -91,7 +94,9 @@ impl Envelope {
 /// envelope of every step that ran.
 #[derive(Clone, Debug)]
 pub struct PlanRun {
+    /// The trace JSON, with `ok`, `steps` and `trace_id`.
     pub trace: Value,
+    /// The envelope of every step that ran, by step id.
     pub envelopes: BTreeMap<String, Envelope>,
 }
 

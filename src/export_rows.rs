@@ -64,7 +64,9 @@ pub const ROW_GROUP: usize = 1 << 17;
 /// Output format of `export-rows` (also its `--format` values).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
+    /// CSV with a header line.
     Csv,
+    /// Parquet with text columns and integer times.
     Parquet,
     /// An Arrow IPC stream with the typed schema (`crate::export_typed`).
     Arrow,
@@ -86,7 +88,9 @@ impl Format {
 /// One stored row as the exporters see it: the text of every column (`None` = null; the
 /// time columns as decimal text too, for CSV) and the four times as integers.
 pub struct Row<'a> {
+    /// The text of each column of `COLUMNS`, in order; `None` is null.
     pub cells: [Option<&'a str>; 20],
+    /// `vt_s, vt_e, tt_s, tt_e` in µs (`OPEN_END` for an open end).
     pub times: [i64; 4],
 }
 

@@ -38,13 +38,18 @@ pub const BATCH_ROWS: usize = 1 << 16;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ExportError {
+    /// A file or directory could not be created or written.
     #[error("{path}: {source}")]
     Io {
+        /// The file or directory.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// Building an Arrow batch or writing the IPC stream failed.
     #[error("arrow: {0}")]
     Arrow(#[from] arrow_schema::ArrowError),
+    /// Writing the Parquet file failed.
     #[error("parquet: {0}")]
     Parquet(#[from] parquet::errors::ParquetError),
 }
@@ -87,7 +92,9 @@ pub struct Options {
 /// What the export wrote.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Written {
+    /// Node versions written.
     pub node_rows: u64,
+    /// Edge versions written.
     pub edge_rows: u64,
     /// The files written (one unless partitioned).
     pub files: Vec<PathBuf>,

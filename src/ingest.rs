@@ -62,10 +62,15 @@ impl Input {
 pub struct Request {
     /// The input's name in messages (its path, or the dataset's).
     pub name: PathBuf,
+    /// Where the lines are read from.
     pub input: Input,
+    /// How each line is parsed.
     pub format: Format,
+    /// How fields become events (rel type, uid prefix, named columns).
     pub map: Mapping,
+    /// What a bad line does.
     pub on_error: OnError,
+    /// How the chunks are keyed.
     pub keys: Keys,
     /// `--again`: load one more copy of an input that is already whole in the store.
     pub again: bool,
@@ -82,15 +87,17 @@ pub struct Summary {
     pub ignored_lines: u64,
     /// Rows left out by `--only`.
     pub filtered_rows: u64,
-    /// Bad lines left out (`--on-error skip`), and the first [`LISTED_BAD_LINES`] of them.
+    /// Bad lines left out (`--on-error skip`).
     pub skipped_lines: u64,
+    /// The first [`LISTED_BAD_LINES`] of the bad lines left out, in input order.
     pub skipped: Vec<BadLine>,
     /// Events this run committed.
     pub committed: u64,
     /// Events whose chunks an earlier run had committed (a resumed load).
     pub already_committed: u64,
-    /// Chunks written or acknowledged, and of those the ones already committed.
+    /// Chunks written or acknowledged.
     pub batches: u64,
+    /// Of `batches`, the chunks an earlier run had already committed (acknowledged only).
     pub skipped_batches: u64,
     /// The key prefix of the chunks (`PREFIX:N`), when keyed.
     pub batch_key: Option<String>,
@@ -98,7 +105,9 @@ pub struct Summary {
     pub copy: u64,
     /// The whole input was already in the store: nothing was written.
     pub already_ingested: bool,
+    /// Transaction time (µs) of the first chunk written or acknowledged; `None` without one.
     pub first_tt: Option<i64>,
+    /// Transaction time (µs) of the last chunk written or acknowledged; `None` without one.
     pub last_tt: Option<i64>,
 }
 

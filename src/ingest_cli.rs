@@ -20,7 +20,9 @@ pub enum OnErrorArg {
 /// `--time-unit`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum TimeUnitArg {
+    /// Seconds.
     S,
+    /// Milliseconds.
     Ms,
     /// Microseconds, the store's unit (what `tgms export-rows` writes).
     #[default]

@@ -111,6 +111,7 @@ impl Mapping {
 /// One line (row) of an input file that is not malformed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Record {
+    /// The event the line holds.
     Event(Event),
     /// A line the format ignores: blank, a comment, the header on line 1.
     Ignored,
@@ -126,7 +127,9 @@ pub struct BadLine {
     /// The offending field (`src`, `seconds`, a JSON key, a column name) or `line` when
     /// the line as a whole has the wrong shape.
     pub field: String,
+    /// The shape the field should have, in words.
     pub expected: String,
+    /// What the field held, in words or quoted.
     pub found: String,
 }
 

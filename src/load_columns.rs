@@ -14,7 +14,9 @@ use tgms_engine::{canon, Error, Event, EventEnd, Result};
 /// The unit of integer time cells (`--time-unit`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TimeUnit {
+    /// Seconds (× 1,000,000 to µs).
     S,
+    /// Milliseconds (× 1,000 to µs).
     Ms,
     /// Microseconds, the store's own unit (the default, and what `export-rows` writes).
     #[default]
@@ -46,11 +48,14 @@ impl TimeUnit {
 pub struct Columns {
     /// `--src`, `--dst`: the endpoint uid columns.
     pub src: String,
+    /// `--dst`: the destination uid column.
     pub dst: String,
     /// `--time-col`: the valid-time start; `--end`: the valid-time end (empty or null: an
     /// instant event).
     pub time: String,
+    /// `--end`: the valid-time end column, if any.
     pub end: Option<String>,
+    /// `--time-unit`: the unit of integer time cells.
     pub time_unit: TimeUnit,
     /// `--rel-type-col`: a column holding each event's rel type.
     pub rel_type: Option<String>,
@@ -142,10 +147,15 @@ struct Resolved {
 /// their type.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cell {
+    /// An empty CSV cell, or a null of a typed (Parquet, Arrow) column.
     Null,
+    /// A non-empty CSV cell, or a string of a typed column.
     Text(String),
+    /// An integer of a typed column (unsigned ones that fit `i64`).
     Int(i64),
+    /// A floating-point value of a typed column.
     Float(f64),
+    /// A boolean of a typed column.
     Bool(bool),
     /// A Parquet timestamp, converted to µs (its own unit wins over `--time-unit`).
     TimeUs(i64),

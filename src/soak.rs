@@ -138,16 +138,25 @@ pub fn read_acks(
 /// What a soak run counted.
 #[derive(Debug, Default)]
 pub struct SoakReport {
+    /// Batches the writers acknowledged.
     pub batches: u64,
+    /// Reader `stats` and `call` processes run.
     pub reads: u64,
+    /// Reader `check` processes run.
     pub checks: u64,
+    /// Compactions started (one per `COMPACT_EVERY` acknowledged batches).
     pub compactions: u64,
+    /// Writer processes SIGKILLed.
     pub faults: u64,
+    /// Every violation found, in words; a clean run has none.
     pub violations: Vec<String>,
+    /// Wall time of the run, in seconds.
     pub secs: f64,
 }
 
 impl SoakReport {
+    /// The counts as JSON (`violations` is the count, `violation_details` the list; `secs`
+    /// to one decimal).
     pub fn to_json(&self) -> Value {
         json!({"batches": self.batches, "reads": self.reads, "checks": self.checks,
             "compactions_started": self.compactions, "faults": self.faults,

@@ -12,7 +12,9 @@ use tgms_verifier::refpath::find_refs;
 /// One step as the graph shows it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
+    /// The step id.
     pub id: String,
+    /// The operator the step called.
     pub op: String,
     /// The step's status in the trace (`ok`, `error`, `skipped`, ...).
     pub status: String,
@@ -23,7 +25,9 @@ pub struct Node {
 /// One edge: `to` reads `from` (through a `$ref`, a `depends_on` entry, or both).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Edge {
+    /// The step read from.
     pub from: String,
+    /// The step that reads it.
     pub to: String,
     /// The `$ref` strings of `to` that point into `from` (empty: `depends_on` only).
     pub refs: Vec<String>,

@@ -22,6 +22,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// `trace` or `ask`, as listings and JSON show it.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Trace => "trace",
@@ -33,6 +34,7 @@ impl Kind {
 /// One stored trace or ask record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Entry {
+    /// Trace or ask record.
     pub kind: Kind,
     /// The full id (64 hex digits).
     pub id: String,
@@ -51,6 +53,7 @@ pub struct Entry {
 }
 
 impl Entry {
+    /// The entry as JSON, plus `id_prefix` (the first 12 digits) and `written_utc`.
     pub fn to_json(&self) -> Value {
         json!({"kind": self.kind.name(), "id": self.id, "id_prefix": &self.id[..12.min(self.id.len())],
             "written_us": self.written_us, "written_utc": iso_utc(self.written_us),
@@ -154,11 +157,24 @@ pub fn list(store: &Path) -> Vec<Entry> {
 #[derive(Debug, Clone, PartialEq)]
 pub enum PrefixError {
     /// Not 1–64 hex digits.
-    NotHex { given: String },
-    /// No stored trace or ask record starts with it (`recent`: the newest few ids).
-    Unknown { given: String, recent: Vec<Entry> },
+    NotHex {
+        /// The prefix as given.
+        given: String,
+    },
+    /// No stored trace or ask record starts with it.
+    Unknown {
+        /// The prefix as given.
+        given: String,
+        /// The newest stored entries (at most 10), newest first.
+        recent: Vec<Entry>,
+    },
     /// Several do.
-    Ambiguous { given: String, matches: Vec<Entry> },
+    Ambiguous {
+        /// The prefix as given.
+        given: String,
+        /// Every entry whose id starts with it, newest first.
+        matches: Vec<Entry>,
+    },
 }
 
 /// How many candidates an error lists.

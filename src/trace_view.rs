@@ -30,6 +30,7 @@ pub struct TraceView<'a> {
     pub plan: Option<&'a Value>,
     /// The answer object (§7) and its verification (§8.7), when any.
     pub answer_object: Option<&'a Value>,
+    /// The claim verifier's report on `answer_object` (§8.7), when any.
     pub verification: Option<&'a Value>,
     /// The gated answer object and its re-verification (§9), when any.
     pub gated: Option<(&'a Value, &'a Value)>,

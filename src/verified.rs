@@ -11,31 +11,44 @@ use tgms_verifier::{claims, exec};
 
 /// A claim the demo adds to the mechanical answer object, with the verdict it must get.
 pub struct ExtraClaim {
+    /// The claim object of §7.1 without its `id` (assigned when it is added).
     pub claim: Value,
     /// `supported` for a claim the demo emits as true; `unsupported` for a deliberately
     /// wrong one (which gating must drop).
     pub expect: &'static str,
+    /// What the claim says, shown next to its verdict (e.g. `DELIBERATELY WRONG: count + 1`).
     pub note: &'static str,
 }
 
 /// One plan of the demo: the plan JSON, the task input uids it is grounded by and a
 /// function giving its extra claims from the executed step envelopes.
 pub struct DemoPlan {
+    /// The plan JSON.
     pub plan: Value,
+    /// The task input uids the static verifier's grounding check admits.
     pub input_uids: Vec<String>,
+    /// The demo's extra claims, from the executed step envelopes by step id.
     #[allow(clippy::type_complexity)]
     pub extra: Box<dyn Fn(&BTreeMap<String, std::sync::Arc<Value>>) -> Vec<ExtraClaim>>,
 }
 
 /// The outcome of one verified run.
 pub struct Verified {
+    /// The plan JSON.
     pub plan: Value,
+    /// The static verifier's violations (a JSON array; empty for a valid plan).
     pub violations: Value,
+    /// The plan passed the static verifier; when false, every field below is null or empty.
     pub valid: bool,
+    /// The execution trace.
     pub trace: Value,
+    /// The mechanical answer object plus the demo's extra claims.
     pub answer_object: Value,
+    /// The claim verifier's report on `answer_object`.
     pub verification: Value,
+    /// The answer object after gating (unsupported claims dropped).
     pub gated: Value,
+    /// The claim verifier's report on `gated`.
     pub gated_verification: Value,
     /// Per claim id: (expected verdict, note) for the demo's own claims; mechanical claims
     /// expect `supported`.

@@ -13,9 +13,13 @@ use tgms_operators::{call_operator, CallOptions, Code};
 /// The registry parameters (§1.5, §2.1).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Params {
+    /// Start of the queried valid-time span (µs, inclusive).
     pub t0: i64,
+    /// End of the queried valid-time span (µs, exclusive); `t1 > t0`.
     pub t1: i64,
+    /// Transaction time (µs) of the first batch: the `as_of_tt` of `hist.asof`.
     pub tt_epoch1: i64,
+    /// The node filter of `motif.filtered`: 200 uids (fewer in a small real log).
     pub filter_uids: Vec<String>,
 }
 
@@ -60,8 +64,11 @@ impl Params {
 /// One registry query.
 #[derive(Clone, Debug)]
 pub struct Query {
+    /// The registry id (`hist.single`, `motif.all36`, ...).
     pub id: &'static str,
+    /// The operator the query calls.
     pub op: &'static str,
+    /// The operator arguments, built from the `Params`.
     pub args: Value,
     /// One of our three extra queries (not part of the 13).
     pub ours: bool,
@@ -212,8 +219,11 @@ pub fn rows_of(envelope: &Value) -> Option<i64> {
 /// than a second, else `reps_slow`.
 #[derive(Clone, Copy, Debug)]
 pub struct Protocol {
+    /// Untimed runs before the timed ones.
     pub warmups: u32,
+    /// Timed runs when the first timed run took under 1 s.
     pub reps_fast: u32,
+    /// Timed runs when the first timed run took 1 s or more.
     pub reps_slow: u32,
 }
 
@@ -265,18 +275,30 @@ pub fn p95(sorted: &[f64]) -> f64 {
 /// The per-query record (§2.3).
 #[derive(Clone, Debug)]
 pub struct QueryRecord {
+    /// The query's registry id.
     pub id: String,
+    /// The operator the query called.
     pub op: String,
+    /// True when every warm-up and timed run succeeded.
     pub ok: bool,
+    /// `registry_hash` of the last envelope (32 hex characters); `None` unless `ok`.
     pub hash: Option<String>,
+    /// The last envelope's `result_digest`, if it has one.
     pub result_digest: Option<String>,
+    /// Median of the timed runs (ms); `None` unless `ok`.
     pub p50_ms: Option<f64>,
+    /// 95th percentile of the timed runs (ms, the `p95` rule); `None` unless `ok`.
     pub p95_ms: Option<f64>,
+    /// The answer's row count by the `rows_of` rule.
     pub rows: Option<i64>,
+    /// Why the query failed: the error code of the call (`gr` for a cost refusal) or
+    /// `not_available`.
     pub error: Option<String>,
+    /// Every timed run's wall time (ms), in run order.
     pub timings_ms: Vec<f64>,
     /// False when the operator is not registered in this build.
     pub available: bool,
+    /// One of our three extra queries (not part of the 13).
     pub ours: bool,
 }
 

@@ -267,13 +267,17 @@ const ATTRS: [(&str, &str, [&str; 6]); 3] = [
 pub struct Transition {
     /// `12a + (i − 1)`.
     pub k: usize,
+    /// The service whose attribute changes: `svc-01` … `svc-12`.
     pub svc: String,
+    /// The attribute's relation type: `HAS_INSTANCE_TYPE`, `OWNED_BY` or `DEPLOYED_VERSION`.
     pub rel_type: &'static str,
+    /// The attribute value before the change (the edge's `dst`, e.g. `instance:t3.large`).
     pub old: String,
+    /// The attribute value from the change on.
     pub new: String,
-    /// The change instant `C(i, a)`.
+    /// The change instant `C(i, a)` (valid time, µs).
     pub c: i64,
-    /// The recording lag (3 days when `k mod 4 = 3`, else five minutes).
+    /// The recording lag (µs; 3 days when `k mod 4 = 3`, else five minutes).
     pub lag: i64,
 }
 
@@ -385,9 +389,13 @@ pub fn import_text(store: &mut Store, text: &str) -> Result<eventlog::ImportRepo
 /// One check of an evaluation: what was expected, what came out, whether they agree.
 #[derive(Clone, Debug)]
 pub struct Check {
+    /// What the check asserts, in words.
     pub name: String,
+    /// The expected value, rendered as text.
     pub expected: String,
+    /// The value that came out, rendered as text.
     pub got: String,
+    /// `expected == got`.
     pub ok: bool,
 }
 
@@ -424,20 +432,31 @@ fn s(v: &Value) -> String {
 /// An audit row of the incident (one stored `HAS_INSTANCE_TYPE` version).
 #[derive(Clone, Debug)]
 pub struct AuditRow {
+    /// The instance type the version records.
     pub dst: String,
+    /// Valid-time start (µs, inclusive).
     pub vt_s: i64,
+    /// Valid-time end (µs, exclusive; `OPEN_END` when open).
     pub vt_e: i64,
+    /// Transaction time the version was recorded (µs).
     pub tt_s: i64,
+    /// Transaction time the version stopped being believed (µs; `OPEN_END` while current).
     pub tt_e: i64,
+    /// The kind of write that created the version: `assert`, `retract`, `correct` or `ingest`.
     pub origin: String,
+    /// The reason given with that write (`null` when none; the evaluation requires one for
+    /// `retract` and `correct`).
     pub reason: String,
+    /// The kind of write that closed the version; `null` while it is current.
     pub closed_by: String,
+    /// The reason given by the closing write; `null` while the version is current.
     pub close_reason: String,
 }
 
 /// What the incident evaluation found (§6.3).
 #[derive(Clone, Debug)]
 pub struct IncidentReport {
+    /// The store digest of the incident dataset (checked against the published one).
     pub store_digest: String,
     /// The instance type at outage time (current beliefs).
     pub answer: String,
@@ -449,9 +468,11 @@ pub struct IncidentReport {
     pub naive_answer: String,
     /// The `version_history` rows of `HAS_INSTANCE_TYPE`, ordered by `(tt_s, vt_s)`.
     pub audit: Vec<AuditRow>,
-    /// The `state_at` envelope (s1) and the `version_history` envelope (s3).
+    /// The `state_at` envelope of plan step s1.
     pub s1: Value,
+    /// The `version_history` envelope of plan step s3 (the audit trail).
     pub s3: Value,
+    /// Every check made, in order; the evaluation passes when all hold.
     pub checks: Vec<Check>,
 }
 
@@ -700,12 +721,16 @@ pub fn naive_latest(store: &Store, uid: &str, rel_type: &str, at: Option<i64>) -
 /// Per class: `(correct, total)` for each of the three systems of §5.3.
 #[derive(Clone, Debug, Default)]
 pub struct RegressionReport {
+    /// The digest of the regression store (TV20 when built as published).
     pub store_digest: String,
     /// Class names in table order: before, boundary, after, pinned.
     pub classes: Vec<&'static str>,
     /// `state_at`, naive latest valid_from, valid-time only: per class `(correct, total)`.
     pub state_at: Vec<(u32, u32)>,
+    /// The naive latest-valid_from lookup (`naive_latest` without `at`): per class
+    /// `(correct, total)`.
     pub naive: Vec<(u32, u32)>,
+    /// The valid-time-only lookup (`naive_latest` with `at`): per class `(correct, total)`.
     pub valid_time_only: Vec<(u32, u32)>,
     /// The first few `state_at` failures (should be none).
     pub failures: Vec<String>,

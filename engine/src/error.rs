@@ -14,34 +14,55 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum Error {
     /// Well-typed but ill-formed write input (`E_INVALID_ARG`).
     #[error("{message}")]
-    InvalidArg { message: String },
+    InvalidArg {
+        /// What is wrong with the input.
+        message: String,
+    },
     /// Missing target version (`E_NOT_FOUND`).
     #[error("{message}")]
-    NotFound { message: String },
+    NotFound {
+        /// Which version was asked for.
+        message: String,
+    },
     /// Store state problem: lock, read-only, clock, invariant (`E_STATE`); `about` holds
     /// what the payload's `details` say.
     #[error("{message}")]
-    State { message: String, about: StateAbout },
+    State {
+        /// What is wrong, in words.
+        message: String,
+        /// The structured details.
+        about: StateAbout,
+    },
     /// A write-ahead-log record before the final one is damaged (`E_STATE`); never repaired.
     #[error("event log damaged at record {record}: {kind}")]
     LogDamaged {
+        /// The log file.
         file: PathBuf,
+        /// 0-based number of the damaged record.
         record: u64,
+        /// Byte offset of the damaged record's frame in the file.
         offset: u64,
+        /// What is wrong with it.
         kind: CorruptionKind,
     },
     /// A store file is not what its format says (`E_STATE`).
     #[error("corrupt store file {file} at offset {offset}: {kind}")]
     Corruption {
+        /// The file.
         file: PathBuf,
+        /// Byte offset of the problem in the file.
         offset: u64,
+        /// What is wrong.
         kind: CorruptionKind,
     },
     /// An input file (event file, JSONL log, batch) is malformed (`E_INVALID_ARG`).
     #[error("{file}:{line}: {reason}")]
     BadInput {
+        /// The input file.
         file: PathBuf,
+        /// 1-based number of the offending line.
         line: u64,
+        /// What is wrong with the line.
         reason: String,
     },
     /// An op of a batch given as user input has an unknown field or op kind, or lacks a
@@ -49,15 +70,21 @@ pub enum Error {
     /// batch, `suggestion` the nearest valid name.
     #[error("op {index}: {message}")]
     BadOp {
+        /// 0-based place of the op in the batch.
         index: usize,
+        /// The field at fault, when one is.
         field: Option<String>,
+        /// What is wrong with the op.
         message: String,
+        /// The nearest valid field or op name, when one is close.
         suggestion: Option<String>,
     },
     /// An operating-system I/O failure (`E_STATE`).
     #[error("I/O error on {path}: {source}")]
     Io {
+        /// The file or directory the operation was on.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
@@ -75,10 +102,13 @@ pub enum Error {
     OutcomeUnknown {
         /// 0-based number of the batch among the store's batches.
         seq: u64,
+        /// The transaction time (µs) assigned to the batch.
         tt: i64,
         /// 0-based log record number its record would have.
         record: u64,
+        /// The batch key it was written under, if any.
         batch_key: Option<String>,
+        /// The failure of the write or sync.
         cause: String,
     },
 }
@@ -92,34 +122,57 @@ pub enum StateAbout {
     Nothing,
     /// Another process holds the writer lock: its pid when the lock file names one.
     Locked {
+        /// The pid of the holder, when the lock file names one.
         holder_pid: Option<u64>,
+        /// The lock file.
         lock_file: PathBuf,
     },
     /// A store cannot be created in a directory that holds files.
-    NotEmpty { path: PathBuf },
+    NotEmpty {
+        /// The directory.
+        path: PathBuf,
+    },
     /// No store (no log) at `path`.
-    NoStore { path: PathBuf },
+    NoStore {
+        /// The directory searched.
+        path: PathBuf,
+    },
     /// The log's good records end before the manifest's checkpoint: a shortened history.
     ShortenedLog {
+        /// The log file.
         file: PathBuf,
+        /// Bytes of the log up to the end of its last good record.
         log_good_bytes: u64,
+        /// Good records in the log.
         log_good_records: u64,
+        /// The log byte offset of the manifest's checkpoint.
         checkpoint_offset: u64,
+        /// The log record number of the manifest's checkpoint.
         checkpoint_record: u64,
     },
     /// `file` is not a TGMS event log (no header line).
-    NotAnEventLog { file: PathBuf },
+    NotAnEventLog {
+        /// The file given.
+        file: PathBuf,
+    },
     /// Line `line` of event log `file` has a `batch_id` that does not match its content.
     BatchIdMismatch {
+        /// The event log.
         file: PathBuf,
+        /// 1-based line number.
         line: u64,
+        /// The `batch_id` the line carries.
         found: String,
+        /// The `batch_id` its content hashes to.
         expected: String,
     },
     /// A store error raised while importing line `line` of event log `file`.
     AtLine {
+        /// The event log.
         file: PathBuf,
+        /// 1-based line number.
         line: u64,
+        /// The details of the store error.
         about: Box<StateAbout>,
     },
 }
@@ -133,23 +186,34 @@ pub enum CorruptionKind {
     /// The file does not start with the magic of its format (`format`: `segment`,
     /// `manifest`, `write-ahead log`): it is not a file of that kind.
     #[error("bad magic: not a tgms {format}")]
-    BadMagic { format: &'static str },
+    BadMagic {
+        /// The format the file should have.
+        format: &'static str,
+    },
     /// A checksum stored for some bytes does not match them; `what` names the bytes
     /// (`header`, `footer`, `chunk 12`, `record`).
     #[error("{what} checksum mismatch")]
-    ChecksumMismatch { what: String },
+    ChecksumMismatch {
+        /// The bytes whose checksum failed.
+        what: String,
+    },
     /// A format version this build does not read; `what` names the version field
     /// (`segment major`), `reads` the version it does read where there is one.
     #[error("{what} version {version} is not supported{}", reads_note(*.reads))]
     UnsupportedVersion {
+        /// The version field.
         what: &'static str,
+        /// The version the file has.
         version: u16,
+        /// The version this build reads, where there is one.
         reads: Option<u16>,
     },
     /// A problem inside chunk `chunk` of a segment file.
     #[error("chunk {chunk}: {kind}")]
     InChunk {
+        /// The chunk's index in the segment.
         chunk: u16,
+        /// What is wrong inside it.
         kind: Box<CorruptionKind>,
     },
     /// Bytes that break another rule of the format; the text names the rule and the place.

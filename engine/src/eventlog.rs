@@ -60,7 +60,12 @@ pub enum LineError {
     Malformed(String),
     /// The record's `batch_id` does not match its content.
     #[error("batch_id {found} does not match its content ({expected})")]
-    Mismatch { found: String, expected: String },
+    Mismatch {
+        /// The `batch_id` the record carries.
+        found: String,
+        /// The `batch_id` its content hashes to.
+        expected: String,
+    },
 }
 
 /// Parses one record line of a TGMS event log into `(tt, ops)` and verifies its

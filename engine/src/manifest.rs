@@ -17,8 +17,9 @@ pub const MANIFEST_FILE: &str = "MANIFEST";
 pub const MANIFEST_TMP: &str = "MANIFEST.tmp";
 /// Manifest magic.
 pub const MANIFEST_MAGIC: &[u8; 8] = b"TGMSMAN\0";
-/// Manifest major / minor version.
+/// Manifest major version (a reader refuses another major).
 pub const MANIFEST_MAJOR: u16 = 1;
+/// Manifest minor version.
 pub const MANIFEST_MINOR: u16 = 0;
 /// Record type: a segment was published.
 pub const REC_SEGMENT: u8 = 1;
@@ -39,14 +40,19 @@ pub fn seg_seq(name: &str) -> Option<u64> {
 /// One published segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SegEntry {
+    /// The segment's sequence number (its file is `seg_name(seq)`).
     pub seq: u64,
+    /// The segment file's length in bytes.
     pub file_len: u64,
+    /// BLAKE3 hash of the whole segment file.
     pub blake3: [u8; 32],
     pub(crate) base: Marks,
     pub(crate) end: Marks,
     /// WAL byte offset and record number the published state covers: replay starts there.
     pub wal_offset: u64,
+    /// The WAL record number matching `wal_offset`.
     pub wal_record: u64,
+    /// The segment's zone map (row counts, time ranges, rel types).
     pub zone: ZoneMap,
     /// Store statistics as of the covered log position.
     pub stats: Stats,
@@ -291,6 +297,7 @@ pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
 pub struct ManifestWriter {
     path: PathBuf,
     file: File,
+    /// Skip fsync after writes (the store's `Options::no_sync`; never the default).
     pub no_sync: bool,
 }
 

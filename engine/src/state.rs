@@ -124,16 +124,28 @@ type Postings = SmallVec<[u32; 4]>;
 /// Store statistics of `data-model.md` §11 (minus `disk_bytes`, read from the file system).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Distinct uids registered in the store.
     pub n_entities: u64,
+    /// Node versions stored (believed and superseded).
     pub n_node_versions: u64,
+    /// Edge versions stored (believed and superseded).
     pub n_edge_versions: u64,
+    /// Smallest `vt_s` of any edge version (µs); `None` without edges.
     pub vt_min: Option<i64>,
+    /// Largest edge valid-time end (µs): `vt_e`, or `vt_s + 1` for an open-ended version;
+    /// `None` without edges.
     pub vt_max: Option<i64>,
+    /// Edge versions per rel type.
     pub rel_type_counts: BTreeMap<String, u64>,
+    /// The most edge versions any one source uid has.
     pub max_out_degree: u64,
+    /// Transaction time (µs) of the first batch; `None` before any.
     pub first_tt: Option<i64>,
+    /// Transaction time (µs) of the last batch; `None` before any.
     pub last_tt: Option<i64>,
+    /// Batches applied, failed ones included.
     pub n_batches: u64,
+    /// Batches that failed and were rolled back (their tt is still used up).
     pub n_failed_batches: u64,
     /// The ingest ordinal counter (§6.7).
     pub ingest_ordinal: u64,

@@ -79,8 +79,11 @@ pub const CLOSE_IMAGE_ROWS: u64 = 1 << 16;
 /// One batch as found in the log, with its outcome when the log recorded it.
 #[derive(Debug, Clone)]
 pub struct LoggedBatch {
+    /// 0-based number of the batch's record in the log.
     pub record: u64,
+    /// The batch's transaction time (µs).
     pub tt: i64,
+    /// The batch's ops, in order.
     pub ops: Vec<Op>,
     /// The batch's idempotency key, when it was written with one.
     pub key: Option<String>,
@@ -89,11 +92,15 @@ pub struct LoggedBatch {
 /// Counts reported by a bulk ingest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IngestReport {
+    /// Events given (those of skipped chunks included).
     pub events: u64,
+    /// Chunks written or acknowledged.
     pub batches: u64,
     /// Chunks whose batch key was already committed (acknowledged, not applied again).
     pub skipped_batches: u64,
+    /// Transaction time (µs) of the first chunk; `None` without events.
     pub first_tt: Option<i64>,
+    /// Transaction time (µs) of the last chunk; `None` without events.
     pub last_tt: Option<i64>,
 }
 
@@ -1362,7 +1369,9 @@ pub fn ingest_key_prefix(input: &mut dyn Read) -> std::io::Result<String> {
 
 /// A batch that reached the log, and whether it applied.
 pub struct Committed {
+    /// The batch's transaction time (µs).
     pub tt: i64,
+    /// Whether the batch applied: an error means it was rolled back (a failed batch).
     pub result: Result<()>,
     /// True when the batch's key was already committed: `tt` and `result` are that earlier
     /// batch's, and nothing was written or applied now.
@@ -1414,7 +1423,9 @@ pub enum LogMode {
 /// in the segments, and an intact log holds them too (W5).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Checkpoint {
+    /// The log byte offset replay starts from.
     pub wal_offset: u64,
+    /// The log record number at `wal_offset`.
     pub wal_record: u64,
     /// Batches (failed ones included) the store held at the checkpoint.
     pub n_batches: u64,
@@ -1498,6 +1509,7 @@ pub fn verify_log_reaches_checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
 pub struct Salvage {
     /// Log records (batch and outcome) read, and the byte where the readable prefix ends.
     pub records_read: u64,
+    /// The byte offset where the readable prefix of the log ends.
     pub good_bytes: u64,
     /// The log file's length; bytes from `good_bytes` on were not read.
     pub file_bytes: u64,
@@ -1684,8 +1696,11 @@ pub fn replay_with(
 /// One problem `tgms check` found: the file, the byte offset and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Problem {
+    /// The damaged file.
     pub file: PathBuf,
+    /// Byte offset of the damage (0 when the error names no place).
     pub offset: u64,
+    /// What is wrong.
     pub kind: CorruptionKind,
 }
 
@@ -1719,8 +1734,11 @@ impl Problem {
 /// What `tgms check` saw.
 #[derive(Clone, Debug, Default)]
 pub struct CheckReport {
+    /// Every damage found; an intact store has none.
     pub problems: Vec<Problem>,
+    /// Segments the manifest publishes.
     pub segments: u64,
+    /// Records read from the log.
     pub wal_records: u64,
     /// Findings that are not damage: a torn final record (cut by the next writable open),
     /// files no manifest references (collected by the next writable open).

@@ -37,16 +37,24 @@ pub const MAX_BATCH_KEY: usize = 1024;
 /// One decoded log record.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Record {
+    /// A committed batch: its ops as written.
     Batch {
+        /// The batch's transaction time (µs).
         tt: i64,
+        /// The ops, in order.
         ops: Vec<Op>,
         /// The batch's idempotency key (a keyed record, type 3), if it has one.
         key: Option<String>,
     },
+    /// Whether the preceding batch of the same `tt` applied.
     Outcome {
+        /// The transaction time (µs) of the batch it is about.
         tt: i64,
+        /// The batch applied; `false`: it failed and was rolled back.
         ok: bool,
+        /// The error code of a failed batch (`E_INVALID_ARG`, ...); empty when `ok`.
         code: String,
+        /// The error message of a failed batch; empty when `ok`.
         message: String,
     },
 }
@@ -413,7 +421,12 @@ pub enum Tail {
     /// The file ends exactly after the last good record.
     Clean,
     /// The final record is torn or fails its checksum; it starts at this offset.
-    Torn { offset: u64, reason: String },
+    Torn {
+        /// Byte offset where the torn record starts.
+        offset: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
 }
 
 /// Reads every record of a log file, calling `f(record_no, offset, record)` in order.
@@ -459,7 +472,9 @@ pub fn scan_range(
 /// and the number of the next record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct End {
+    /// Byte offset just after the last good record.
     pub offset: u64,
+    /// 0-based number of the next record.
     pub record: u64,
 }
 
@@ -681,9 +696,11 @@ fn garbage_tail(
 /// outcome; the batch was still committed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyedBatch {
+    /// The batch's transaction time (µs).
     pub tt: i64,
     /// 0-based number of the batch among the log's batches.
     pub seq: u64,
+    /// `(ok, code, message)` of its outcome record, if one follows it.
     pub outcome: Option<(bool, String, String)>,
 }
 

@@ -13,9 +13,13 @@ use serde_json::json;
 /// A calendar stride.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CalUnit {
+    /// Local calendar days (`day`).
     Day,
+    /// ISO weeks, starting on Monday (`iso_week`).
     IsoWeek,
+    /// Calendar months (`month`).
     Month,
+    /// Calendar years (`year`).
     Year,
 }
 
@@ -38,7 +42,9 @@ impl CalUnit {
 /// A time zone: an IANA zone or a fixed offset from UTC.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Zone {
+    /// A fixed offset from UTC (`+02:00`, `UTC`).
     Fixed(FixedOffset),
+    /// An IANA zone (`Europe/Paris`), with its daylight-saving transitions.
     Iana(Tz),
 }
 

@@ -8,15 +8,25 @@ use serde_json::{json, Map, Value};
 /// A contract type.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Contract {
+    /// `int`: a JSON number without fraction or exponent.
     Int,
+    /// `float`: a JSON number written as a float.
     Float,
+    /// `number`: any JSON number.
     Number,
+    /// `bool`.
     Bool,
+    /// `str`: any string.
     Str,
+    /// `uid`: a string naming an entity uid.
     Uid,
+    /// `hex`: a string of hex digits (a digest).
     Hex,
+    /// `any`: any JSON value, null included.
     Any,
+    /// `T|null`: null, or a value of the inner contract.
     Nullable(Box<Contract>),
+    /// `list<T>`: an array whose every element has the inner contract.
     List(Box<Contract>),
     /// Closed object: only the listed fields exist.
     Obj(Vec<(String, Contract)>),

@@ -9,8 +9,11 @@ use tgms_engine::Stats;
 /// A cost estimate (§7.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct Estimate {
+    /// Rows the call is estimated to scan.
     pub rows_scanned_est: i64,
+    /// Traversal expansions the call is estimated to make.
     pub expansions_est: i64,
+    /// Estimated time (ms), attached by `with_time` when the estimator gives none.
     pub time_est_ms: Option<i64>,
 }
 
@@ -53,8 +56,11 @@ impl Estimate {
 /// Per-key ceilings (§7.3); `None` = no ceiling for that key.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Ceilings {
+    /// Most estimated rows scanned a call may have.
     pub rows_scanned_est: Option<i64>,
+    /// Most estimated expansions a call may have.
     pub expansions_est: Option<i64>,
+    /// Most estimated time (ms) a call may have.
     pub time_est_ms: Option<i64>,
     /// The executor's row budget for a `compute` step that reads an earlier step's complete
     /// result (plans-and-claims §6.2, revision 2026-12): a larger complete result is refused

@@ -7,12 +7,21 @@ use tgms_engine::error::ErrorCode;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Code {
+    /// `E_SCHEMA`: the arguments do not match the operator's JSON Schema.
     Schema,
+    /// `E_INVALID_ARG`: well-typed arguments that cannot be used (unknown operator, bad
+    /// time string, inverted window, ...).
     InvalidArg,
+    /// `E_NOT_FOUND`: a named entity, result or trace does not exist.
     NotFound,
+    /// `E_COST`: the cost estimate exceeds a ceiling; the call is refused before it runs.
     Cost,
+    /// `E_LIMIT`: a hard cap of the operator or executor (bucket count, row budget) is
+    /// exceeded.
     Limit,
+    /// `E_STATE`: the store's state (lock, damage, I/O, an unknown outcome).
     State,
+    /// `E_INTERNAL`: a bug or an unexpected failure.
     Internal,
 }
 
@@ -41,7 +50,9 @@ impl std::fmt::Display for Code {
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct OpError {
+    /// The error code.
     pub code: Code,
+    /// What went wrong, in words (the payload's `message`).
     pub message: String,
     /// Always a JSON object (possibly empty).
     pub details: Value,

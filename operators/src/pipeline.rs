@@ -15,6 +15,7 @@ use tgms_engine::Snapshot;
 /// Router configuration of one call.
 #[derive(Clone, Debug, Default)]
 pub struct CallOptions {
+    /// The cost ceilings step 6 checks the estimate against.
     pub ceilings: Ceilings,
     /// Internal callers only (claim re-execution, memory builder): skip step 6.
     pub skip_cost: bool,

@@ -16,6 +16,7 @@ use tgms_engine::{Snapshot, Stats};
 
 /// What a kernel reads: the one snapshot the whole call uses.
 pub struct Ctx<'s> {
+    /// The snapshot every read of the call goes through.
     pub snap: Snapshot<'s>,
 }
 
@@ -29,10 +30,13 @@ pub type Kernel = fn(&Ctx<'_>, &Args, &mut Output) -> Result<(), OpError>;
 /// One argument declaration.
 #[derive(Clone, Debug)]
 pub struct ArgDecl {
+    /// The argument's name in the call's args object.
     pub name: &'static str,
     /// JSON Schema fragment (without the `default` keyword; see `default`).
     pub schema: Value,
+    /// The value filled in when the argument is absent (`None`: left absent).
     pub default: Option<Value>,
+    /// The call must give the argument (then `default` is `None`).
     pub required: bool,
     /// Uid-typed paths relative to this argument: `""` (the argument itself), `"[*]"`
     /// (every element), `".seeds[*]"`, ...
@@ -111,7 +115,9 @@ pub enum RowKey {
     /// A derived key (e.g. `[a.vid, b.vid]`, the list of a path's eids): `spec` is the key as
     /// the spec writes it (published in the verifier contracts), `of` computes it.
     Derived {
+        /// The key as the spec writes it.
         spec: &'static str,
+        /// Computes the key value of one row.
         of: fn(&Value) -> Value,
     },
 }
@@ -136,7 +142,9 @@ impl RowKey {
 /// A certified list output.
 #[derive(Clone, Debug)]
 pub struct ListDecl {
+    /// The row key the set digest is computed over.
     pub key: RowKey,
+    /// Whether the list is cursor-paged or capped.
     pub cut: Cut,
     /// `<list>_total` (`rows_total` for `rows`).
     pub total_field: String,
@@ -149,10 +157,13 @@ pub struct ListDecl {
 /// One top-level output field.
 #[derive(Clone, Debug)]
 pub struct OutputDecl {
+    /// The field's name in the payload.
     pub name: String,
     /// The contract as written in the registry (spec notation).
     pub contract_text: String,
+    /// The contract, parsed from `contract_text`.
     pub contract: Contract,
+    /// The list certificate, for a certified list output.
     pub list: Option<ListDecl>,
     /// Present only under some arguments (e.g. `edges` with `include_edges`).
     pub conditional: bool,
@@ -160,15 +171,21 @@ pub struct OutputDecl {
 
 /// One registry entry.
 pub struct OpSpec {
+    /// The operator's name (the tool name).
     pub name: &'static str,
     /// The reviewed manual text.
     pub manual: &'static str,
+    /// The argument declarations.
     pub args: Vec<ArgDecl>,
+    /// The semantic validators, run in order after the schema check (step 4).
     pub validators: Vec<Validator>,
+    /// The cost estimator; `None` for operators without one (no cost guardrail).
     pub cost: Option<CostFn>,
     /// Time coefficient in ms per million units (§7.1).
     pub coeff: f64,
+    /// The top-level output fields, each declared once.
     pub outputs: Vec<OutputDecl>,
+    /// The kernel that computes the payload.
     pub kernel: Kernel,
 }
 

@@ -15,7 +15,9 @@ use std::cmp::Ordering;
 /// One schema violation: the instance path and the message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
+    /// Where the violating value sits: object keys and array indices from the root.
     pub path: Vec<Value>,
+    /// What is wrong with it.
     pub message: String,
 }
 

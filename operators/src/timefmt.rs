@@ -133,7 +133,9 @@ pub fn field_kind(name: &str) -> Option<FieldKind> {
 /// What a time-carrying field holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldKind {
+    /// A point in time (µs since 1970 UTC).
     Instant,
+    /// A length of time (µs).
     Duration,
 }
 

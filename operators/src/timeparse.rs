@@ -280,7 +280,9 @@ fn kind_of(schema: &Value) -> Option<Kind> {
 /// The kind of time a schema node holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A point in time, resolved to µs since 1970 UTC.
     Instant,
+    /// A length of time, resolved to µs.
     Duration,
     /// A duration or a calendar unit name (left as the string).
     Stride,

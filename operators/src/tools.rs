@@ -9,8 +9,11 @@ use serde_json::{json, Map, Value};
 /// Tool definition shapes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ToolFormat {
+    /// `{name, description, input_schema}`.
     Anthropic,
+    /// `{type: "function", function: {name, description, parameters}}`.
     OpenAi,
+    /// `{name, description, inputSchema, outputSchema}`.
     Mcp,
 }
 

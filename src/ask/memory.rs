@@ -34,7 +34,10 @@ pub fn path(store_dir: &Path) -> PathBuf {
 /// The memory state: notes and the last transaction time folded into the stale marks.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Memory {
+    /// The last transaction time (µs) whose batches are folded into the notes' stale marks;
+    /// `None` before any.
     pub checked_tt: Option<i64>,
+    /// The notes, as JSON objects in file order.
     pub notes: Vec<Value>,
 }
 

@@ -38,38 +38,65 @@ pub use transport::{
 pub enum AskError {
     /// Planning needs a model and none is configured.
     #[error("no model configured: {fix}")]
-    NoModel { fix: String },
+    NoModel {
+        /// How to configure one (flags or environment variables).
+        fix: String,
+    },
     /// A setting (flag or environment variable) is malformed.
     #[error("invalid setting {setting}: {message}; {fix}")]
     Config {
+        /// The setting at fault, e.g. `llm base URL`, `guided` or an environment variable name.
         setting: String,
+        /// What is wrong with the value given.
         message: String,
+        /// What to give instead.
         fix: String,
     },
     /// The LLM endpoint failed after retries, or answered with something that is not a chat
     /// completion.
     #[error("LLM transport: {detail} (POST {url}, {tries} tries)")]
     Transport {
+        /// The chat-completions URL posted to.
         url: String,
+        /// The last failure: the HTTP status and body start, the client error, or what the
+        /// response lacked.
         detail: String,
+        /// Tries made, the first included.
         tries: u32,
     },
     /// A file of the store directory (ask record, memory file) could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Io {
+        /// The file that could not be read or written.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
     /// The memory file exists but does not parse.
     #[error("memory file {} is damaged: {message}", path.display())]
-    Memory { path: PathBuf, message: String },
+    Memory {
+        /// The memory file.
+        path: PathBuf,
+        /// The parse error, or what the file lacks.
+        message: String,
+    },
     /// The store is open read-only and the action writes.
     #[error("{} is open read-only; cannot {what}", path.display())]
-    ReadOnly { path: PathBuf, what: String },
+    ReadOnly {
+        /// The store directory.
+        path: PathBuf,
+        /// The refused action, in words (e.g. `build or refresh memory notes`).
+        what: String,
+    },
     /// An operator the memory builder calls refused.
     #[error("operator {op} failed: {}", payload["message"].as_str().unwrap_or(""))]
-    Operator { op: String, payload: Value },
+    Operator {
+        /// The operator called.
+        op: String,
+        /// Its error payload `{"error", "message", "details"}`, passed on as is.
+        payload: Value,
+    },
     /// A store error (from the engine, with its own payload).
     #[error("{0}")]
     Store(#[from] tgms_engine::Error),
@@ -134,10 +161,12 @@ pub struct AskConfig {
     pub llm: Option<LlmSettings>,
     /// Repairs after the first emission; the budget is `max_repairs + 1` emissions.
     pub max_repairs: usize,
+    /// Which uids the grounding check admits as task inputs.
     pub input_uids: InputUids,
     /// Ask of the belief state at this transaction time: pinned on every step that takes
     /// `as_of_tt` and does not set it.
     pub as_of_tt: Option<i64>,
+    /// Who writes the answer object.
     pub reporter: ReporterMode,
     /// Retrieve evolution-memory notes for the planner.
     pub use_memory: bool,
@@ -174,12 +203,21 @@ impl Default for AskConfig {
 /// Transport settings given on the command line; each overrides its environment variable.
 #[derive(Clone, Debug, Default)]
 pub struct LlmFlags {
+    /// `--model` (over `TGMS_LLM_MODEL`); without a model no LLM is configured.
     pub model: Option<String>,
+    /// `--llm-base-url` (over `TGMS_LLM_BASE_URL`): an http(s) URL ending in the API root.
     pub base_url: Option<String>,
+    /// `--guided` (over `TGMS_LLM_GUIDED`): `none`, `openai`, `vllm` or `llamacpp`.
     pub guided: Option<String>,
+    /// `--llm-extra-body` (over `TGMS_LLM_EXTRA_BODY`): JSON object text merged into
+    /// every request.
     pub extra_body: Option<String>,
+    /// `--llm-timeout-s` (over `TGMS_LLM_TIMEOUT_S`): per-request timeout in seconds,
+    /// raised to at least 1.
     pub timeout_s: Option<u64>,
+    /// Retries after the first try (over `TGMS_LLM_RETRIES`), capped at 16.
     pub retries: Option<u32>,
+    /// `--llm-cache-dir` (over `TGMS_LLM_CACHE_DIR`): the planner response cache.
     pub cache_dir: Option<PathBuf>,
 }
 

@@ -59,18 +59,25 @@ impl Guided {
 pub struct LlmSettings {
     /// `…/v1`; `/chat/completions` is appended.
     pub base_url: String,
+    /// Sent as `Authorization: Bearer <api_key>` (`EMPTY` by default, for local servers).
     pub api_key: String,
+    /// The model name of the request's `model` member.
     pub model: String,
+    /// How a schema is attached to requests that carry one.
     pub guided: Guided,
     /// Merged into every request object (top-level keys replace).
     pub extra_body: Value,
+    /// The whole-request timeout of one try (at least 1 s when set from flags or env).
     pub timeout: Duration,
     /// Retries after the first try.
     pub retries: u32,
     /// The wait before retry `i` (0-based) is `backoff_base · 2^i`.
     pub backoff_base: Duration,
+    /// The sampling temperature sent (0 by default); part of the planner cache key.
     pub temperature: f64,
+    /// The sampling seed sent; part of the planner cache key.
     pub seed: i64,
+    /// The `max_tokens` completion limit sent.
     pub max_tokens: u64,
     /// The planner's response cache directory, if any.
     pub cache_dir: Option<PathBuf>,
@@ -106,23 +113,28 @@ impl LlmSettings {
 /// One chat message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
+    /// `system`, `user` or `assistant`.
     pub role: &'static str,
+    /// The message text.
     pub content: String,
 }
 
 impl Message {
+    /// A `system` message with text `c`.
     pub fn system(c: &str) -> Message {
         Message {
             role: "system",
             content: c.into(),
         }
     }
+    /// A `user` message with text `c`.
     pub fn user(c: &str) -> Message {
         Message {
             role: "user",
             content: c.into(),
         }
     }
+    /// An `assistant` message with text `c` (an earlier reply replayed to the model).
     pub fn assistant(c: &str) -> Message {
         Message {
             role: "assistant",
@@ -134,14 +146,19 @@ impl Message {
 /// Who is asking: the cache covers the planner only (§7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Purpose {
+    /// A plan emission or repair; served from and written to the response cache.
     Planner,
+    /// The answer-object writer; never cached.
     Reporter,
 }
 
 /// One chat request: the messages and, with guided decoding on, the schema (name, schema).
 pub struct ChatRequest<'a> {
+    /// The conversation so far, in order.
     pub messages: &'a [Message],
+    /// The schema's name and JSON Schema the reply must follow, attached per `Guided` mode.
     pub schema: Option<(&'a str, &'a Value)>,
+    /// Which side of the loop asks (decides whether the cache applies).
     pub purpose: Purpose,
 }
 
@@ -149,7 +166,10 @@ pub struct ChatRequest<'a> {
 /// `{prompt_sha, latency_ms, prompt_tokens, completion_tokens, cached, tries}`.
 #[derive(Clone, Debug)]
 pub struct Reply {
+    /// `choices[0].message.content`; a null content is `""`.
     pub text: String,
+    /// `{prompt_sha, latency_ms, prompt_tokens, completion_tokens, cached, tries}`
+    /// (`latency_ms` 0 and `tries` 0 for a cache hit).
     pub telemetry: Value,
 }
 
@@ -214,6 +234,7 @@ enum Try {
 }
 
 impl HttpModel {
+    /// A client for `settings`; nothing is sent until the first `chat`.
     pub fn new(settings: LlmSettings) -> HttpModel {
         let config = ureq::Agent::config_builder()
             .timeout_global(Some(settings.timeout))
@@ -225,6 +246,7 @@ impl HttpModel {
         }
     }
 
+    /// The settings the client was built with.
     pub fn settings(&self) -> &LlmSettings {
         &self.settings
     }

@@ -89,6 +89,7 @@ pub fn tokens(s: &str) -> Vec<String> {
 }
 
 impl Bm25 {
+    /// Indexes `docs` (document `i` is `docs[i]`) by their `tokens`.
     pub fn new(docs: Vec<String>) -> Bm25 {
         let mut postings: HashMap<String, Vec<(u32, u32)>> = HashMap::new();
         let mut doc_len = Vec::with_capacity(docs.len());

@@ -19,8 +19,9 @@ pub struct Paired {
     pub tasks: usize,
     /// The observed difference of mean exact-match accuracy.
     pub diff: f64,
-    /// The 2.5th and 97.5th percentiles of the resampled differences.
+    /// The 2.5th percentile of the resampled differences (low end of the 95% interval).
     pub lo: f64,
+    /// The 97.5th percentile of the resampled differences (high end of the 95% interval).
     pub hi: f64,
     /// Two-sided: `min(1, 2 · min(#{d* ≤ 0} + 1, #{d* ≥ 0} + 1) / (B + 1))`.
     pub p: f64,

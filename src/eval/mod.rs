@@ -22,6 +22,7 @@ use tgms_engine::{Store, OPEN_END};
 /// A scratch directory: the given one, or a fresh one under the system temp dir that is
 /// removed on drop.
 pub struct WorkDir {
+    /// The directory (exists while the `WorkDir` lives).
     pub path: PathBuf,
     remove: bool,
 }

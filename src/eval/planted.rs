@@ -11,8 +11,11 @@ use tgms_engine::{Op, Store};
 /// How many patterns of each kind to plant.
 #[derive(Clone, Copy, Debug)]
 pub struct PlantArgs {
+    /// Cyclic triangles `a → b → c → a`, one hour apart.
     pub rings: usize,
+    /// Reachability chains of 4 edges (5 nodes), one hour apart.
     pub chains: usize,
+    /// Activity bursts: a hub with 2 events a day for 12 days, then 30 on the burst day.
     pub bursts: usize,
 }
 

@@ -33,14 +33,17 @@ pub fn needs_model(system: &str) -> bool {
 
 /// How to run a suite.
 pub struct RunArgs<'m> {
+    /// The system to run: one of `SYSTEMS`.
     pub system: String,
     /// `dev` or `test`.
     pub split: String,
+    /// Run the test split again although this configuration already ran it.
     pub force: bool,
     /// Rows are cached under `cache_dir/<config hash>/`.
     pub cache_dir: PathBuf,
     /// The model configuration (model systems).
     pub ask: AskConfig,
+    /// The chat model; required by the systems `needs_model` names.
     pub model: Option<&'m dyn ChatModel>,
     /// The Python with `duckdb` for `sql-bitemporal` (and the embedding model for
     /// `vector-rag --retrieval minilm`).
@@ -113,10 +116,15 @@ pub struct Outcome {
     pub pred: Option<Value>,
     /// The system declined (page-capped or cost-refused oracle plan).
     pub refused: bool,
+    /// The claim verifier's report on the answer before gating (`None` without a verifier).
     pub verification_before: Option<Value>,
+    /// The claim verifier's report on the gated answer.
     pub verification_after: Option<Value>,
+    /// Plan validity rate input: the first plan emission passed the static verifier.
     pub pvr: Option<bool>,
+    /// Execution success rate input: the final trace is `ok`.
     pub esr: Option<bool>,
+    /// Why the system failed to produce anything for the task, if it did.
     pub error: Option<String>,
     /// What the baseline ran (SQL text, retrieved fact count, …).
     pub detail: Value,

@@ -8,7 +8,9 @@ use tgms_engine::canon;
 /// Exact match and F1 (IoU for intervals) of one prediction.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Score {
+    /// Exact match: 1.0 or 0.0 (for intervals, IoU ≥ 0.5).
     pub em: f64,
+    /// F1 of the uid sets for `entity_set`, IoU for `interval`, else equal to `em`.
     pub f1: f64,
 }
 

@@ -25,7 +25,9 @@ pub const PROBE_TT_STEP_US: i64 = 1_000_000;
 /// What a suite is generated for.
 #[derive(Clone, Debug)]
 pub struct SuiteArgs {
+    /// The dataset name written into every task (and used in task ids), e.g. `CollegeMsg`.
     pub dataset: String,
+    /// The seed of every random draw (probes, sampling, split); same seed, same suite.
     pub seed: u64,
     /// A planted-pattern manifest (§3.6), for the T2 family.
     pub planted: Option<Value>,
@@ -74,7 +76,10 @@ pub fn build_context(snap: Snapshot<'_>, rng: &mut Rng) -> anyhow::Result<Contex
 /// One correction probe: the corrected uid and the transaction time just before it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Probe {
+    /// The uid whose fact the probe corrects.
     pub uid: String,
+    /// The transaction time (µs) of the last batch before the correction: asking as of it
+    /// sees the uncorrected belief.
     pub tt_before: i64,
 }
 
@@ -167,9 +172,13 @@ pub fn oracle_plan(
 
 /// An executed oracle plan.
 pub struct OracleRun {
+    /// The execution trace.
     pub trace: Value,
+    /// The in-memory store of the run's envelopes and trace.
     pub results: ResultStore,
+    /// The plan's `answer_spec.kind`.
     pub kind: String,
+    /// The plan's `answer_spec.from`.
     pub from: String,
 }
 

@@ -16,6 +16,7 @@ pub struct Context {
     pub t0_us: i64,
     /// `stats.vt_max`, µs.
     pub t1_us: i64,
+    /// `t1_us − t0_us`, µs.
     pub span_us: i64,
     /// The top-50 entities by degree, then a sample of the other active ones.
     pub uids: Vec<String>,
@@ -93,14 +94,19 @@ pub fn family_templates(family: &str) -> &'static [&'static str] {
 /// One instantiated template, before execution.
 #[derive(Clone, Debug)]
 pub struct Instance {
+    /// The template's name (`reach_count`, …).
     pub template: &'static str,
+    /// `easy`, `medium` or `hard`.
     pub difficulty: &'static str,
     /// Plan steps, each `{id, op, args, depends_on}`.
     pub steps: Vec<Value>,
+    /// `answer_spec.kind` (`count`, `value`, `entity_set`, …).
     pub kind: &'static str,
     /// `answer_spec.from`.
     pub from: &'static str,
+    /// The question: one of the template's three paraphrases with its variables filled in.
     pub question: String,
+    /// The uids the question names (the task's grounding inputs).
     pub input_uids: Vec<String>,
 }
 

@@ -37,9 +37,13 @@ pub enum Results {
 
 /// How a backend opens its store.
 pub struct BackendOptions {
+    /// The store directory.
     pub store: PathBuf,
+    /// Open without the writer lock or recovery and never write under `store`.
     pub read_only: bool,
+    /// Where envelopes and traces are kept.
     pub results: Results,
+    /// The server's cost ceilings for every operator call and plan step.
     pub ceilings: Ceilings,
     /// The agent loop's configuration when a model is configured: the server then offers
     /// the `ask` tool (`docs/ask.md`); `None` leaves it out.
@@ -50,7 +54,9 @@ pub struct BackendOptions {
 /// error payload (`isError`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Outcome {
+    /// The result, or the error payload `{"error", "message", "details"}`.
     pub value: Value,
+    /// `value` is an error payload.
     pub is_error: bool,
 }
 
@@ -121,15 +127,20 @@ pub const PLAN_TOOLS: [&str; 6] = [
 /// The agent loop as a tool, offered only when a model is configured.
 pub const ASK_TOOL: &str = "ask";
 
-/// Resource URIs and the templates' prefixes (agent-surface §9.3).
+/// URI of the dataset card resource (JSON; agent-surface §9.3).
 pub const CARD_URI: &str = "tgms://dataset-card";
+/// URI of the operator manual resource (Markdown).
 pub const MANUAL_URI: &str = "tgms://manual";
+/// Prefix of the trace resource template: `tgms://trace/{trace_id}`.
 pub const TRACE_PREFIX: &str = "tgms://trace/";
+/// Prefix of the result resource template: `tgms://result/{result_digest}` (the envelope).
 pub const RESULT_PREFIX: &str = "tgms://result/";
 
 /// A resource's text and MIME type.
 pub struct ResourceText {
+    /// `application/json` or `text/markdown`.
     pub mime_type: &'static str,
+    /// The resource's content (canonical JSON for JSON resources).
     pub text: String,
 }
 

@@ -44,6 +44,8 @@ fn typed<T: serde::de::DeserializeOwned>(v: Vec<Value>) -> Vec<T> {
 }
 
 impl Handler {
+    /// A handler over `backend`, with the tool, resource and template catalogs built once
+    /// (the `ask` tool only when the backend offers it).
     pub fn new(backend: Arc<Backend>) -> Handler {
         Handler {
             backend: backend.clone(),

@@ -25,7 +25,9 @@ use std::sync::Arc;
 
 /// Where the server listens.
 pub enum Transport {
+    /// JSON-RPC over standard input and output.
     Stdio,
+    /// Streamable HTTP on this address.
     Http(SocketAddr),
 }
 

@@ -11,8 +11,11 @@ use serde_json::{json, Value};
 /// An estimate's interval as read from its envelope.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Interval {
+    /// The point estimate the interval is about (the envelope's `estimate`).
     pub estimate: f64,
+    /// The interval's lower bound (`ci_low`, inclusive).
     pub ci_low: f64,
+    /// The interval's upper bound (`ci_high`, inclusive).
     pub ci_high: f64,
     /// The two-sided confidence level (e.g. 0.95).
     pub confidence: f64,

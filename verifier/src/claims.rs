@@ -14,10 +14,15 @@ use tgms_operators::registry::{lookup, RowKey};
 use tgms_operators::schema;
 use tgms_operators::tools::{DIGEST_FIELDS, UID_ROW_FIELDS};
 
-/// The verdicts.
+/// Verdict: the cited evidence establishes the claim.
 pub const SUPPORTED: &str = "supported";
+/// Verdict: the claim agrees with evidence that is incomplete (truncated or approximate), so
+/// it cannot be certified.
 pub const WEAK: &str = "weakly_supported";
+/// Verdict: the cited evidence contradicts the claim, or the claim is malformed.
 pub const UNSUPPORTED: &str = "unsupported";
+/// Verdict: the claim cannot be checked (e.g. a pattern claim without a store to re-check it
+/// against).
 pub const UNVERIFIABLE: &str = "unverifiable";
 
 /// The answer object JSON Schema of §7.1 (`relation` and interval shapes are checked by
@@ -54,9 +59,15 @@ pub fn answer_schema() -> Value {
 
 /// Everything the verifier reads.
 pub struct Ctx<'a> {
+    /// The execution trace the answer cites (its `steps` records name the result digests).
     pub trace: &'a Value,
+    /// Where the cited steps' envelopes are read, by result digest.
     pub results: &'a ResultStore,
+    /// The store snapshot used to re-check `temporal_pattern` claims; `None` makes them
+    /// `unverifiable`.
     pub snap: Option<Snapshot<'a>>,
+    /// Downgrade a claim whose evidence is incomplete (truncated or approximate) to
+    /// `weakly_supported`; `false` is an ablation (the mutation harness's `taint_ignored`).
     pub honor_truncation: bool,
 }
 
@@ -934,6 +945,8 @@ pub fn number_covered(x: f64, claimed: &[f64], percents: &[f64]) -> bool {
         || (percents.contains(&x) && claimed.iter().any(|c| (c * 100.0 - x).abs() <= 1e-9))
 }
 
+/// Does `u` occur in `text` as a whole token, not preceded or followed by an ASCII letter,
+/// digit or `_`? An empty `u` never does.
 pub fn token_occurs(text: &str, u: &str) -> bool {
     if u.is_empty() {
         return false;

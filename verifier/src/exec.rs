@@ -170,6 +170,7 @@ impl ResultStore {
 /// Executor options.
 #[derive(Clone, Debug)]
 pub struct ExecOptions {
+    /// The options of every operator call the plan makes (the cost ceilings among them).
     pub call: CallOptions,
     /// The reducer refusal of §6.2 step 5; only the mutation harness switches it off.
     pub refuse_tainted_reducers: bool,
@@ -390,6 +391,8 @@ impl Subst<'_, '_> {
 
 /// The result of an execution: the trace and the kept envelopes by step id.
 pub struct Execution {
+    /// The trace JSON (`plan_id`, `plan_digest`, `store`, `steps`, `answer`, `ok`,
+    /// `wall_ms`, `trace_id`), also stored in the result store under its `trace_id`.
     pub trace: Value,
     /// Shared with the result store, not copied.
     pub envelopes: BTreeMap<String, Arc<Value>>,

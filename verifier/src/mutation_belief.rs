@@ -30,6 +30,7 @@ pub const MAX_PINS: usize = 16;
 /// closed.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Corrections {
+    /// Closing transaction time (µs) → the uids whose versions that transaction closed.
     pub uids_by_tt: BTreeMap<i64, BTreeSet<String>>,
 }
 

@@ -35,7 +35,9 @@ pub const MAX_COUNT_PLANS: usize = 160;
 /// A derived entity answer: the plan (its `answer_spec` re-pointed at the list) and the trace
 /// with that list as its answer.
 pub struct EntityAnswer {
+    /// The plan JSON, its `answer_spec` pointing at the entity list.
     pub plan: Value,
+    /// The plan's trace JSON, with that list as its `answer`.
     pub trace: Value,
 }
 

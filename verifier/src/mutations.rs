@@ -82,9 +82,11 @@ pub const CONFIGS: [(&str, Config); 3] = [
 pub struct Rng(u64);
 
 impl Rng {
+    /// A stream whose state starts at `seed`.
     pub fn new(seed: u64) -> Self {
         Rng(seed)
     }
+    /// Advances the state by the golden-ratio increment and returns its SplitMix64 mix.
     pub fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
@@ -92,6 +94,7 @@ impl Rng {
         z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         z ^ (z >> 31)
     }
+    /// `(next_u64() · n) >> 64`: an integer in `[0, n)` (multiply-shift, no rejection).
     pub fn randrange(&mut self, n: usize) -> usize {
         ((self.next_u64() as u128 * n as u128) >> 64) as usize
     }
@@ -114,6 +117,8 @@ impl Rng {
             list.swap(j, r);
         }
     }
+    /// `min(k, len)` distinct elements of `list` in draw order: a partial Fisher–Yates
+    /// shuffle of a copy, `swap(j, j + randrange(len − j))` for `j` in `0..k`.
     pub fn sample<T: Clone>(&mut self, list: &[T], k: usize) -> Vec<T> {
         let mut v = list.to_vec();
         let k = k.min(v.len());
@@ -142,10 +147,15 @@ struct Entry {
 
 /// The result of the experiment.
 pub struct Report {
+    /// Which pool was run: `"classic"` or `"extended"`.
     pub pool: String,
+    /// Answers admitted to the clean pool: trace ok, at least one claim, none of them
+    /// `unsupported` or `unverifiable`.
     pub clean: usize,
     /// Clean answers of the derived pool (`mutation_pool.rs`), included in `clean`.
     pub derived: usize,
+    /// Clean answers the full verifier rejects (`unsupported` or `unverifiable`) when they
+    /// are verified again, unmutated, against a fresh copy of the stored evidence.
     pub false_positives: usize,
     /// Candidate answers not admitted to the clean pool (trace not ok, no claim, or a claim
     /// not supported).

@@ -11,8 +11,12 @@ pub const MAX_STEPS: usize = 12;
 /// One step.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Step {
+    /// The step id: `s` followed by digits (`s1`, `s12`); `validate_static` rejects
+    /// duplicates.
     pub id: String,
+    /// The operator the step calls (a registry name).
     pub op: String,
+    /// The operator arguments as given: a JSON object, possibly holding `$ref` objects.
     pub args: Value,
     /// The explicit `depends_on` entries, then every other step of the plan that a `$ref`
     /// in `args` targets (inferred, issue 21 item 7), in first-reference order.
@@ -22,10 +26,15 @@ pub struct Step {
 /// A plan that passed the schema.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Plan {
+    /// The plan's `plan_id` (non-empty).
     pub plan_id: String,
+    /// The natural-language question the plan answers, when given.
     pub question: Option<String>,
+    /// The steps in the order given (1 to `MAX_STEPS` of them).
     pub steps: Vec<Step>,
+    /// `answer_spec.kind`: one of `ANSWER_KINDS`.
     pub answer_kind: String,
+    /// `answer_spec.from`: a step id, or a `$ref` path into a step's envelope.
     pub answer_from: String,
     /// The plan as given (for `plan_digest`).
     pub raw: Value,
@@ -73,7 +82,9 @@ pub fn plan_schema() -> Value {
 /// A schema failure: the message (without the `plan schema: ` prefix) and the instance path.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SchemaError {
+    /// The §5.3 message of the first violation, without the `plan schema: ` prefix.
     pub message: String,
+    /// The JSON location of the violation: object keys and array indices from the root.
     pub path: Vec<Value>,
 }
 

@@ -19,7 +19,9 @@ pub enum Index {
 /// One segment: a field name with an optional index.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
+    /// The field name looked up in the current object.
     pub name: String,
+    /// The index applied to that field's array, if the segment has one.
     pub index: Option<Index>,
 }
 
@@ -36,8 +38,11 @@ impl Segment {
 /// A parsed reference path.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RefPath {
+    /// The path text as written (`s1.rows[*].uid`).
     pub raw: String,
+    /// The step id before the first `.`.
     pub step: String,
+    /// The segments after the step id, at least one, in path order; at most one has `[*]`.
     pub segments: Vec<Segment>,
 }
 
@@ -285,7 +290,9 @@ fn eval_from(raw: &str, segs: &[Segment], cur: &Value) -> Result<Value, OpError>
 
 /// One reference found in args: its location and its parse result.
 pub struct FoundRef {
+    /// Where the reference object sits inside `args`: object keys and array indices.
     pub path: Vec<Value>,
+    /// The parsed `$ref` value, or the `E_INVALID_ARG` parse error.
     pub parsed: Result<RefPath, OpError>,
 }
 

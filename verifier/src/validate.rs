@@ -16,9 +16,13 @@ use tgms_operators::tools::UID_ROW_FIELDS;
 /// One violation.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Violation {
+    /// The error code (`E_SCHEMA`, `E_INVALID_ARG`, `E_GROUNDING`, `E_COST`, ...).
     pub code: &'static str,
+    /// The human-readable message of the check that failed.
     pub message: String,
+    /// The step the violation is about; `None` for plan-level checks.
     pub step_id: Option<String>,
+    /// Extra context, usually a `repair` object with the concrete fix.
     pub details: Option<Value>,
 }
 
@@ -53,10 +57,15 @@ impl Violation {
 /// The options of `validate_static`.
 #[derive(Clone, Debug)]
 pub struct Options<'a> {
+    /// The store's statistics (extent, counts) for the window, seconds and cost checks;
+    /// `None` skips them (the seconds guard is then reported in `notes`).
     pub stats: Option<&'a Stats>,
     /// `None` disables grounding; an empty set rejects every literal uid.
     pub task_input_uids: Option<&'a BTreeSet<String>>,
+    /// Check `$ref` paths and a dotted `answer_spec.from` against the output contract of
+    /// the operator they point into (§5 6c); `true` by default.
     pub check_output_fields: bool,
+    /// The cost ceilings a step's estimated cost must stay under (§5 6i).
     pub ceilings: Ceilings,
 }
 
@@ -74,6 +83,7 @@ impl Default for Options<'_> {
 /// The verifier's result.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
+    /// Every violation found, in check order; empty for a valid plan.
     pub violations: Vec<Violation>,
     /// The plan IR when the schema passed.
     pub plan: Option<Plan>,
@@ -83,6 +93,7 @@ pub struct Report {
 }
 
 impl Report {
+    /// True when there is no violation.
     pub fn valid(&self) -> bool {
         self.violations.is_empty()
     }

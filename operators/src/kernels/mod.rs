@@ -34,10 +34,15 @@ pub mod reciprocal;
 /// equal `t`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TEdge {
+    /// Dense id of the source node.
     pub src: u32,
+    /// Dense id of the destination node.
     pub dst: u32,
+    /// Valid-time start (`vt_s`, µs).
     pub t: i64,
+    /// Valid-time end (`vt_e`, µs, exclusive); `t_end > t`.
     pub t_end: i64,
+    /// The edge version's eid bytes: the tie-break between events of equal `t`.
     pub eid: [u8; 12],
 }
 

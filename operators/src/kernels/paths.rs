@@ -25,7 +25,9 @@ pub struct TemporalPath {
 /// All recorded paths in spec order, and the budget units spent.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 pub struct PathsResult {
+    /// The recorded paths, in spec order.
     pub paths: Vec<TemporalPath>,
+    /// Budget units spent: one per candidate out-edge examined.
     pub units: u64,
 }
 

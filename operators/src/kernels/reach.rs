@@ -26,8 +26,11 @@ use std::collections::{BinaryHeap, HashSet, VecDeque};
 /// Search direction (§12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
+    /// Forward: the earliest arrival at every node reachable from the source.
     Out,
+    /// Backward: the latest departure from every node that can reach the source.
     In,
+    /// Both searches, their budgets summed.
     Both,
 }
 

@@ -161,7 +161,9 @@ pub fn spec() -> OpSpec {
 /// A numeric value: an exact int or a binary64 float.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Num {
+    /// An exact integer (§21.1: beyond `i128` is `E_INVALID_ARG`).
     I(i128),
+    /// A binary64 float.
     F(f64),
 }
 

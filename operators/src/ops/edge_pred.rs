@@ -68,6 +68,7 @@ fn class(v: &Value) -> u8 {
 /// A parsed `prop_filter`.
 #[derive(Clone, Debug)]
 pub struct PropFilter {
+    /// The property the filter reads.
     pub prop: String,
     cmp: String,
     lit: Value,
@@ -118,22 +119,29 @@ impl PropFilter {
 /// `self_loops`: which events with `src = dst` take part.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SelfLoops {
+    /// Self-loops take part like any other event.
     Include,
+    /// Self-loops are left out.
     Exclude,
+    /// Only self-loops take part.
     Only,
 }
 
 /// The edge predicate of a pattern call: `prop_filter` and `self_loops`.
 #[derive(Clone, Debug)]
 pub struct EdgePred {
+    /// The call's `prop_filter`, if any.
     pub prop: Option<PropFilter>,
+    /// The call's `self_loops`.
     pub self_loops: SelfLoops,
 }
 
 /// What the predicate says about one edge version.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Verdict {
+    /// The edge version passes the predicate.
     Keep,
+    /// The predicate excludes it (the filter's comparison is false, or `self_loops`).
     Drop,
     /// Dropped because the property is absent or of another type class.
     Coerced,

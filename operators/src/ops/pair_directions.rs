@@ -38,9 +38,13 @@ pub fn columns(prop: Option<&str>) -> Vec<String> {
 
 /// One event of a pair: its time, eid, source uid and (when a property is read) the value.
 pub struct PairEvent<'a> {
+    /// The event's valid time (µs).
     pub vt_s: i64,
+    /// The event's eid: the tie-break between events of equal `vt_s`.
     pub eid: String,
+    /// The uid of the event's source (decides `lo_hi` or `hi_lo`).
     pub src: &'a str,
+    /// The value of the property read, when one is read and the event has it.
     pub prop: Option<&'a Value>,
 }
 

@@ -60,6 +60,7 @@ fn validate_hops(args: &Args) -> Result<(), OpError> {
 
 /// The nodes visited by the §10 breadth-first search: uid → (hop, label).
 pub struct Visited {
+    /// Every visited node: uid → (hops from the nearest seed, its label at `t`).
     pub nodes: HashMap<String, (i64, String)>,
 }
 
