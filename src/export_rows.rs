@@ -66,9 +66,9 @@ pub const ROW_GROUP: usize = 1 << 17;
 pub enum Format {
     /// CSV with a header line.
     Csv,
-    /// Parquet with text columns and integer times.
+    /// Parquet: integer times and JSON-text props, or the typed schema (timestamps, typed props).
     Parquet,
-    /// An Arrow IPC stream with the typed schema (`crate::export_typed`).
+    /// An Arrow IPC stream, always in the typed schema.
     Arrow,
 }
 
