@@ -68,7 +68,7 @@ pub use cols::EdgeColumns;
 pub use error::{CorruptionKind, Error, Result, StateAbout};
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{
-    EdgeScan, EdgeVersion, Identity, NodeVersion, Snapshot, StartEvent, Touch, Version,
+    EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, Snapshot, StartEvent, Touch, Version,
 };
 pub use state::Stats;
 pub use store::{IngestReport, Options, Store};

@@ -543,22 +543,9 @@ impl<'a> Snapshot<'a> {
                 && src.believed(1, i, scan.as_of_tt)
                 && rel_ok(i)
         };
-        let idx: Vec<u32> = match (scan.touching, src) {
-            (None, Src::Mem(st)) => {
-                let keep = |r: &Row| {
-                    believed_at(r, scan.as_of_tt)
-                        && in_window(r, scan.vt_window)
-                        && rels
-                            .as_ref()
-                            .is_none_or(|rs| rs.contains(&st.idents[r.ident as usize].rel))
-                };
-                overlapping(&st.edges, &st.edge_index, scan.vt_window, keep)
-            }
-            (None, Src::Map(b)) => {
-                mapscan::overlapping(b, 1, scan.vt_window, scan.as_of_tt, rels.as_deref())
-            }
-            (None, Src::Over(o)) => o.window_ids(1, scan.vt_window, scan.as_of_tt, rels.as_deref()),
-            (Some((uids, mode)), _) => {
+        let idx: Vec<u32> = match scan.touching {
+            None => self.overlapping_edge_rows(scan.vt_window, scan.as_of_tt, rels.as_deref()),
+            Some((uids, mode)) => {
                 let mut set: Vec<u32> = uids.iter().filter_map(|u| src.uid_id(u)).collect();
                 set.sort_unstable();
                 set.dedup();
@@ -582,6 +569,51 @@ impl<'a> Snapshot<'a> {
             }
         };
         src.sorted_edges(idx)
+    }
+
+    /// The edge rows believed at `as_of_tt` that overlap `window` (all with `None`) and,
+    /// with `rels`, have one of those relationship-type string ids; in no fixed order.
+    fn overlapping_edge_rows(
+        &self,
+        window: Option<(i64, i64)>,
+        as_of_tt: i64,
+        rels: Option<&[u32]>,
+    ) -> Vec<u32> {
+        match self.src() {
+            Src::Mem(st) => {
+                let keep = |r: &Row| {
+                    believed_at(r, as_of_tt)
+                        && in_window(r, window)
+                        && rels.is_none_or(|rs| rs.contains(&st.idents[r.ident as usize].rel))
+                };
+                overlapping(&st.edges, &st.edge_index, window, keep)
+            }
+            Src::Map(b) => mapscan::overlapping(b, 1, window, as_of_tt, rels),
+            Src::Over(o) => o.window_ids(1, window, as_of_tt, rels),
+        }
+    }
+
+    /// The believed edge versions overlapping `window` (all with `None`) as spans: their
+    /// endpoints' snapshot-local uid ids and valid interval, in the row order of the store
+    /// (deterministic, but not the `(vt_s, eid)` order of [`Snapshot::edge_scan`]). For
+    /// passes that neither order nor name versions: no eid is derived, nothing is sorted and
+    /// each row's columns are read once.
+    pub fn edge_spans(&self, window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<EdgeSpan> {
+        let src = self.src();
+        self.overlapping_edge_rows(window, as_of_tt, None)
+            .par_iter()
+            .with_min_len(4096)
+            .map(|&i| {
+                let ident = src.row_ident(1, i);
+                let (vt_s, vt_e) = src.row_vt(1, i);
+                EdgeSpan {
+                    src: src.ident_part(ident, 0),
+                    dst: src.ident_part(ident, 1),
+                    vt_s,
+                    vt_e,
+                }
+            })
+            .collect()
     }
 
     fn adjacent(
@@ -1283,6 +1315,20 @@ pub struct StartEvent {
     pub t: i64,
     pub src: u32,
     pub dst: u32,
+}
+
+/// An edge version as a span of valid time between two nodes: what [`Snapshot::edge_spans`]
+/// returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EdgeSpan {
+    /// The source's snapshot-local uid id (see [`EdgeVersion::src_id`]).
+    pub src: u32,
+    /// The destination's snapshot-local uid id.
+    pub dst: u32,
+    /// Valid-time start, µs.
+    pub vt_s: i64,
+    /// Valid-time end (exclusive), µs; `OPEN_END` when open.
+    pub vt_e: i64,
 }
 
 /// Rows per parallel work unit of [`Snapshot::start_events`]' endpoint lookup.

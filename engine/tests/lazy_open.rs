@@ -248,6 +248,32 @@ fn compare_scans(
                     count(&x);
                 }
             }
+            // Spans: the versions of the window scan, as endpoints and intervals, in any
+            // order.
+            let spans = |s: &tgms_engine::Snapshot<'_>| {
+                let mut v = s.edge_spans(*w, a);
+                v.sort_unstable_by_key(|x| (x.vt_s, x.vt_e, x.src, x.dst));
+                v
+            };
+            let scan = tgms_engine::EdgeScan {
+                as_of_tt: a,
+                vt_window: *w,
+                rel_types: None,
+                touching: None,
+            };
+            let mut want: Vec<tgms_engine::EdgeSpan> = e
+                .edge_scan(&scan)
+                .into_iter()
+                .map(|v| tgms_engine::EdgeSpan {
+                    src: v.src_id(),
+                    dst: v.dst_id(),
+                    vt_s: v.vt_s(),
+                    vt_e: v.vt_e(),
+                })
+                .collect();
+            want.sort_unstable_by_key(|x| (x.vt_s, x.vt_e, x.src, x.dst));
+            assert_eq!(spans(&l), want, "edge_spans {w:?} {a}");
+            assert_eq!(spans(&e), want, "edge_spans (memory) {w:?} {a}");
             let x = edges(l.edge_window(*w, a));
             assert_eq!(x, edges(e.edge_window(*w, a)), "edge_window {w:?} {a}");
             count(&x);

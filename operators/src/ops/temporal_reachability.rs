@@ -5,7 +5,7 @@
 //! the §7.5 budget of 500,000 edge examinations.
 
 use super::edge_pred::{self, EdgePred};
-use super::tgraph::{exceeded, windowed_edges, Graph, WORK_BUDGET};
+use super::tgraph::{exceeded, windowed_edges, Graph, SpanGraph, WORK_BUDGET};
 use super::validate_window;
 use crate::args::Args;
 use crate::cost::Estimate;
@@ -85,8 +85,22 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     };
     let max_wait = args.get("delta_max_wait").and_then(Value::as_i64);
     let pred = EdgePred::parse(args)?;
-    let (g, coerced) =
-        Graph::load_where(ctx.snap, Some((t_a, t_b)), args.as_of_tt(), pred.as_ref())?;
+    let window = Some((t_a, t_b));
+    // Without a predicate no version is read: the spans are enough (the kernel orders
+    // edges itself and never by eid).
+    let (g, coerced) = match &pred {
+        None => (SpanGraph::load(ctx.snap, window, args.as_of_tt()), 0),
+        Some(p) => {
+            let (g, c) = Graph::load_where(ctx.snap, window, args.as_of_tt(), Some(p))?;
+            (
+                SpanGraph {
+                    uids: g.uids,
+                    edges: g.edges,
+                },
+                c,
+            )
+        }
+    };
     let rows: Vec<Value> = match g.id(src) {
         None => Vec::new(),
         Some(s) => {

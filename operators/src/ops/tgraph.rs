@@ -60,34 +60,20 @@ impl<'s> Graph<'s> {
             .with_min_len(1024)
             .map(|e| (e.src_id(), e.dst_id(), e.vt_s(), e.vt_e(), e.eid_bytes()))
             .collect();
-        // First-seen ids by snapshot uid id (one uid per id), then renumbered in uid
-        // code-point order; a uid string is read once per node.
-        let mut first: HashMap<u32, u32> = HashMap::new();
-        let mut names: Vec<&'s str> = Vec::new();
-        let mut ends: Vec<(u32, u32)> = Vec::with_capacity(versions.len());
-        for (e, f) in versions.iter().zip(&fields) {
-            let mut id = |uid_id: u32, name: &dyn Fn() -> &'s str| {
-                *first.entry(uid_id).or_insert_with(|| {
-                    names.push(name());
-                    names.len() as u32 - 1
-                })
-            };
-            let (s, d) = (id(f.0, &|| e.src()), id(f.1, &|| e.dst()));
-            ends.push((s, d));
-        }
-        let mut order: Vec<u32> = (0..names.len() as u32).collect();
-        order.sort_unstable_by_key(|&i| names[i as usize]);
-        let mut rank = vec![0u32; names.len()];
-        for (r, &i) in order.iter().enumerate() {
-            rank[i as usize] = r as u32;
-        }
-        let uids: Vec<&'s str> = order.iter().map(|&i| names[i as usize]).collect();
+        let ends: Vec<(u32, u32)> = fields.iter().map(|f| (f.0, f.1)).collect();
+        let (uids, ends) = dense_ids(&ends, |k, src| {
+            if src {
+                versions[k].src()
+            } else {
+                versions[k].dst()
+            }
+        });
         let edges = fields
             .iter()
             .zip(&ends)
             .map(|(f, &(s, d))| TEdge {
-                src: rank[s as usize],
-                dst: rank[d as usize],
+                src: s,
+                dst: d,
                 t: f.2,
                 t_end: f.3,
                 eid: f.4,
@@ -109,6 +95,84 @@ impl<'s> Graph<'s> {
     pub fn n(&self) -> usize {
         self.uids.len()
     }
+}
+
+/// The believed edge versions of a window as kernel edges without their versions, for
+/// kernels that neither order events by eid nor report versions (reachability): read by
+/// [`Snapshot::edge_spans`], so no eid is derived and nothing is sorted. Every `eid` is
+/// zero.
+pub struct SpanGraph<'s> {
+    /// Dense id → uid (sorted by code point).
+    pub uids: Vec<&'s str>,
+    /// The edges, in the store's row order.
+    pub edges: Vec<TEdge>,
+}
+
+impl<'s> SpanGraph<'s> {
+    /// Believed edge versions overlapping `window` under `as_of_tt`.
+    pub fn load(snap: Snapshot<'s>, window: Option<(i64, i64)>, as_of_tt: i64) -> SpanGraph<'s> {
+        let spans = snap.edge_spans(window, as_of_tt);
+        let ends: Vec<(u32, u32)> = spans.iter().map(|e| (e.src, e.dst)).collect();
+        let (uids, ends) = dense_ids(&ends, |k, src| {
+            snap.uid_name(if src { spans[k].src } else { spans[k].dst })
+        });
+        let edges = spans
+            .iter()
+            .zip(&ends)
+            .map(|(e, &(s, d))| TEdge {
+                src: s,
+                dst: d,
+                t: e.vt_s,
+                t_end: e.vt_e,
+                eid: [0; 12],
+            })
+            .collect();
+        SpanGraph { uids, edges }
+    }
+
+    /// The dense id of `uid`, if it has a candidate edge.
+    pub fn id(&self, uid: &str) -> Option<u32> {
+        self.uids.binary_search(&uid).ok().map(|i| i as u32)
+    }
+
+    /// Number of dense ids.
+    pub fn n(&self) -> usize {
+        self.uids.len()
+    }
+}
+
+/// Dense node ids in uid code-point order for edge endpoints given as snapshot uid ids:
+/// the uid of each dense id and the endpoints renumbered. `name(k, true)` is the source uid
+/// of edge `k`, `name(k, false)` its destination's; a uid string is read once per node.
+fn dense_ids<'s>(
+    ends: &[(u32, u32)],
+    name: impl Fn(usize, bool) -> &'s str,
+) -> (Vec<&'s str>, Vec<(u32, u32)>) {
+    // First-seen ids by snapshot uid id (one uid per id), then renumbered in uid order.
+    let mut first: HashMap<u32, u32> = HashMap::new();
+    let mut names: Vec<&'s str> = Vec::new();
+    let mut seen: Vec<(u32, u32)> = Vec::with_capacity(ends.len());
+    for (k, &(s, d)) in ends.iter().enumerate() {
+        let mut id = |uid_id: u32, src: bool| {
+            *first.entry(uid_id).or_insert_with(|| {
+                names.push(name(k, src));
+                names.len() as u32 - 1
+            })
+        };
+        seen.push((id(s, true), id(d, false)));
+    }
+    let mut order: Vec<u32> = (0..names.len() as u32).collect();
+    order.sort_unstable_by_key(|&i| names[i as usize]);
+    let mut rank = vec![0u32; names.len()];
+    for (r, &i) in order.iter().enumerate() {
+        rank[i as usize] = r as u32;
+    }
+    let uids = order.iter().map(|&i| names[i as usize]).collect();
+    let ends = seen
+        .into_iter()
+        .map(|(s, d)| (rank[s as usize], rank[d as usize]))
+        .collect();
+    (uids, ends)
 }
 
 /// The §5.4 budget error: `E_COST` reporting budget + 1, no `ceilings` key.
