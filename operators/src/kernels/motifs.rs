@@ -7,7 +7,7 @@
 //! * stars: per centre, pre/mid/post counters over its time-ordered incident events, with the
 //!   same-neighbour (two-node) cases excluded per neighbour;
 //! * triangles: per static triangle, the 3-counter over the triangle's merged events — or,
-//!   when δ is short against the events' spread, per δ-wedge ([`wedges`]).
+//!   when δ is short against the events' spread, per δ-wedge (the private `wedges` module).
 //!
 //! All passes are parallel (rayon) and sum 64-bit counters, so the result is bit-identical for
 //! any thread count. No triple of events is ever enumerated.
