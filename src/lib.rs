@@ -114,7 +114,6 @@
 //!
 //! A complete program is `examples/embed.rs` (`cargo run --release --example embed`); the
 //! guide with installation is `docs/library.md`.
-#![warn(missing_docs)]
 
 pub use tgms_engine as engine;
 pub use tgms_operators as operators;

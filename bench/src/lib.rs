@@ -1,7 +1,6 @@
 //! tgms-bench: the deterministic synthetic generator of the spec's evaluation.md §1, the CollegeMsg
 //! replay log (§7.2), the incident and state-at-T regression datasets (§5, §6) and the
 //! benchmark registry runner (§2).
-#![warn(missing_docs)]
 
 pub mod collegemsg_log;
 pub mod generate;

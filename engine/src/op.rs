@@ -11,9 +11,13 @@ use serde_json::{json, Map, Value};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[repr(u8)]
 pub enum Origin {
+    /// An `assert_node` or `assert_edge` op (stored tag 1).
     Assert = 1,
+    /// A `retract` op (stored tag 2); the remainder it writes before its instant has this origin.
     Retract = 2,
+    /// A `correct` op (stored tag 3); its new version and remainders have this origin.
     Correct = 3,
+    /// An `ingest_events` op (stored tag 4); rows it writes carry no reason.
     Ingest = 4,
 }
 
@@ -44,8 +48,12 @@ impl Origin {
 /// `provenance_ref` (any JSON, default `null`, kept as canonical text).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Audit {
+    /// Why the op was made, at most `MAX_REASON_BYTES` bytes; `None` when not given
+    /// (`retract` and `correct` require a non-blank one).
     pub reason: Option<String>,
+    /// The caller's provenance label, copied to every row the op writes (default `"ingest"`).
     pub source: String,
+    /// The caller's provenance pointer as canonical JSON text (default `"null"`).
     pub provenance_ref: String,
 }
 
@@ -62,13 +70,20 @@ impl Default for Audit {
 /// The target of `retract` / `correct`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Ref {
+    /// A node, by its uid.
     Node {
+        /// The node's uid (non-empty, compared byte for byte).
         uid: String,
     },
+    /// An edge, by the four parts of its identity (its eid is derived from them).
     Edge {
+        /// Uid of the source endpoint (non-empty).
         src: String,
+        /// Uid of the destination endpoint (non-empty).
         dst: String,
+        /// The edge's relationship type (non-empty).
         rel_type: String,
+        /// The discriminator between parallel edges of one type (`""` when not given).
         disc: String,
     },
 }
@@ -76,64 +91,101 @@ pub enum Ref {
 /// `assert_node` (§6.3).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AssertNode {
+    /// The node's uid (non-empty); registered by the op if new.
     pub uid: String,
+    /// The node label of the new version (may be empty).
     pub label: String,
     /// Canonical JSON text of a JSON object.
     pub props: String,
+    /// Start of the valid interval, µs since 1970 UTC (inclusive).
     pub vt_s: i64,
+    /// End of the valid interval, µs since 1970 UTC (exclusive; default `OPEN_END`).
     pub vt_e: i64,
+    /// Reason and provenance of the op.
     pub audit: Audit,
 }
 
 /// `assert_edge` (§6.4).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AssertEdge {
+    /// Uid of the source endpoint (non-empty).
     pub src: String,
+    /// Uid of the destination endpoint (non-empty).
     pub dst: String,
+    /// The edge's relationship type (non-empty).
     pub rel_type: String,
+    /// The discriminator between parallel edges of one type (default `""`).
     pub disc: String,
+    /// Canonical JSON text of the props object (default `"{}"`).
     pub props: String,
+    /// Start of the valid interval, µs since 1970 UTC (inclusive).
     pub vt_s: i64,
+    /// End of the valid interval, µs since 1970 UTC (exclusive; default `OPEN_END`).
     pub vt_e: i64,
+    /// Reason and provenance of the op.
     pub audit: Audit,
+    /// Label of the node version created for `src` when it has no believed one (default
+    /// `"Node"`).
     pub src_label: String,
+    /// Label of the node version created for `dst` when it has no believed one (default
+    /// `"Node"`).
     pub dst_label: String,
 }
 
 /// `retract` (§6.5).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Retract {
+    /// The node or edge whose version valid at `t` is ended.
     pub target: Ref,
+    /// The retract instant, µs since 1970 UTC, in `[0, OPEN_END)`: the believed version
+    /// valid at `t` is closed and its part before `t` written again.
     pub t: i64,
+    /// Reason (required, non-blank) and provenance of the op.
     pub audit: Audit,
 }
 
 /// `correct` (§6.6).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Correct {
+    /// The node or edge whose content is replaced.
     pub target: Ref,
+    /// Canonical JSON text of the new props object, covering the whole window.
     pub props: String,
+    /// Start of the corrected window, µs since 1970 UTC (inclusive; default 0).
     pub vt_s: i64,
+    /// End of the corrected window, µs since 1970 UTC (exclusive; default `OPEN_END`).
     pub vt_e: i64,
+    /// Reason (required, non-blank) and provenance of the op.
     pub audit: Audit,
 }
 
 /// An event's `vt_e` exactly as given: absent, `null`, or an integer (`0` means "absent").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EventEnd {
+    /// No `vt_e` key: the event is the instant `[vt_s, vt_s + 1)`.
     Absent,
+    /// `"vt_e": null`: also the instant `[vt_s, vt_s + 1)`, but written back as `null`.
     Null,
+    /// An integer end, µs since 1970 UTC (exclusive); `0` means the same as absent.
     At(i64),
 }
 
 /// One bulk event (§6.7), kept as the caller gave it; defaults apply at apply time.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {
+    /// Uid of the source endpoint (non-empty).
     pub src: String,
+    /// Uid of the destination endpoint (non-empty).
     pub dst: String,
+    /// The edge's relationship type (non-empty).
     pub rel_type: String,
+    /// Start of the event's valid interval, µs since 1970 UTC, in `[0, OPEN_END)`.
     pub vt_s: i64,
+    /// The end as given; `Event::end` gives the effective one.
     pub vt_e: EventEnd,
+    /// The discriminator, when given; `None` numbers the edge with the store-wide ingest
+    /// ordinal (`ordinal_base` + the event's index in its op), so every such event is a new
+    /// edge.
     pub disc: Option<String>,
     /// Canonical JSON text of the props object, when given.
     pub props: Option<String>,
@@ -165,20 +217,29 @@ impl Event {
 /// `ingest_events` (§6.7): one chunk of at most 50,000 events.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IngestEvents {
+    /// The events, in input order (at most `INGEST_CHUNK`); each becomes one edge version.
     pub events: Vec<Event>,
     /// The store's ingest ordinal counter when the batch was recorded (set by the store).
     pub ordinal_base: u64,
+    /// Label of the node versions created for endpoints that have none (default `"Node"`).
     pub node_label: String,
+    /// Provenance of the op; its `reason` is not recorded on ingest rows.
     pub audit: Audit,
 }
 
 /// One normalized write op.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Op {
+    /// `assert_node`: a new node version over `[vt_s, vt_e)`.
     AssertNode(AssertNode),
+    /// `assert_edge`: a new edge version over `[vt_s, vt_e)`, plus node versions for
+    /// endpoints that have none.
     AssertEdge(AssertEdge),
+    /// `retract`: ends the believed version valid at an instant.
     Retract(Retract),
+    /// `correct`: replaces the content of a node or edge over a valid-time window.
     Correct(Correct),
+    /// `ingest_events`: bulk load of one chunk of events.
     IngestEvents(IngestEvents),
     /// An op object that could not be normalized (unknown kind, wrong types, bad values),
     /// kept as canonical JSON text. It is logged like any op and fails its batch at apply

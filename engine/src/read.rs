@@ -26,11 +26,17 @@ use std::sync::Arc;
 /// A node or edge identity as callers name it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Identity {
+    /// A node, by its uid.
     Node(String),
+    /// An edge, by the four parts its eid is derived from.
     Edge {
+        /// Uid of the source endpoint.
         src: String,
+        /// Uid of the destination endpoint.
         dst: String,
+        /// The edge's relationship type.
         rel_type: String,
+        /// The discriminator: `""` by default, `#k` for an ingested event without one.
         disc: String,
     },
 }
@@ -47,10 +53,15 @@ pub enum Touch {
 /// The arguments of the logical edge scan (`data-model.md` §5).
 #[derive(Clone, Debug)]
 pub struct EdgeScan<'s> {
+    /// Transaction time of the read, µs: versions believed then (`tt_s <= as_of_tt < tt_e`;
+    /// values from `OPEN_END` on read as `OPEN_END - 1`).
     pub as_of_tt: i64,
     /// Half-open valid-time window the versions must overlap.
     pub vt_window: Option<(i64, i64)>,
+    /// Only edges of these rel types, when given (unknown types match nothing).
     pub rel_types: Option<&'s [String]>,
+    /// Only edges whose endpoints touch these uids as `Touch` says, when given (unknown uids
+    /// are ignored).
     pub touching: Option<(&'s [String], Touch)>,
 }
 
@@ -1312,8 +1323,11 @@ impl<'a> Snapshot<'a> {
 /// snapshot-local uid ids (see [`EdgeVersion::src_id`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StartEvent {
+    /// The version's `vt_s`, µs.
     pub t: i64,
+    /// Snapshot-local id of the source uid (as `EdgeVersion::src_id`).
     pub src: u32,
+    /// Snapshot-local id of the destination uid (as `EdgeVersion::dst_id`).
     pub dst: u32,
 }
 
@@ -1487,7 +1501,9 @@ fn run_pieces(ev: &mut [StartEvent], chunk: usize) -> Vec<&mut [StartEvent]> {
 /// A node or an edge version.
 #[derive(Clone, Copy)]
 pub enum Version<'a> {
+    /// A version of a node: its label, props, both intervals and audit fields.
     Node(NodeVersion<'a>),
+    /// A version of an edge: its identity, props, both intervals and audit fields.
     Edge(EdgeVersion<'a>),
 }
 

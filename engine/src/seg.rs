@@ -48,32 +48,61 @@ pub const DIR_ENTRY_LEN: usize = 24;
 
 /// Chunk ids (`format-spec.md` §6.3). Row chunks are `ROWS_NODE + k` / `ROWS_EDGE + k`.
 pub mod chunk {
+    /// uid table `[base, end)`: the uid strings (HEAP).
     pub const UIDS: u16 = 1;
+    /// string table `[base, end)`: labels, props, sources, provenance refs, reasons, rel
+    /// types and string discs, deduplicated store-wide (HEAP).
     pub const STRINGS: u16 = 2;
+    /// content table: the label's string id.
     pub const CONTENT_LABEL: u16 = 3;
+    /// content table: the props' string id (canonical JSON text).
     pub const CONTENT_PROPS: u16 = 4;
+    /// content table: the source's string id.
     pub const CONTENT_SOURCE: u16 = 5;
+    /// content table: the provenance ref's string id (canonical JSON text).
     pub const CONTENT_PROV: u16 = 6;
+    /// edge identity table: the src uid id.
     pub const IDENT_SRC: u16 = 7;
+    /// edge identity table: the dst uid id.
     pub const IDENT_DST: u16 = 8;
+    /// edge identity table: the rel type's string id.
     pub const IDENT_REL: u16 = 9;
+    /// edge identity table: disc tag; bit 0 set = string disc (clear = ordinal `#k`), bit 1
+    /// set = the identity is in the explicit-identity map, other bits 0.
     pub const IDENT_DISC_TAG: u16 = 10;
+    /// edge identity table: the disc value, the ordinal `k` or a string id (per the tag).
     pub const IDENT_DISC_VAL: u16 = 11;
+    /// ordinal slots: the identity created by ingest ordinal `k`, `0xFFFFFFFF` for none.
     pub const SLOTS: u16 = 12;
+    /// first chunk of the node row columns: column `c` is chunk `ROWS_NODE + c` (16–27).
     pub const ROWS_NODE: u16 = 16;
+    /// first chunk of the edge row columns: column `c` is chunk `ROWS_EDGE + c` (32–43).
     pub const ROWS_EDGE: u16 = 32;
     // offsets inside a row group
+    /// row column: the uid id (nodes) or edge identity id (edges).
     pub const IDENT: u16 = 0;
+    /// row column: the content id.
     pub const CONTENT: u16 = 1;
+    /// row column: start of the valid interval, µs.
     pub const VT_S: u16 = 2;
+    /// row column: `vt_e - vt_s` in µs, or 0 for an open end (`vt_e = OPEN_END`).
     pub const VT_LEN: u16 = 3;
+    /// row column: start of the transaction interval (the batch's `tt`), µs; RUNS, one run
+    /// per batch, unless an integer column is smaller (minors 4 and 5).
     pub const TT_S: u16 = 4;
+    /// row column: the reason, 0 for none, else its string id + 1.
     pub const REASON: u16 = 5;
+    /// row column: the origin tag (1 assert, 2 retract, 3 correct, 4 ingest).
     pub const ORIGIN: u16 = 6;
+    /// row column: 1, or 0 for a row retired inside its own batch.
     pub const ALIVE: u16 = 7;
+    /// closure column: the store-wide row number closed, strictly ascending.
     pub const CLOSE_ROW: u16 = 8;
+    /// closure column: the closed row's `tt_e`, µs.
     pub const CLOSE_TT_E: u16 = 9;
+    /// closure column: the `closed_by` tag (1–4, as the origin).
     pub const CLOSE_BY: u16 = 10;
+    /// closure column: the close reason, 0 for none, else its string id + 1.
     pub const CLOSE_REASON: u16 = 11;
     // index chunks of a minor-2, 3 or 4 segment (full image only)
     /// uid heap: n_uids + 1 cumulative byte offsets into the heap's string bytes.
@@ -90,12 +119,15 @@ pub mod chunk {
     pub const NODE_POST: u16 = 69;
     /// edge postings per identity: n_idents + 1 offsets into `EDGE_POST`.
     pub const EDGE_POST_OFF: u16 = 70;
+    /// edge row numbers grouped by identity, ascending within an identity.
     pub const EDGE_POST: u16 = 71;
     /// out adjacency per uid (edge rows whose identity has that src).
     pub const OUT_OFF: u16 = 72;
+    /// out adjacency: edge row numbers grouped by src uid, ascending within a uid.
     pub const OUT: u16 = 73;
     /// in adjacency per uid (edge rows whose identity has that dst).
     pub const IN_OFF: u16 = 74;
+    /// in adjacency: edge row numbers grouped by dst uid, ascending within a uid.
     pub const IN: u16 = 75;
     /// ids of the mapped identities sorted by (src, dst, rel, disc tag bit 0, disc value
     /// as u64).
@@ -815,15 +847,19 @@ pub(crate) fn only_segment(dir: &std::path::Path) -> Vec<u8> {
 /// Summary of a segment for the manifest's zone map (`format-spec.md` §7.2).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ZoneMap {
+    /// Number of node rows in the segment, alive or not.
     pub node_rows: u64,
+    /// Number of edge rows in the segment, alive or not.
     pub edge_rows: u64,
-    /// Smallest and largest `vt_s` of the segment's edge rows (0, 0 when none).
+    /// Smallest `vt_s` of the segment's edge rows, µs (0 when none).
     pub vt_min: i64,
+    /// Largest `vt_s` of the segment's edge rows, µs (0 when none).
     pub vt_max: i64,
-    /// Largest `vt_e` of the segment's edge rows.
+    /// Largest `vt_e` of the segment's edge rows, µs (0 when none).
     pub max_vt_e: i64,
-    /// Smallest and largest `tt_s` of all rows of the segment.
+    /// Smallest `tt_s` of all rows of the segment, µs (0 when none).
     pub tt_min: i64,
+    /// Largest `tt_s` of all rows of the segment, µs (0 when none).
     pub tt_max: i64,
     /// Distinct rel-type string ids of the segment's edge rows, ascending.
     pub rels: Vec<u32>,

@@ -1,7 +1,6 @@
 //! The Python extension module `tgms` (`docs/python.md`): `Store`, `Result` (operator
 //! envelopes with Arrow tables through the PyCapsule interface), `PlanRun`, and the typed
 //! exceptions. Build and install: `pip install ./python` (or `maturin develop` in python/).
-#![warn(missing_docs)]
 
 mod errors;
 mod json;

@@ -50,7 +50,6 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
-#![warn(missing_docs)]
 
 pub mod approx;
 pub mod claims;

@@ -98,7 +98,10 @@ pub struct SampleResult {
     pub per_motif: Vec<Estimate>,
     /// The anchor length `A` in µs (0 without events).
     pub block_us: i64,
+    /// The number of blocks `N` the events were cut into (0 without events).
     pub blocks_total: u64,
+    /// The blocks drawn and counted exactly, at most `blocks_total`; equal to it when the
+    /// answer is exact.
     pub blocks_sampled: u64,
     /// The critical value used.
     pub z: f64,
@@ -109,8 +112,12 @@ pub struct SampleResult {
 /// The anchored-block layout of a span of events.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// Time of the first event, µs: block `b` anchors `[t_lo + b·block_us, t_lo +
+    /// (b+1)·block_us)`.
     pub t_lo: i64,
+    /// The anchor length `A`, µs: `max(ANCHOR_DELTAS·δ, ⌈span / MAX_BLOCKS⌉)`, at least 1.
     pub block_us: i64,
+    /// The number of blocks `N = ⌈span / A⌉`, in `1..=MAX_BLOCKS` (span = `t_hi − t_lo + 1`).
     pub blocks: u64,
 }
 

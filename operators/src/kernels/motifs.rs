@@ -7,7 +7,7 @@
 //! * stars: per centre, pre/mid/post counters over its time-ordered incident events, with the
 //!   same-neighbour (two-node) cases excluded per neighbour;
 //! * triangles: per static triangle, the 3-counter over the triangle's merged events — or,
-//!   when δ is short against the events' spread, per δ-wedge ([`wedges`]).
+//!   when δ is short against the events' spread, per δ-wedge (the private `wedges` module).
 //!
 //! All passes are parallel (rayon) and sum 64-bit counters, so the result is bit-identical for
 //! any thread count. No triple of events is ever enumerated.
@@ -56,6 +56,7 @@ impl NamedMotif {
 /// Any single motif of §14 / §14.5.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Motif {
+    /// One of the five named motifs of §14.2 (`M_2node_pingpong`, …).
     Named(NamedMotif),
     /// `M_i_j`, `i`, `j` in `1..=6`.
     Catalogue(u8, u8),
@@ -155,8 +156,11 @@ pub fn is_triangle(i: usize, j: usize) -> bool {
 /// must be in the total `(t, eid)` order of §14.1 (the slice position is the event's rank).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MotifEvent {
+    /// The event's time (`vt_s`), µs.
     pub t: i64,
+    /// Dense id of the source node.
     pub src: u32,
+    /// Dense id of the destination node.
     pub dst: u32,
 }
 

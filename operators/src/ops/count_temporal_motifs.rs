@@ -273,11 +273,14 @@ pub const EXACT_EVENT_CAP: usize = 5_000_000;
 
 /// The selected events of §14.1 with the graph they come from.
 pub struct Events<'s> {
+    /// The selected edge versions in event order, with their dense node ids and kernel edges.
     pub graph: Graph<'s>,
     /// The events (window start, filter applied): `events[i]` is `graph.versions[i]`.
     pub events: Vec<TEdge>,
-    /// The call's edge predicate and the events it dropped as coerced.
+    /// The call's edge predicate (`prop_filter`, `self_loops`), if any.
     pub pred: Option<EdgePred>,
+    /// Events the predicate dropped because the property was absent or of another type
+    /// than its literal (`prop_coercion`); 0 without a predicate.
     pub coerced: u64,
 }
 

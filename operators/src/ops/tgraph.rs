@@ -19,6 +19,7 @@ pub struct Graph<'s> {
     pub uids: Vec<&'s str>,
     /// Parallel to `versions`.
     pub edges: Vec<TEdge>,
+    /// The candidate edge versions; `edges[i]` is `versions[i]` over dense node ids.
     pub versions: Vec<EdgeVersion<'s>>,
 }
 
