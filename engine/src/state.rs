@@ -157,6 +157,8 @@ struct Undo {
     node_len: usize,
     edge_len: usize,
     uid_len: usize,
+    string_len: usize,
+    content_len: usize,
     ident_len: usize,
     slot_len: usize,
     ordinal: u64,
@@ -390,6 +392,8 @@ impl State {
             node_len: self.nodes.len(),
             edge_len: self.edges.len(),
             uid_len: self.uids.len(),
+            string_len: self.strings.len(),
+            content_len: self.contents.len(),
             ident_len: self.idents.len(),
             slot_len: self.ordinal_slots.len(),
             ordinal: self.stats.ingest_ordinal,
@@ -464,6 +468,13 @@ impl State {
         // again (ordinals only grow), so truncation restores them exactly.
         self.ordinal_slots.truncate(u.slot_len);
         self.uids.truncate(u.uid_len);
+        // Strings and contents a failed batch interned go too, as the mapped writer's delta
+        // drops them (`Delta::truncate`): both writers then hold the same dictionaries and
+        // compact to the same bytes.
+        self.strings.truncate(u.string_len);
+        for c in self.contents.drain(u.content_len..) {
+            self.content_ids.remove(&c);
+        }
         self.node_postings.truncate(u.uid_len);
         self.out_adj.truncate(u.uid_len);
         self.in_adj.truncate(u.uid_len);
