@@ -1987,22 +1987,8 @@ pub(crate) mod tests {
 
     // ---------------------------------------------------------------- randomized stores
 
-    /// A small deterministic generator (xorshift64*).
-    pub(crate) struct Rng(pub(crate) u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 >> 12;
-            self.0 ^= self.0 << 25;
-            self.0 ^= self.0 >> 27;
-            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-        pub(crate) fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-        fn pick<'a>(&mut self, v: &[&'a str]) -> &'a str {
-            v[self.below(v.len() as u64) as usize]
-        }
-    }
+    /// The seeded generator of the randomized stores (shared with `compact`'s tests).
+    pub(crate) use tgms_testkit::Rng;
 
     const UIDS: &[&str] = &["a", "b", "c", "d", "é", "日本", "zz", "a\u{0}b", "B", "ab"];
     const RELS: &[&str] = &["R", "S", "knows", "É"];
@@ -2072,7 +2058,7 @@ pub(crate) mod tests {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
         let mut s = manual_store(&dir);
-        let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+        let mut r = Rng::new(seed);
         let mut tt = 1000;
         for k in 0..batches {
             let n = 1 + r.below(3);
@@ -2323,7 +2309,7 @@ pub(crate) mod tests {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
         let mut s = manual_store(&dir);
-        let mut r = Rng(7);
+        let mut r = Rng::new(7);
         for k in 0..6 {
             let events: Vec<Value> = (0..700)
                 .map(|i| {
@@ -2355,7 +2341,7 @@ pub(crate) mod tests {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
         let mut s = manual_store(&dir);
-        let mut r = Rng(99);
+        let mut r = Rng::new(99);
         for k in 0..3 {
             let ops: Vec<Op> = (0..4).map(|_| Op::from_json(&random_op(&mut r))).collect();
             let _ = s.write_at(1000 + k, ops);
@@ -2712,7 +2698,7 @@ pub(crate) mod tests {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
         let mut s = manual_store(&dir);
-        let mut r = Rng(77);
+        let mut r = Rng::new(77);
         for k in 0..40 {
             let ops: Vec<Op> = (0..2).map(|_| Op::from_json(&random_op(&mut r))).collect();
             let _ = s.write_at(1000 + k, ops);

@@ -626,7 +626,7 @@ mod tests {
         for seed in 1..=24u64 {
             let t = tempfile::tempdir().unwrap();
             let base = t.path().join("s");
-            let mut r = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+            let mut r = Rng::new(seed);
             let mut s = Store::create_with(&base, opts(true)).unwrap();
             let first = 10 + r.below(40) as usize;
             let tt = write_random(&mut s, &mut r, 1000, first);

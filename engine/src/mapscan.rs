@@ -597,13 +597,8 @@ mod tests {
             ..Options::default()
         };
         let mut s = Store::create_with(&dir, opts).unwrap();
-        let mut x = seed | 1;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut r = tgms_testkit::Rng::new(seed);
+        let mut next = |m: u64| r.below(m);
         let mut ends: Vec<(String, String, &str, i64)> = Vec::new();
         let events: Vec<serde_json::Value> = (0..n as u64)
             .map(|i| {

@@ -1912,13 +1912,8 @@ mod tests {
     /// Long columns take the radix selection of the frame's quantiles.
     #[test]
     fn random_access_choice_of_long_columns() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut r = tgms_testkit::Rng::new(0x9E37_79B9_7F4A_7C15);
+        let mut next = move || r.next_u64();
         let n = 70_000 + (next() % 5_000) as usize;
         let wide: Vec<i64> = (0..n).map(|_| next() as i64).collect();
         let small: Vec<i64> = (0..n).map(|_| (next() % 7) as i64 - 3).collect();

@@ -20,13 +20,8 @@ fn boundaries_match_a_brute_force_filter() {
         },
     )
     .unwrap();
-    let mut x: u64 = 5;
-    let mut rnd = |n: i64| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((x >> 33) % n as u64) as i64
-    };
+    let mut r = common::Rng::new(5);
+    let mut rnd = |n: i64| r.below(n);
     let uids = ["a", "b", "c"];
     for tt in 1..60 {
         let (vs, len) = (rnd(50), 1 + rnd(30));

@@ -445,7 +445,7 @@ fn compare_start_counts(lazy: &Store, eager: &Store, last_tt: i64, g: &mut Rng) 
 fn point_reads_of_a_lazy_open_equal_an_eager_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let mut g = Rng(41);
+    let mut g = Rng::new(41);
     let mut s = Store::create_with(&path, opts()).unwrap();
     let (mut non_empty, mut failed, mut tt, mut retired) = (0, 0, 0i64, 0);
     for stage in 0..4 {
@@ -509,7 +509,7 @@ fn point_reads_of_a_lazy_open_equal_an_eager_open() {
 fn reads_over_an_image_and_flush_segments_equal_an_eager_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let mut g = Rng(97);
+    let mut g = Rng::new(97);
     let mut s = Store::create_with(&path, compacting_at(0)).unwrap();
     let (mut tt, mut non_empty, mut image_closes, mut image_tt) = (0i64, 0, 0, 0);
     for stage in 0..5 {
@@ -577,7 +577,7 @@ fn reads_over_an_image_and_flush_segments_equal_an_eager_open() {
 fn closing_writers_leave_flush_segments_that_readers_serve_lazily() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let mut g = Rng(5);
+    let mut g = Rng::new(5);
     let mut s = Store::create_with(&path, compacting_at(2)).unwrap();
     let mut tt = 0;
     for _ in 0..600 {
@@ -654,7 +654,7 @@ fn a_flush_segment_of_closures_only_is_applied() {
 fn layouts_without_an_image_open_eagerly_and_a_log_tail_is_applied_over_the_image() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let mut g = Rng(7);
+    let mut g = Rng::new(7);
     let mut s = Store::create_with(&path, opts()).unwrap();
     for tt in 1..=30 {
         let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
@@ -723,7 +723,7 @@ fn layouts_without_an_image_open_eagerly_and_a_log_tail_is_applied_over_the_imag
 fn a_damaged_base_image_or_flush_segment_is_reported_not_served() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let mut g = Rng(3);
+    let mut g = Rng::new(3);
     let mut s = Store::create_with(&path, opts()).unwrap();
     for tt in 1..=40 {
         let _ = s.write_at(tt, vec![Op::from_json(&random_op(&mut g))]);
@@ -835,7 +835,7 @@ fn close_events(
 fn start_counts_over_many_blocks_equal_the_in_memory_count() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let mut g = Rng(77);
+    let mut g = Rng::new(77);
     let mut s = Store::create_with(&path, opts()).unwrap();
     let mut evs = Vec::new();
     for b in 0..3 {
@@ -875,7 +875,7 @@ fn compare_start_counts_wide(lazy: &Store, eager: &Store, g: &mut Rng) {
 fn scans_over_many_zones_equal_the_in_memory_scans() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
-    let mut g = Rng(78);
+    let mut g = Rng::new(78);
     let mut s = Store::create_with(&path, opts()).unwrap();
     let mut evs = Vec::new();
     let sorted = events(
@@ -967,7 +967,7 @@ fn a_load_compacts_at_its_decoded_row_limit_and_stays_on_the_mapped_image() {
         ..opts()
     };
     let mut r = Store::create_with(&reference, eager).unwrap();
-    let mut g = Rng(11);
+    let mut g = Rng::new(11);
     let (mut flushes, mut compactions, mut tt) = (0, 0, 0);
     let above = |s: &Store| -> u64 {
         s.segments()

@@ -31,17 +31,10 @@ fn spans(bytes: &[u8]) -> Vec<(usize, usize)> {
     v
 }
 
-/// A deterministic byte stream (xorshift) for garbage tails.
+/// A deterministic byte stream for garbage tails.
 fn garbage(n: usize, seed: u64) -> Vec<u8> {
-    let mut x = seed | 1;
-    (0..n)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 24) as u8
-        })
-        .collect()
+    let mut r = tgms_testkit::Rng::new(seed);
+    (0..n).map(|_| r.next_u64() as u8).collect()
 }
 
 #[test]

@@ -732,13 +732,8 @@ fn flush_sorts_the_memtable_and_reads_do_not_change() {
     };
     let mut s = Store::create_with(&dir, o).unwrap();
     let nodes = 12;
-    let mut x = 7u64;
-    let mut next = |m: u64| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (x >> 33) % m
-    };
+    let mut r = tgms_testkit::Rng::new(7);
+    let mut next = |m: u64| r.below(m);
     // The valid-time starts of the edge rows in storage order.
     let scan_times = |s: &Store| -> Vec<i64> {
         let snap = s.snapshot();

@@ -313,7 +313,7 @@ fn reads_under_writes(eager: bool) {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s");
     let mut s = Store::create_with(&path, Options { eager, ..opts() }).unwrap();
-    let mut g = Rng(29);
+    let mut g = Rng::new(29);
     let (mut non_empty, mut failed) = (0, 0);
     for tt in 1..=240i64 {
         let mut ops = vec![Op::from_json(&random_op(&mut g))];
@@ -353,7 +353,7 @@ fn reads_under_writes(eager: bool) {
 fn parallel_gathers_match_a_brute_force_filter() {
     let dir = tempfile::tempdir().unwrap();
     let mut s = Store::create_with(&dir.path().join("s"), opts()).unwrap();
-    let mut g = Rng(41);
+    let mut g = Rng::new(41);
     for b in 0..12i64 {
         let evs: Vec<Value> = (0..10_000)
             .map(|_| {

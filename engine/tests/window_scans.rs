@@ -19,13 +19,8 @@ fn window_scans_match_a_brute_force_filter() {
         },
     )
     .unwrap();
-    let mut x: u64 = 11;
-    let mut rnd = |n: i64| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((x >> 33) % n as u64) as i64
-    };
+    let mut r = common::Rng::new(11);
+    let mut rnd = |n: i64| r.below(n);
     let uids = ["a", "b", "c", "d"];
     for tt in 1..80 {
         let (vs, len) = (rnd(50), 1 + rnd(30));

@@ -15,7 +15,7 @@ use tgms_engine::Store;
 /// A store of `n` random events over `nodes` nodes with times in `[0, span)`; a few events
 /// share a time (ties) and a few are self loops (never in an instance).
 fn random_store(seed: u64, n: usize, nodes: u64, span: i64) -> (tempfile::TempDir, Store) {
-    let mut r = Rng(seed);
+    let mut r = Rng::new(seed);
     let (d, mut s) = new_store();
     let mut batch = 1;
     let mut left = n;

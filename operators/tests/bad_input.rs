@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use serde_json::{json, Value};
 use tgms_operators::{call_operator, CallOptions, Ceilings};
+use tgms_testkit::Rng;
 
 fn expect(
     s: &tgms_engine::Store,
@@ -491,12 +492,10 @@ fn cost_refusal_and_skip() {
     assert_eq!(e.details["estimate"]["rows_scanned_est"], 3);
 }
 
-fn random_value(seed: &mut u64, depth: u32) -> Value {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let k = (*seed >> 33) % if depth > 2 { 8 } else { 10 };
-    let n = (*seed >> 40) as i64;
+fn random_value(r: &mut Rng, depth: u32) -> Value {
+    let x = r.next_u64();
+    let k = (x >> 33) % if depth > 2 { 8 } else { 10 };
+    let n = (x >> 40) as i64;
     match k {
         0 => Value::Null,
         1 => json!(n % 2 == 0),
@@ -508,11 +507,7 @@ fn random_value(seed: &mut u64, depth: u32) -> Value {
         5 => json!(4611686018427387904i64 + n % 3 - 1),
         6 => json!(-(n % 5)),
         7 => json!("é\u{0}'\\"),
-        8 => Value::Array(
-            (0..(n % 4))
-                .map(|_| random_value(seed, depth + 1))
-                .collect(),
-        ),
+        8 => Value::Array((0..(n % 4)).map(|_| random_value(r, depth + 1)).collect()),
         _ => {
             let keys = ["t_a", "t_b", "seeds", "hops", "uid", "x"];
             Value::Object(
@@ -520,7 +515,7 @@ fn random_value(seed: &mut u64, depth: u32) -> Value {
                     .map(|i| {
                         (
                             keys[((n + i) % 6) as usize].to_string(),
-                            random_value(seed, depth + 1),
+                            random_value(r, depth + 1),
                         )
                     })
                     .collect(),
@@ -545,7 +540,7 @@ fn random_arguments_never_panic() {
         "compute",
         "aggregate_events",
     ];
-    let mut seed = 99u64;
+    let mut r = Rng::new(99);
     let codes = [
         "E_SCHEMA",
         "E_INVALID_ARG",
@@ -558,9 +553,8 @@ fn random_arguments_never_panic() {
         let spec = tgms_operators::lookup(op).unwrap();
         let mut args = serde_json::Map::new();
         for a in &spec.args {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-            if (seed >> 60) < 11 {
-                args.insert(a.name.to_string(), random_value(&mut seed, 0));
+            if r.below(16) < 11 {
+                args.insert(a.name.to_string(), random_value(&mut r, 0));
             }
         }
         let got = call(&s, op, Value::Object(args));

@@ -5,6 +5,7 @@
 mod common;
 use common::*;
 use serde_json::{json, Value};
+use tgms_testkit::Rng;
 
 fn expect(s: &tgms_engine::Store, op: &str, args: Value, code: &str, msg: &str) -> Value {
     let got = call(s, op, args.clone());
@@ -227,11 +228,8 @@ fn runtime_budgets_report_budget_plus_one() {
     assert_eq!(ok["rows_total"], 11, "{ok}");
 }
 
-fn mutate(seed: &mut u64) -> Value {
-    *seed = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
-    let n = (*seed >> 33) as i64;
+fn mutate(r: &mut Rng) -> Value {
+    let n = (r.next_u64() >> 33) as i64;
     match n % 12 {
         0 => Value::Null,
         1 => json!(n % 2 == 0),
@@ -284,16 +282,15 @@ fn mutated_arguments_never_panic() {
         "E_COST",
         "E_LIMIT",
     ];
-    let mut seed = 7u64;
+    let mut r = Rng::new(7);
     let mut answered = 0;
     for i in 0..3000 {
         let (op, b) = &base[i % base.len()];
         let spec = tgms_operators::lookup(op).unwrap();
         let mut args = b.clone();
         for a in &spec.args {
-            seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-            if (seed >> 60) < 3 {
-                args[a.name] = mutate(&mut seed);
+            if r.below(16) < 3 {
+                args[a.name] = mutate(&mut r);
             }
         }
         let got = call(&s, op, args.clone());

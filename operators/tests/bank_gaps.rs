@@ -127,7 +127,7 @@ fn stat(agg: &str, (qn, qd): (u64, u64), vals: &[N]) -> Value {
 
 #[test]
 fn sum_median_and_quantile_of_a_prop_equal_the_brute_force() {
-    let mut r = Rng(0x5355_4d51);
+    let mut r = Rng::new(0x5355_4d51);
     let mut nonnull = 0;
     for case in 0..300 {
         let (_d, s, rows) = random_store(&mut r);
@@ -272,7 +272,7 @@ fn compute(args: Value) -> Value {
 
 #[test]
 fn compare_answers_yes_or_no_like_the_numbers_do() {
-    let mut r = Rng(0xC0_4D_A2);
+    let mut r = Rng::new(0xC0_4D_A2);
     let mut yes = 0;
     for _ in 0..2000 {
         let mk = |r: &mut Rng| -> (Value, f64) {
@@ -368,7 +368,7 @@ fn topk_with_ties(rows: &[Value], k: usize, top: bool) -> (Vec<i64>, usize) {
 
 #[test]
 fn topk_with_ties_included_returns_every_tied_row() {
-    let mut r = Rng(0x7135);
+    let mut r = Rng::new(0x7135);
     let mut widened = 0;
     for case in 0..500 {
         let n = 1 + r.below(20) as usize;

@@ -81,7 +81,7 @@ fn random_store(r: &mut Rng) -> (tempfile::TempDir, tgms_engine::Store, Vec<i64>
 
 #[test]
 fn calendar_buckets_equal_local_date_brute_force() {
-    let mut r = Rng(2112);
+    let mut r = Rng::new(2112);
     for case in 0..60 {
         let (_d, s, ts) = random_store(&mut r);
         let zone = r.pick(&ZONES);
@@ -162,7 +162,7 @@ fn calendar_buckets_equal_local_date_brute_force() {
 
 #[test]
 fn calendar_unit_dimensions_follow_the_timezone() {
-    let mut r = Rng(77);
+    let mut r = Rng::new(77);
     for case in 0..20 {
         let (_d, s, ts) = random_store(&mut r);
         let zone = r.pick(&ZONES);

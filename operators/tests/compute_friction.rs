@@ -23,7 +23,7 @@ fn compute(args: Value) -> Value {
 
 #[test]
 fn scalar_arithmetic_matches_exact_and_binary64_arithmetic() {
-    let mut r = Rng(11);
+    let mut r = Rng::new(11);
     for _ in 0..400 {
         let xi = r.below(2_000_001) as i64 - 1_000_000;
         let yi = r.below(2_001) as i64 - 1_000;
@@ -88,7 +88,7 @@ fn scalar_arithmetic_matches_exact_and_binary64_arithmetic() {
 
 #[test]
 fn join_with_a_declared_cardinality_is_the_product_of_matching_rows() {
-    let mut r = Rng(12);
+    let mut r = Rng::new(12);
     let cards = ["one_to_one", "many_to_one", "one_to_many", "many_to_many"];
     let mut ran = 0;
     for _ in 0..400 {

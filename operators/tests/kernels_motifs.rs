@@ -124,7 +124,7 @@ fn random_catalogue_and_named_vs_oracle() {
         let m = rng.below(28) as usize;
         let t_max = [3, 10, 40][case % 3];
         let events = random_edges(&mut rng, n, m, t_max, case % 5 == 0, 10);
-        let delta = rng.range(1, t_max + 2);
+        let delta = rng.int(1, t_max + 3);
         for tie in [TieMode::Ordered, TieMode::Strict] {
             let want = oracle_matrix(&events, delta, tie);
             let got = count_all(&events, delta, tie);
@@ -189,7 +189,7 @@ fn dense_ties_vs_oracle() {
         let n = 3 + rng.below(3) as u32;
         let m = 10 + rng.below(25) as usize;
         let events = random_edges(&mut rng, n, m, 2 + (case % 3) as i64, false, 1);
-        let delta = rng.range(1, 4);
+        let delta = rng.int(1, 5);
         for tie in [TieMode::Ordered, TieMode::Strict] {
             assert_eq!(
                 count_all(&events, delta, tie),
@@ -216,7 +216,7 @@ fn medium_graphs_vs_oracle() {
                 e.src = 0;
             }
         }
-        let delta = rng.range(1, t_max / 2);
+        let delta = rng.int(1, t_max / 2 + 1);
         for tie in [TieMode::Ordered, TieMode::Strict] {
             let want = oracle_matrix(&events, delta, tie);
             assert_eq!(count_all(&events, delta, tie), want, "case {case} {tie:?}");
@@ -264,7 +264,7 @@ fn community_edges(rng: &mut Rng, n: u32, size: u32, m: usize, per_t: usize) -> 
                 rng.below(n as u64) as u32
             };
             let mut eid = [0u8; 12];
-            eid[4..].copy_from_slice(&rng.next().to_be_bytes());
+            eid[4..].copy_from_slice(&rng.next_u64().to_be_bytes());
             ev(src, dst, (k / per_t) as i64, eid)
         })
         .collect()

@@ -126,8 +126,8 @@ fn random_paths_vs_oracle() {
         let m = rng.below(18) as usize;
         let t_max = [4, 12, 30][case % 3];
         let edges = random_edges(&mut rng, n as u32, m, t_max, case % 2 == 1, 10);
-        let t_a = rng.range(0, t_max / 2);
-        let t_b = rng.range(t_a + 1, t_max + 3);
+        let t_a = rng.int(0, t_max / 2 + 1);
+        let t_b = rng.int(t_a + 1, t_max + 4);
         let src = rng.below(n as u64) as u32;
         let dst = rng.below(n as u64) as u32;
         let max_hops = 1 + rng.below(5) as usize;
@@ -236,8 +236,8 @@ fn served_paths_load_only_frame_nodes() {
         let n = 3 + rng.below(5) as u32;
         let m = rng.below(24) as usize;
         let edges = random_edges(&mut rng, n, m, 20, case % 2 == 0, 8);
-        let t_a = rng.range(0, 10);
-        let t_b = rng.range(t_a + 1, 24);
+        let t_a = rng.int(0, 11);
+        let t_b = rng.int(t_a + 1, 25);
         let (src, dst) = (rng.below(n as u64) as u32, rng.below(n as u64) as u32);
         let max_hops = 1 + rng.below(5) as usize;
         // Candidates in reverse input order.

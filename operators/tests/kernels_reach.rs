@@ -187,8 +187,8 @@ fn random_reachability_vs_oracle() {
         let m = rng.below(22) as usize;
         let t_max = [5, 15, 30][case % 3];
         let edges = random_edges(&mut rng, n as u32, m, t_max, case % 2 == 0, 12);
-        let t_a = rng.range(0, t_max / 2);
-        let t_b = rng.range(t_a + 1, t_max + 3);
+        let t_a = rng.int(0, t_max / 2 + 1);
+        let t_b = rng.int(t_a + 1, t_max + 4);
         let ix = ReachIndex::new(&edges, n, t_a, t_b);
         let src = rng.below(n as u64) as u32;
         let r = reachability(&ix, src, Direction::Both, None, None).unwrap();

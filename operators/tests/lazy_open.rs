@@ -127,7 +127,7 @@ fn calls(r: &mut Rng, last_tt: i64) -> Vec<(&'static str, Value)> {
 
 #[test]
 fn every_operator_answers_the_same_from_the_mapped_image() {
-    let mut r = Rng(0x1a2b);
+    let mut r = Rng::new(0x1a2b);
     let (mut compared, mut scans) = (0, 0);
     for _ in 0..6 {
         let (dir, mut s) = new_store();

@@ -79,7 +79,7 @@ fn oracle(ev: &[&Row], max_wait: Option<i64>) -> Vec<String> {
 
 #[test]
 fn the_longest_chain_equals_the_brute_force() {
-    let mut r = Rng(0x6c6f_6e67);
+    let mut r = Rng::new(0x6c6f_6e67);
     let (mut cases, mut long) = (0, 0);
     for _ in 0..150 {
         let (_d, s) = store(&mut r);

@@ -309,7 +309,7 @@ fn oracle(rows: &[Row], args: &Value) -> Value {
 
 #[test]
 fn match_pattern_equals_the_brute_force() {
-    let mut r = Rng(0x6d61_7463);
+    let mut r = Rng::new(0x6d61_7463);
     let (mut cases, mut non_empty, mut blocked_by_absent, mut ordered) = (0, 0, 0, 0);
     for store_no in 0..80 {
         let (_d, s) = store(&mut r);
@@ -353,7 +353,7 @@ fn match_pattern_equals_the_brute_force() {
 
 #[test]
 fn bad_patterns_are_structured_errors() {
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     let (_d, s) = store(&mut r);
     let w = json!({"t_a": 0, "t_b": 40});
     let e = |x: &str, y: &str| json!({"src": x, "dst": y});

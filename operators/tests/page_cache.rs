@@ -19,7 +19,7 @@ use tgms_operators::CallOptions;
 /// nodes for `resolve_entities` and edges for `snapshot_subgraph`.
 fn store() -> (tempfile::TempDir, Store) {
     let (d, mut s) = new_store();
-    let mut r = kit::Rng(26);
+    let mut r = kit::Rng::new(26);
     let events: Vec<Value> = (0..400)
         .map(|i| {
             json!({"src": format!("u{}", r.below(60)), "dst": format!("u{}", r.below(60)),

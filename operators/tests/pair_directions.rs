@@ -128,7 +128,7 @@ fn oracle(rows: &[Ev], t_a: i64, t_b: i64, reciprocal: bool, prop: bool) -> (Vec
 
 #[test]
 fn pair_directions_match_a_brute_force_over_the_rows() {
-    let mut r = Rng(0x7061_6972);
+    let mut r = Rng::new(0x7061_6972);
     let mut with_lag = 0;
     for case in 0..150 {
         let (_d, s, rows) = random_store(&mut r);

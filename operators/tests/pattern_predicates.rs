@@ -268,7 +268,7 @@ const OPS: [(&str, Oracle); 5] = [
 
 #[test]
 fn pattern_operators_with_predicates_match_the_oracles_over_the_visible_rows() {
-    let mut r = Rng(0x7072_6564);
+    let mut r = Rng::new(0x7072_6564);
     // op → (cases, answered, non-empty, predicate changed the answer)
     let mut seen: BTreeMap<&str, [usize; 4]> = BTreeMap::new();
     for store_no in 0..90 {
@@ -341,7 +341,7 @@ fn pattern_operators_with_predicates_match_the_oracles_over_the_visible_rows() {
 
 #[test]
 fn calls_without_predicates_keep_their_args_echo() {
-    let mut r = Rng(0x6563_686f);
+    let mut r = Rng::new(0x6563_686f);
     let (_d, s) = store(&mut r);
     for (op, _) in OPS {
         let base = base_args(op, &mut r);
@@ -362,7 +362,7 @@ fn calls_without_predicates_keep_their_args_echo() {
 
 #[test]
 fn bad_predicates_are_structured_errors() {
-    let mut r = Rng(0x6261_6421);
+    let mut r = Rng::new(0x6261_6421);
     let (_d, s) = store(&mut r);
     for (op, _) in OPS {
         let base = base_args(op, &mut r);
@@ -407,7 +407,7 @@ fn bad_predicates_are_structured_errors() {
 
 #[test]
 fn a_prop_filter_never_lowers_the_cost_estimate() {
-    let mut r = Rng(0x636f_7374);
+    let mut r = Rng::new(0x636f_7374);
     let (_d, s) = store(&mut r);
     let snap = s.snapshot();
     let stats = snap.stats();

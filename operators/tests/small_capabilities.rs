@@ -50,7 +50,7 @@ fn events(rows: &[Row], ta: i64, tb: i64) -> Vec<&Row> {
 
 #[test]
 fn the_reciprocal_two_event_motif_equals_the_brute_force() {
-    let mut r = Rng(0x7265_6369);
+    let mut r = Rng::new(0x7265_6369);
     let (mut cases, mut positive) = (0, 0);
     for _ in 0..120 {
         let (_d, s) = store(&mut r);
@@ -107,7 +107,7 @@ fn the_reciprocal_two_event_motif_equals_the_brute_force() {
 
 #[test]
 fn all_keeps_its_36_counts_and_find_instances_does_not_take_the_two_event_motif() {
-    let mut r = Rng(3);
+    let mut r = Rng::new(3);
     let (_d, s) = store(&mut r);
     let got = payload(&call(
         &s,
@@ -127,7 +127,7 @@ fn all_keeps_its_36_counts_and_find_instances_does_not_take_the_two_event_motif(
 
 #[test]
 fn min_gap_equals_the_brute_force() {
-    let mut r = Rng(0x6d69_6e67);
+    let mut r = Rng::new(0x6d69_6e67);
     let mut non_null = 0;
     for _ in 0..80 {
         let (_d, s) = store(&mut r);
@@ -161,7 +161,7 @@ fn min_gap_equals_the_brute_force() {
 
 #[test]
 fn min_gap_takes_no_of() {
-    let mut r = Rng(5);
+    let mut r = Rng::new(5);
     let (_d, s) = store(&mut r);
     let e = call(
         &s,
@@ -174,7 +174,7 @@ fn min_gap_takes_no_of() {
 
 #[test]
 fn grouping_by_an_account_in_either_role_equals_the_brute_force() {
-    let mut r = Rng(0x6569_7468);
+    let mut r = Rng::new(0x6569_7468);
     let mut two_roles = 0;
     for _ in 0..80 {
         let (_d, s) = store(&mut r);
@@ -233,7 +233,7 @@ fn grouping_by_an_account_in_either_role_equals_the_brute_force() {
 
 #[test]
 fn role_either_is_only_for_endpoint() {
-    let mut r = Rng(6);
+    let mut r = Rng::new(6);
     let (_d, s) = store(&mut r);
     let e = call(
         &s,
@@ -256,7 +256,7 @@ fn role_either_is_only_for_endpoint() {
 
 #[test]
 fn max_distinct_in_window_equals_the_brute_force() {
-    let mut r = Rng(0x736c_6964);
+    let mut r = Rng::new(0x736c_6964);
     let mut above_one = 0;
     for _ in 0..80 {
         let (_d, s) = store(&mut r);
@@ -319,7 +319,7 @@ fn max_distinct_in_window_equals_the_brute_force() {
 
 #[test]
 fn max_distinct_in_window_needs_span_and_of() {
-    let mut r = Rng(8);
+    let mut r = Rng::new(8);
     let (_d, s) = store(&mut r);
     let w = json!({"t_a": 0, "t_b": 60});
     for (agg, msg) in [
@@ -355,7 +355,7 @@ fn max_distinct_in_window_needs_span_and_of() {
 /// (day × pair), against a brute force; rows in the order of the key tuple.
 #[test]
 fn three_grouping_dimensions_equal_the_brute_force() {
-    let mut r = Rng(0x0003_d135);
+    let mut r = Rng::new(0x0003_d135);
     let mut multi = 0;
     for _ in 0..80 {
         let (_d, s) = store(&mut r);

@@ -99,7 +99,7 @@ fn calls() -> Vec<(&'static str, Value)> {
 
 #[test]
 fn outputs_do_not_depend_on_the_thread_count() {
-    let mut r = Rng(99);
+    let mut r = Rng::new(99);
     let (_d, s) = store(&mut r);
     let pool = |n: usize| {
         rayon::ThreadPoolBuilder::new()

@@ -90,7 +90,7 @@ fn calls() -> Vec<(&'static str, Value)> {
 
 #[test]
 fn window_operators_do_not_depend_on_the_thread_count() {
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     let (_d, s) = store(&mut r);
     let pool = |n: usize| {
         rayon::ThreadPoolBuilder::new()

@@ -42,16 +42,6 @@ pub fn rows_of(s: &Store) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// A small deterministic generator (64-bit LCG) for randomized test stores.
-pub struct Rng(pub u64);
-
-impl Rng {
-    /// A value in `[0, n)`.
-    pub fn below(&mut self, n: i64) -> i64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        ((self.0 >> 33) % n as u64) as i64
-    }
-}
+/// The seeded generator of the randomized test stores (not every test file draws from it).
+#[allow(unused_imports)]
+pub use tgms_testkit::Rng;

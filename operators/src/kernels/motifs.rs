@@ -1429,13 +1429,8 @@ mod tests {
     /// The star pass over centre ranges of any size equals one pass over every centre.
     #[test]
     fn chunked_star_pass_equals_one_pass() {
-        let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut r = tgms_testkit::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut next = |m: u64| r.below(m);
         let mut non_zero = 0;
         for round in 0..20 {
             let n = 2 + next(40) as usize;

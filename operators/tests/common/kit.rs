@@ -11,29 +11,7 @@ use tgms_engine::{Store, OPEN_END};
 // ---------------------------------------------------------------------------------------
 // Deterministic randomness.
 
-pub struct Rng(pub u64);
-
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-        z ^ (z >> 31)
-    }
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn int(&mut self, lo: i64, hi: i64) -> i64 {
-        lo + self.below((hi - lo) as u64) as i64
-    }
-    pub fn chance(&mut self, p: u64) -> bool {
-        self.below(100) < p
-    }
-    pub fn pick<'a>(&mut self, xs: &[&'a str]) -> &'a str {
-        xs[self.below(xs.len() as u64) as usize]
-    }
-}
+pub use tgms_testkit::Rng;
 
 pub const UIDS: [&str; 6] = ["a", "b", "c", "d", "é", "e"];
 

@@ -1,30 +1,9 @@
-//! Shared helpers of the kernel tests: a tiny deterministic PRNG and event generators.
+//! Shared helpers of the kernel tests: the seeded generator (`tgms_testkit::Rng`) and event generators.
 #![allow(dead_code)]
 
 use tgms_operators::kernels::TEdge;
 
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03)
-    }
-    pub fn next(&mut self) -> u64 {
-        // splitmix64
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    pub fn range(&mut self, lo: i64, hi_incl: i64) -> i64 {
-        lo + self.below((hi_incl - lo + 1) as u64) as i64
-    }
-}
+pub use tgms_testkit::Rng;
 
 pub fn eid_from(x: u64) -> [u8; 12] {
     let mut e = [0u8; 12];
@@ -52,15 +31,15 @@ pub fn random_edges(
         } else {
             rng.below(n as u64) as u32
         };
-        let t = rng.range(0, t_max);
+        let t = rng.int(0, t_max + 1);
         let len = if intervals && rng.below(3) == 0 {
-            rng.range(2, max_len.max(2))
+            rng.int(2, max_len.max(2) + 1)
         } else {
             1
         };
-        let mut x = rng.next();
+        let mut x = rng.next_u64();
         while !used.insert(x) {
-            x = rng.next();
+            x = rng.next_u64();
         }
         out.push(TEdge {
             src,

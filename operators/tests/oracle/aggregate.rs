@@ -684,7 +684,7 @@ pub(crate) fn agg_args(r: &mut Rng) -> Value {
 #[test]
 fn aggregate_events_is_independent_of_the_thread_count() {
     let (_d, mut s) = new_store();
-    let mut r = Rng(0x0061_6767);
+    let mut r = Rng::new(0x0061_6767);
     let nodes: Vec<Value> = (0..40)
         .map(|i| json!({"op": "assert_node", "uid": format!("n{i}"), "label": if i % 3 == 0 { "L" } else { "M" },
             "vt_s": 0, "vt_e": if i % 4 == 0 { json!(400_000) } else { json!(OPEN_END) }}))

@@ -1017,7 +1017,7 @@ fn compute_args(r: &mut Rng) -> Value {
 
 #[test]
 fn compute_matches_its_oracle() {
-    let mut r = Rng(0x636f_6d70);
+    let mut r = Rng::new(0x636f_6d70);
     let (_d, s) = new_store();
     let mut per_fn: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for case in 0..4000 {

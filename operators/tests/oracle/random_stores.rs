@@ -124,7 +124,7 @@ const OPS: [(&str, Oracle); 16] = [
 
 #[test]
 fn operators_match_their_oracles_on_random_stores() {
-    let mut r = Rng(0x7467_6d73);
+    let mut r = Rng::new(0x7467_6d73);
     let mut cases: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for store_no in 0..120 {
         let (_d, mut s) = new_store();
@@ -215,7 +215,7 @@ const TRAVERSAL: [&str; 6] = [
 
 #[test]
 fn traversal_operators_match_their_oracles_on_event_heavy_stores() {
-    let mut r = Rng(0x6f70_7335);
+    let mut r = Rng::new(0x6f70_7335);
     let mut cases: BTreeMap<&str, (usize, usize, usize)> = BTreeMap::new();
     for store_no in 0..120 {
         let (_d, mut s) = new_store();
@@ -272,7 +272,7 @@ fn set_of(v: &Value, k: &str) -> BTreeSet<String> {
 
 #[test]
 fn diffs_compose() {
-    let mut r = Rng(42);
+    let mut r = Rng::new(42);
     for _ in 0..60 {
         let (_d, mut s) = new_store();
         let n = r.int(5, 25) as usize;
@@ -323,7 +323,7 @@ fn diffs_compose() {
 
 #[test]
 fn results_pinned_to_a_past_belief_state_never_change() {
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     let mut pinned = 0;
     for _ in 0..30 {
         let (_d, mut s) = new_store();
@@ -369,7 +369,7 @@ fn results_pinned_to_a_past_belief_state_never_change() {
 
 #[test]
 fn pages_concatenate_to_the_complete_list_and_certificates_hold() {
-    let mut r = Rng(2024);
+    let mut r = Rng::new(2024);
     let mut paged_calls = 0;
     for _ in 0..40 {
         let (_d, mut s) = new_store();

@@ -390,7 +390,7 @@ pub(crate) fn args_for_series(op: &str, r: &mut Rng) -> Value {
 /// failed (rolled back) is not. Every answer is checked against the oracle.
 #[test]
 fn resolve_entities_follows_the_uid_set_after_a_search() {
-    let mut r = Rng(0x7265_736f);
+    let mut r = Rng::new(0x7265_736f);
     let (_d, mut s) = new_store();
     grow(&mut s, &mut r, 6);
     let uids = |s: &Store, q: &str| -> Vec<String> {

@@ -189,13 +189,8 @@ mod tests {
     /// repeated pairs and self loops, in both tie modes, for short and long δ.
     #[test]
     fn wedges_count_what_static_triangles_count() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
+        let mut r = tgms_testkit::Rng::new(0x9e37_79b9_7f4a_7c15);
+        let mut next = |m: u64| r.below(m);
         let mut non_zero = 0;
         for round in 0..60 {
             let n = 3 + next(12) as usize;
