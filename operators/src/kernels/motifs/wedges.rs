@@ -62,32 +62,34 @@ pub(super) fn count_triangles_by_wedges(
         n,
         loops_out().flat_map(|(r, e)| [(e.src as usize, r), (e.dst as usize, r)]),
     );
-    // The later events of `x` that can be the second event after `ev[r1]`: rank above `r1`
-    // (strict: time above), time at most `t1 + δ`.
-    let seconds = |x: u32, r1: usize| -> &[u32] {
+    // Where each event sits in its endpoints' lists: `at[2r]` in its source's, `at[2r + 1]`
+    // in its destination's.
+    let mut at = vec![0u32; 2 * ev.len()];
+    for x in 0..n {
+        for (k, &r) in inc.get(x).iter().enumerate() {
+            let side = usize::from(ev[rank_of(r)].src as usize != x);
+            at[2 * rank_of(r) + side] = k as u32;
+        }
+    }
+    // The later events of `x` (side 0: `x` is the source of `ev[r1]`) that can be the second
+    // event after `ev[r1]`: rank above `r1` (strict: time above), time at most `t1 + δ`.
+    // Lists are short within δ: linear probes before binary searches.
+    let seconds = |x: u32, side: usize, r1: usize| -> &[u32] {
         let list = inc.get(x as usize);
         let t1 = ev[r1].t;
-        let a = if strict {
-            list.partition_point(|&r| ev[rank_of(r)].t <= t1)
-        } else {
-            list.partition_point(|&r| rank_of(r) <= r1)
-        };
+        let mut a = at[2 * r1 + side] as usize + 1;
+        if strict {
+            a = skip_while(list, a, |&r| ev[rank_of(r)].t <= t1);
+        }
         let lim = t1.saturating_add(delta);
-        let b = a + list[a..].partition_point(|&r| ev[rank_of(r)].t <= lim);
+        let b = skip_while(list, a, |&r| ev[rank_of(r)].t <= lim);
         &list[a..b]
     };
-    // Pair lookup: pairs sorted by (lo, hi); `first[u]` = the first pair with lo >= u.
-    let mut first = vec![0u32; n + 1];
-    for &lo in &pi.lo {
-        first[lo as usize + 1] += 1;
-    }
-    for u in 0..n {
-        first[u + 1] += first[u];
-    }
-    let pair = |lo: u32, hi: u32| -> Option<usize> {
-        let (a, b) = (first[lo as usize] as usize, first[lo as usize + 1] as usize);
-        pi.hi[a..b].binary_search(&hi).ok().map(|k| a + k)
-    };
+    // The pairs of each node: pair ids by either endpoint.
+    let pairs_of: Csr<u32> = Csr::build(
+        n,
+        (0..pi.len()).flat_map(|p| [(pi.lo[p] as usize, p as u32), (pi.hi[p] as usize, p as u32)]),
+    );
     // `hi_lo[k]` = events running hi → lo among `pi.items[..k]`.
     let mut hi_lo = Vec::with_capacity(pi.items.len() + 1);
     hi_lo.push(0u32);
@@ -95,44 +97,56 @@ pub(super) fn count_triangles_by_wedges(
         hi_lo.push(hi_lo[hi_lo.len() - 1] + u32::from(e.dir()));
     }
     let shapes = shape_table();
-    let raw: [u64; 36] = (0..ev.len())
+    // Per node `y` (the first event's endpoint that the third event touches): `pair_of[w]`
+    // = the pair (y, w), set for y's pairs and cleared after, so that closing a wedge is one
+    // load. Every first event `e1` is taken once from each endpoint.
+    let raw: [u64; 36] = (0..n)
         .into_par_iter()
-        .with_min_len(1024)
+        .with_min_len(16)
         .fold(
-            || [0u64; 36],
-            |mut acc, r1| {
-                let e1 = ev[r1];
-                if e1.src == e1.dst {
-                    return acc;
+            || ([0u64; 36], vec![u32::MAX; n]),
+            |(mut acc, mut pair_of), y| {
+                let y = y as u32;
+                let mine = pairs_of.get(y as usize);
+                for &p in mine {
+                    let p = p as usize;
+                    pair_of[(pi.lo[p] ^ pi.hi[p] ^ y) as usize] = p as u32;
                 }
-                let lim = e1.t.saturating_add(delta);
-                for (s, x, y) in [(1usize, e1.src, e1.dst), (0, e1.dst, e1.src)] {
-                    for &r2 in seconds(x, r1) {
+                for &r1 in inc.get(y as usize) {
+                    let r1 = rank_of(r1);
+                    let e1 = ev[r1];
+                    // `x` is e1's other endpoint; `s` = x is e1's source.
+                    let (s, x) = if e1.dst == y {
+                        (1usize, e1.src)
+                    } else {
+                        (0, e1.dst)
+                    };
+                    let lim = e1.t.saturating_add(delta);
+                    for &r2 in seconds(x, 1 - s, r1) {
                         let e2 = ev[rank_of(r2)];
                         let (o, w) = if e2.src == x {
                             (1usize, e2.dst)
                         } else {
                             (0, e2.src)
                         };
-                        if w == y {
-                            continue; // the same pair: a two-node motif
-                        }
-                        let (lo, hi) = (y.min(w), y.max(w));
-                        let Some(p) = pair(lo, hi) else {
+                        // w == y: the same pair, a two-node motif.
+                        let p = pair_of[w as usize];
+                        if w == y || p == u32::MAX {
                             continue;
-                        };
+                        }
+                        let p = p as usize;
                         let (off, items) = (pi.off[p], pi.events(p));
                         let a = if strict {
-                            items.partition_point(|e| e.t <= e2.t)
+                            skip_while(items, 0, |e| e.t <= e2.t)
                         } else {
-                            items.partition_point(|e| (e.r >> 1) <= r2)
+                            skip_while(items, 0, |e| (e.r >> 1) <= r2)
                         };
-                        let b = a + items[a..].partition_point(|e| e.t <= lim);
+                        let b = skip_while(items, a, |e| e.t <= lim);
                         if a == b {
                             continue;
                         }
                         let from_hi = u64::from(hi_lo[off + b] - hi_lo[off + a]);
-                        let from_y = if y == lo {
+                        let from_y = if y < w {
                             (b - a) as u64 - from_hi
                         } else {
                             from_hi
@@ -141,9 +155,14 @@ pub(super) fn count_triangles_by_wedges(
                         acc[shapes[s][o][0] as usize] += (b - a) as u64 - from_y;
                     }
                 }
-                acc
+                for &p in mine {
+                    let p = p as usize;
+                    pair_of[(pi.lo[p] ^ pi.hi[p] ^ y) as usize] = u32::MAX;
+                }
+                (acc, pair_of)
             },
         )
+        .map(|(acc, _)| acc)
         .reduce(
             || [0u64; 36],
             |mut a, b| {
@@ -158,6 +177,19 @@ pub(super) fn count_triangles_by_wedges(
         out[k / 6][k % 6] = raw[k];
     }
     Some(out)
+}
+
+/// The first index `>= from` whose item fails `keep`, for a `keep` that holds on a prefix of
+/// `items`: a few linear steps (the usual answer within δ is near), then a binary search.
+#[inline]
+fn skip_while<T>(items: &[T], from: usize, keep: impl Fn(&T) -> bool) -> usize {
+    let probe = (from + 8).min(items.len());
+    for (k, item) in items[from.min(probe)..probe].iter().enumerate() {
+        if !keep(item) {
+            return from + k;
+        }
+    }
+    probe + items[probe..].partition_point(keep)
 }
 
 /// The class `(i − 1)·6 + (j − 1)` of a triangle instance by its shape
