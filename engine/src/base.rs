@@ -1341,6 +1341,15 @@ impl Base {
         self.rows[k].content.id(self.b(), r as usize)
     }
 
+    /// `vt_s` alone (0 out of range), without reading the length column.
+    pub(crate) fn row_vt_s(&self, k: usize, r: u32) -> i64 {
+        let t = &self.rows[k];
+        if r as usize >= t.n {
+            return 0;
+        }
+        t.vt_s.get(self.b(), r as usize)
+    }
+
     /// `[vt_s, vt_e)`.
     pub(crate) fn row_vt(&self, k: usize, r: u32) -> (i64, i64) {
         let (t, b, i) = (&self.rows[k], self.b(), r as usize);

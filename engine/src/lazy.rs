@@ -53,6 +53,7 @@ row_fields! {
     row_ident -> u32 = |r| r.ident;
     row_content -> u32 = |r| r.content;
     row_vt -> (i64, i64) = |r| (r.vt_s, r.vt_e);
+    row_vt_s -> i64 = |r| r.vt_s;
     row_tt_s -> i64 = |r| r.tt_s;
     row_origin -> Origin = |r| r.origin;
     row_reason -> u32 = |r| r.reason;

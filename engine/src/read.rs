@@ -132,6 +132,8 @@ row_fields! {
     row_ident -> u32 = |r| r.ident;
     /// `[vt_s, vt_e)`.
     row_vt -> (i64, i64) = |r| (r.vt_s, r.vt_e);
+    /// `vt_s` alone (one column).
+    row_vt_s -> i64 = |r| r.vt_s;
     row_tt_s -> i64 = |r| r.tt_s;
     /// `(tt_e, closed_by, close_reason)`.
     row_close -> (i64, Option<Origin>, u32) = |r| (r.tt_e, r.closed_by, r.close_reason);
@@ -1450,7 +1452,7 @@ impl Snapshot<'_> {
                         let ident = src.row_ident(1, i);
                         let d = src.ident_part(ident, 1);
                         set.binary_search(&d).ok()?;
-                        let t = src.row_vt(1, i).0;
+                        let t = src.row_vt_s(1, i);
                         (t_a <= t && t < t_b && src.believed(1, i, as_of_tt))
                             .then_some((t, i, ident, u, d))
                     })
