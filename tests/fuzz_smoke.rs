@@ -28,25 +28,7 @@ use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 use tgms_engine::{manifest, seg, wal, Op};
-
-/// xorshift64*: the mutation source (deterministic per seed).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        if n == 0 {
-            0
-        } else {
-            (self.next() % n as u64) as usize
-        }
-    }
-}
+use tgms_testkit::Rng;
 
 fn corpus_dir(target: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -84,7 +66,7 @@ fn mutate_bytes(rng: &mut Rng, input: &mut Vec<u8>, other: &[u8]) {
             2 => {
                 let i = rng.below(n + 1);
                 let k = 1 + rng.below(16);
-                let bytes: Vec<u8> = (0..k).map(|_| rng.next() as u8).collect();
+                let bytes: Vec<u8> = (0..k).map(|_| rng.next_u64() as u8).collect();
                 input.splice(i..i, bytes);
             }
             3 if n > 0 => {
@@ -121,7 +103,7 @@ fn mutate_bytes(rng: &mut Rng, input: &mut Vec<u8>, other: &[u8]) {
                 };
                 input.splice(i..i, forged.iter().copied());
             }
-            _ => input.push(rng.next() as u8),
+            _ => input.push(rng.next_u64() as u8),
         }
     }
 }
@@ -203,7 +185,7 @@ fn fuzz(
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x9E37_79B9_7F4A_7C15);
-    let mut rng = Rng(seed ^ target.len() as u64 ^ 0x5555);
+    let mut rng = Rng::new(seed ^ target.len() as u64 ^ 0x5555);
     let (secs, iters) = budget();
     let start = Instant::now();
     let run = |input: &[u8], it: u64| {

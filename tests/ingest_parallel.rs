@@ -276,15 +276,10 @@ fn collegemsg() -> String {
     s
 }
 
-/// `n` SNAP lines over `nodes` nodes with times from a fixed linear congruential sequence.
+/// `n` SNAP lines over `nodes` nodes with times from the seeded test generator.
 fn random_snap(n: usize, nodes: u64) -> String {
-    let mut x: u64 = 12345;
-    let mut next = move || {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        x >> 33
-    };
+    let mut r = tgms_testkit::Rng::new(12345);
+    let mut next = move || r.next_u64();
     (0..n)
         .map(|_| {
             format!(

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
+use tgms_testkit::Rng;
 
 const TGMS: &str = env!("CARGO_BIN_EXE_tgms");
 const SCALE: u64 = 3000;
@@ -459,26 +460,12 @@ impl Raw {
     }
 }
 
-/// A small deterministic generator (xorshift64*).
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
-
 /// A random JSON value of bounded depth.
 fn junk(r: &mut Rng, depth: u32) -> Value {
     match r.below(if depth == 0 { 5 } else { 7 }) {
         0 => Value::Null,
         1 => json!(r.below(2) == 0),
-        2 => json!(r.next() as i64),
+        2 => json!(r.next_u64() as i64),
         3 => json!(-1.5e300),
         4 => json!(["n1", "", "tgms://", "\u{0000}", "💥"][r.below(5) as usize]),
         5 => Value::Array((0..r.below(4)).map(|_| junk(r, depth - 1)).collect()),
@@ -513,7 +500,7 @@ fn fuzzed_frames_never_crash_the_server() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_string())
         .collect();
-    let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut r = Rng::new(0x9E37_79B9_7F4A_7C15);
     let methods = [
         "tools/call",
         "tools/list",

@@ -32,13 +32,8 @@ fn main() {
     )
     .expect("create store");
     // 2,000 accounts, one event per 10 s; deterministic.
-    let mut x: u64 = 0x2121;
-    let mut next = move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    };
+    let mut r = tgms_testkit::Rng::new(0x2121);
+    let mut next = move || r.next_u64();
     let base: i64 = 1_082_000_000_000_000;
     let ids: Vec<usize> = (0..n).collect();
     for (tt, chunk) in (1..).zip(ids.chunks(tgms_engine::op::INGEST_CHUNK)) {

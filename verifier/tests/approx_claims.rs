@@ -8,19 +8,15 @@
 mod common;
 use common::*;
 use serde_json::{json, Value};
+use tgms_testkit::Rng;
 use tgms_verifier::claims::mechanical_answer;
 use tgms_verifier::exec::{descriptor, ResultStore};
 
-/// 3,000 events among 8 nodes over 30,000 µs (a fixed linear congruential stream).
+/// 3,000 events among 8 nodes over 30,000 µs (the seeded test generator, seed 42).
 fn store() -> (tempfile::TempDir, tgms_engine::Store) {
     let (d, mut s) = new_store();
-    let mut x: u64 = 42;
-    let mut next = |n: u64| {
-        x = x
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (x >> 33) % n
-    };
+    let mut r = Rng::new(42);
+    let mut next = |n: u64| r.below(n);
     let events: Vec<Value> = (0..3000)
         .map(|_| {
             json!({"src": format!("n{}", next(8)), "dst": format!("n{}", next(8)),

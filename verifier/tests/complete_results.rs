@@ -9,21 +9,8 @@ use common::*;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use tgms_engine::Store;
+use tgms_testkit::Rng;
 use tgms_verifier::exec::{record, ExecOptions, ResultStore};
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E3779B97F4A7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D049BB133111EB);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 /// Raw events `(src, dst, vt_s)`, written in a few batches.
 fn random_store(r: &mut Rng) -> (tempfile::TempDir, Store, Vec<(String, String, i64)>) {
@@ -145,7 +132,7 @@ fn f(v: &Value) -> f64 {
 
 #[test]
 fn reducers_over_a_paged_producer_equal_brute_force_over_all_rows() {
-    let mut r = Rng(0x2121);
+    let mut r = Rng::new(0x2121);
     let mut paged_cases = 0;
     for case in 0..40 {
         let (_d, s, evs) = random_store(&mut r);
@@ -262,7 +249,7 @@ fn reducers_over_a_paged_producer_equal_brute_force_over_all_rows() {
 
 #[test]
 fn a_complete_result_over_the_row_budget_is_refused_with_a_narrowing_repair() {
-    let mut r = Rng(7);
+    let mut r = Rng::new(7);
     let (_d, s, evs) = loop {
         let x = random_store(&mut r);
         if pair_counts(&x.2, 0, 1000).len() > 8 {
