@@ -308,22 +308,24 @@ fn compare_scans(
             count(&x);
             // Start events: the versions of an edge scan that start in the window, in its
             // order, for both sources.
-            let scan = tgms_engine::EdgeScan {
-                as_of_tt: a,
-                vt_window: Some((lo, hi)),
-                rel_types: None,
-                touching: None,
+            let starting = |touching| -> Vec<tgms_engine::StartEvent> {
+                let scan = tgms_engine::EdgeScan {
+                    as_of_tt: a,
+                    vt_window: Some((lo, hi)),
+                    rel_types: None,
+                    touching,
+                };
+                e.edge_scan(&scan)
+                    .into_iter()
+                    .filter(|v| lo <= v.vt_s() && v.vt_s() < hi)
+                    .map(|v| tgms_engine::StartEvent {
+                        t: v.vt_s(),
+                        src: v.src_id(),
+                        dst: v.dst_id(),
+                    })
+                    .collect()
             };
-            let want: Vec<tgms_engine::StartEvent> = e
-                .edge_scan(&scan)
-                .into_iter()
-                .filter(|v| lo <= v.vt_s() && v.vt_s() < hi)
-                .map(|v| tgms_engine::StartEvent {
-                    t: v.vt_s(),
-                    src: v.src_id(),
-                    dst: v.dst_id(),
-                })
-                .collect();
+            let want = starting(None);
             assert_eq!(
                 l.start_events(lo, hi, a),
                 want,
@@ -333,22 +335,7 @@ fn compare_scans(
             // Among a node set: the versions of a both-ends touching scan that start in the
             // window, in its order.
             for set in &sets {
-                let scan = tgms_engine::EdgeScan {
-                    as_of_tt: a,
-                    vt_window: Some((lo, hi)),
-                    rel_types: None,
-                    touching: Some((set, tgms_engine::Touch::Both)),
-                };
-                let want: Vec<tgms_engine::StartEvent> = e
-                    .edge_scan(&scan)
-                    .into_iter()
-                    .filter(|v| lo <= v.vt_s() && v.vt_s() < hi)
-                    .map(|v| tgms_engine::StartEvent {
-                        t: v.vt_s(),
-                        src: v.src_id(),
-                        dst: v.dst_id(),
-                    })
-                    .collect();
+                let want = starting(Some((set, tgms_engine::Touch::Both)));
                 let got = l.start_events_among(lo, hi, a, set);
                 assert_eq!(got, want, "start_events_among {lo} {hi} {a} {set:?}");
                 assert_eq!(e.start_events_among(lo, hi, a, set), want, "(memory)");

@@ -430,15 +430,7 @@ fn count_pairs(pi: &PairIndex, delta: i64, strict: bool) -> MotifMatrix {
             },
         )
         .map(|(a, _)| a)
-        .reduce(
-            || [0u64; 4],
-            |mut a, b| {
-                for k in 0..4 {
-                    a[k] += b[k];
-                }
-                a
-            },
-        );
+        .reduce(|| [0u64; 4], add_counts);
     let mut m = [[0u64; 6]; 6];
     // (same, same) = M_6_1, (same, rev) = M_6_2, (rev, same) = M_5_1, (rev, rev) = M_5_2.
     m[5][0] = c[0];
@@ -1176,15 +1168,20 @@ fn count_triangles(pi: PairIndex, n: usize, delta: i64, strict: bool) -> MotifMa
             wide.classes(&tabs.0, &mut acc);
             acc
         })
-        .reduce(
-            || [0u64; 36],
-            |mut a, b| {
-                for k in 0..36 {
-                    a[k] += b[k];
-                }
-                a
-            },
-        );
+        .reduce(|| [0u64; 36], add_counts);
+    class_matrix(raw)
+}
+
+/// Element-wise sum of two count arrays (the reduce step of the parallel passes).
+fn add_counts<const N: usize>(mut a: [u64; N], b: [u64; N]) -> [u64; N] {
+    for k in 0..N {
+        a[k] += b[k];
+    }
+    a
+}
+
+/// Class counts indexed `(i − 1)·6 + (j − 1)` as the matrix `m[i − 1][j − 1]`.
+fn class_matrix(raw: [u64; 36]) -> MotifMatrix {
     let mut m = [[0u64; 6]; 6];
     for k in 0..36 {
         m[k / 6][k % 6] = raw[k];

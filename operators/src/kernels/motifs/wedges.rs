@@ -8,7 +8,7 @@
 //! most of the span. [`count_triangles_by_wedges`] declines (returns `None`) above a wedge
 //! budget per event; the counts are the same either way.
 
-use super::{classify, Csr, MotifEvent, MotifMatrix, PairIndex};
+use super::{add_counts, class_matrix, classify, Csr, MotifEvent, MotifMatrix, PairIndex};
 use rayon::prelude::*;
 
 /// δ-wedges per event above which the static-triangle pass is used instead. A wedge costs
@@ -163,20 +163,8 @@ pub(super) fn count_triangles_by_wedges(
             },
         )
         .map(|(acc, _)| acc)
-        .reduce(
-            || [0u64; 36],
-            |mut a, b| {
-                for k in 0..36 {
-                    a[k] += b[k];
-                }
-                a
-            },
-        );
-    let mut out = [[0u64; 6]; 6];
-    for k in 0..36 {
-        out[k / 6][k % 6] = raw[k];
-    }
-    Some(out)
+        .reduce(|| [0u64; 36], add_counts);
+    Some(class_matrix(raw))
 }
 
 /// The first index `>= from` whose item fails `keep`, for a `keep` that holds on a prefix of
