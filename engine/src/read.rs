@@ -1442,22 +1442,23 @@ impl Snapshot<'_> {
         set.dedup();
         // (vt_s, row, identity, src, dst). Every row is in the out-list of its one source:
         // no row is read twice. The cheapest test (is the destination in the set?) first.
+        // Pieces of at least 64 nodes: a node's out-edges are few, and finer tasks cost more
+        // in thread wake-ups than they save.
         let mut ev: Vec<(i64, u32, u32, u32, u32)> = set
             .par_iter()
-            .flat_map_iter(|&u| {
-                let set = &set;
-                src.adjacency(u, true)
-                    .iter()
-                    .filter_map(move |&i| {
-                        let ident = src.row_ident(1, i);
-                        let d = src.ident_part(ident, 1);
-                        set.binary_search(&d).ok()?;
-                        let t = src.row_vt_s(1, i);
-                        (t_a <= t && t < t_b && src.believed(1, i, as_of_tt))
-                            .then_some((t, i, ident, u, d))
-                    })
-                    .collect::<Vec<_>>()
+            .with_min_len(64)
+            .fold(Vec::new, |mut ev, &u| {
+                ev.extend(src.adjacency(u, true).iter().filter_map(|&i| {
+                    let ident = src.row_ident(1, i);
+                    let d = src.ident_part(ident, 1);
+                    set.binary_search(&d).ok()?;
+                    let t = src.row_vt_s(1, i);
+                    (t_a <= t && t < t_b && src.believed(1, i, as_of_tt))
+                        .then_some((t, i, ident, u, d))
+                }));
+                ev
             })
+            .flatten_iter()
             .collect();
         ev.par_sort_unstable();
         for run in ev.chunk_by_mut(|a, b| a.0 == b.0) {
