@@ -559,9 +559,7 @@ impl<'a> Snapshot<'a> {
         let idx: Vec<u32> = match scan.touching {
             None => self.overlapping_edge_rows(scan.vt_window, scan.as_of_tt, rels.as_deref()),
             Some((uids, mode)) => {
-                let mut set: Vec<u32> = uids.iter().filter_map(|u| src.uid_id(u)).collect();
-                set.sort_unstable();
-                set.dedup();
+                let set = src.uid_set(uids);
                 let member = |u: u32| set.binary_search(&u).is_ok();
                 let mut v: Vec<u32> = Vec::new();
                 for &u in &set {
@@ -1437,13 +1435,11 @@ impl Snapshot<'_> {
         uids: &[String],
     ) -> Vec<StartEvent> {
         let src = self.src();
-        let mut set: Vec<u32> = uids.iter().filter_map(|u| src.uid_id(u)).collect();
-        set.sort_unstable();
-        set.dedup();
-        // (vt_s, row, identity, src, dst). Every row is in the out-list of its one source:
-        // no row is read twice. The cheapest test (is the destination in the set?) first.
-        // Pieces of at least 64 nodes: a node's out-edges are few, and finer tasks cost more
-        // in thread wake-ups than they save.
+        let set = src.uid_set(uids);
+        // (vt_s, row, identity, src, dst). Every row is in the out-list of its one source, so
+        // no row is read twice; the cheapest test (is the destination in the set?) runs
+        // first. Pieces of at least 64 nodes: a node's out-edges are few, and finer tasks cost
+        // more in thread wake-ups than they save.
         let mut ev: Vec<(i64, u32, u32, u32, u32)> = set
             .par_iter()
             .with_min_len(64)
@@ -1473,6 +1469,15 @@ impl Snapshot<'_> {
 }
 
 impl Src<'_> {
+    /// The ids of the known uids among `uids`, ascending, without repeats (for
+    /// `binary_search` membership tests).
+    fn uid_set(self, uids: &[String]) -> Vec<u32> {
+        let mut set: Vec<u32> = uids.iter().filter_map(|u| self.uid_id(u)).collect();
+        set.sort_unstable();
+        set.dedup();
+        set
+    }
+
     /// The order of edge row `row` (of identity `ident`) among the versions that share its
     /// `vt_s`: `(eid, tt_s, row)`, as [`Src::sorted_edges`] orders them.
     fn tie_key(self, row: u32, ident: u32) -> (Id12, i64, u32) {
