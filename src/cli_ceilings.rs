@@ -7,11 +7,12 @@ use std::path::Path;
 use tgms_operators::Ceilings;
 
 /// The keys `--ceilings` accepts, for help texts and errors (see [`Ceilings::from_json`]).
-pub const KEYS: [&str; 5] = [
+pub const KEYS: [&str; 6] = [
     "rows_scanned_est",
     "expansions_est",
     "time_est_ms",
     "max_reducer_rows",
+    "max_reducer_bytes",
     "max_total_rows",
 ];
 
@@ -63,7 +64,7 @@ pub fn parse(arg: &str) -> Result<Ceilings, String> {
         tgms_engine::canon::parse(&text).map_err(|e| format!("{origin} is not valid JSON: {e}"))?;
     Ceilings::from_json(&v).map_err(|e| {
         format!(
-            "{origin}: {} (keys: {}; integers, max_reducer_rows and max_total_rows >= 1)",
+            "{origin}: {} (keys: {}; integers, max_reducer_rows, max_reducer_bytes and max_total_rows >= 1)",
             e.message,
             KEYS.join(", ")
         )

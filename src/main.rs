@@ -421,7 +421,8 @@ enum Cmd {
         #[arg(long)]
         results_dir: Option<PathBuf>,
         /// Cost ceilings as JSON or a file holding it, e.g. '{"time_est_ms": 2000}' (keys
-        /// rows_scanned_est, expansions_est, time_est_ms, max_reducer_rows, max_total_rows;
+        /// rows_scanned_est, expansions_est, time_est_ms, max_reducer_rows,
+        /// max_reducer_bytes, max_total_rows;
         /// others keep their defaults). Calls estimated above them are refused with E_COST
         /// and a narrowing repair.
         #[arg(long, value_name = "FILE|JSON")]
@@ -574,8 +575,9 @@ enum PlanCmd {
         /// '{"max_reducer_rows": 2000000, "time_est_ms": 20000}'. Keys: rows_scanned_est,
         /// expansions_est, time_est_ms (cost estimates; a step above them is refused with
         /// E_COST), max_reducer_rows (rows a compute step may read from an earlier step's
-        /// complete result, default 10000000), max_total_rows (rows all steps may return
-        /// together, default 10000000). Keys not given keep their defaults.
+        /// complete result, default 10000000), max_reducer_bytes (the estimated memory
+        /// such a step may take, default 4294967296 = 4 GiB), max_total_rows (rows all steps
+        /// may return together, default 10000000). Keys not given keep their defaults.
         #[arg(long, value_name = "FILE|JSON")]
         ceilings: Option<String>,
     },
@@ -601,8 +603,9 @@ enum PlanCmd {
         /// '{"max_reducer_rows": 2000000, "time_est_ms": 20000}'. Keys: rows_scanned_est,
         /// expansions_est, time_est_ms (cost estimates; a step above them is refused with
         /// E_COST), max_reducer_rows (rows a compute step may read from an earlier step's
-        /// complete result, default 10000000), max_total_rows (rows all steps may return
-        /// together, default 10000000). Keys not given keep their defaults.
+        /// complete result, default 10000000), max_reducer_bytes (the estimated memory
+        /// such a step may take, default 4294967296 = 4 GiB), max_total_rows (rows all steps
+        /// may return together, default 10000000). Keys not given keep their defaults.
         #[arg(long, value_name = "FILE|JSON")]
         ceilings: Option<String>,
         /// Write the full trace to FILE.

@@ -20,6 +20,10 @@ pub struct Estimate {
 /// The default of [`Ceilings::max_reducer_rows`] and [`Ceilings::max_total_rows`].
 pub const DEFAULT_ROW_BUDGET: i64 = 10_000_000;
 
+/// The default of [`Ceilings::max_reducer_bytes`]: 4 GiB, a sixth of the 24 GiB machine the
+/// project is built and measured on.
+pub const DEFAULT_REDUCER_BYTES: i64 = 4 << 30;
+
 impl Estimate {
     /// An estimate without a time estimate.
     pub fn new(rows_scanned_est: i64, expansions_est: i64) -> Self {
@@ -66,6 +70,12 @@ pub struct Ceilings {
     /// result (plans-and-claims §6.2, revision 2026-12): a larger complete result is refused
     /// with `E_LIMIT` and a narrowing repair.
     pub max_reducer_rows: i64,
+    /// The executor's memory budget for the same step: the estimated peak bytes of the
+    /// complete result held as JSON values (estimated from the rows of its first page before
+    /// the producing call is re-run; `tgms_verifier::memory`). A larger estimate is refused
+    /// with `E_LIMIT` and a narrowing repair, so a wide complete result fails cleanly instead
+    /// of exhausting the machine's memory under a row budget it could never reach.
+    pub max_reducer_bytes: i64,
     /// The executor's limit on the running sum of `rows_returned` over a plan's ok steps
     /// (§6.1 `MAX_TOTAL_ROWS`, raised with the reducer budget: see `docs/plans-changes.md`).
     pub max_total_rows: i64,
@@ -82,6 +92,7 @@ impl Default for Ceilings {
             expansions_est: Some(1_280_000_000),
             time_est_ms: Some(10_000),
             max_reducer_rows: DEFAULT_ROW_BUDGET,
+            max_reducer_bytes: DEFAULT_REDUCER_BYTES,
             max_total_rows: DEFAULT_ROW_BUDGET,
             time_coeff_scale: 1.0,
         }
@@ -103,10 +114,11 @@ impl Ceilings {
                 "rows_scanned_est" => c.rows_scanned_est = Some(n),
                 "expansions_est" => c.expansions_est = Some(n),
                 "time_est_ms" => c.time_est_ms = Some(n),
-                "max_reducer_rows" | "max_total_rows" if n < 1 => {
+                "max_reducer_rows" | "max_reducer_bytes" | "max_total_rows" if n < 1 => {
                     return Err(OpError::invalid(format!("ceiling {k} must be >= 1")))
                 }
                 "max_reducer_rows" => c.max_reducer_rows = n,
+                "max_reducer_bytes" => c.max_reducer_bytes = n,
                 "max_total_rows" => c.max_total_rows = n,
                 other => return Err(OpError::invalid(format!("unknown ceiling key '{other}'"))),
             }

@@ -13,7 +13,7 @@ use std::time::Instant;
 use tgms_engine::{canon, Snapshot};
 use tgms_operators::pipeline::{call_operator, call_operator_unpaged, CallOptions};
 use tgms_operators::registry::lookup;
-use tgms_operators::{Code, OpError};
+use tgms_operators::{Ceilings, Code, OpError};
 
 /// `MAX_WALL_S`.
 pub const MAX_WALL_S: f64 = 60.0;
@@ -272,8 +272,23 @@ struct Completer<'a, 's> {
     cache: &'a mut BTreeMap<String, Rc<Done>>,
     /// `{"ref", "step_id", "result_digest", "rows_total", "recomputed"}` per ref read whole.
     read: Vec<Value>,
-    /// The first ref whose complete list is over the budget: `(ref, step id, total)`.
-    over: Option<(String, String, i64)>,
+    /// The executor's memory budget for the complete inputs (`max_reducer_bytes`).
+    byte_budget: i64,
+    /// The first ref whose complete list is over a budget.
+    over: Option<Over>,
+}
+
+/// A ref whose complete list is over the row or the memory budget.
+#[derive(Clone, Debug)]
+struct Over {
+    /// The ref as written.
+    r: String,
+    /// The producing step's id.
+    step: String,
+    /// The complete list's rows.
+    total: i64,
+    /// The estimated peak bytes of the reducer over it, when over the memory budget.
+    peak_bytes: Option<i64>,
 }
 
 impl Completer<'_, '_> {
@@ -290,9 +305,18 @@ impl Completer<'_, '_> {
         let Some(total) = desc["lists"][rp.first_field()]["total"].as_i64() else {
             return Ok(None);
         };
-        if total > self.budget {
-            self.over
-                .get_or_insert_with(|| (rp.raw.clone(), rp.step.clone(), total));
+        let peak_bytes = d.envelope[rp.first_field()]
+            .as_array()
+            .and_then(|page| crate::memory::reducer_peak_bytes(page, total))
+            .map(|b| i64::try_from(b).unwrap_or(i64::MAX))
+            .filter(|&b| b > self.byte_budget);
+        if total > self.budget || peak_bytes.is_some() {
+            self.over.get_or_insert_with(|| Over {
+                r: rp.raw.clone(),
+                step: rp.step.clone(),
+                total,
+                peak_bytes: peak_bytes.filter(|_| total <= self.budget),
+            });
             return Ok(None);
         }
         let full = match self.cache.get(&rp.step) {
@@ -478,6 +502,7 @@ pub fn execute(
                 snap,
                 call: &opts.call,
                 budget: ceilings.max_reducer_rows,
+                byte_budget: ceilings.max_reducer_bytes,
                 results,
                 cache: &mut complete_cache,
                 read: Vec::new(),
@@ -529,20 +554,19 @@ pub fn execute(
                 truncs.iter().find_map(|t| {
                     let r = t.get("ref")?.as_str()?;
                     let total = t.get("from")?.as_i64()?;
-                    (whole && t.get("reason")? == "max_ref_items").then(|| {
-                        let sid = r.split('.').next().unwrap_or_default().to_string();
-                        (r.to_string(), sid, total)
+                    (whole && t.get("reason")? == "max_ref_items").then(|| Over {
+                        r: r.to_string(),
+                        step: r.split('.').next().unwrap_or_default().to_string(),
+                        total,
+                        peak_bytes: None,
                     })
                 })
             };
             let error = match over.clone().or_else(cut) {
-                Some((r, sid, total)) => over_budget(
-                    fname,
-                    &r,
-                    total,
-                    ceilings.max_reducer_rows,
-                    done.get(&sid).map(|d| &*d.resolved),
-                ),
+                Some(o) => {
+                    let producer = done.get(&o.step).map(|d| &*d.resolved);
+                    over_budget(fname, &o, ceilings, producer)
+                }
                 None => json!({"error": "E_LIMIT", "message": format!(
                 "compute {fname} would reduce a truncated result to one number; page through the input with cursor, raise the producing step's limit, or narrow the window/grouping so the input is complete"),
                 "details": {}}),
@@ -645,25 +669,50 @@ pub fn execute(
     Ok(Execution { trace, envelopes })
 }
 
-/// The refusal of a reducer whose input's complete result is over the row budget, with a
-/// narrowing repair: the producing step's literal window cut to the budget's share.
-fn over_budget(fname: &str, r: &str, total: i64, budget: i64, producer: Option<&Value>) -> Value {
+/// The refusal of a reducer whose input's complete result is over the row budget or the
+/// memory budget, with a narrowing repair: the producing step's literal window cut to the
+/// budget's share.
+fn over_budget(fname: &str, o: &Over, ceilings: &Ceilings, producer: Option<&Value>) -> Value {
+    let (r, total) = (&o.r, o.total);
+    let (message, frac, raise, mut details) = match o.peak_bytes {
+        None => {
+            let budget = ceilings.max_reducer_rows;
+            (
+                format!(
+                    "compute {fname}: the complete result of '{r}' has {total} rows, over the executor's max_reducer_rows {budget}; narrow the producing step (a smaller window, rel_types, an endpoint_filter cohort) or raise max_reducer_rows in the ceilings"
+                ),
+                budget as f64 / total as f64,
+                json!({"max_reducer_rows": total}),
+                json!({"ref": r, "rows_total": total, "max_reducer_rows": budget}),
+            )
+        }
+        Some(bytes) => {
+            let budget = ceilings.max_reducer_bytes;
+            (
+                format!(
+                    "compute {fname}: the complete result of '{r}' has {total} rows, estimated to need {bytes} bytes of memory as the reducer's input, over the executor's max_reducer_bytes {budget}; narrow the producing step (a smaller window, rel_types, an endpoint_filter cohort) or raise max_reducer_bytes in the ceilings if the machine has the memory"
+                ),
+                budget as f64 / bytes as f64,
+                json!({"max_reducer_bytes": bytes}),
+                json!({"ref": r, "rows_total": total, "estimated_peak_bytes": bytes,
+                    "max_reducer_bytes": budget}),
+            )
+        }
+    };
     let mut repair = json!({"narrow": ["a smaller window", "rel_types", "an endpoint_filter cohort",
-        "coarser grouping"], "or_raise_ceiling": {"max_reducer_rows": total}});
+        "coarser grouping"], "or_raise_ceiling": raise});
     let window = producer.and_then(|a| a.get("window"));
     if let (Some(a), Some(b)) = (
         window.and_then(|w| w.get("t_a")).and_then(Value::as_i64),
         window.and_then(|w| w.get("t_b")).and_then(Value::as_i64),
     ) {
         if a < b {
-            let frac = budget as f64 / total as f64;
             let nb = a + (((b - a) as f64) * frac).floor().max(1.0) as i64;
             repair["window"] = json!({"t_a": a, "t_b": nb});
         }
     }
-    json!({"error": "E_LIMIT", "message": format!(
-        "compute {fname}: the complete result of '{r}' has {total} rows, over the executor's max_reducer_rows {budget}; narrow the producing step (a smaller window, rel_types, an endpoint_filter cohort) or raise max_reducer_rows in the ceilings"),
-        "details": {"ref": r, "rows_total": total, "max_reducer_rows": budget, "repair": repair}})
+    details["repair"] = repair;
+    json!({"error": "E_LIMIT", "message": message, "details": details})
 }
 
 fn finish_rec(

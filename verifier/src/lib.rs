@@ -6,6 +6,7 @@
 //! - [`plan`]: the plan IR and its schema; Kahn-wave run order.
 //! - [`validate`]: `validate_static` with every check, error code and a concrete repair.
 //! - [`exec`]: the executor, truncation taint, reducer refusal, result / args / trace stores.
+//! - [`memory`]: the estimated memory of a reducer's complete input (`max_reducer_bytes`).
 //! - [`claims`]: answer objects, the claim verifier, gating, metrics, the mechanical
 //!   reporter, campaign metrics.
 //! - [`approx`]: approximate evidence: estimates, their intervals, the descriptor member.
@@ -54,6 +55,7 @@
 pub mod approx;
 pub mod claims;
 pub mod exec;
+pub mod memory;
 pub mod mutation_approx;
 pub mod mutation_belief;
 pub mod mutation_pool;

@@ -303,6 +303,70 @@ fn a_complete_result_over_the_row_budget_is_refused_with_a_narrowing_repair() {
 }
 
 #[test]
+fn a_complete_result_over_the_memory_budget_is_refused_and_the_offered_ceiling_runs_it() {
+    let mut r = Rng::new(11);
+    let (_d, s, evs) = loop {
+        let x = random_store(&mut r);
+        if pair_counts(&x.2, 0, 1000).len() > 8 {
+            break x;
+        }
+    };
+    let n = pair_counts(&evs, 0, 1000).len() as i64;
+    let with = |c: Value| ExecOptions {
+        call: tgms_operators::CallOptions {
+            ceilings: tgms_operators::Ceilings::from_json(&c).unwrap(),
+            ..Default::default()
+        },
+        ..ExecOptions::default()
+    };
+    let p = the_plan(0, 1000, 2);
+    let t = run_with(
+        &s,
+        &p,
+        &ResultStore::memory(),
+        &with(json!({"max_reducer_bytes": 1000})),
+    )
+    .trace;
+    let x = record(&t, "s2").unwrap();
+    assert_eq!(x["status"], "failed", "{x}");
+    assert_eq!(x["error"]["error"], "E_LIMIT");
+    let d = &x["error"]["details"];
+    assert_eq!(d["rows_total"], n);
+    assert_eq!(d["max_reducer_bytes"], 1000);
+    let est = d["estimated_peak_bytes"].as_i64().unwrap();
+    // At least the inline part of every row, in every copy the step holds; the rows are
+    // small maps, so far less than a kilobyte a row in each copy.
+    let copies = tgms_verifier::memory::PEAK_COPIES as i64;
+    assert!(
+        est >= n * 32 * copies && est <= n * 1024 * copies,
+        "{est} for {n} rows"
+    );
+    assert_eq!(
+        x["error"]["message"],
+        format!("compute count: the complete result of 's1.rows' has {n} rows, estimated to need {est} bytes of memory as the reducer's input, over the executor's max_reducer_bytes 1000; narrow the producing step (a smaller window, rel_types, an endpoint_filter cohort) or raise max_reducer_bytes in the ceilings if the machine has the memory")
+    );
+    assert_eq!(d["repair"]["or_raise_ceiling"]["max_reducer_bytes"], est);
+    assert_eq!(
+        d["repair"]["window"]["t_b"],
+        (1000.0 * 1000.0 / est as f64).floor().max(1.0) as i64
+    );
+    // The ceiling the repair offers admits the same plan, which then counts every pair.
+    let t = run_with(
+        &s,
+        &p,
+        &ResultStore::memory(),
+        &with(json!({"max_reducer_bytes": est})),
+    )
+    .trace;
+    let x = record(&t, "s2").unwrap();
+    assert_eq!(x["status"], "ok", "{x}");
+    assert_eq!(t["ok"], true, "{t:#}");
+    assert_eq!(t["answer"], n);
+    let e = tgms_operators::Ceilings::from_json(&json!({"max_reducer_bytes": 0})).unwrap_err();
+    assert_eq!(e.message, "ceiling max_reducer_bytes must be >= 1");
+}
+
+#[test]
 fn a_compute_step_with_limit_keeps_its_page_and_a_reader_gets_the_complete_rows() {
     // Rows 0..250 as a literal input: the filter step with limit 100 returns a page, and a
     // count over it still reads all 250 (the filter re-runs unpaged).

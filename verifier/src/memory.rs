@@ -1,0 +1,134 @@
+//! The memory a reducer's complete input is estimated to take (the executor's
+//! `max_reducer_bytes` ceiling, `docs/plans.md#ceilings`): the heap a `serde_json` value
+//! holds, and the estimate of a complete result from the rows of the page it was cut from.
+//!
+//! The row budget alone cannot protect the process: rows are as wide as their operator makes
+//! them, and a reducer over a million `version_history` rows held as JSON values takes
+//! several GB per copy. The estimate is made before the producing call is re-run, from
+//! the page the plan already holds, so a plan over the budget is refused with `E_LIMIT`
+//! instead of being killed for memory.
+
+use serde_json::Value;
+
+/// Bytes an allocation costs beyond its size (the allocator's header and rounding).
+const ALLOC_OVERHEAD_BYTES: u64 = 16;
+/// `size_of::<Value>()`: the inline part of every value, held by its parent.
+const VALUE_BYTES: u64 = std::mem::size_of::<Value>() as u64;
+/// One `BTreeMap` node of `serde_json::Map`: 11 `(String, Value)` slots and the links.
+const MAP_NODE_BYTES: u64 = 11 * (24 + VALUE_BYTES) + 48;
+/// Entries of a map per node beyond the first (nodes are half to wholly full).
+const MAP_ENTRIES_PER_NODE: u64 = 6;
+/// Page rows sampled for the per-row estimate.
+const SAMPLE_ROWS: usize = 256;
+
+/// Copies of the complete input that a `compute` step holds at its peak: the producing
+/// step's complete envelope, the list its `$ref` selects, and the reducer's own working
+/// rows and output. Measured, not derived: the peak resident memory that a plan step added
+/// on the bench VM was 4.2× this module's estimate of one copy over 300,009
+/// `version_history` rows and 2.7× over 99,712 `aggregate_events` pair rows
+/// (`bench/RESULTS.md`, seventeenth session); rounded up with a margin.
+pub const PEAK_COPIES: u64 = 5;
+
+/// Heap bytes `v` holds beyond its own inline [`Value`] (strings, numbers' digits under
+/// `arbitrary_precision`, array buffers, map nodes and keys).
+pub fn heap_bytes(v: &Value) -> u64 {
+    fn text(len: usize) -> u64 {
+        if len == 0 {
+            0
+        } else {
+            len as u64 + ALLOC_OVERHEAD_BYTES
+        }
+    }
+    match v {
+        Value::Null | Value::Bool(_) => 0,
+        Value::Number(n) => text(n.as_str().len()),
+        Value::String(s) => text(s.capacity()),
+        Value::Array(a) => {
+            let buf = if a.capacity() == 0 {
+                0
+            } else {
+                a.capacity() as u64 * VALUE_BYTES + ALLOC_OVERHEAD_BYTES
+            };
+            buf + a.iter().map(heap_bytes).sum::<u64>()
+        }
+        Value::Object(m) => {
+            let n = m.len() as u64;
+            let nodes = if n == 0 {
+                0
+            } else {
+                1 + n.saturating_sub(11).div_ceil(MAP_ENTRIES_PER_NODE)
+            };
+            nodes * (MAP_NODE_BYTES + ALLOC_OVERHEAD_BYTES)
+                + m.iter()
+                    .map(|(k, x)| text(k.len()) + heap_bytes(x))
+                    .sum::<u64>()
+        }
+    }
+}
+
+/// The estimated bytes of a complete list of `total` rows held as JSON values, one copy,
+/// from the page's rows (the first [`SAMPLE_ROWS`] of them); `None` for an empty page
+/// (nothing to estimate from: the row budget alone applies).
+pub fn list_bytes(page: &[Value], total: i64) -> Option<u64> {
+    let sample = &page[..page.len().min(SAMPLE_ROWS)];
+    if sample.is_empty() {
+        return None;
+    }
+    let bytes: u64 = sample.iter().map(|r| VALUE_BYTES + heap_bytes(r)).sum();
+    let per_row = bytes.div_ceil(sample.len() as u64);
+    Some(per_row.saturating_mul(u64::try_from(total).unwrap_or(0)))
+}
+
+/// The estimated peak bytes of a `compute` step over the complete list: [`list_bytes`]
+/// times [`PEAK_COPIES`].
+pub fn reducer_peak_bytes(page: &[Value], total: i64) -> Option<u64> {
+    list_bytes(page, total).map(|b| b.saturating_mul(PEAK_COPIES))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn scalars_strings_and_containers() {
+        assert_eq!(heap_bytes(&json!(null)), 0);
+        assert_eq!(heap_bytes(&json!(true)), 0);
+        assert_eq!(heap_bytes(&json!("")), 0);
+        // arbitrary_precision keeps a number's digits on the heap.
+        assert_eq!(heap_bytes(&json!(12345)), 5 + ALLOC_OVERHEAD_BYTES);
+        assert_eq!(
+            heap_bytes(&Value::String("abcdefgh".into())),
+            8 + ALLOC_OVERHEAD_BYTES
+        );
+        let a = Value::Array(vec![json!(null), json!(false)]);
+        assert_eq!(heap_bytes(&a), 2 * VALUE_BYTES + ALLOC_OVERHEAD_BYTES);
+        // A map of up to 11 entries is one node; the 12th needs more.
+        let small: serde_json::Map<String, Value> =
+            (0..11).map(|i| (format!("k{i:02}"), json!(null))).collect();
+        let node = MAP_NODE_BYTES + ALLOC_OVERHEAD_BYTES;
+        let keys = 11 * (3 + ALLOC_OVERHEAD_BYTES);
+        assert_eq!(heap_bytes(&Value::Object(small.clone())), node + keys);
+        let mut big = small;
+        big.insert("k11".into(), json!(null));
+        assert_eq!(
+            heap_bytes(&Value::Object(big)),
+            2 * node + keys + 3 + ALLOC_OVERHEAD_BYTES
+        );
+    }
+
+    #[test]
+    fn a_list_is_estimated_from_its_page() {
+        assert_eq!(list_bytes(&[], 10), None);
+        let row = json!({"uid": "node-1", "t": 5});
+        let one = VALUE_BYTES + heap_bytes(&row);
+        assert_eq!(
+            list_bytes(&[row.clone(), row.clone()], 1000),
+            Some(1000 * one)
+        );
+        assert_eq!(reducer_peak_bytes(&[row], 10), Some(10 * one * PEAK_COPIES));
+        // Wider rows, a larger estimate for the same count.
+        let wide = json!({"uid": "node-1", "t": 5, "props": {"note": "x".repeat(500)}});
+        assert!(list_bytes(&[wide], 1000).unwrap() > 1000 * (one + 500));
+    }
+}
