@@ -294,7 +294,14 @@ struct Over {
 impl Completer<'_, '_> {
     /// The complete result to evaluate `rp` against, or `None` when the page has to do (the
     /// step is incomplete for another reason than paging, or the list is over the budget).
-    fn complete_of(&mut self, rp: &RefPath, d: &Done) -> Result<Option<Rc<Done>>, OpError> {
+    /// `columns`: the columns the reducer reads of each row, when not all
+    /// ([`input_columns`]).
+    fn complete_of(
+        &mut self,
+        rp: &RefPath,
+        d: &Done,
+        columns: Option<&[String]>,
+    ) -> Result<Option<Rc<Done>>, OpError> {
         let desc = &d.descriptor;
         if desc["upstream_truncated"] == Value::Bool(true)
             || desc["approximate"] == Value::Bool(true)
@@ -307,7 +314,7 @@ impl Completer<'_, '_> {
         };
         let peak_bytes = d.envelope[rp.first_field()]
             .as_array()
-            .and_then(|page| crate::memory::reducer_peak_bytes(page, total))
+            .and_then(|page| crate::memory::reducer_peak_bytes(page, total, columns))
             .map(|b| i64::try_from(b).unwrap_or(i64::MAX))
             .filter(|&b| b > self.byte_budget);
         if total > self.budget || peak_bytes.is_some() {
@@ -346,9 +353,13 @@ impl Completer<'_, '_> {
         if !path_complete(&full.descriptor, false, Some(rp)) {
             return Ok(None);
         }
-        self.read.push(json!({"ref": rp.raw, "step_id": rp.step,
+        let mut read = json!({"ref": rp.raw, "step_id": rp.step,
             "result_digest": full.envelope["result_digest"], "rows_total": total,
-            "recomputed": true}));
+            "recomputed": true});
+        if let Some(cols) = columns {
+            read["columns"] = json!(cols);
+        }
+        self.read.push(read);
         Ok(Some(full))
     }
 }
@@ -364,40 +375,28 @@ struct Subst<'a, 's> {
 }
 
 impl Subst<'_, '_> {
+    /// The step's args with every `$ref` substituted; the `input` list of a reducer that
+    /// reads only some columns ([`input_columns`]) keeps only those columns of its rows.
+    fn walk_args(&mut self, args: &Value, columns: Option<&[String]>) -> Result<Value, OpError> {
+        match (args, columns) {
+            (Value::Object(m), Some(cols)) => m
+                .iter()
+                .map(|(k, x)| {
+                    let v = match ref_of(x) {
+                        Some(r) if k == "input" => self.walk_ref(r, Some(cols))?,
+                        _ => self.walk(x)?,
+                    };
+                    Ok((k.clone(), v))
+                })
+                .collect::<Result<Map<_, _>, OpError>>()
+                .map(Value::Object),
+            _ => self.walk(args),
+        }
+    }
+
     fn walk(&mut self, v: &Value) -> Result<Value, OpError> {
         if let Some(r) = ref_of(v) {
-            let rp = parse_ref_value(r)?;
-            let mut d = self.done.get(&rp.step).ok_or_else(|| {
-                OpError::invalid(format!("$ref '{}': step output unavailable", rp.raw))
-            })?;
-            let full;
-            if let (false, Some(c)) = (
-                path_complete(&d.descriptor, d.ref_truncations, Some(&rp)),
-                self.complete.as_mut(),
-            ) {
-                full = c.complete_of(&rp, d)?;
-                if let Some(f) = &full {
-                    d = f;
-                }
-            }
-            let mut val = rp.eval(&d.envelope)?;
-            if !path_complete(&d.descriptor, d.ref_truncations, Some(&rp)) {
-                let l = d.descriptor["lists"].get(rp.first_field());
-                let pick = |k: &str| l.map(|l| l[k].clone()).unwrap_or(Value::Null);
-                self.truncs.push(
-                    json!({"ref": rp.raw, "from": pick("total"), "to": pick("returned"),
-                    "reason": "incomplete_source"}),
-                );
-            }
-            if let Value::Array(a) = &mut val {
-                if a.len() > self.item_cap {
-                    self.truncs
-                        .push(json!({"ref": rp.raw, "from": a.len(), "to": self.item_cap,
-                        "reason": "max_ref_items"}));
-                    a.truncate(self.item_cap);
-                }
-            }
-            return Ok(val);
+            return self.walk_ref(r, None);
         }
         Ok(match v {
             Value::Array(a) => {
@@ -410,6 +409,96 @@ impl Subst<'_, '_> {
             ),
             other => other.clone(),
         })
+    }
+
+    /// The value of the ref `r`: a copy, or with `columns` the rows of the list it names
+    /// cut to those columns.
+    fn walk_ref(&mut self, r: &Value, columns: Option<&[String]>) -> Result<Value, OpError> {
+        let rp = parse_ref_value(r)?;
+        let mut d = self.done.get(&rp.step).ok_or_else(|| {
+            OpError::invalid(format!("$ref '{}': step output unavailable", rp.raw))
+        })?;
+        let full;
+        if let (false, Some(c)) = (
+            path_complete(&d.descriptor, d.ref_truncations, Some(&rp)),
+            self.complete.as_mut(),
+        ) {
+            full = c.complete_of(&rp, d, columns)?;
+            if let Some(f) = &full {
+                d = f;
+            }
+        }
+        let mut val = match columns {
+            None => rp.eval(&d.envelope)?,
+            Some(cols) => {
+                let row = |v: &Value| project_row(v, cols);
+                let rows = |v: &Value| match v {
+                    Value::Array(a) => Value::Array(a.iter().map(row).collect()),
+                    other => other.clone(),
+                };
+                rp.eval_with(&d.envelope, &row, &rows)?
+            }
+        };
+        if !path_complete(&d.descriptor, d.ref_truncations, Some(&rp)) {
+            let l = d.descriptor["lists"].get(rp.first_field());
+            let pick = |k: &str| l.map(|l| l[k].clone()).unwrap_or(Value::Null);
+            self.truncs.push(
+                json!({"ref": rp.raw, "from": pick("total"), "to": pick("returned"),
+                "reason": "incomplete_source"}),
+            );
+        }
+        if let Value::Array(a) = &mut val {
+            if a.len() > self.item_cap {
+                self.truncs
+                    .push(json!({"ref": rp.raw, "from": a.len(), "to": self.item_cap,
+                    "reason": "max_ref_items"}));
+                a.truncate(self.item_cap);
+            }
+        }
+        Ok(val)
+    }
+}
+
+/// The reducers that read nothing of an input row but `field` and `group_by`: their
+/// result is the same over rows cut to those columns.
+const COLUMN_REDUCERS: [&str; 6] = ["count", "sum", "min", "max", "mean", "median"];
+
+/// The columns a `compute` step reads of its `input` rows, when it reads only named
+/// columns: a [`COLUMN_REDUCERS`] function with `field` and `group_by` literal (or absent).
+/// The executor then copies only these columns of a referenced list into the step's
+/// resolved args (the reducer's result is the same; its input, the args digest and the
+/// memory it takes are those of the columns). `None` when every column may matter.
+fn input_columns(op: &str, args: &Value) -> Option<Vec<String>> {
+    let f = args.get("fn").and_then(Value::as_str)?;
+    if op != "compute" || !COLUMN_REDUCERS.contains(&f) || ref_of(&args["input"]).is_none() {
+        return None;
+    }
+    let mut cols = Vec::new();
+    for k in ["field", "group_by"] {
+        match args.get(k) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(c)) => {
+                if !cols.contains(c) {
+                    cols.push(c.clone());
+                }
+            }
+            // A ref or a malformed value: the whole rows, and the call reports it.
+            Some(_) => return None,
+        }
+    }
+    Some(cols)
+}
+
+/// `v` cut to `cols` when it is an object (a row); anything else as it is, for the
+/// reducer to judge.
+fn project_row(v: &Value, cols: &[String]) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            cols.iter()
+                .filter_map(|c| m.get(c).map(|x| (c.clone(), x.clone())))
+                .collect(),
+        ),
+        other => other.clone(),
     }
 }
 
@@ -514,7 +603,8 @@ pub fn execute(
                 MAX_REF_ITEMS
             },
         };
-        let walked = sub.walk(&step.args);
+        let columns = whole.then(|| input_columns(&step.op, &step.args)).flatten();
+        let walked = sub.walk_args(&step.args, columns.as_deref());
         let truncs = sub.truncs;
         let (read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();
         // $refs substituted, then time strings resolved to µs (docs/times.md): the resolved

@@ -79,10 +79,40 @@ pub fn list_bytes(page: &[Value], total: i64) -> Option<u64> {
     Some(per_row.saturating_mul(u64::try_from(total).unwrap_or(0)))
 }
 
+/// Copies of the complete list of whole rows that a `compute` step reading only some
+/// columns holds at its peak: the producer's complete envelope while it is built and kept.
+/// Measured with [`PEAK_COPIES`]: a `median` over 300,009 `version_history` rows cut to one
+/// column peaked at 2.2× the estimate of one whole copy, for an estimate of 2× whole plus
+/// 5× the cut rows = 3.9× (`bench/RESULTS.md`, eighteenth session).
+pub const PRODUCER_COPIES: u64 = 2;
+
 /// The estimated peak bytes of a `compute` step over the complete list: [`list_bytes`]
-/// times [`PEAK_COPIES`].
-pub fn reducer_peak_bytes(page: &[Value], total: i64) -> Option<u64> {
-    list_bytes(page, total).map(|b| b.saturating_mul(PEAK_COPIES))
+/// times [`PEAK_COPIES`]; for a reducer that reads only `columns` of each row
+/// (the executor copies only those), [`PRODUCER_COPIES`] whole copies plus [`PEAK_COPIES`]
+/// copies of the rows cut to the columns.
+pub fn reducer_peak_bytes(page: &[Value], total: i64, columns: Option<&[String]>) -> Option<u64> {
+    let whole = list_bytes(page, total)?;
+    let Some(cols) = columns else {
+        return Some(whole.saturating_mul(PEAK_COPIES));
+    };
+    let cut: Vec<Value> = page
+        .iter()
+        .take(SAMPLE_ROWS)
+        .map(|r| match r {
+            Value::Object(m) => Value::Object(
+                cols.iter()
+                    .filter_map(|c| m.get(c).map(|x| (c.clone(), x.clone())))
+                    .collect(),
+            ),
+            other => other.clone(),
+        })
+        .collect();
+    let cut = list_bytes(&cut, total)?;
+    Some(
+        whole
+            .saturating_mul(PRODUCER_COPIES)
+            .saturating_add(cut.saturating_mul(PEAK_COPIES)),
+    )
 }
 
 #[cfg(test)]
@@ -126,7 +156,17 @@ mod tests {
             list_bytes(&[row.clone(), row.clone()], 1000),
             Some(1000 * one)
         );
-        assert_eq!(reducer_peak_bytes(&[row], 10), Some(10 * one * PEAK_COPIES));
+        assert_eq!(
+            reducer_peak_bytes(std::slice::from_ref(&row), 10, None),
+            Some(10 * one * PEAK_COPIES)
+        );
+        // Cut to one column: the whole rows twice, the cut rows five times.
+        let cut = VALUE_BYTES + heap_bytes(&json!({"t": 5}));
+        assert!(cut < one);
+        assert_eq!(
+            reducer_peak_bytes(std::slice::from_ref(&row), 10, Some(&["t".to_string()])),
+            Some(10 * (one * PRODUCER_COPIES + cut * PEAK_COPIES))
+        );
         // Wider rows, a larger estimate for the same count.
         let wide = json!({"uid": "node-1", "t": 5, "props": {"note": "x".repeat(500)}});
         assert!(list_bytes(&[wide], 1000).unwrap() > 1000 * (one + 500));

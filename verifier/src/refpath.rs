@@ -121,7 +121,25 @@ impl RefPath {
 
     /// Evaluates the path against the full envelope of its target step (§4.3).
     pub fn eval(&self, envelope: &Value) -> Result<Value, OpError> {
-        eval_from(&self.raw, &self.segments, envelope)
+        eval_from(&self.raw, &self.segments, envelope, &|v: &Value| v.clone())
+    }
+
+    /// [`RefPath::eval`] with `rows` applied to the referenced list instead of a copy of it:
+    /// under a `[*]` projection to each projected element (each is one row of the list the
+    /// ref yields), otherwise to the value the path names (the list itself). The executor
+    /// uses it to copy only the columns a reducer reads.
+    pub fn eval_with(
+        &self,
+        envelope: &Value,
+        row: &dyn Fn(&Value) -> Value,
+        rows: &dyn Fn(&Value) -> Value,
+    ) -> Result<Value, OpError> {
+        let leaf = if self.segments.iter().any(|s| s.index == Some(Index::All)) {
+            row
+        } else {
+            rows
+        };
+        eval_from(&self.raw, &self.segments, envelope, leaf)
     }
 
     /// Checks the path against `spec`'s output contract (§5 6c). The error is the message
@@ -246,7 +264,14 @@ fn strip(c: &Contract) -> &Contract {
     }
 }
 
-fn eval_from(raw: &str, segs: &[Segment], cur: &Value) -> Result<Value, OpError> {
+/// `leaf` makes the value returned from the value the path ends at (a copy, for
+/// [`RefPath::eval`]).
+fn eval_from(
+    raw: &str,
+    segs: &[Segment],
+    cur: &Value,
+    leaf: &dyn Fn(&Value) -> Value,
+) -> Result<Value, OpError> {
     let mut cur = cur;
     for (k, seg) in segs.iter().enumerate() {
         let v = cur
@@ -277,7 +302,7 @@ fn eval_from(raw: &str, segs: &[Segment], cur: &Value) -> Result<Value, OpError>
                     Index::All => {
                         let out: Result<Vec<Value>, OpError> = a
                             .iter()
-                            .map(|e| eval_from(raw, &segs[k + 1..], e))
+                            .map(|e| eval_from(raw, &segs[k + 1..], e, leaf))
                             .collect();
                         return Ok(Value::Array(out?));
                     }
@@ -285,7 +310,7 @@ fn eval_from(raw: &str, segs: &[Segment], cur: &Value) -> Result<Value, OpError>
             }
         }
     }
-    Ok(cur.clone())
+    Ok(leaf(cur))
 }
 
 /// One reference found in args: its location and its parse result.
