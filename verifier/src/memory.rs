@@ -67,7 +67,7 @@ pub fn heap_bytes(v: &Value) -> u64 {
 }
 
 /// The estimated bytes of a complete list of `total` rows held as JSON values, one copy,
-/// from the page's rows (the first [`SAMPLE_ROWS`] of them); `None` for an empty page
+/// from the page's rows (the first 256 of them, `SAMPLE_ROWS`); `None` for an empty page
 /// (nothing to estimate from: the row budget alone applies).
 pub fn list_bytes(page: &[Value], total: i64) -> Option<u64> {
     let sample = &page[..page.len().min(SAMPLE_ROWS)];
