@@ -3,7 +3,7 @@
 //! evidence descriptors, the content-addressed result / args / trace stores and the trace.
 
 use crate::plan::{Plan, MAX_STEPS};
-use crate::refpath::{parse_ref_value, ref_of, RefPath};
+use crate::refpath::{parse_ref_value, project_row, ref_of, RefPath};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -279,7 +279,7 @@ struct Completer<'a, 's> {
 }
 
 /// A ref whose complete list is over the row or the memory budget.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 struct Over {
     /// The ref as written.
     r: String,
@@ -489,19 +489,6 @@ fn input_columns(op: &str, args: &Value) -> Option<Vec<String>> {
     Some(cols)
 }
 
-/// `v` cut to `cols` when it is an object (a row); anything else as it is, for the
-/// reducer to judge.
-fn project_row(v: &Value, cols: &[String]) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            cols.iter()
-                .filter_map(|c| m.get(c).map(|x| (c.clone(), x.clone())))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
-
 /// The result of an execution: the trace and the kept envelopes by step id.
 pub struct Execution {
     /// The trace JSON (`plan_id`, `plan_digest`, `store`, `steps`, `answer`, `ok`,
@@ -652,7 +639,7 @@ pub fn execute(
                     })
                 })
             };
-            let error = match over.clone().or_else(cut) {
+            let error = match over.or_else(cut) {
                 Some(o) => {
                     let producer = done.get(&o.step).map(|d| &*d.resolved);
                     over_budget(fname, &o, ceilings, producer)

@@ -8,6 +8,7 @@
 //! the page the plan already holds, so a plan over the budget is refused with `E_LIMIT`
 //! instead of being killed for memory.
 
+use crate::refpath::project_row;
 use serde_json::Value;
 
 /// Bytes an allocation costs beyond its size (the allocator's header and rounding).
@@ -98,14 +99,7 @@ pub fn reducer_peak_bytes(page: &[Value], total: i64, columns: Option<&[String]>
     let cut: Vec<Value> = page
         .iter()
         .take(SAMPLE_ROWS)
-        .map(|r| match r {
-            Value::Object(m) => Value::Object(
-                cols.iter()
-                    .filter_map(|c| m.get(c).map(|x| (c.clone(), x.clone())))
-                    .collect(),
-            ),
-            other => other.clone(),
-        })
+        .map(|r| project_row(r, cols))
         .collect();
     let cut = list_bytes(&cut, total)?;
     Some(
