@@ -98,9 +98,11 @@ enum Cmd {
     /// Bulk-load an event file (read a line at a time; chunks of 50,000 events, one batch
     /// each), then compact the store when the load was large (see --compact), so that
     /// read-only opens (`tgms call`) map the image and answer at once instead of decoding
-    /// the store into memory. The load's memory stays bounded by about one memtable
-    /// (2^20 rows): each time the rows above the store's image reach that, they are merged
-    /// into the image (a fresh store writes its first image at its first flush).
+    /// the store into memory. The load's memory stays bounded: the rows it adds above the
+    /// store's image are merged into the image once they reach 2^20 (a fresh store writes
+    /// its first image at its first flush); a load that compacts at its end waits until
+    /// they are as many as the image's rows (at most 3 × 2^20), so the image doubles at
+    /// each merge instead of being rewritten every 2^20 rows.
     Ingest {
         /// Existing store directory.
         store: PathBuf,
@@ -121,7 +123,7 @@ enum Cmd {
         /// replaces the segment-count compactions the load would trigger on its way),
         /// `always`, or `never` (what the load leaves unflushed is sealed as a flush
         /// segment; `tgms compact` later). The merges that bound the load's memory happen
-        /// in every mode.
+        /// in every mode (every 2^20 rows with `never`).
         #[arg(long, value_enum, default_value = "auto")]
         compact: CompactArg,
         /// Prefix of the per-chunk batch keys (`PREFIX:N`, N = the chunk's first event
@@ -1142,6 +1144,8 @@ fn cmd_ingest(
     if compact_after {
         // The compaction at the end replaces the automatic ones of the load's flushes.
         st.set_compact_segments(0);
+        // The image doubles at each merge instead of growing by one memtable.
+        st.set_bulk_load(tgms_engine::store::LOAD_DECODED_ROWS);
     }
     if compact == CompactArg::Never {
         // Nor does the close compact (it seals a flush segment).

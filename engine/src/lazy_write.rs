@@ -257,6 +257,8 @@ impl Lazy {
             .filter(|r| r.alive)
             .count() as u64;
         let from = first(1, start.edges);
+        // Counted by rel id, named once per rel type after the loop (not a string per row).
+        let mut per_rel: rustc_hash::FxHashMap<u32, u64> = Default::default();
         for j in from..self.delta.rows[1].len() {
             let r = self.delta.rows[1][j];
             if !r.alive {
@@ -272,14 +274,17 @@ impl Lazy {
             };
             st.vt_max = Some(st.vt_max.map_or(end, |m| m.max(end)));
             let (src, rel) = (self.ident_part(r.ident, 0), self.ident_part(r.ident, 2));
-            let rel = self.string(rel).to_string();
-            *self.stats.rel_type_counts.entry(rel).or_insert(0) += 1;
+            *per_rel.entry(rel).or_insert(0) += 1;
             let d = match self.delta.degree.get(&src) {
                 Some(&d) => d,
                 None => self.out_degree_below(src, start.edges as u32),
             } + 1;
             self.delta.degree.insert(src, d);
             self.stats.max_out_degree = self.stats.max_out_degree.max(d);
+        }
+        for (rel, n) in per_rel {
+            let rel = self.string(rel).to_string();
+            *self.stats.rel_type_counts.entry(rel).or_insert(0) += n;
         }
     }
 

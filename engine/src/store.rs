@@ -71,6 +71,11 @@ pub const DEFAULT_FLUSH_ROWS: u64 = 1 << 20;
 pub const DEFAULT_COMPACT_SEGMENTS: usize = 8;
 /// Default count of decoded rows that triggers compaction (one default memtable).
 pub const DEFAULT_COMPACT_ROWS: u64 = 1 << 20;
+/// The most rows a bulk load holds decoded above its image before it merges them
+/// ([`Store::set_bulk_load`], what `tgms ingest` uses when it compacts at its end): a 10M-event
+/// SNAP load peaked at 0.97 GB with this bound, 1.08 GB with 4 × 2^20 (`bench/RESULTS.md`,
+/// nineteenth session).
+pub const LOAD_DECODED_ROWS: u64 = 3 << 20;
 /// Rows from which a closing writer without a mapped image seals its store as one image
 /// rather than a flush segment ([`Store::close`]): decoding fewer rows at open takes about
 /// as long as mapping an image.
@@ -165,6 +170,9 @@ pub struct Store {
     flush_rows: u64,
     compact_segments: usize,
     compact_rows: u64,
+    /// During a bulk load ([`Store::set_bulk_load`]): the most rows the writer holds
+    /// decoded above its image before a merge, however large the image; 0 = not loading.
+    load_rows: u64,
     no_sync: bool,
     /// The byte offset where the log's good records ended when the store was opened (a
     /// writer's log grows from there).
@@ -482,6 +490,7 @@ impl Store {
             flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
+            load_rows: 0,
             no_sync: opts.no_sync,
             opened_log_end: wal::HEADER_LEN,
             keys: None,
@@ -665,6 +674,7 @@ impl Store {
             flush_rows: opts.flush_rows.unwrap_or(DEFAULT_FLUSH_ROWS),
             compact_segments: opts.compact_segments.unwrap_or(DEFAULT_COMPACT_SEGMENTS),
             compact_rows: opts.compact_rows.unwrap_or(DEFAULT_COMPACT_ROWS),
+            load_rows: 0,
             no_sync: opts.no_sync,
             opened_log_end: good_len,
             keys: None,
@@ -913,6 +923,29 @@ impl Store {
         self.compact_segments = segments;
     }
 
+    /// Marks the writer as doing a bulk load that compacts at its end (`0` ends it). While
+    /// it loads, the rows it holds decoded above its mapped image are merged into the image
+    /// only once they are as many as the image's own rows (at least
+    /// [`Options::compact_rows`], at most `max_decoded_rows`): the image doubles at each
+    /// merge until it reaches that bound, so a load rewrites far fewer rows of image than
+    /// with a merge at every `compact_rows` rows (N²/(2·`compact_rows`) rows for a load of
+    /// N), and its memory stays bounded by `max_decoded_rows` decoded rows. The rows, the
+    /// log and the store digest are the same; only when the merges happen changes.
+    pub fn set_bulk_load(&mut self, max_decoded_rows: u64) {
+        self.load_rows = max_decoded_rows;
+    }
+
+    /// The decoded rows above a mapped image of `image_rows` rows at which a flush merges or
+    /// compacts: [`Options::compact_rows`], or during a bulk load the image's rows between
+    /// that and [`Store::set_bulk_load`]'s bound.
+    fn decoded_limit(&self, image_rows: u64) -> u64 {
+        if self.load_rows > self.compact_rows {
+            image_rows.clamp(self.compact_rows, self.load_rows)
+        } else {
+            self.compact_rows
+        }
+    }
+
     /// Rows in the memtable: added since the last flush, plus sealed rows closed since.
     pub fn memtable_rows(&self) -> u64 {
         self.mem.memtable_rows()
@@ -958,7 +991,8 @@ impl Store {
 
     /// True when a writer over a minor-4 mapped image has something to flush and the flush
     /// would bring its decoded rows (the segments above the image plus the memtable) to
-    /// [`Options::compact_rows`]: the flush then merges the memtable into the image.
+    /// [`Options::compact_rows`] (during a bulk load, [`Store::decoded_limit`]): the flush then
+    /// merges the memtable into the image.
     fn merges_at_flush(&self) -> bool {
         let Mem::Lazy(l) = &self.mem else {
             return false;
@@ -968,10 +1002,11 @@ impl Store {
             .wal
             .as_ref()
             .is_some_and(|w| w.len_bytes() != self.covered.0);
+        let image_rows = self.segments.first().map_or(0, seg_rows);
         unflushed
             && l.base.is_sorted()
             && self.compact_rows > 0
-            && above + l.memtable_rows() >= self.compact_rows
+            && above + l.memtable_rows() >= self.decoded_limit(image_rows)
     }
 
     /// The automatic compaction rule: at least `compact_segments` segments, and the segments
@@ -992,12 +1027,12 @@ impl Store {
             Some((f, rest)) => (seg_rows(f), rest.iter().map(seg_rows).sum::<u64>()),
             None => return false,
         };
-        let decoded = match &self.mem {
-            Mem::Lazy(_) => rest,
-            Mem::State(_) if !self.eager => first + rest,
-            Mem::State(_) => 0,
+        let (decoded, limit) = match &self.mem {
+            Mem::Lazy(_) => (rest, self.decoded_limit(first)),
+            Mem::State(_) if !self.eager => (first + rest, self.compact_rows),
+            Mem::State(_) => (0, self.compact_rows),
         };
-        (self.compact_rows > 0 && decoded >= self.compact_rows)
+        (self.compact_rows > 0 && decoded >= limit)
             || (self.compact_segments > 0
                 && n >= self.compact_segments
                 && (rest.saturating_mul(8) >= first

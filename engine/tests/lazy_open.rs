@@ -997,3 +997,86 @@ fn a_load_compacts_at_its_decoded_row_limit_and_stays_on_the_mapped_image() {
     assert!(lazy.is_lazy());
     assert_eq!(lazy.digest(), r.digest());
 }
+
+/// A bulk load (`Store::set_bulk_load`) merges its decoded rows into the image only once
+/// they are as many as the image's rows (within `compact_rows` and the load's bound): the
+/// image doubles at each merge up to the bound, so the same batches rewrite the image far
+/// less often than a writer that merges at every `compact_rows` rows, while the rows held
+/// decoded stay under the bound and the store equals the one an eager writer builds.
+#[test]
+fn a_bulk_load_merges_when_its_decoded_rows_match_the_image_up_to_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = || Options {
+        flush_rows: Some(40),
+        compact_rows: Some(40),
+        compact_segments: Some(0),
+        ..opts()
+    };
+    let eager = Options {
+        eager: true,
+        flush_rows: Some(40),
+        compact_segments: Some(0),
+        ..opts()
+    };
+    let mut plain = Store::create_with(&dir.path().join("plain"), small()).unwrap();
+    let mut load = Store::create_with(&dir.path().join("load"), small()).unwrap();
+    let mut r = Store::create_with(&dir.path().join("r"), eager).unwrap();
+    const BOUND: u64 = 200;
+    load.set_bulk_load(BOUND);
+    let rows = |e: &tgms_engine::manifest::SegEntry| e.zone.node_rows + e.zone.edge_rows;
+    let above = |s: &Store| -> u64 { s.segments().iter().skip(1).map(rows).sum() };
+    let mut g = Rng::new(23);
+    let (mut merges, mut plain_merges, mut grew_to_image, mut tt) = (0, 0, 0, 0);
+    for i in 0..1500 {
+        tt += 1;
+        let ops: Vec<Op> = (0..1 + g.below(3))
+            .map(|_| Op::from_json(&random_op(&mut g)))
+            .collect();
+        let (before, image_before) = (load.segments().to_vec(), load.segments().first().map(rows));
+        let plain_before = plain.segments().to_vec();
+        let decoded_before = above(&load) + load.memtable_rows();
+        let ok = load.write_at(tt, ops.clone()).is_ok();
+        assert_eq!(ok, plain.write_at(tt, ops.clone()).is_ok(), "batch {i}");
+        assert_eq!(ok, r.write_at(tt, ops).is_ok(), "batch {i}");
+        let merged = |now: &[tgms_engine::manifest::SegEntry],
+                      was: &[tgms_engine::manifest::SegEntry]| {
+            now.len() == 1 && now != was
+        };
+        plain_merges += usize::from(merged(plain.segments(), &plain_before));
+        if merged(load.segments(), &before) {
+            merges += 1;
+            assert!(
+                load.is_lazy(),
+                "batch {i}: the loader did not map its image"
+            );
+            // A merge over an image smaller than the bound waited for as many decoded rows
+            // as the image had.
+            if let Some(img) = image_before.filter(|&n| n > 60 && n < BOUND) {
+                assert!(
+                    decoded_before + 20 >= img,
+                    "batch {i}: merged {decoded_before} decoded rows into an image of {img}"
+                );
+                grew_to_image += 1;
+            }
+        }
+        assert!(
+            above(&load) < BOUND,
+            "batch {i}: {} rows decoded above the image",
+            above(&load)
+        );
+        if i % 100 == 99 {
+            assert_eq!(load.digest(), r.digest(), "batch {i}");
+            assert_eq!(plain.digest(), r.digest(), "batch {i}");
+        }
+    }
+    assert!(grew_to_image >= 1, "no merge over an image below the bound");
+    assert!(
+        merges >= 3 && merges * 2 <= plain_merges,
+        "the load merged {merges} times, the plain writer {plain_merges} times"
+    );
+    compare_point_reads(&load, &r, tt);
+    load.close().unwrap();
+    let lazy = read_only(&dir.path().join("load"), false);
+    assert!(lazy.is_lazy());
+    assert_eq!(lazy.digest(), r.digest());
+}
