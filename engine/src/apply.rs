@@ -427,7 +427,13 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
                 };
                 let id = match t.find_mapped(key) {
                     Some(id) => id,
-                    None => t.new_ident(key, false),
+                    None => {
+                        // A new identity has no rows: nothing to carve.
+                        let id = t.new_ident(key, false);
+                        t.set_slot(k, id);
+                        t.insert(Kind::Edge, id, content, e.vt_s, e.end(), cx);
+                        continue;
+                    }
                 };
                 t.set_slot(k, id);
                 id

@@ -157,6 +157,14 @@ impl Tables for Lazy {
         }
     }
 
+    /// Two fields of each row (`alive`, `tt_e`) instead of the whole row the default
+    /// decodes from the image's columns.
+    fn has_believed_node(&self, uid: u32) -> bool {
+        self.node_postings(uid)
+            .into_iter()
+            .any(|r| self.row_alive(0, r) && self.row_close(0, r).0 == OPEN_END)
+    }
+
     fn supersede(&mut self, kind: Kind, r: u32, cx: Ctx) {
         let k = kind.table();
         let is_edge = kind == Kind::Edge;
