@@ -425,17 +425,16 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
                     rel,
                     disc: Disc::Ordinal(k),
                 };
-                let id = match t.find_mapped(key) {
-                    Some(id) => id,
-                    None => {
-                        // A new identity has no rows: nothing to carve.
-                        let id = t.new_ident(key, false);
-                        t.set_slot(k, id);
-                        t.insert(Kind::Edge, id, content, e.vt_s, e.end(), cx);
-                        continue;
-                    }
+                let (id, new) = match t.find_mapped(key) {
+                    Some(id) => (id, false),
+                    None => (t.new_ident(key, false), true),
                 };
                 t.set_slot(k, id);
+                if new {
+                    // A new identity has no rows: nothing to carve.
+                    t.insert(Kind::Edge, id, content, e.vt_s, e.end(), cx);
+                    continue;
+                }
                 id
             }
         };

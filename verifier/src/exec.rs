@@ -430,14 +430,7 @@ impl Subst<'_, '_> {
         }
         let mut val = match columns {
             None => rp.eval(&d.envelope)?,
-            Some(cols) => {
-                let row = |v: &Value| project_row(v, cols);
-                let rows = |v: &Value| match v {
-                    Value::Array(a) => Value::Array(a.iter().map(row).collect()),
-                    other => other.clone(),
-                };
-                rp.eval_with(&d.envelope, &row, &rows)?
-            }
+            Some(cols) => rp.eval_with(&d.envelope, &|v: &Value| project_row(v, cols))?,
         };
         if !path_complete(&d.descriptor, d.ref_truncations, Some(&rp)) {
             let l = d.descriptor["lists"].get(rp.first_field());

@@ -124,22 +124,23 @@ impl RefPath {
         eval_from(&self.raw, &self.segments, envelope, &|v: &Value| v.clone())
     }
 
-    /// [`RefPath::eval`] with `rows` applied to the referenced list instead of a copy of it:
-    /// under a `[*]` projection to each projected element (each is one row of the list the
-    /// ref yields), otherwise to the value the path names (the list itself). The executor
-    /// uses it to copy only the columns a reducer reads.
+    /// [`RefPath::eval`] with `row` making each row of the referenced list instead of a
+    /// copy: under a `[*]` projection each projected element is one row; otherwise the value
+    /// the path names is the list (anything else is copied). The executor uses it to copy
+    /// only the columns a reducer reads.
     pub fn eval_with(
         &self,
         envelope: &Value,
         row: &dyn Fn(&Value) -> Value,
-        rows: &dyn Fn(&Value) -> Value,
     ) -> Result<Value, OpError> {
-        let leaf = if self.segments.iter().any(|s| s.index == Some(Index::All)) {
-            row
-        } else {
-            rows
+        if self.segments.iter().any(|s| s.index == Some(Index::All)) {
+            return eval_from(&self.raw, &self.segments, envelope, row);
+        }
+        let rows = |v: &Value| match v {
+            Value::Array(a) => Value::Array(a.iter().map(row).collect()),
+            other => other.clone(),
         };
-        eval_from(&self.raw, &self.segments, envelope, leaf)
+        eval_from(&self.raw, &self.segments, envelope, &rows)
     }
 
     /// Checks the path against `spec`'s output contract (§5 6c). The error is the message
