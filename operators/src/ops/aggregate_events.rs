@@ -871,6 +871,10 @@ impl Runs {
 
 /// Events per grouping chunk (fixed: results never depend on the thread count).
 const CHUNK: usize = 32_768;
+
+/// Rel ids of one bucket's stretch remembered with their slots ([`Grouper::stretches_by_rel`]);
+/// events of further rel types look their group up as usual.
+const SEEN_RELS: usize = 16;
 /// Events per filter part of the scan (fixed, as `CHUNK`).
 const SCAN_PART: usize = 65_536;
 
@@ -957,8 +961,14 @@ impl Slots {
     /// returns the group for the accumulators that read more of the event.
     #[inline(always)]
     fn add(&mut self, key: Key, i: u32, vt_s: i64, src: u32, dst: u32) -> &mut Group {
-        let (needs, words) = (self.needs, self.words);
-        let g = self.slot(key, i) as usize;
+        let g = self.slot(key, i);
+        self.add_to(g, vt_s, src, dst)
+    }
+
+    /// [`Slots::add`] to the group in slot `g`.
+    #[inline(always)]
+    fn add_to(&mut self, g: u32, vt_s: i64, src: u32, dst: u32) -> &mut Group {
+        let (needs, words, g) = (self.needs, self.words, g as usize);
         if needs.src_ids {
             self.sets[g].0.insert(src, words);
         }
@@ -1139,6 +1149,73 @@ impl Grouper<'_> {
         slots.finish()
     }
 
+    /// True when the dimensions are `rel_type` and at most one `time_bucket` (the
+    /// rel-by-bucket census): the key of an event then changes only with its rel id inside
+    /// a bucket, which [`Grouper::stretches_by_rel`] uses.
+    fn rel_bucket_only(&self) -> bool {
+        let buckets = self.dims.iter().filter(|d| **d == Dim::Bucket).count();
+        buckets <= 1
+            && self
+                .dims
+                .iter()
+                .all(|d| matches!(d, Dim::Bucket | Dim::Rel))
+    }
+
+    /// Groups the column positions `ps` (event `first` onwards) when
+    /// [`Grouper::rel_bucket_only`]: a stretch of consecutive positions in one bucket (all
+    /// of them without a bucket dimension) needs a key and a slot lookup only where the rel
+    /// id changes. Same groups, representatives and accumulators as [`Slots::add`] per event
+    /// (positions need not be in time order: a stretch ends at the first event outside its
+    /// bucket).
+    fn stretches_by_rel(
+        &self,
+        slots: &mut Slots,
+        bucket: &mut BucketOf<'_>,
+        first: u32,
+        (vts, rels, srcs, dsts): (&[i64], &[u32], &[u32], &[u32]),
+        ps: std::ops::Range<usize>,
+    ) {
+        let has_bucket = self.dims.contains(&Dim::Bucket);
+        let (use_src, use_dst) = (self.needs.src_ids, self.needs.dst_ids);
+        let mut seen: Vec<(u32, u32)> = Vec::new();
+        let mut p = ps.start;
+        while p < ps.end {
+            let end = if has_bucket {
+                bucket.of(vts[p]);
+                let (lo, hi) = (bucket.lo, bucket.hi);
+                let rest = &vts[p + 1..ps.end];
+                p + 1
+                    + rest
+                        .iter()
+                        .position(|&t| !(lo <= t && t < hi))
+                        .unwrap_or(rest.len())
+            } else {
+                ps.end
+            };
+            // The stretch's (rel id, slot) pairs: rel types are few, so a short list.
+            seen.clear();
+            for q in p..end {
+                let rel = rels[q];
+                let g = match seen.iter().find(|x| x.0 == rel) {
+                    Some(&(_, g)) => g,
+                    None => {
+                        let i = first + (q - ps.start) as u32;
+                        let key = self.key(bucket, vts[q], rel, 0, 0, 0, |_| 0);
+                        let g = slots.slot(key, i);
+                        if seen.len() < SEEN_RELS {
+                            seen.push((rel, g));
+                        }
+                        g
+                    }
+                };
+                let src = if use_src { srcs[q] } else { 0 };
+                let dst = if use_dst { dsts[q] } else { 0 };
+                slots.add_to(g, vts[q], src, dst);
+            }
+            p = end;
+        }
+    }
+
     /// [`Grouper::chunk`] for unfiltered events given as runs of storage positions (the
     /// events from `offset` on), reading the engine's compact columns run by run (rows above
     /// their coverage from the table); columns the call does not use are not read. Only for
@@ -1152,8 +1229,8 @@ impl Grouper<'_> {
     ) -> Vec<Group> {
         let mut slots = Slots::new(self.needs, self.words);
         let mut bucket = BucketOf::new(self.t_a, self.stride, self.cal);
-        let mut add = |i: u32, vt_s: i64, rel: u32, src: u32, dst: u32| {
-            let key = self.key(&mut bucket, vt_s, rel, src, dst, src, |_| 0);
+        let add = |slots: &mut Slots, bucket: &mut BucketOf<'_>, i, vt_s, rel, src, dst| {
+            let key = self.key(bucket, vt_s, rel, src, dst, src, |_| 0);
             slots.add(key, i, vt_s, src, dst);
         };
         let n = cols.covered();
@@ -1161,21 +1238,29 @@ impl Grouper<'_> {
         let use_rel = self.dims.contains(&Dim::Rel);
         let use_src = self.needs.src_ids || self.dims.contains(&Dim::Endpoint(true));
         let use_dst = self.needs.dst_ids || self.dims.contains(&Dim::Endpoint(false));
+        let by_rel = self.rel_bucket_only();
         let mut i = offset;
         for r in runs {
             let (a, b) = (r.start as usize, r.end as usize);
             // [a, c) from the columns, [c, b) from the rows.
             let c = b.min(n).max(a);
-            for p in a..c {
-                let rel = if use_rel { rels[p] } else { 0 };
-                let src = if use_src { srcs[p] } else { 0 };
-                let dst = if use_dst { dsts[p] } else { 0 };
-                add(i, vts[p], rel, src, dst);
-                i += 1;
+            if by_rel {
+                let cols = (vts, rels, srcs, dsts);
+                self.stretches_by_rel(&mut slots, &mut bucket, i, cols, a..c);
+                i += (c - a) as u32;
+            } else {
+                for p in a..c {
+                    let rel = if use_rel { rels[p] } else { 0 };
+                    let src = if use_src { srcs[p] } else { 0 };
+                    let dst = if use_dst { dsts[p] } else { 0 };
+                    add(&mut slots, &mut bucket, i, vts[p], rel, src, dst);
+                    i += 1;
+                }
             }
             for p in c..b {
                 if let Some(e) = snap.edge_at(p as u32) {
-                    add(i, e.vt_s(), e.rel_id(), e.src_id(), e.dst_id());
+                    let (rel, src, dst) = (e.rel_id(), e.src_id(), e.dst_id());
+                    add(&mut slots, &mut bucket, i, e.vt_s(), rel, src, dst);
                 }
                 i += 1;
             }
