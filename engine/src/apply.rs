@@ -446,10 +446,13 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
         carve(t, Kind::Edge, ident, content, e.vt_s, e.end(), cx);
     }
     // New nodes in uid-name order (canonical, whatever the ids); the names are copied once
-    // instead of being looked up at every comparison.
+    // instead of being looked up at every comparison. A node is new when no believed row
+    // of its uid exists; inserting one uid's row does not change that of another, so the
+    // uids are checked before they are sorted (most of a long load's uids are known).
     let mut names = String::new();
     let mut firsts: Vec<(u32, i64, std::ops::Range<usize>)> = first_seen
         .into_iter()
+        .filter(|&(u, _)| !t.has_believed_node(u))
         .map(|(u, at)| {
             let a = names.len();
             names.push_str(t.uid_name(u));
@@ -465,9 +468,7 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
         &o.audit.provenance_ref,
     );
     for (uid, at, _) in firsts {
-        if !t.has_believed_node(uid) {
-            t.insert(Kind::Node, uid, nc, at, OPEN_END, cx);
-        }
+        t.insert(Kind::Node, uid, nc, at, OPEN_END, cx);
     }
     *t.ordinal() = counter + o.events.len() as u64;
     Ok(())

@@ -1285,6 +1285,12 @@ impl Store {
         // The image numbers rows in segment order: the writer's tables and every row
         // number it holds are rebuilt from it (the old ones are dropped first): the image is
         // mapped, or, for an eager writer, decoded.
+        // The out-degrees a mapped writer counted (a cache: a source missing from it is
+        // recounted from the rows) hold over the new image, whose rows are the same.
+        let degree = match &mut self.mem {
+            Mem::Lazy(l) => std::mem::take(&mut l.delta.degree),
+            Mem::State(_) => Default::default(),
+        };
         self.mem = Mem::State(Box::default());
         self.mem = match decoded {
             Some((data, stats)) if self.eager => {
@@ -1302,7 +1308,10 @@ impl Store {
             decoded => {
                 drop(decoded);
                 match open_lazy(&self.dir, self.io)? {
-                    Some((lazy, _, _)) => Mem::Lazy(Box::new(lazy)),
+                    Some((mut lazy, _, _)) => {
+                        lazy.delta.degree = degree;
+                        Mem::Lazy(Box::new(lazy))
+                    }
                     None => return Err(Error::state("the image just published cannot be mapped")),
                 }
             }
