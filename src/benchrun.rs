@@ -137,6 +137,18 @@ fn reset_peak_rss() -> bool {
 /// Compacts a store the run just built (when asked), timing it; otherwise closes it, which
 /// seals the log tail ([`Store::close`]), so that the fresh process of the open probe and
 /// the timed open find no log to replay.
+/// Creates the store a run builds; one that is compacted at the end of its build loads as
+/// `tgms ingest` does then: no compaction by segment count, and the image doubles at each
+/// merge ([`Store::set_bulk_load`]).
+fn build_store(p: &Path, compact: bool) -> anyhow::Result<Store> {
+    let mut st = crate::store_env::create(p)?;
+    if compact {
+        st.set_compact_segments(0);
+        st.set_bulk_load(tgms_engine::store::LOAD_DECODED_ROWS);
+    }
+    Ok(st)
+}
+
 fn finish_build(mut st: Store, compact: bool) -> anyhow::Result<Option<f64>> {
     if !compact {
         st.close()?;
@@ -277,7 +289,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
             let p = target("log")?;
             let mut rate = None;
             if !holds_store(&p) {
-                let mut st = crate::store_env::create(&p)?;
+                let mut st = build_store(&p, opts.compact)?;
                 let pb = bar(0, "import");
                 let start = Instant::now();
                 let r = tgms_engine::eventlog::import(&mut st, log, &mut |n| pb.set_position(n));
@@ -307,7 +319,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
                     + 1;
                 (p, dataset, Some(n), None, Params::synthetic(n, tt_epoch1))
             } else {
-                let mut st = crate::store_env::create(&p)?;
+                let mut st = build_store(&p, opts.compact)?;
                 let pb = bar(0, "generate");
                 let start = Instant::now();
                 let r = generate(&mut st, n, ClockMode::Fixed, &mut |done, total| {
