@@ -71,26 +71,57 @@ pub(crate) struct Delta {
 /// Row lists by key as two parallel arrays sorted by `(key, row)` once a load ends: the rows
 /// of a key are one ascending slice, found by binary search (no allocation per key, which
 /// a million new identities would otherwise cost). Rows the memtable appends (all above
-/// the loaded ones) wait in `extra` until a flush loads them as a segment.
-#[derive(Default)]
+/// the loaded ones) wait in `extra` until a flush loads them as a segment; those of keys at
+/// or above `dense_from` (the identities the memtable creates, numbered densely from the
+/// count at its start) wait in `dense`, indexed by `key - dense_from`, with no hashing.
 struct Lists {
     keys: Vec<u32>,
     rows: Vec<u32>,
     extra: FxHashMap<u32, SmallVec<[u32; 2]>>,
+    dense_from: u32,
+    dense: Vec<SmallVec<[u32; 2]>>,
+}
+
+impl Default for Lists {
+    /// Lists with every memtable row in `extra` (no dense keys).
+    fn default() -> Lists {
+        Lists {
+            keys: Vec::new(),
+            rows: Vec::new(),
+            extra: FxHashMap::default(),
+            dense_from: u32::MAX,
+            dense: Vec::new(),
+        }
+    }
 }
 
 impl Lists {
     /// Appends a memtable row to `key`'s list.
     fn add(&mut self, key: u32, row: u32) {
-        self.extra.entry(key).or_default().push(row);
+        match key.checked_sub(self.dense_from) {
+            Some(i) => {
+                let i = i as usize;
+                if self.dense.len() <= i {
+                    self.dense.resize_with(i + 1, SmallVec::new);
+                }
+                self.dense[i].push(row);
+            }
+            None => self.extra.entry(key).or_default().push(row),
+        }
+    }
+
+    /// The memtable rows of `key`.
+    fn memtable(&self, key: u32) -> &[u32] {
+        match key.checked_sub(self.dense_from) {
+            Some(i) => self.dense.get(i as usize).map_or(&[], |v| v.as_slice()),
+            None => self.extra.get(&key).map_or(&[], |v| v.as_slice()),
+        }
     }
 
     /// Appends `key`'s rows, ascending, to `out`.
     fn extend_into(&self, key: u32, out: &mut Vec<u32>) {
         out.extend_from_slice(self.get(key));
-        if let Some(x) = self.extra.get(&key) {
-            out.extend_from_slice(x);
-        }
+        out.extend_from_slice(self.memtable(key));
     }
 
     /// Forgets the memtable rows at or above `row`.
@@ -99,6 +130,17 @@ impl Lists {
             v.retain(|r| *r < row);
             !v.is_empty()
         });
+        self.dense.iter_mut().for_each(|v| v.retain(|r| *r < row));
+        while self.dense.last().is_some_and(|v| v.is_empty()) {
+            self.dense.pop();
+        }
+    }
+
+    /// Makes the keys at or above `from` dense (the memtable holds no row: `dense` is
+    /// empty).
+    fn dense_from(&mut self, from: u32) {
+        debug_assert!(self.dense.is_empty());
+        self.dense_from = from;
     }
 
     fn push(&mut self, key: u32, row: u32) {
@@ -145,7 +187,10 @@ impl Delta {
             closed: [FxHashMap::default(), FxHashMap::default()],
             closed_edges: Vec::new(),
             node_postings: Lists::default(),
-            edge_postings: Lists::default(),
+            edge_postings: Lists {
+                dense_from: base.idents as u32,
+                ..Lists::default()
+            },
             adj: [Lists::default(), Lists::default()],
             index: [IndexCache::default(), IndexCache::default()],
             close_gen: 0,
@@ -278,6 +323,8 @@ impl Delta {
         self.close_gen += 1;
         self.sealed = self.end();
         self.pending.clear();
+        // The memtable starts empty: the identities it creates are numbered from here.
+        self.edge_postings.dense_from(self.sealed.idents as u32);
         Ok(())
     }
 
