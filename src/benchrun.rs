@@ -134,21 +134,19 @@ fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// Compacts a store the run just built (when asked), timing it; otherwise closes it, which
-/// seals the log tail ([`Store::close`]), so that the fresh process of the open probe and
-/// the timed open find no log to replay.
 /// Creates the store a run builds; one that is compacted at the end of its build loads as
-/// `tgms ingest` does then: no compaction by segment count, and the image doubles at each
-/// merge ([`Store::set_bulk_load`]).
+/// `tgms ingest` does then ([`Store::set_bulk_load`]: the image doubles at each merge).
 fn build_store(p: &Path, compact: bool) -> anyhow::Result<Store> {
     let mut st = crate::store_env::create(p)?;
     if compact {
-        st.set_compact_segments(0);
         st.set_bulk_load(tgms_engine::store::LOAD_DECODED_ROWS);
     }
     Ok(st)
 }
 
+/// Compacts a store the run just built (when asked), timing it; otherwise closes it, which
+/// seals the log tail ([`Store::close`]), so that the fresh process of the open probe and
+/// the timed open find no log to replay.
 fn finish_build(mut st: Store, compact: bool) -> anyhow::Result<Option<f64>> {
     if !compact {
         st.close()?;

@@ -1144,9 +1144,8 @@ fn cmd_ingest(
         CompactArg::Auto => n > 0 && n.saturating_mul(8) >= st.stats().n_edge_versions + n,
     };
     if compact_after {
-        // The compaction at the end replaces the automatic ones of the load's flushes.
-        st.set_compact_segments(0);
-        // The image doubles at each merge instead of growing by one memtable.
+        // The image doubles at each merge instead of growing by one memtable, and the
+        // compaction at the end replaces the automatic ones of the load's flushes.
         st.set_bulk_load(tgms_engine::store::LOAD_DECODED_ROWS);
     }
     if compact == CompactArg::Never {

@@ -915,22 +915,16 @@ impl Store {
         &self.segments
     }
 
-    /// Sets the segment count at which a flush compacts, as [`Options::compact_segments`]
-    /// (`0` = never automatically): a bulk load that compacts at its end turns these
-    /// compactions off for its duration (the decoded-rows rule, [`Options::compact_rows`],
-    /// still bounds its memory).
-    pub fn set_compact_segments(&mut self, segments: usize) {
-        self.compact_segments = segments;
-    }
-
     /// Marks the writer as doing a bulk load that compacts at its end (`0` ends it). While
     /// it loads, the rows it holds decoded above its mapped image are merged into the image
     /// only once they are as many as the image's own rows (at least
     /// [`Options::compact_rows`], at most `max_decoded_rows`): the image doubles at each
     /// merge until it reaches that bound, so a load rewrites far fewer rows of image than
     /// with a merge at every `compact_rows` rows (N²/(2·`compact_rows`) rows for a load of
-    /// N), and its memory stays bounded by `max_decoded_rows` decoded rows. The rows, the
-    /// log and the store digest are the same; only when the merges happen changes.
+    /// N), and its memory stays bounded by `max_decoded_rows` decoded rows. Nor does a
+    /// flush compact by segment count ([`Options::compact_segments`]) while it loads: the
+    /// compaction at the end replaces those. The rows, the log and the store digest are the
+    /// same; only when the merges happen changes.
     pub fn set_bulk_load(&mut self, max_decoded_rows: u64) {
         self.load_rows = max_decoded_rows;
     }
@@ -1034,6 +1028,7 @@ impl Store {
         };
         (self.compact_rows > 0 && decoded >= limit)
             || (self.compact_segments > 0
+                && self.load_rows == 0
                 && n >= self.compact_segments
                 && (rest.saturating_mul(8) >= first
                     || n >= self.compact_segments.saturating_mul(8)))
@@ -1282,15 +1277,15 @@ impl Store {
         self.covered = (entry.wal_offset, entry.wal_record);
         let seg_path = self.dir.join(manifest::seg_name(entry.seq));
         self.segments = vec![entry];
-        // The image numbers rows in segment order: the writer's tables and every row
-        // number it holds are rebuilt from it (the old ones are dropped first): the image is
-        // mapped, or, for an eager writer, decoded.
         // The out-degrees a mapped writer counted (a cache: a source missing from it is
         // recounted from the rows) hold over the new image, whose rows are the same.
         let degree = match &mut self.mem {
             Mem::Lazy(l) => std::mem::take(&mut l.delta.degree),
             Mem::State(_) => Default::default(),
         };
+        // The image numbers rows in segment order: the writer's tables and every row
+        // number it holds are rebuilt from it (the old ones are dropped first): the image is
+        // mapped, or, for an eager writer, decoded.
         self.mem = Mem::State(Box::default());
         self.mem = match decoded {
             Some((data, stats)) if self.eager => {
