@@ -138,7 +138,7 @@ impl Lists {
 
     /// Makes the keys at or above `from` dense (the memtable holds no row: `dense` is
     /// empty).
-    fn dense_from(&mut self, from: u32) {
+    fn start_dense(&mut self, from: u32) {
         debug_assert!(self.dense.is_empty());
         self.dense_from = from;
     }
@@ -324,7 +324,7 @@ impl Delta {
         self.sealed = self.end();
         self.pending.clear();
         // The memtable starts empty: the identities it creates are numbered from here.
-        self.edge_postings.dense_from(self.sealed.idents as u32);
+        self.edge_postings.start_dense(self.sealed.idents as u32);
         Ok(())
     }
 

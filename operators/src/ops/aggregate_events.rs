@@ -1149,9 +1149,9 @@ impl Grouper<'_> {
         slots.finish()
     }
 
-    /// True when the dimensions are `rel_type` and at most one `time_bucket` (the
-    /// rel-by-bucket census): the key of an event then changes only with its rel id inside
-    /// a bucket, which [`Grouper::stretches_by_rel`] uses.
+    /// True when the dimensions are `rel_type` and at most one `time_bucket`, or none (the
+    /// rel-by-bucket census, a global row): the key of an event then changes only with its
+    /// rel id inside a bucket, which [`Grouper::stretches_by_rel`] uses.
     fn rel_bucket_only(&self) -> bool {
         let buckets = self.dims.iter().filter(|d| **d == Dim::Bucket).count();
         buckets <= 1

@@ -810,6 +810,7 @@ fn aggregate_events_by_rel_and_bucket_equals_the_oracle() {
         json!({"group_by": [bucket, rel], "stride": 50_000, "window": w, "aggregates": aggs, "limit": 10000}),
         json!({"group_by": [rel], "window": w, "aggregates": aggs, "limit": 10000}),
         json!({"group_by": [bucket], "stride": 3_000, "window": w, "aggregates": aggs, "limit": 10000}),
+        json!({"group_by": [], "window": w, "aggregates": aggs}),
         json!({"group_by": [rel, bucket], "stride": 7_000, "window": w, "rel_types": ["R01", "R07"],
             "aggregates": [{"agg": "count"}], "limit": 10000}),
     ];
