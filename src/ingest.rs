@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use tgms_engine::op::INGEST_CHUNK;
-use tgms_engine::{Error, Event, Result, Store};
+use tgms_engine::{Error, Event, Load, Result};
 
 /// Bad lines listed in a summary; the rest are only counted.
 pub const LISTED_BAD_LINES: usize = 20;
@@ -244,7 +244,7 @@ fn chunk_keys(prefix: &str, events: u64) -> impl Iterator<Item = String> + '_ {
 }
 
 /// Whether every chunk of a load of `events` events under `prefix` is in the store's log.
-fn whole(st: &mut Store, prefix: &str, events: u64) -> Result<bool> {
+fn whole(st: &mut Load, prefix: &str, events: u64) -> Result<bool> {
     for k in chunk_keys(prefix, events) {
         if !st.batch_key_committed(&k)? {
             return Ok(false);
@@ -266,7 +266,7 @@ fn copy_prefix(prefix: &str, copy: u64) -> String {
 /// already whole in the store), then writes the events in keyed chunks. `tally` is the
 /// validation pass's summary; `progress` gets the events handled so far.
 pub fn write(
-    st: &mut Store,
+    st: &mut Load,
     req: &Request,
     tally: Summary,
     progress: &mut dyn FnMut(u64),

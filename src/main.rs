@@ -102,7 +102,10 @@ enum Cmd {
     /// store's image are merged into the image once they reach 2^20 (a fresh store writes
     /// its first image at its first flush); a load that compacts at its end waits until
     /// they are as many as the image's rows (at most 3 × 2^20), so the image doubles at
-    /// each merge instead of being rewritten every 2^20 rows.
+    /// each merge instead of being rewritten every 2^20 rows. A load into a fresh store
+    /// (`tgms init`'s) that compacts at its end builds its rows in bulk instead of event by
+    /// event and writes them as one sorted image (every 6 × 2^20 rows, and at its end):
+    /// the same store, log and digest, about twice as fast.
     Ingest {
         /// Existing store directory.
         store: PathBuf,
@@ -1143,23 +1146,43 @@ fn cmd_ingest(
         CompactArg::Never => false,
         CompactArg::Auto => n > 0 && n.saturating_mul(8) >= st.stats().n_edge_versions + n,
     };
-    if compact_after {
-        // The image doubles at each merge instead of growing by one memtable, and the
-        // compaction at the end replaces the automatic ones of the load's flushes.
-        st.set_bulk_load(tgms_engine::store::LOAD_DECODED_ROWS);
-    }
+    // A load that compacts at its end is a bulk load: into a fresh store its rows are built
+    // in bulk and written as one sorted image; into another the image doubles at each
+    // merge instead of growing by one memtable. Either way the compaction at the end
+    // replaces the automatic ones of the load's flushes.
+    let bound = if compact_after {
+        tgms_engine::store::LOAD_DECODED_ROWS
+    } else {
+        0
+    };
     if compact == CompactArg::Never {
         // Nor does the close compact (it seals a flush segment).
         st.set_close_compacts(false);
     }
     let mut pb = tgms::ingest_cli::Progress::new(n, flags.progress);
-    let written = ing::write(&mut st, &req, tally, &mut |k| pb.set(k));
-    pb.finish(
-        written
+    let written = st.bulk_load(bound, |ld| {
+        let written = ing::write(ld, &req, tally, &mut |k| pb.set(k));
+        let done = written
             .as_ref()
-            .map_or(0, |s| s.committed + s.already_committed),
-        flags.progress,
-    );
+            .map_or(0, |s| s.committed + s.already_committed);
+        pb.finish(done, flags.progress);
+        if !ld.is_bulk_build() {
+            return written;
+        }
+        let spin = ProgressBar::new_spinner();
+        spin.set_message(format!(
+            "writing {} edge versions as one sorted image",
+            ld.stats().n_edge_versions
+        ));
+        spin.enable_steady_tick(std::time::Duration::from_millis(200));
+        let merged = ld.finish();
+        spin.finish_and_clear();
+        match (written, merged) {
+            (Ok(s), Err(e)) => Err(ing::Failure::Store(e, Box::new(s), 0)),
+            (written, _) => written,
+        }
+    });
+    let written = written.unwrap_or_else(|e| Err(ing::Failure::from(e)));
     let summary = match written {
         Ok(s) => s,
         Err(f) => {

@@ -221,7 +221,8 @@ fn request(name: &str, text: &str, format: Format, on_error: OnError) -> Request
 /// Loads `text` into `st` the CLI's way (validation pass, then the keyed write pass).
 fn load(st: &mut Store, req: &Request) -> Result<ingest::Summary, Failure> {
     let tally = ingest::validate(req)?;
-    ingest::write(st, req, tally, &mut |_| {})
+    st.bulk_load(0, |ld| ingest::write(ld, req, tally, &mut |_| {}))
+        .unwrap()
 }
 
 /// Loads the good events of `text` (parsed by [`reference_events`]) through the engine's

@@ -178,7 +178,15 @@ fn ctx<T: Tables>(t: &mut T, tt: i64, kind: Origin, reason: Option<&str>) -> Ctx
     }
 }
 
-fn make_content<T: Tables>(t: &mut T, label: &str, props: &str, source: &str, prov: &str) -> u32 {
+/// The id of the content `(label, props, source, provenance)`, interning each part in that
+/// order and adding the content when new.
+pub(crate) fn make_content<T: Tables>(
+    t: &mut T,
+    label: &str,
+    props: &str,
+    source: &str,
+    prov: &str,
+) -> u32 {
     let c = Content {
         label: t.intern(label),
         props: t.intern(props),

@@ -50,6 +50,7 @@ pub mod fault;
 pub mod ident;
 mod lazy;
 mod lazy_write;
+pub mod load;
 mod lowercase;
 pub mod manifest;
 mod mapscan;
@@ -66,6 +67,7 @@ pub mod wal;
 
 pub use cols::EdgeColumns;
 pub use error::{CorruptionKind, Error, Result, StateAbout};
+pub use load::Load;
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{
     EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, Snapshot, StartEvent, Touch, Version,

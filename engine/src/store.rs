@@ -14,7 +14,7 @@ use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Db;
 use crate::read::Snapshot;
 use crate::seg;
-use crate::state::{SegData, State, Stats};
+use crate::state::{Marks, SegData, State, Stats};
 use crate::wal::{self, Record, Tail, Wal};
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
@@ -76,6 +76,11 @@ pub const DEFAULT_COMPACT_ROWS: u64 = 1 << 20;
 /// SNAP load peaked at 0.97 GB with this bound, 1.08 GB with 4 × 2^20 (`bench/RESULTS.md`,
 /// nineteenth session).
 pub const LOAD_DECODED_ROWS: u64 = 3 << 20;
+/// A bulk build ([`Store::bulk_load`]) holds this many rows per row of its bound: a row
+/// built in bulk has no postings, adjacency or valid-time index entries. A 10M-event SNAP
+/// load peaked at 0.88 GB holding 6M rows built in bulk (`bench/RESULTS.md`, twenty-first
+/// session), against 0.97 GB for [`LOAD_DECODED_ROWS`] decoded rows.
+pub const LEAN_ROWS_PER_DECODED_ROW: u64 = 2;
 /// Rows from which a closing writer without a mapped image seals its store as one image
 /// rather than a flush segment ([`Store::close`]): decoding fewer rows at open takes about
 /// as long as mapping an image.
@@ -187,6 +192,9 @@ pub struct Store {
     instance: u64,
     /// [`Store::close`] may seal by compacting ([`Store::set_close_compacts`]).
     close_compacts: bool,
+    /// During a bulk load that builds its rows in bulk ([`Store::bulk_load`], `load.rs`):
+    /// what the build keeps besides the rows. The memtable is then not readable.
+    lean: Option<Box<crate::load::Lean>>,
 }
 
 /// The next process-unique store handle number: two handles never share one, so a state
@@ -497,6 +505,7 @@ impl Store {
             poison_cause: None,
             instance: next_instance(),
             close_compacts: true,
+            lean: None,
         })
     }
 
@@ -681,6 +690,7 @@ impl Store {
             poison_cause: None,
             instance: next_instance(),
             close_compacts: true,
+            lean: None,
         })
     }
 
@@ -815,6 +825,18 @@ impl Store {
     pub fn commit_keyed(
         &mut self,
         tt: Option<i64>,
+        ops: Vec<Op>,
+        key: Option<String>,
+    ) -> Result<Committed> {
+        self.end_lean()?;
+        self.commit_as(tt, ops, key)
+    }
+
+    /// [`Store::commit_keyed`]; during a bulk build (`self.lean`, pure batches only) the
+    /// batch is appended by `load::apply_lean` and no flush follows.
+    fn commit_as(
+        &mut self,
+        tt: Option<i64>,
         mut ops: Vec<Op>,
         key: Option<String>,
     ) -> Result<Committed> {
@@ -869,7 +891,10 @@ impl Store {
                 cause: e.to_string(),
             });
         }
-        let result = self.mem.apply_batch(tt, &ops, self.paranoid);
+        let result = match (&mut self.lean, &mut self.mem) {
+            (Some(lean), Mem::Lazy(l)) => crate::load::apply_lean(l, lean, tt, &ops),
+            _ => self.mem.apply_batch(tt, &ops, self.paranoid),
+        };
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
             Err(e) => (e.code().as_str(), e.message()),
@@ -890,7 +915,11 @@ impl Store {
             self.poison_cause = Some(e.message());
         }
         self.wal_records += 2;
-        if !self.poisoned && self.flush_rows > 0 && self.mem.memtable_rows() >= self.flush_rows {
+        if self.lean.is_none()
+            && !self.poisoned
+            && self.flush_rows > 0
+            && self.mem.memtable_rows() >= self.flush_rows
+        {
             // A failed flush poisons the handle (the batch is in the log already).
             if let Err(e) = self.flush() {
                 self.poison_cause = Some(e.message());
@@ -927,6 +956,109 @@ impl Store {
     /// same; only when the merges happen changes.
     pub fn set_bulk_load(&mut self, max_decoded_rows: u64) {
         self.load_rows = max_decoded_rows;
+    }
+
+    /// Runs `f` as one bulk load of at most `max_decoded_rows` rows held decoded at a time
+    /// (the bound of [`Store::set_bulk_load`], which holds during the load), then ends it.
+    ///
+    /// Into a fresh store (an empty log) the load builds its rows in bulk (`load.rs`,
+    /// `format-spec.md` §9.3, "Bulk build"): its batches are logged as usual, but as long as they are pure
+    /// ingest batches (one `ingest_events` op, no discriminators) their rows are appended
+    /// without the per-event lookups of the write rules and merged into the image, in one
+    /// sorted write, whenever `max_decoded_rows` of them are held, and at the end. The
+    /// rows, the log and the store digest are those of the same batches written one by one
+    /// ([`Store::ingest_events_keyed`]). Reads wait for the end ([`Load`] borrows the
+    /// store), whose merge leaves the store compacted. Into any other store, or with
+    /// `max_decoded_rows == 0`, the batches are written one by one.
+    ///
+    /// An error of the final merge is returned (the batches are in the log: a reopen
+    /// replays them) and poisons the handle.
+    ///
+    /// [`Load`]: crate::Load
+    pub fn bulk_load<T>(
+        &mut self,
+        max_decoded_rows: u64,
+        f: impl FnOnce(&mut crate::Load<'_>) -> T,
+    ) -> Result<T> {
+        self.writable()?;
+        let before = self.load_rows;
+        self.load_rows = max_decoded_rows;
+        if max_decoded_rows > 0 && self.is_fresh() {
+            let stats = self.mem.stats().clone();
+            self.mem = Mem::Lazy(Box::new(crate::load::empty_lazy(stats)?));
+            self.lean = Some(Box::default());
+        }
+        let out = f(&mut crate::Load { st: self });
+        let ended = self.end_lean();
+        self.load_rows = before;
+        ended.map(|()| out)
+    }
+
+    /// A store whose log holds no batch and which holds no row or name (`tgms init`'s).
+    fn is_fresh(&self) -> bool {
+        self.wal_records == 0
+            && self.segments.is_empty()
+            && !self.eager
+            && matches!(&self.mem, Mem::State(st) if st.marks() == Marks::default())
+    }
+
+    /// True during a bulk build (`Store::bulk_load` into a fresh store, pure batches).
+    pub(crate) fn lean_active(&self) -> bool {
+        self.lean.is_some()
+    }
+
+    /// Commits one ingest chunk: during a bulk build, a pure one is built in bulk and the
+    /// rows built are merged into the image once `load_rows` of them are held; a chunk that
+    /// is not pure ends the build first.
+    fn commit_chunk(&mut self, op: Op, key: Option<String>) -> Result<Committed> {
+        let ops = vec![op];
+        if self.lean.is_none() || !crate::load::is_pure(&ops) {
+            return self.commit_keyed(None, ops, key);
+        }
+        let c = self.commit_as(None, ops, key)?;
+        let held = match &self.mem {
+            Mem::Lazy(l) => (l.delta.rows[0].len() + l.delta.rows[1].len()) as u64,
+            Mem::State(_) => 0,
+        };
+        if !self.poisoned && held >= self.load_rows.saturating_mul(LEAN_ROWS_PER_DECODED_ROW) {
+            let r = self.compact_inner();
+            self.poison(r)?;
+        }
+        Ok(c)
+    }
+
+    /// Ends a bulk build: the rows it holds are merged into the image (a build that holds
+    /// nothing above an unpublished empty image goes back to an empty decoded state). On a
+    /// poisoned handle, or when the merge fails, the rows are indexed in memory instead, so
+    /// that reads of the handle stay right.
+    pub(crate) fn end_lean(&mut self) -> Result<()> {
+        if self.lean.take().is_none() {
+            return Ok(());
+        }
+        let Mem::Lazy(l) = &mut self.mem else {
+            return Ok(());
+        };
+        if l.delta.end() == l.delta.base {
+            if self.segments.is_empty() {
+                let mut st = State::default();
+                st.stats = l.stats.clone();
+                st.paranoid = self.paranoid;
+                self.mem = Mem::State(Box::new(st));
+            }
+            return Ok(());
+        }
+        let merged = if self.poisoned {
+            Err(Error::Poisoned)
+        } else {
+            self.compact_inner()
+        };
+        if merged.is_err() {
+            if let Mem::Lazy(l) = &mut self.mem {
+                let data = l.flush_data();
+                let _ = l.reseal(data);
+            }
+        }
+        self.poison(merged).map(|_| ())
     }
 
     /// The decoded rows above a mapped image of `image_rows` rows at which a flush merges or
@@ -1375,7 +1507,7 @@ impl Store {
                 node_label: node_label.to_string(),
                 audit: Audit::default(),
             });
-            let c = self.write_keyed(vec![op], key)?;
+            let c = self.commit_chunk(op, key)?;
             let duplicate = c.duplicate;
             let tt = c.into_result()?;
             report.events += n;

@@ -624,7 +624,7 @@ impl PyStore {
         };
         let out = self.write_with(py, |st| {
             let tally = tgms::ingest::validate(&req)?;
-            tgms::ingest::write(st, &req, tally, &mut |_| {})
+            st.bulk_load(0, |ld| tgms::ingest::write(ld, &req, tally, &mut |_| {}))?
         })?;
         drop(spool);
         let summary =
