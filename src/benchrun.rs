@@ -134,14 +134,20 @@ fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// Creates the store a run builds; one that is compacted at the end of its build loads as
-/// `tgms ingest` does then ([`Store::set_bulk_load`]: the image doubles at each merge).
-fn build_store(p: &Path, compact: bool) -> anyhow::Result<Store> {
-    let mut st = crate::store_env::create(p)?;
+/// Creates the store a run builds.
+fn build_store(p: &Path) -> anyhow::Result<Store> {
+    Ok(crate::store_env::create(p)?)
+}
+
+/// The bound of the bulk load a run builds its store in: one that is compacted at the end
+/// of its build loads as `tgms ingest` does then ([`Store::bulk_load`]: its ingest batches
+/// built in bulk); otherwise batch by batch, the store timed as written.
+fn build_bound(compact: bool) -> u64 {
     if compact {
-        st.set_bulk_load(tgms_engine::store::LOAD_DECODED_ROWS);
+        tgms_engine::store::LOAD_DECODED_ROWS
+    } else {
+        0
     }
-    Ok(st)
 }
 
 /// Compacts a store the run just built (when asked), timing it; otherwise closes it, which
@@ -287,7 +293,10 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
             let p = target("log")?;
             let mut rate = None;
             if !holds_store(&p) {
-                let mut st = build_store(&p, opts.compact)?;
+                let mut st = build_store(&p)?;
+                // An imported log writes at its recorded tts, batch by batch: a load that
+                // compacts at its end lets the image double at each merge.
+                st.set_bulk_load(build_bound(opts.compact));
                 let pb = bar(0, "import");
                 let start = Instant::now();
                 let r = tgms_engine::eventlog::import(&mut st, log, &mut |n| pb.set_position(n));
@@ -317,16 +326,18 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
                     + 1;
                 (p, dataset, Some(n), None, Params::synthetic(n, tt_epoch1))
             } else {
-                let mut st = build_store(&p, opts.compact)?;
+                let mut st = build_store(&p)?;
                 let pb = bar(0, "generate");
                 let start = Instant::now();
-                let r = generate(&mut st, n, ClockMode::Fixed, &mut |done, total| {
-                    pb.set_length(total);
-                    pb.set_position(done)
+                let r = st.bulk_load(build_bound(opts.compact), |ld| {
+                    generate(ld, n, ClockMode::Fixed, &mut |done, total| {
+                        pb.set_length(total);
+                        pb.set_position(done)
+                    })
                 });
                 let secs = start.elapsed().as_secs_f64();
                 pb.finish_and_clear();
-                let r = r?;
+                let r = r??;
                 let rate = n as f64 / secs.max(1e-9);
                 eprintln!(
                     "generated scale {n}: {} batches in {secs:.2} s ({rate:.0} events/s), digest {}",

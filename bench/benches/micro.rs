@@ -16,7 +16,9 @@ const N: u64 = 20_000;
 
 fn store(dir: &std::path::Path) -> Store {
     let mut st = Store::create(&dir.join("s")).unwrap();
-    generate(&mut st, N, ClockMode::Fixed, &mut |_, _| {}).unwrap();
+    st.bulk_load(0, |ld| generate(ld, N, ClockMode::Fixed, &mut |_, _| {}))
+        .unwrap()
+        .unwrap();
     st
 }
 

@@ -8,7 +8,7 @@
 use serde_json::{json, Value};
 use std::path::Path;
 use tgms_engine::op::{Audit, IngestEvents, INGEST_CHUNK};
-use tgms_engine::{Error, Event, EventEnd, Op, Options, Result, Store};
+use tgms_engine::{Error, Event, EventEnd, Load, Op, Options, Result, Store};
 
 /// Where transaction times come from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -157,15 +157,16 @@ pub fn scratch_store(dir: &Path, n: u64) -> Result<Store> {
             ..Options::default()
         },
     )?;
-    generate(&mut st, n, ClockMode::Fixed, &mut |_, _| {})?;
+    st.bulk_load(0, |ld| generate(ld, n, ClockMode::Fixed, &mut |_, _| {}))??;
     Ok(st)
 }
 
-/// Writes the op stream of §1.4 at scale `n` into `store`, one batch per write.
-/// `progress(done, total)` is called after every batch. Any failed batch stops the run
-/// with its error (by §1.4 none fails on an empty store).
+/// Writes the op stream of §1.4 at scale `n` into the store of `store`, one batch per
+/// write (in a bulk load into a fresh store, the ingest batches are built in bulk:
+/// `Store::bulk_load`). `progress(done, total)` is called after every batch. Any failed
+/// batch stops the run with its error (by §1.4 none fails on an empty store).
 pub fn generate(
-    store: &mut Store,
+    store: &mut Load,
     n: u64,
     clock: ClockMode,
     progress: &mut dyn FnMut(u64, u64),
@@ -267,15 +268,15 @@ fn parse(v: Value) -> Result<Op> {
     Op::parse(&v)
 }
 
-struct Gen<'a> {
-    store: &'a mut Store,
+struct Gen<'a, 's> {
+    store: &'a mut Load<'s>,
     clock: ClockMode,
     batches: u64,
     total: u64,
     progress: &'a mut dyn FnMut(u64, u64),
 }
 
-impl Gen<'_> {
+impl Gen<'_, '_> {
     /// Writes one op as its own batch; returns its tt.
     fn write(&mut self, op: Op) -> Result<i64> {
         let k = self.batches + 1;

@@ -92,14 +92,19 @@ fn fast_options() -> Options {
     }
 }
 
-/// Generates scale `n` with the fixed clock into a fresh store under `dir`.
-fn build(dir: &std::path::Path, n: u64) -> (Store, GenerateReport) {
+/// Generates scale `n` with the fixed clock into a fresh store under `dir`, in a bulk load
+/// of bound `bound` (0: batch by batch).
+fn build_in(dir: &std::path::Path, n: u64, bound: u64) -> (Store, GenerateReport) {
     let mut store = Store::create_with(dir, fast_options()).unwrap();
     let mut calls = Vec::new();
-    let report = generate::generate(&mut store, n, ClockMode::Fixed, &mut |done, total| {
-        calls.push((done, total))
-    })
-    .unwrap();
+    let report = store
+        .bulk_load(bound, |ld| {
+            generate::generate(ld, n, ClockMode::Fixed, &mut |done, total| {
+                calls.push((done, total))
+            })
+        })
+        .unwrap()
+        .unwrap();
     let total = generate::total_batches(n);
     assert_eq!(calls.len() as u64, total);
     assert!(calls
@@ -109,11 +114,18 @@ fn build(dir: &std::path::Path, n: u64) -> (Store, GenerateReport) {
     (store, report)
 }
 
+/// [`build_in`] batch by batch.
+fn build(dir: &std::path::Path, n: u64) -> (Store, GenerateReport) {
+    build_in(dir, n, 0)
+}
+
 fn check(r: &Reference) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("store");
     let t0 = std::time::Instant::now();
-    let (store, report) = build(&dir, r.n);
+    // In a bulk load whose build merges every 40,000 rows: the pinned digests are those of
+    // the batches written one by one (`deterministic_and_wall_clock` checks both ways).
+    let (store, report) = build_in(&dir, r.n, 20_000);
     eprintln!("N = {}: generate {:.2?}", r.n, t0.elapsed());
 
     // §1.4 / §1.6: batches and the epoch-1 marker's tt.
@@ -236,7 +248,7 @@ fn deterministic_and_wall_clock() {
     let n = 20_000;
     let t1 = tempfile::tempdir().unwrap();
     let t2 = tempfile::tempdir().unwrap();
-    let (a, ra) = build(&t1.path().join("s"), n);
+    let (a, ra) = build_in(&t1.path().join("s"), n, 20_000);
     let (b, rb) = build(&t2.path().join("s"), n);
     assert_eq!(ra, rb);
     assert_eq!(a.digest(), b.digest());
@@ -245,7 +257,12 @@ fn deterministic_and_wall_clock() {
     // The wall clock gives the same rows at other tts: same counts, different digest.
     let t3 = tempfile::tempdir().unwrap();
     let mut w = Store::create_with(&t3.path().join("s"), fast_options()).unwrap();
-    let rw = generate::generate(&mut w, n, ClockMode::Wall, &mut |_, _| {}).unwrap();
+    let rw = w
+        .bulk_load(0, |ld| {
+            generate::generate(ld, n, ClockMode::Wall, &mut |_, _| {})
+        })
+        .unwrap()
+        .unwrap();
     assert_eq!(rw.batches, N20K.batches);
     let (sa, sw) = (a.stats(), w.stats());
     assert_eq!(sw.n_edge_versions, sa.n_edge_versions);

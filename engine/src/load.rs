@@ -28,7 +28,7 @@ use crate::lazy::Lazy;
 use crate::mmap::SegBytes;
 use crate::op::{IngestEvents, Op, Origin};
 use crate::state::{Disc, IdentRec, Marks, SegData, Stats, NONE};
-use crate::store::{IngestReport, Store};
+use crate::store::{Committed, IngestReport, Store};
 use crate::time::OPEN_END;
 use crate::Event;
 use rustc_hash::FxHashMap;
@@ -219,6 +219,22 @@ impl Load<'_> {
     ) -> Result<IngestReport> {
         self.st
             .ingest_events_keyed(events, node_label, None, progress)
+    }
+
+    /// [`Store::commit`] within the load: a pure ingest batch is built in bulk while the
+    /// load builds so; any other batch ends the bulk build first.
+    pub fn commit(&mut self, tt: Option<i64>, ops: Vec<Op>) -> Result<Committed> {
+        self.st.commit_batch(tt, ops, None)
+    }
+
+    /// [`Store::write`] within the load.
+    pub fn write(&mut self, ops: Vec<Op>) -> Result<i64> {
+        self.commit(None, ops)?.into_result()
+    }
+
+    /// [`Store::write_at`] within the load.
+    pub fn write_at(&mut self, tt: i64, ops: Vec<Op>) -> Result<i64> {
+        self.commit(Some(tt), ops)?.into_result()
     }
 
     /// [`Store::batch_key_committed`] within the load.

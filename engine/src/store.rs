@@ -1007,22 +1007,29 @@ impl Store {
         self.lean.is_some()
     }
 
-    /// Commits one ingest chunk: during a bulk build, a pure one is built in bulk and the
-    /// rows built are merged into the image once `load_rows` of them are held; a chunk that
-    /// is not pure ends the build first.
-    fn commit_chunk(&mut self, op: Op, key: Option<String>) -> Result<Committed> {
-        let ops = vec![op];
+    /// Commits one batch of a load ([`Store::commit_keyed`]): during a bulk build a pure
+    /// batch is built in bulk, and the rows built are merged into the image once the load's
+    /// bound of them is held; a batch that is not pure ends the build first. A failed merge
+    /// poisons the handle but does not unsay the commit.
+    pub(crate) fn commit_batch(
+        &mut self,
+        tt: Option<i64>,
+        ops: Vec<Op>,
+        key: Option<String>,
+    ) -> Result<Committed> {
         if self.lean.is_none() || !crate::load::is_pure(&ops) {
-            return self.commit_keyed(None, ops, key);
+            return self.commit_keyed(tt, ops, key);
         }
-        let c = self.commit_as(None, ops, key)?;
+        let c = self.commit_as(tt, ops, key)?;
         let held = match &self.mem {
             Mem::Lazy(l) => (l.delta.rows[0].len() + l.delta.rows[1].len()) as u64,
             Mem::State(_) => 0,
         };
         if !self.poisoned && held >= self.load_rows.saturating_mul(LEAN_ROWS_PER_DECODED_ROW) {
-            let r = self.compact_inner();
-            self.poison(r)?;
+            if let Err(e) = self.compact_inner() {
+                self.poisoned = true;
+                self.poison_cause = Some(e.message());
+            }
         }
         Ok(c)
     }
@@ -1507,7 +1514,7 @@ impl Store {
                 node_label: node_label.to_string(),
                 audit: Audit::default(),
             });
-            let c = self.commit_chunk(op, key)?;
+            let c = self.commit_batch(None, vec![op], key)?;
             let duplicate = c.duplicate;
             let tt = c.into_result()?;
             report.events += n;
