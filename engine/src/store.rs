@@ -994,8 +994,9 @@ impl Store {
         ended.map(|()| out)
     }
 
-    /// A store whose log holds no batch and which holds no row or name (`tgms init`'s).
-    fn is_fresh(&self) -> bool {
+    /// A store whose log holds no batch and which holds no row or name (`tgms init`'s): a
+    /// [`Store::bulk_load`] into it builds its rows in bulk.
+    pub fn is_fresh(&self) -> bool {
         self.wal_records == 0
             && self.segments.is_empty()
             && !self.eager

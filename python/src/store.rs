@@ -622,15 +622,28 @@ impl PyStore {
             },
             again,
         };
+        // Into a fresh store the load is built in bulk and leaves one compacted image (as
+        // `tgms ingest` does); into any other store it is written batch by batch and not
+        // compacted.
         let out = self.write_with(py, |st| {
             let tally = tgms::ingest::validate(&req)?;
-            st.bulk_load(0, |ld| tgms::ingest::write(ld, &req, tally, &mut |_| {}))?
+            let bound = if st.is_fresh() {
+                tgms::engine::store::LOAD_DECODED_ROWS
+            } else {
+                0
+            };
+            let mut built = false;
+            let w = st.bulk_load(bound, |ld| {
+                built = ld.is_bulk_build();
+                tgms::ingest::write(ld, &req, tally, &mut |_| {})
+            })?;
+            w.map(|s| (s, built))
         })?;
         drop(spool);
-        let summary =
+        let (summary, built) =
             out.map_err(|f| errors::from_payload(py, &tgms::ingest::failure_payload(&f, &name)))?;
         let mut v = summary.to_json();
-        v["compacted"] = json!(false);
+        v["compacted"] = json!(built && summary.committed > 0);
         v["dry_run"] = json!(false);
         crate::json::to_py(py, &v)
     }
