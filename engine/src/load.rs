@@ -104,13 +104,22 @@ fn append(l: &mut Lazy, lean: &mut Lean, tt: i64, o: &IngestEvents) {
     let first_new = l.delta.end().uids as u32;
     let mut first_seen: Vec<i64> = Vec::new();
     let mut last_props: Option<(&str, u32)> = None;
+    let mut last_rel: Option<(&str, u32)> = None;
     let mut per_rel: FxHashMap<u32, u64> = FxHashMap::default();
     let (mut vt_min, mut vt_max) = (i64::MAX, i64::MIN);
     l.delta.rows[1].reserve(o.events.len());
     for (i, e) in o.events.iter().enumerate() {
         let src = l.register(&e.src);
         let dst = l.register(&e.dst);
-        let rel = l.intern(&e.rel_type);
+        // Loads mostly repeat one rel type: the previous event's id is reused.
+        let rel = match last_rel {
+            Some((r, id)) if r == e.rel_type.as_str() => id,
+            _ => {
+                let id = l.intern(&e.rel_type);
+                last_rel = Some((e.rel_type.as_str(), id));
+                id
+            }
+        };
         for u in [src, dst] {
             if let Some(j) = u.checked_sub(first_new) {
                 let j = j as usize;
