@@ -134,11 +134,6 @@ fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
-/// Creates the store a run builds.
-fn build_store(p: &Path) -> anyhow::Result<Store> {
-    Ok(crate::store_env::create(p)?)
-}
-
 /// The bound of the bulk load a run builds its store in: one that is compacted at the end
 /// of its build loads as `tgms ingest` does then ([`Store::bulk_load`]: its ingest batches
 /// built in bulk); otherwise batch by batch, the store timed as written.
@@ -293,7 +288,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
             let p = target("log")?;
             let mut rate = None;
             if !holds_store(&p) {
-                let mut st = build_store(&p)?;
+                let mut st = crate::store_env::create(&p)?;
                 // An imported log writes at its recorded tts, batch by batch: a load that
                 // compacts at its end lets the image double at each merge.
                 st.set_bulk_load(build_bound(opts.compact));
@@ -326,7 +321,7 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
                     + 1;
                 (p, dataset, Some(n), None, Params::synthetic(n, tt_epoch1))
             } else {
-                let mut st = build_store(&p)?;
+                let mut st = crate::store_env::create(&p)?;
                 let pb = bar(0, "generate");
                 let start = Instant::now();
                 let r = st.bulk_load(build_bound(opts.compact), |ld| {

@@ -1128,9 +1128,7 @@ fn cmd_ingest(
     let failed = |f: ing::Failure| Failure::Payload(ing::failure_payload(&f, &name));
     // Pass 1: the whole input is parsed and counted; with --on-error fail a bad line stops
     // the load here, before the store is opened.
-    let spin = ProgressBar::new_spinner();
-    spin.set_message(format!("validating {}", name.display()));
-    spin.enable_steady_tick(std::time::Duration::from_millis(200));
+    let spin = ticking(format!("validating {}", name.display()));
     let tally = ing::validate(&req);
     spin.finish_and_clear();
     let tally = tally.map_err(failed)?;
@@ -1170,12 +1168,10 @@ fn cmd_ingest(
         if !ld.is_bulk_build() {
             return written;
         }
-        let spin = ProgressBar::new_spinner();
-        spin.set_message(format!(
+        let spin = ticking(format!(
             "writing {} edge versions as one sorted image",
             ld.stats().n_edge_versions
         ));
-        spin.enable_steady_tick(std::time::Duration::from_millis(200));
         let merged = ld.finish();
         spin.finish_and_clear();
         match (written, merged) {
@@ -1202,12 +1198,10 @@ fn cmd_ingest(
         ));
     }
     let compacted = if compact_after && summary.committed > 0 {
-        let pb = ProgressBar::new_spinner();
-        pb.set_message(format!(
+        let pb = ticking(format!(
             "compacting {} edge versions into one image",
             st.stats().n_edge_versions
         ));
-        pb.enable_steady_tick(std::time::Duration::from_millis(200));
         let r = st.compact();
         pb.finish_and_clear();
         r?;
@@ -1479,6 +1473,14 @@ fn cmd_export(store: &Path, path: &Path, strict: bool, salvage: bool) -> CmdResu
         path.display()
     ));
     Ok(())
+}
+
+/// A spinner on stderr showing `msg` and ticking on its own while long work runs.
+fn ticking(msg: String) -> ProgressBar {
+    let pb = ProgressBar::new_spinner();
+    pb.set_message(msg);
+    pb.enable_steady_tick(std::time::Duration::from_millis(200));
+    pb
 }
 
 fn cmd_generate(scale: u64, store: &Path, clock: ClockArg) -> CmdResult {

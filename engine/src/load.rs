@@ -1,14 +1,14 @@
-//! A bulk load into a fresh store ([`Store::bulk_load`], `format-spec.md` §9.3, "Bulk build"): its
-//! ingest batches are logged as every batch is, but their rows are built once, in bulk, and
-//! written as one sorted image instead of going through the per-event write rules and the
-//! memtable's indexes.
+//! A bulk load into a fresh store ([`Store::bulk_load`], `format-spec.md` §9.3, "Bulk
+//! build"): its ingest batches are logged as every batch is, but their rows are built once,
+//! in bulk, and written as one sorted image instead of going through the per-event write
+//! rules and the memtable's indexes.
 //!
 //! Why this is the same store. In a store whose whole history is ingest batches without
 //! discriminators (a *pure load*: it starts with an empty log), the write rules of
 //! `data-model.md` §6.7 reduce to appends: every event is a new identity (no explicit
 //! identity exists for its ordinal key to find), so nothing is carved; and a uid has a
 //! believed node row exactly when an earlier batch registered it (every registered uid gets
-//! one at the end of its first batch, and nothing closes node rows). [`apply_lean`] appends
+//! one at the end of its first batch, and nothing closes node rows). `apply_lean` appends
 //! the rows `apply::ingest` would, with the dictionary entries, identities and slots in its
 //! order, and counts the statistics as `Lazy::commit_stats` would, but keeps none of the per-row
 //! lookups a read needs (postings, adjacency, valid-time indexes): until they are merged

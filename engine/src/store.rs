@@ -962,10 +962,12 @@ impl Store {
     /// (the bound of [`Store::set_bulk_load`], which holds during the load), then ends it.
     ///
     /// Into a fresh store (an empty log) the load builds its rows in bulk (`load.rs`,
-    /// `format-spec.md` §9.3, "Bulk build"): its batches are logged as usual, but as long as they are pure
+    /// `format-spec.md` §9.3, "Bulk build"): its batches are logged as usual, but as long
+    /// as they are pure
     /// ingest batches (one `ingest_events` op, no discriminators) their rows are appended
     /// without the per-event lookups of the write rules and merged into the image, in one
-    /// sorted write, whenever `max_decoded_rows` of them are held, and at the end. The
+    /// sorted write, whenever [`LEAN_ROWS_PER_DECODED_ROW`] × `max_decoded_rows` of them are
+    /// held, and at the end. The
     /// rows, the log and the store digest are those of the same batches written one by one
     /// ([`Store::ingest_events_keyed`]). Reads wait for the end ([`Load`] borrows the
     /// store), whose merge leaves the store compacted. Into any other store, or with
