@@ -272,15 +272,7 @@ impl Lazy {
             if !r.alive {
                 continue;
             }
-            let st = &mut self.stats;
-            st.n_edge_versions += 1;
-            st.vt_min = Some(st.vt_min.map_or(r.vt_s, |m| m.min(r.vt_s)));
-            let end = if r.vt_e < OPEN_END {
-                r.vt_e
-            } else {
-                r.vt_s + 1
-            };
-            st.vt_max = Some(st.vt_max.map_or(end, |m| m.max(end)));
+            self.stats.count_edge_version(r.vt_s, r.vt_e);
             let (src, rel) = (self.ident_part(r.ident, 0), self.ident_part(r.ident, 2));
             *per_rel.entry(rel).or_insert(0) += 1;
             let d = match self.delta.degree.get(&src) {

@@ -106,7 +106,6 @@ fn append(l: &mut Lazy, lean: &mut Lean, tt: i64, o: &IngestEvents) {
     let mut last_props: Option<(&str, u32)> = None;
     let mut last_rel: Option<(&str, u32)> = None;
     let mut per_rel: FxHashMap<u32, u64> = FxHashMap::default();
-    let (mut vt_min, mut vt_max) = (i64::MAX, i64::MIN);
     l.delta.rows[1].reserve(o.events.len());
     for (i, e) in o.events.iter().enumerate() {
         let src = l.register(&e.src);
@@ -144,8 +143,7 @@ fn append(l: &mut Lazy, lean: &mut Lean, tt: i64, o: &IngestEvents) {
         l.set_slot(k, id);
         let end = e.end();
         l.delta.rows[1].push(cx.row(id, content, e.vt_s, end));
-        vt_min = vt_min.min(e.vt_s);
-        vt_max = vt_max.max(if end < OPEN_END { end } else { e.vt_s + 1 });
+        l.stats.count_edge_version(e.vt_s, end);
         *per_rel.entry(rel).or_insert(0) += 1;
         let s = src as usize;
         if lean.out_degree.len() <= s {
@@ -167,11 +165,6 @@ fn append(l: &mut Lazy, lean: &mut Lean, tt: i64, o: &IngestEvents) {
     st.ingest_ordinal += n;
     st.n_entities = l.delta.end().uids;
     st.n_node_versions += news.len() as u64;
-    st.n_edge_versions += n;
-    if n > 0 {
-        st.vt_min = Some(st.vt_min.map_or(vt_min, |m| m.min(vt_min)));
-        st.vt_max = Some(st.vt_max.map_or(vt_max, |m| m.max(vt_max)));
-    }
     for (rel, n) in per_rel {
         let rel = l.string(rel).to_string();
         *l.stats.rel_type_counts.entry(rel).or_insert(0) += n;

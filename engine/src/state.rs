@@ -208,6 +208,17 @@ pub struct Stats {
     pub ingest_ordinal: u64,
 }
 
+impl Stats {
+    /// Counts one more alive edge version valid over `[vt_s, vt_e)`: its count and the
+    /// valid-time extent (an open end counts as `vt_s + 1`).
+    pub(crate) fn count_edge_version(&mut self, vt_s: i64, vt_e: i64) {
+        self.n_edge_versions += 1;
+        self.vt_min = Some(self.vt_min.map_or(vt_s, |m| m.min(vt_s)));
+        let end = if vt_e < OPEN_END { vt_e } else { vt_s + 1 };
+        self.vt_max = Some(self.vt_max.map_or(end, |m| m.max(end)));
+    }
+}
+
 /// Everything a failed batch must undo.
 #[derive(Default)]
 struct Undo {
@@ -563,14 +574,7 @@ impl State {
                 continue;
             }
             let id = &self.idents[r.ident as usize];
-            self.stats.n_edge_versions += 1;
-            self.stats.vt_min = Some(self.stats.vt_min.map_or(r.vt_s, |m| m.min(r.vt_s)));
-            let end = if r.vt_e < OPEN_END {
-                r.vt_e
-            } else {
-                r.vt_s + 1
-            };
-            self.stats.vt_max = Some(self.stats.vt_max.map_or(end, |m| m.max(end)));
+            self.stats.count_edge_version(r.vt_s, r.vt_e);
             *self.rel_counts.entry(id.rel).or_insert(0) += 1;
             let d = &mut self.out_degree[id.src as usize];
             *d += 1;

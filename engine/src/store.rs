@@ -821,20 +821,10 @@ impl Store {
     /// (the record may be whole on disk; the handle is poisoned and accepts no more work:
     /// a failed fsync is never retried on the same descriptor); `Ok` once the record is
     /// durable — a failure after that (its outcome record, the automatic flush) poisons the
-    /// handle ([`Store::poison_cause`]) but does not unsay the commit.
+    /// handle ([`Store::poison_cause`]) but does not unsay the commit. During a bulk build
+    /// ([`Store::bulk_load`]; only pure batches reach here then) the batch is appended by
+    /// `load::apply_lean` and no flush follows.
     pub fn commit_keyed(
-        &mut self,
-        tt: Option<i64>,
-        ops: Vec<Op>,
-        key: Option<String>,
-    ) -> Result<Committed> {
-        self.end_lean()?;
-        self.commit_as(tt, ops, key)
-    }
-
-    /// [`Store::commit_keyed`]; during a bulk build (`self.lean`, pure batches only) the
-    /// batch is appended by `load::apply_lean` and no flush follows.
-    fn commit_as(
         &mut self,
         tt: Option<i64>,
         mut ops: Vec<Op>,
@@ -1020,10 +1010,15 @@ impl Store {
         ops: Vec<Op>,
         key: Option<String>,
     ) -> Result<Committed> {
-        if self.lean.is_none() || !crate::load::is_pure(&ops) {
+        if !crate::load::is_pure(&ops) {
+            self.end_lean()?;
+        }
+        if self.lean.is_none() {
             return self.commit_keyed(tt, ops, key);
         }
-        let c = self.commit_as(tt, ops, key)?;
+        // Built in bulk (`commit_keyed` applies a batch by `load::apply_lean` and does not
+        // flush while `self.lean` is set).
+        let c = self.commit_keyed(tt, ops, key)?;
         let held = match &self.mem {
             Mem::Lazy(l) => (l.delta.rows[0].len() + l.delta.rows[1].len()) as u64,
             Mem::State(_) => 0,
