@@ -431,10 +431,11 @@ fn cost_refusal_and_skip() {
         &opts,
     )
     .unwrap_err();
-    // scan_estimate: 3 edge versions · 1.0 + 3 node versions; time int(6 · 115 / 1e6) = 0.
+    // adjacency_estimate of one seed, one hop: the mean incident edge versions
+    // ceil(2 · 3 edge versions / 3 entities) = 2; time int(2 · 115 / 1e6) = 0.
     assert_eq!(
         canon(&e.payload()),
-        r#"{"details":{"ceilings":{"rows_scanned_est":0},"estimate":{"expansions_est":0,"rows_scanned_est":6,"time_est_ms":0},"suggestions":["narrow the valid-time window","add a node_filter / seed set","restrict rel_types","reduce hops / max_hops"]},"error":"E_COST","message":"estimated cost for snapshot_subgraph exceeds ceilings"}"#
+        r#"{"details":{"ceilings":{"rows_scanned_est":0},"estimate":{"expansions_est":0,"rows_scanned_est":2,"time_est_ms":0},"suggestions":["narrow the valid-time window","add a node_filter / seed set","restrict rel_types","reduce hops / max_hops"]},"error":"E_COST","message":"estimated cost for snapshot_subgraph exceeds ceilings"}"#
     );
     let skip = CallOptions {
         skip_cost: true,
@@ -742,7 +743,7 @@ fn series_and_neighbourhood_errors() {
 }
 
 /// Cost estimates of the series operators (scan_estimate with the window fraction) and of
-/// neighborhood_evolution / resolve_entities (fraction 1), on the TV9 store (6 edge
+/// neighborhood_evolution (adjacency) and resolve_entities (node scan), on the TV9 store (6 edge
 /// versions, 3 node versions, extent [10, 43)).
 #[test]
 fn series_cost_estimates() {
@@ -788,14 +789,20 @@ fn series_cost_estimates() {
         )["rows_scanned_est"],
         3
     );
+    // The node's versions, ceil(3 / 3 entities) = 1, and its adjacency, the mean incident
+    // edge versions ceil(2 · 6 / 3) = 4 (not a scan: the window does not matter).
     assert_eq!(
         est(
             "neighborhood_evolution",
             json!({"uid": "a", "t1": 100, "t2": 200})
-        ),
-        full
+        )["rows_scanned_est"],
+        5
     );
-    assert_eq!(est("resolve_entities", json!({"query": "a"})), full);
+    // The node versions and the uid dictionary: 3 + 3.
+    assert_eq!(
+        est("resolve_entities", json!({"query": "a"}))["rows_scanned_est"],
+        6
+    );
     // The bucket cap is a kernel check: the cost refusal comes first.
     assert_eq!(
         est(

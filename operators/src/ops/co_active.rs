@@ -6,7 +6,7 @@
 use super::edge_brief;
 use super::edge_pred::{self, apply_opt, EdgePred, Verdict};
 use crate::args::Args;
-use crate::cost::scan_estimate;
+use crate::cost::{adjacency_estimate, scan_estimate};
 use crate::error::OpError;
 use crate::output::Output;
 use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
@@ -76,9 +76,19 @@ pub fn spec() -> OpSpec {
     }
 }
 
-/// `scan_estimate` with the `prop_filter` surcharge (every believed version is a candidate).
+/// With a node (`src` or `dst`) in both specs, the two nodes' adjacency
+/// (`cost::adjacency_estimate`); otherwise `scan_estimate`; either with the `prop_filter`
+/// surcharge (every version read is a candidate).
 fn cost(args: &Args, stats: &tgms_engine::Stats) -> crate::cost::Estimate {
-    let est = scan_estimate(args, stats);
+    let pinned = |k: &str| {
+        let s = args.get(k);
+        field(s, "src").or(field(s, "dst")).is_some()
+    };
+    let est = if pinned("a_spec") && pinned("b_spec") {
+        adjacency_estimate(stats, 2, 1)
+    } else {
+        scan_estimate(args, stats)
+    };
     edge_pred::priced(est, args, est.rows_scanned_est)
 }
 

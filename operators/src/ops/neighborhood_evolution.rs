@@ -7,7 +7,7 @@
 
 use super::graph_metric_timeseries::{sorted_bounds, stride_of, valid_count};
 use crate::args::Args;
-use crate::cost::{ceil_div, scan_estimate};
+use crate::cost::{adjacency_estimate, ceil_div, point_read_estimate, Estimate};
 use crate::error::{Code, OpError};
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
@@ -33,7 +33,7 @@ pub fn spec() -> OpSpec {
             common::limit(),
         ],
         validators: vec![validate_t1_t2, crate::calendar::validate_timezone],
-        cost: Some(scan_estimate),
+        cost: Some(cost),
         coeff: 170.0,
         outputs: Outputs::default()
             .capped("neighbors_gained", "uid", RowKey::Row, false)
@@ -46,6 +46,16 @@ pub fn spec() -> OpSpec {
             .build(),
         kernel,
     }
+}
+
+/// The node's versions and its adjacency (`cost::adjacency_estimate`, one hop).
+fn cost(args: &Args, stats: &tgms_engine::Stats) -> Estimate {
+    let base = point_read_estimate(args, stats);
+    let adj = adjacency_estimate(stats, 1, 1);
+    Estimate::new(
+        base.rows_scanned_est.saturating_add(adj.rows_scanned_est),
+        0,
+    )
 }
 
 fn validate_t1_t2(args: &Args) -> Result<(), OpError> {

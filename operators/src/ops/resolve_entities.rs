@@ -8,7 +8,7 @@
 
 use super::stored_json;
 use crate::args::Args;
-use crate::cost::scan_estimate;
+use crate::cost::node_scan_estimate;
 use crate::error::OpError;
 use crate::output::Output;
 use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
@@ -31,7 +31,7 @@ pub fn spec() -> OpSpec {
             common::cursor(),
         ],
         validators: vec![],
-        cost: Some(scan_estimate),
+        cost: Some(node_scan_estimate),
         coeff: 170.0,
         outputs: Outputs::default()
             .rows(

@@ -4,7 +4,7 @@
 
 use super::{edge_brief, sort_vt_vid, valid_at_node};
 use crate::args::Args;
-use crate::cost::scan_estimate;
+use crate::cost::{adjacency_estimate, Estimate};
 use crate::error::{Code, OpError};
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
@@ -33,7 +33,7 @@ pub fn spec() -> OpSpec {
             common::cursor(),
         ],
         validators: vec![validate_hops],
-        cost: Some(scan_estimate),
+        cost: Some(cost),
         coeff: 115.0,
         outputs: Outputs::default()
             .rows(
@@ -49,6 +49,15 @@ pub fn spec() -> OpSpec {
             .build(),
         kernel,
     }
+}
+
+/// The seeds' adjacency for `hops` hops (`cost::adjacency_estimate`).
+fn cost(args: &Args, stats: &tgms_engine::Stats) -> Estimate {
+    let seeds = args
+        .get("seeds")
+        .and_then(serde_json::Value::as_array)
+        .map_or(1, Vec::len);
+    adjacency_estimate(stats, seeds, args.int("hops").unwrap_or(1))
 }
 
 fn validate_hops(args: &Args) -> Result<(), OpError> {

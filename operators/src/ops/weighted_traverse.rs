@@ -83,21 +83,25 @@ pub fn spec() -> OpSpec {
     }
 }
 
-/// §25: `rows = n_edge_versions`; `d = max(1, 2 n_edge_versions / max(1, n_entities))`;
+/// §25 with the rows of the walk: `rows` = the seed's adjacency for `max_depth` hops
+/// (`cost::adjacency_estimate`; §25 says `n_edge_versions`, a store scan this walk never
+/// makes); `d = max(1, 2 n_edge_versions / max(1, n_entities))`;
 /// `expansions = int(min(Σ_{i=1..max_depth} d^i, 2^40))`.
 fn cost(args: &Args, stats: &Stats) -> Estimate {
     let n = sat(stats.n_edge_versions);
+    let depth = args.int("max_depth").unwrap_or(3);
+    let rows = crate::cost::adjacency_estimate(stats, 1, depth).rows_scanned_est;
     let d = (2.0 * n as f64 / sat(stats.n_entities).max(1) as f64).max(1.0);
     let cap = 1_099_511_627_776.0f64;
     let mut s = 0.0f64;
-    for i in 1..=args.int("max_depth").unwrap_or(3) {
+    for i in 1..=depth {
         s += d.powi(i as i32);
         if s >= cap {
             s = cap;
             break;
         }
     }
-    Estimate::new(n, s.min(cap) as i64)
+    Estimate::new(rows, s.min(cap) as i64)
 }
 
 /// One link of the instant: eid, and (type index, weight) when usable.
