@@ -1,8 +1,9 @@
 //! Compaction over a mapped image (`format-spec.md` §9.3): the rows of the image and those
 //! above it (the delta: the decoded flush segments and the memtable) are merged into the
-//! new full image in segment order, one column at a time, and the file is written chunk by
-//! chunk. Nothing is decoded into an in-memory state: the peak is the delta, the places of
-//! its rows among the image's and one column (and its encoding), not the store.
+//! new full image in segment order, a column per thread at a time, and the file is written
+//! chunk by chunk in layout order. Nothing is decoded into an in-memory state: the peak is
+//! the delta, the places of its rows among the image's and a column (and its encoding) per
+//! thread, not the store.
 //!
 //! The file is byte for byte the one a writer that decoded every segment writes
 //! (`State::sorted_image`; tested): ids continue the image's in both, the image's rows are
@@ -37,22 +38,18 @@ pub(crate) struct Written {
 pub(crate) fn write_image<W: Write>(l: &Lazy, seq: u64, w: W) -> std::io::Result<(W, Written)> {
     let m = Merge::new(&l.base, &l.delta);
     let mut sw = seg::SegWriter::new(w, seq, SEG_MINOR_SORTED, Marks::default());
-    let mut body = Vec::new();
-    for (id, codec) in seg::chunk_layout_for(SEG_MINOR_SORTED) {
-        body.clear();
-        let used = match id {
-            UIDS | STRINGS => {
-                m.heap(id == UIDS, &mut body);
-                codec
-            }
-            NODE_CLOSED | EDGE_CLOSED => {
-                let k = usize::from(id == EDGE_CLOSED);
-                body = crate::bitmap::serialize(m.closes[k].iter().map(|c| c.row));
-                codec
-            }
-            _ => seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_SORTED, &m.column(id)),
-        };
-        sw.chunk(id, used, &body);
+    // The chunks are built a window at a time, one per thread, and written in layout order:
+    // the peak holds a window's columns and encodings, not the image.
+    let layout = seg::chunk_layout_for(SEG_MINOR_SORTED);
+    let window = rayon::current_num_threads().max(1);
+    for ids in layout.chunks(window) {
+        let built: Vec<(u8, Vec<u8>)> = ids
+            .par_iter()
+            .map(|&(id, codec)| m.chunk(id, codec))
+            .collect();
+        for (&(id, _), (used, body)) in ids.iter().zip(&built) {
+            sw.chunk(id, *used, body);
+        }
         // The image's pages are read about once; they need not stay resident.
         l.base.release_resident();
     }
@@ -87,6 +84,25 @@ impl<'a> Merge<'a> {
             order,
             closes,
         }
+    }
+
+    /// Chunk `id` of the new image, encoded (by `codec`, or the codec the column chooses):
+    /// the codec used and the body.
+    fn chunk(&self, id: u16, codec: u8) -> (u8, Vec<u8>) {
+        let mut body = Vec::new();
+        let used = match id {
+            UIDS | STRINGS => {
+                self.heap(id == UIDS, &mut body);
+                codec
+            }
+            NODE_CLOSED | EDGE_CLOSED => {
+                let k = usize::from(id == EDGE_CLOSED);
+                body = crate::bitmap::serialize(self.closes[k].iter().map(|c| c.row));
+                codec
+            }
+            _ => seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_SORTED, &self.column(id)),
+        };
+        (used, body)
     }
 
     /// The values of integer chunk `id` of the new image.
