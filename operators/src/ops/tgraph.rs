@@ -150,12 +150,24 @@ fn dense_ids<'s>(
     name: impl Fn(usize, bool) -> &'s str,
 ) -> (Vec<&'s str>, Vec<(u32, u32)>) {
     // First-seen ids by snapshot uid id (one uid per id), then renumbered in uid order.
-    let mut first: HashMap<u32, u32> = HashMap::new();
+    // Snapshot uid ids are dense: when the largest is within a few times the endpoint
+    // count, a table indexed by uid id replaces the hash map (a window of 10M edges makes
+    // 20M lookups); otherwise, for a few edges of a large store, the map.
+    let top = ends
+        .iter()
+        .map(|&(s, d)| s.max(d))
+        .max()
+        .map_or(0, |m| m as usize + 1);
+    let mut first = if top <= ends.len().saturating_mul(8).max(1 << 16) {
+        FirstSeen::Table(vec![u32::MAX; top])
+    } else {
+        FirstSeen::Map(HashMap::default())
+    };
     let mut names: Vec<&'s str> = Vec::new();
     let mut seen: Vec<(u32, u32)> = Vec::with_capacity(ends.len());
     for (k, &(s, d)) in ends.iter().enumerate() {
         let mut id = |uid_id: u32, src: bool| {
-            *first.entry(uid_id).or_insert_with(|| {
+            first.get_or_insert(uid_id, || {
                 names.push(name(k, src));
                 names.len() as u32 - 1
             })
@@ -174,6 +186,29 @@ fn dense_ids<'s>(
         .map(|(s, d)| (rank[s as usize], rank[d as usize]))
         .collect();
     (uids, ends)
+}
+
+/// The dense id given to each snapshot uid id on first sight ([`dense_ids`]).
+enum FirstSeen {
+    /// Indexed by uid id; `u32::MAX` = not seen.
+    Table(Vec<u32>),
+    Map(HashMap<u32, u32>),
+}
+
+impl FirstSeen {
+    /// The dense id of `uid_id`, `next()` when first seen.
+    fn get_or_insert(&mut self, uid_id: u32, next: impl FnOnce() -> u32) -> u32 {
+        match self {
+            FirstSeen::Table(t) => {
+                let slot = &mut t[uid_id as usize];
+                if *slot == u32::MAX {
+                    *slot = next();
+                }
+                *slot
+            }
+            FirstSeen::Map(m) => *m.entry(uid_id).or_insert_with(next),
+        }
+    }
 }
 
 /// The §5.4 budget error: `E_COST` reporting budget + 1, no `ceilings` key.
@@ -209,4 +244,35 @@ pub fn sat(x: u64) -> i64 {
 pub fn windowed_edges(args: &crate::args::Args, stats: &tgms_engine::Stats) -> i64 {
     let wf = crate::cost::window_fraction(args, stats);
     (sat(stats.n_edge_versions) as f64 * wf) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dense_ids;
+
+    /// Dense ids in uid order, endpoints renumbered, whether the uid ids are few enough for
+    /// the table (small ids) or spread enough for the map (an id near 10^6 among three
+    /// edges).
+    #[test]
+    fn dense_ids_by_table_and_by_map_agree() {
+        for big in [9u32, 900_000] {
+            let mid = if big == 9 { 7 } else { 70_000 };
+            let ends = [(big, 3), (3, mid), (big, big)];
+            let names: Vec<(String, String)> = ends
+                .iter()
+                .map(|&(s, d)| (format!("u{s}"), format!("u{d}")))
+                .collect();
+            let (uids, renumbered) = dense_ids(&ends, |k, src| {
+                if src {
+                    names[k].0.as_str()
+                } else {
+                    names[k].1.as_str()
+                }
+            });
+            // "u3" < "u7…" < "u9…" in code-point order.
+            let want = ["u3".to_string(), format!("u{mid}"), format!("u{big}")];
+            assert_eq!(uids, want.iter().map(String::as_str).collect::<Vec<_>>());
+            assert_eq!(renumbered, vec![(2, 0), (0, 1), (2, 2)], "ids up to {big}");
+        }
+    }
 }
