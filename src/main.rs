@@ -810,7 +810,10 @@ enum ToolsFormat {
 enum BenchCmd {
     /// Create STORE and write the deterministic synthetic benchmark stream of N events.
     Generate {
-        /// Number of events (e.g. 100000, 1000000, 10000000).
+        /// Number of events (e.g. 100000, 1000000, 10000000). On the 2-core, 24 GiB
+        /// development VM 10^7 takes about 35 s (0.9 GB peak, 0.4 GB of disk); 10^8 took 23
+        /// minutes at a 3 GB peak and needs about 5 GB of disk (its summary's store digest
+        /// alone reads every row for several minutes; bench/RESULTS.md).
         #[arg(long)]
         scale: u64,
         /// Store directory to create.
@@ -833,7 +836,8 @@ enum BenchCmd {
     /// --compact a store the run builds is compacted first, so the queries read the mapped
     /// image. Exit 1 if a registered operator fails.
     Run {
-        /// Number of events of the generated log (100000, 1000000, 10000000).
+        /// Number of events of the generated log (100000, 1000000, 10000000; for 10^8,
+        /// build the store once with `bench generate` and pass it with --store).
         #[arg(long, required_unless_present = "log", conflicts_with = "log")]
         scale: Option<u64>,
         /// Import this TGMS event log instead (replayed-log parameters), e.g. the
