@@ -219,8 +219,7 @@ impl Load<'_> {
         node_label: &str,
         progress: &mut dyn FnMut(u64),
     ) -> Result<IngestReport> {
-        self.st
-            .ingest_events_keyed(events, node_label, None, progress)
+        self.st.ingest_events(events, node_label, progress)
     }
 
     /// [`Store::commit`] within the load: a pure ingest batch is built in bulk while the

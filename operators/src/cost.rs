@@ -225,14 +225,17 @@ pub fn mean_incident(stats: &Stats) -> i64 {
 /// are priced by the degrees they read instead of a store scan, which refused their
 /// millisecond calls on 10^8 events.
 pub fn adjacency_estimate(stats: &Stats, seeds: usize, hops: i64) -> Estimate {
-    let whole = n(stats.n_edge_versions).saturating_add(n(stats.n_node_versions));
-    let m = mean_incident(stats) as f64;
-    let mut per_seed = 0.0f64;
-    for i in 1..=hops.clamp(1, 8) {
-        per_seed += m.powi(i as i32);
+    let whole = n(stats.n_edge_versions).saturating_add(n(stats.n_node_versions)) as f64;
+    let (m, seeds) = (mean_incident(stats) as f64, seeds.max(1) as f64);
+    let mut rows = 0.0f64;
+    // Once the walk would read the whole store, more hops read nothing new.
+    for i in 1..=hops.max(1) {
+        rows += seeds * m.powi(i as i32);
+        if rows >= whole {
+            break;
+        }
     }
-    let rows = (per_seed * seeds.max(1) as f64).min(whole as f64) as i64;
-    Estimate::new(rows, 0)
+    Estimate::new(rows.min(whole) as i64, 0)
 }
 
 /// `node_scan_estimate`: rows = n_node_versions + n_entities (the node versions and the uid
