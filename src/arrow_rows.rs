@@ -111,47 +111,8 @@ fn columns_of(elem: &Contract, rows: &[Value]) -> Vec<(String, Contract)> {
     }
 }
 
-/// The value kinds seen in one inferred column (or one prop across a store), joined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// Only JSON nulls (or nothing) seen.
-    Null,
-    /// Integers that fit `i64`.
-    Int,
-    /// Other numbers (or integers mixed with them).
-    Float,
-    /// Strings.
-    Str,
-    /// Booleans.
-    Bool,
-    /// Arrays, objects, or values of different kinds mixed: kept as JSON text.
-    Json,
-}
-
-impl Kind {
-    /// The kind of one JSON value.
-    pub fn of(v: &Value) -> Kind {
-        match v {
-            Value::Null => Kind::Null,
-            Value::Number(n) if n.is_i64() => Kind::Int,
-            Value::Number(_) => Kind::Float,
-            Value::String(_) => Kind::Str,
-            Value::Bool(_) => Kind::Bool,
-            _ => Kind::Json,
-        }
-    }
-    /// The kind of a column holding values of both kinds (`Json` when they differ, but
-    /// integers and floats make a `Float` column and nulls go with anything).
-    pub fn join(self, o: Kind) -> Kind {
-        match (self, o) {
-            (a, b) if a == b => a,
-            (Kind::Null, b) => b,
-            (a, Kind::Null) => a,
-            (Kind::Int, Kind::Float) | (Kind::Float, Kind::Int) => Kind::Float,
-            _ => Kind::Json,
-        }
-    }
-}
+/// The value kinds of one column of JSON values (shared with the version-row columns).
+pub use tgms_sql::columns::Kind;
 
 /// The columns of open-object rows: every key (sorted), nullable, typed by its values.
 fn infer_columns(rows: &[Value]) -> Vec<(String, Contract)> {

@@ -21,39 +21,7 @@ use std::io::Write;
 use std::sync::Arc;
 use tgms_engine::Store;
 
-/// The column names, in order.
-pub const COLUMNS: [&str; 20] = [
-    "kind",
-    "vid",
-    "uid",
-    "label",
-    "eid",
-    "src",
-    "dst",
-    "rel_type",
-    "disc",
-    "vt_s",
-    "vt_e",
-    "tt_s",
-    "tt_e",
-    "props",
-    "source",
-    "provenance_ref",
-    "origin",
-    "reason",
-    "closed_by",
-    "close_reason",
-];
-
-/// Indexes (into [`COLUMNS`]) of the four time columns, `vt_s … tt_e`.
-pub const TIME_COLUMNS: std::ops::Range<usize> = 9..13;
-
-/// Per column: may it be null? (Node-only, edge-only and audit columns; `kind`, `vid`, the
-/// times, `props`, `source`, `provenance_ref` and `origin` are set on every row.)
-pub const OPTIONAL: [bool; 20] = [
-    false, false, true, true, true, true, true, true, true, false, false, false, false, false,
-    false, false, false, true, true, true,
-];
+pub use tgms_sql::columns::{COLUMNS, OPTIONAL, TIME_COLUMNS};
 
 /// Columns with (nearly) one distinct value per row, written without a dictionary.
 const UNIQUE_COLUMNS: [&str; 5] = ["vid", "eid", "disc", "vt_s", "vt_e"];

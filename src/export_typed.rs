@@ -3,33 +3,27 @@
 //! as an Arrow IPC stream or as Parquet through the Arrow writer, for engines that read them
 //! unchanged (DuckDB, DataFusion, Spark, Trino, polars).
 //!
-//! Schema: the columns of [`crate::export_rows::COLUMNS`], with the four times `vt_s, vt_e,
-//! tt_s, tt_e` as `TIMESTAMP(µs, UTC)` (never null: an open end is the store's own
-//! `OPEN_END` = 2^62 µs, named in the schema metadata `tgms.open_end_us`, so a re-ingest with
-//! `--end vt_e` reproduces open intervals), every other column `Utf8` (`props` and
-//! `provenance_ref` canonical JSON text), then one column `prop_<name>` per prop name in the
-//! store (sorted): `Int64`, `Float64`, `Utf8` or `Boolean` when every value of that prop has
-//! that type, else `Utf8` holding the value's JSON text (metadata `tgms.json = "true"`); null
-//! where a row does not have the prop.
+//! Schema: the typed schema of [`tgms_sql::columns`] (the table `tgms sql` queries in
+//! place): times `TIMESTAMP(µs, UTC)` with the open end 2^62 µs (schema metadata
+//! `tgms.open_end_us`, so a re-ingest with `--end vt_e` reproduces open intervals), and one
+//! typed `prop_<name>` column per prop.
 //!
 //! `--as-of TT` exports the belief state at transaction time TT: the rows with `tt_s <= TT <
 //! tt_e`, each as it was believed then (a row closed after TT shows `tt_e` open and no
 //! `closed_by` / `close_reason`), so the file is the same whatever is written later.
 
-use crate::arrow_rows::Kind;
-use crate::export_rows::{visit_rows, Row, COLUMNS, OPTIONAL, TIME_COLUMNS};
-use arrow_array::builder::{
-    BooleanBuilder, Float64Builder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
-};
+use crate::export_rows::{visit_rows, Row, COLUMNS, TIME_COLUMNS};
+use arrow_array::builder::{StringBuilder, TimestampMicrosecondBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use arrow_schema::SchemaRef;
 use serde_json::Value;
 use std::collections::btree_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use tgms_engine::{canon, Store, OPEN_END};
+use tgms_engine::{canon, Store};
+use tgms_sql::columns::{believed_tt_e, prop_kinds, schema, Kind, PropCol};
 
 /// Rows per record batch (and Parquet row group).
 pub const BATCH_ROWS: usize = 1 << 16;
@@ -102,131 +96,19 @@ pub struct Written {
 
 /// The row as believed at `as_of` (None: left out), applied to a visited row.
 fn believed_at<'a>(r: &Row<'a>, as_of: Option<i64>) -> Option<Row<'a>> {
+    let [_, _, tt_s, tt_e] = r.times;
+    let shown = believed_tt_e(tt_s, tt_e, as_of)?;
     let mut row = Row {
         cells: r.cells,
         times: r.times,
     };
-    let Some(tt) = as_of else {
-        return Some(row);
-    };
-    let [_, _, tt_s, tt_e] = r.times;
-    if !(tt_s <= tt && tt < tt_e) {
-        return None;
-    }
-    if tt_e != OPEN_END {
-        row.times[3] = OPEN_END;
-        // closed_by and close_reason: the close had not happened at `tt`.
+    if shown != tt_e {
+        row.times[3] = shown;
+        // closed_by and close_reason: the close had not happened at `as_of`.
         row.cells[18] = None;
         row.cells[19] = None;
     }
     Some(row)
-}
-
-/// The type of every prop name across the exported rows (one pass over the store).
-fn prop_kinds(store: &Store, as_of: Option<i64>) -> BTreeMap<String, Kind> {
-    let mut kinds: BTreeMap<String, Kind> = BTreeMap::new();
-    let _ = visit_rows(store, |r| {
-        if believed_at(r, as_of).is_some() {
-            if let Some(Ok(Value::Object(m))) = r.cells[13].map(canon::parse) {
-                for (k, v) in m {
-                    let e = kinds.entry(k).or_insert(Kind::Null);
-                    *e = e.join(Kind::of(&v));
-                }
-            }
-        }
-        Ok::<_, std::convert::Infallible>(())
-    });
-    kinds
-}
-
-/// The schema of the typed export with these prop columns.
-pub fn schema(props: &BTreeMap<String, Kind>) -> SchemaRef {
-    let ts = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
-    let mut fields: Vec<Field> = COLUMNS
-        .iter()
-        .enumerate()
-        .map(|(i, name)| {
-            if TIME_COLUMNS.contains(&i) {
-                Field::new(*name, ts.clone(), false)
-            } else {
-                Field::new(*name, DataType::Utf8, OPTIONAL[i])
-            }
-        })
-        .collect();
-    for (name, kind) in props {
-        let f = Field::new(format!("prop_{name}"), prop_type(*kind), true);
-        fields.push(if prop_is_json(*kind) {
-            f.with_metadata(HashMap::from([("tgms.json".into(), "true".into())]))
-        } else {
-            f
-        });
-    }
-    Arc::new(
-        Schema::new(fields).with_metadata(HashMap::from([
-            ("tgms.open_end_us".to_string(), OPEN_END.to_string()),
-            (
-                "tgms.times".to_string(),
-                "vt_s, vt_e, tt_s, tt_e: TIMESTAMP(us, UTC); an open end is tgms.open_end_us"
-                    .to_string(),
-            ),
-        ])),
-    )
-}
-
-fn prop_type(k: Kind) -> DataType {
-    match k {
-        Kind::Int => DataType::Int64,
-        Kind::Float => DataType::Float64,
-        Kind::Bool => DataType::Boolean,
-        Kind::Str | Kind::Null | Kind::Json => DataType::Utf8,
-    }
-}
-
-fn prop_is_json(k: Kind) -> bool {
-    matches!(k, Kind::Null | Kind::Json)
-}
-
-/// The builder of one prop column.
-enum PropCol {
-    Int(Int64Builder),
-    Float(Float64Builder),
-    Str(StringBuilder),
-    Bool(BooleanBuilder),
-    Json(StringBuilder),
-}
-
-impl PropCol {
-    fn new(k: Kind) -> PropCol {
-        match k {
-            Kind::Int => PropCol::Int(Int64Builder::new()),
-            Kind::Float => PropCol::Float(Float64Builder::new()),
-            Kind::Str => PropCol::Str(StringBuilder::new()),
-            Kind::Bool => PropCol::Bool(BooleanBuilder::new()),
-            Kind::Null | Kind::Json => PropCol::Json(StringBuilder::new()),
-        }
-    }
-
-    /// Appends one value; the pre-pass typed the column, so a value of another type only
-    /// occurs for JSON columns (which take anything).
-    fn push(&mut self, v: Option<&Value>) {
-        let v = v.filter(|v| !v.is_null());
-        match self {
-            PropCol::Int(b) => b.append_option(v.and_then(Value::as_i64)),
-            PropCol::Float(b) => b.append_option(v.and_then(Value::as_f64)),
-            PropCol::Str(b) => b.append_option(v.and_then(Value::as_str)),
-            PropCol::Bool(b) => b.append_option(v.and_then(Value::as_bool)),
-            PropCol::Json(b) => b.append_option(v.map(canon::to_string)),
-        }
-    }
-
-    fn finish(&mut self) -> ArrayRef {
-        match self {
-            PropCol::Int(b) => Arc::new(b.finish()),
-            PropCol::Float(b) => Arc::new(b.finish()),
-            PropCol::Str(b) | PropCol::Json(b) => Arc::new(b.finish()),
-            PropCol::Bool(b) => Arc::new(b.finish()),
-        }
-    }
 }
 
 /// One file being written: its column builders and its writer.
@@ -372,7 +254,7 @@ pub fn write(
     sink: Sink,
     opts: &Options,
 ) -> Result<Written, ExportError> {
-    let kinds = prop_kinds(store, opts.as_of_tt);
+    let kinds = prop_kinds(&store.snapshot(), opts.as_of_tt);
     let names: Vec<&String> = kinds.keys().collect();
     let schema = schema(&kinds);
     let mut parts: BTreeMap<String, Part> = BTreeMap::new();

@@ -81,6 +81,28 @@ impl Lazy {
         }
     }
 
+    /// The rows of table `k` above the image (flush segments and memtable), in position
+    /// order from position `n_rows(k) - above_rows(k).len()`.
+    pub(crate) fn above_rows(&self, k: usize) -> &[Row] {
+        &self.delta.rows[k]
+    }
+
+    /// `(position, tt_e)` of the image rows at `pos` that a flush segment closed since the
+    /// image was written, in no particular order.
+    pub(crate) fn closed_since(&self, k: usize, pos: std::ops::Range<usize>) -> Vec<(usize, i64)> {
+        let closed = &self.delta.closed[k];
+        if closed.len() <= pos.len() {
+            closed
+                .iter()
+                .map(|(&i, c)| (i as usize, c.0))
+                .filter(|(i, _)| pos.contains(i))
+                .collect()
+        } else {
+            pos.filter_map(|i| closed.get(&(i as u32)).map(|c| (i, c.0)))
+                .collect()
+        }
+    }
+
     /// Row `i` of table `k` with its closure applied.
     pub(crate) fn row(&self, k: usize, i: u32) -> Row {
         if let Some(r) = self.above(k, i) {

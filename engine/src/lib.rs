@@ -70,7 +70,8 @@ pub use error::{CorruptionKind, Error, Result, StateAbout};
 pub use load::Load;
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{
-    EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, Snapshot, StartEvent, Touch, Version,
+    EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, RowTimes, Snapshot, StartEvent, Touch,
+    Version,
 };
 pub use state::Stats;
 pub use store::{IngestReport, Options, Store};

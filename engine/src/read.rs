@@ -1181,14 +1181,111 @@ impl<'a> Snapshot<'a> {
         ((pos as usize) < self.edge_positions()).then_some(EdgeVersion { src, idx: pos })
     }
 
+    /// The name of rel-type id `id` (as [`EdgeVersion::rel_id`] and
+    /// [`crate::EdgeColumns::rel`] number them).
+    pub fn rel_type_name(&self, id: u32) -> &'a str {
+        self.src().string(id)
+    }
+
+    /// The node version at storage position `pos`, `None` when `pos >= node_positions()`.
+    pub fn node_at(&self, pos: u32) -> Option<NodeVersion<'a>> {
+        let src = self.src();
+        ((pos as usize) < self.node_positions()).then_some(NodeVersion { src, idx: pos })
+    }
+
     /// The number of storage positions of edge rows: the index space of
-    /// [`Snapshot::edge_starts_in`].
+    /// [`Snapshot::edge_starts_in`] and [`Snapshot::edges_stored_in`].
     pub fn edge_positions(&self) -> usize {
+        self.positions(1)
+    }
+
+    /// The number of storage positions of node rows: the index space of
+    /// [`Snapshot::nodes_stored_in`].
+    pub fn node_positions(&self) -> usize {
+        self.positions(0)
+    }
+
+    /// Storage positions of table `k` (0 nodes, 1 edges), stored rows and the dead rows of
+    /// failed batches alike.
+    fn positions(&self, k: usize) -> usize {
         match self.src() {
-            Src::Mem(st) => st.edges.len(),
-            Src::Map(b) => b.n_rows(1),
-            Src::Over(o) => o.n_rows(1),
+            Src::Mem(st) => st.table(k).len(),
+            Src::Map(b) => b.n_rows(k),
+            Src::Over(o) => o.n_rows(k),
         }
+    }
+
+    /// The positions of `pos` (clamped to `0..positions(k)`) that hold a stored row.
+    fn stored_in(&self, k: usize, pos: Range<usize>) -> impl Iterator<Item = u32> + 'a {
+        let src = self.src();
+        let start = pos.start.min(self.positions(k));
+        let end = pos.end.clamp(start, self.positions(k));
+        (start as u32..end as u32).filter(move |&i| src.row_alive(k, i))
+    }
+
+    /// The node versions stored at storage positions `pos`, believed and closed alike, in
+    /// position order: for partitioned scans of every stored row (`tgms sql`). Over
+    /// consecutive ranges covering `0..node_positions()` they are the rows of
+    /// [`Snapshot::all_nodes`], in storage order instead of digest order.
+    pub fn nodes_stored_in(&self, pos: Range<usize>) -> impl Iterator<Item = NodeVersion<'a>> + 'a {
+        let src = self.src();
+        self.stored_in(0, pos)
+            .map(move |idx| NodeVersion { src, idx })
+    }
+
+    /// The times of the rows of table `k` (0 nodes, 1 edges) at storage positions `pos`
+    /// (clamped), each column decoded in one sequential pass where the rows are mapped:
+    /// the unit of a columnar scan (`tgms sql`), which reads the other fields of the rows
+    /// it keeps only.
+    pub fn row_times(&self, k: usize, pos: Range<usize>) -> RowTimes {
+        let start = pos.start.min(self.positions(k));
+        let end = pos.end.clamp(start, self.positions(k));
+        let mut t = RowTimes::default();
+        let base_block = |b: &Base, a: usize, e: usize, t: &mut RowTimes| {
+            // i64::MIN: decode `tt_s` whatever the rows' transaction times.
+            let blk = b.row_block(k, a, e, i64::MIN, false, true);
+            let n = blk.vt_s.len();
+            t.stored
+                .extend((0..n).map(|j| blk.alive.get(j).is_none_or(|&x| x)));
+            t.vt_s.extend(blk.vt_s);
+            t.vt_e.extend(blk.vt_e);
+            t.tt_s.extend(blk.tt_s);
+            t.tt_e.extend(blk.tt_e);
+        };
+        let rows = |rows: &[Row], t: &mut RowTimes| {
+            for r in rows {
+                t.stored.push(r.alive);
+                t.vt_s.push(r.vt_s);
+                t.vt_e.push(r.vt_e);
+                t.tt_s.push(r.tt_s);
+                t.tt_e.push(r.tt_e);
+            }
+        };
+        match self.src() {
+            Src::Mem(st) => rows(&st.table(k)[start..end], &mut t),
+            Src::Map(b) => base_block(b, start, end, &mut t),
+            Src::Over(o) => {
+                let above = o.above_rows(k);
+                // The first position above the image.
+                let nb = o.n_rows(k) - above.len();
+                let mid = nb.clamp(start, end);
+                base_block(&o.base, start, mid, &mut t);
+                // Image rows that a flush segment closed since.
+                for (i, tt_e) in o.closed_since(k, start..mid) {
+                    t.tt_e[i - start] = tt_e;
+                }
+                rows(&above[mid.max(nb) - nb..end.max(nb) - nb], &mut t);
+            }
+        }
+        t
+    }
+
+    /// The edge versions stored at storage positions `pos`, as
+    /// [`Snapshot::nodes_stored_in`] for edges ([`Snapshot::all_edges`] in storage order).
+    pub fn edges_stored_in(&self, pos: Range<usize>) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
+        let src = self.src();
+        self.stored_in(1, pos)
+            .map(move |idx| EdgeVersion { src, idx })
     }
 
     /// [`Snapshot::edge_starts`] restricted to the storage positions `pos`, for partitioned
@@ -1614,6 +1711,23 @@ macro_rules! common_fields {
 pub struct NodeVersion<'a> {
     src: Src<'a>,
     idx: u32,
+}
+
+/// The times of a run of rows at consecutive storage positions ([`Snapshot::row_times`]);
+/// index `j` is position `start + j`. A position whose row is not stored (a failed batch's
+/// row) has `stored[j] = false` and times that mean nothing.
+#[derive(Clone, Debug, Default)]
+pub struct RowTimes {
+    /// The row is stored (not a failed batch's).
+    pub stored: Vec<bool>,
+    /// Valid-time start, µs.
+    pub vt_s: Vec<i64>,
+    /// Valid-time end, µs (`OPEN_END` when open).
+    pub vt_e: Vec<i64>,
+    /// Transaction-time start, µs.
+    pub tt_s: Vec<i64>,
+    /// Transaction-time end, µs (`OPEN_END` while believed).
+    pub tt_e: Vec<i64>,
 }
 
 /// An edge version view.
