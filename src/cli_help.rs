@@ -151,6 +151,15 @@ pub const EXAMPLES: &[(&str, &[&str])] = &[
             "tgms traces /tmp/store --json",
         ],
     ),
+    (
+        "sql",
+        &[
+            "tgms sql /tmp/store \"SELECT rel_type, count(*) AS n FROM rows WHERE kind = 'edge' AND tt_e = open_end() GROUP BY rel_type\"",
+            "tgms sql /tmp/store \"SELECT date_trunc('month', vt_s) AS month, count(*) AS n FROM rows WHERE kind = 'edge' GROUP BY 1 ORDER BY 1\" --format csv",
+            "tgms sql /tmp/store \"SELECT vt_s, tt_s, tt_e, props, origin, reason FROM rows WHERE uid = 'n1'\" --as-of 2030-01-01T00:00:00Z --format json",
+            "tgms sql /tmp/store \"DESCRIBE rows\"",
+        ],
+    ),
     ("export-rows", &["tgms export-rows /tmp/store /tmp/rows.parquet"]),
     (
         "import-rows",

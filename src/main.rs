@@ -377,12 +377,6 @@ enum Cmd {
     /// `kind` and time-range filters are applied while scanning. --as-of pins a past
     /// belief state. Statements that write (INSERT, COPY, CREATE, SET) are refused. See
     /// docs/sql.md.
-    ///
-    /// Examples:
-    ///   tgms sql /tmp/college "SELECT rel_type, count(*) AS n FROM rows WHERE kind = 'edge' GROUP BY rel_type"
-    ///   tgms sql /tmp/college "SELECT date_trunc('month', vt_s) AS month, count(*) AS n FROM rows
-    ///       WHERE kind = 'edge' AND arrow_cast(tt_e, 'Int64') = 4611686018427387904 GROUP BY 1 ORDER BY 1"
-    ///   tgms sql /tmp/college "SELECT * FROM rows WHERE uid = 'n1'" --as-of 2026-03-01T00:00:00Z --format json
     Sql {
         /// Existing store directory (only read).
         store: PathBuf,
