@@ -112,7 +112,6 @@ pub(crate) fn batch(
         if !shape.pushed.passes(&times) {
             continue;
         }
-        rows += 1;
         // Only the time columns: nothing else of the row is read.
         if !wants_rows {
             for o in &mut outs {
@@ -120,6 +119,7 @@ pub(crate) fn batch(
                     b.append_value(times[*i]);
                 }
             }
+            rows += 1;
             continue;
         }
         let at = (pos.start + j) as u32;
@@ -130,6 +130,7 @@ pub(crate) fn batch(
         let Some(v) = v else {
             continue;
         };
+        rows += 1;
         // A close after `as_of` had not happened then.
         let closed = shown_tt_e == tt_e;
         if wants_props {
