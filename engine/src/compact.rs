@@ -1,9 +1,11 @@
 //! Compaction over a mapped image (`format-spec.md` §9.3): the rows of the image and those
 //! above it (the delta: the decoded flush segments and the memtable) are merged into the
-//! new full image in segment order, a column per thread at a time, and the file is written
-//! chunk by chunk in layout order. Nothing is decoded into an in-memory state: the peak is
-//! the delta, the places of its rows among the image's and a column (and its encoding) per
-//! thread, not the store.
+//! new full image in segment order, a column per thread at a time (a grouping's offsets
+//! and list together, from one count of its keys), and the file is written chunk by chunk
+//! in layout order. Nothing is decoded into an in-memory state: the peak is the delta, the
+//! places of its rows among the image's, the edge rows' identities (4 bytes a row) and per
+//! thread a column and its encoding (for an adjacency, also one end of the image's
+//! identities, 4 bytes each), not the store.
 //!
 //! The file is byte for byte the one a writer that decoded every segment writes
 //! (`State::sorted_image`; tested): ids continue the image's in both, the image's rows are
@@ -19,6 +21,7 @@ use crate::state::{closure_of, Closure, Marks, Row, NONE};
 use crate::time::OPEN_END;
 use rayon::prelude::*;
 use std::io::Write;
+use std::sync::OnceLock;
 
 /// Image rows decoded at a time when a column is walked in merge order.
 const STRETCH: usize = 1 << 16;
@@ -38,17 +41,15 @@ pub(crate) struct Written {
 pub(crate) fn write_image<W: Write>(l: &Lazy, seq: u64, w: W) -> std::io::Result<(W, Written)> {
     let m = Merge::new(&l.base, &l.delta);
     let mut sw = seg::SegWriter::new(w, seq, SEG_MINOR_SORTED, Marks::default());
-    // The chunks are built a window at a time, one per thread, and written in layout order:
-    // the peak holds a window's columns and encodings, not the image.
+    // The chunks are built a window of tasks at a time, one task per thread, and written in
+    // layout order: the peak holds a window's columns and encodings, not the image.
     let layout = seg::chunk_layout_for(SEG_MINOR_SORTED);
     let window = rayon::current_num_threads().max(1);
-    for ids in layout.chunks(window) {
-        let built: Vec<(u8, Vec<u8>)> = ids
-            .par_iter()
-            .map(|&(id, codec)| m.chunk(id, codec))
-            .collect();
-        for (&(id, _), (used, body)) in ids.iter().zip(&built) {
-            sw.chunk(id, *used, body);
+    for tasks in tasks(&layout).chunks(window) {
+        let built: Vec<Vec<(u16, u8, Vec<u8>)>> =
+            tasks.par_iter().map(|task| m.build(task)).collect();
+        for (id, used, body) in built.iter().flatten() {
+            sw.chunk(*id, *used, body);
         }
         // The image's pages are read about once; they need not stay resident.
         l.base.release_resident();
@@ -63,6 +64,31 @@ pub(crate) fn write_image<W: Write>(l: &Lazy, seq: u64, w: W) -> std::io::Result
     Ok((w, written))
 }
 
+/// The groupings (offsets chunk, list chunk) built together by one count of their keys
+/// ([`seg::group_both`]): node and edge postings, out- and in-adjacency.
+const GROUPINGS: [(u16, u16); 4] = [
+    (NODE_POST_OFF, NODE_POST),
+    (EDGE_POST_OFF, EDGE_POST),
+    (OUT_OFF, OUT),
+    (IN_OFF, IN),
+];
+
+/// The layout cut into build tasks, in layout order: one chunk, or a grouping's two chunks
+/// (adjacent in the layout).
+fn tasks(layout: &[(u16, u8)]) -> Vec<&[(u16, u8)]> {
+    let mut out = Vec::with_capacity(layout.len());
+    let mut i = 0;
+    while i < layout.len() {
+        let paired = layout
+            .get(i + 1)
+            .is_some_and(|next| GROUPINGS.contains(&(layout[i].0, next.0)));
+        let n = if paired { 2 } else { 1 };
+        out.push(&layout[i..i + n]);
+        i += n;
+    }
+    out
+}
+
 /// The image and the delta, with the new order of every row and the closures renumbered.
 struct Merge<'a> {
     b: &'a Base,
@@ -72,6 +98,9 @@ struct Merge<'a> {
     /// Per table, every closure (the image's, the delta's of image rows and of its own
     /// rows) with its row's new number, ascending.
     closes: [Vec<Closure>; 2],
+    /// The identity of every edge row in new order (4 bytes an edge row), decoded once for
+    /// the edge postings, both adjacencies and the zone map.
+    edge_idents: OnceLock<Vec<u32>>,
 }
 
 impl<'a> Merge<'a> {
@@ -83,7 +112,75 @@ impl<'a> Merge<'a> {
             d,
             order,
             closes,
+            edge_idents: OnceLock::new(),
         }
+    }
+
+    /// The chunks of one build task ([`tasks`]): id, codec used and body of each.
+    fn build(&self, task: &[(u16, u8)]) -> Vec<(u16, u8, Vec<u8>)> {
+        match task {
+            [(off_id, _), _] => {
+                let cols = self.grouping(*off_id);
+                task.iter()
+                    .zip(cols)
+                    .map(|(&(id, codec), col)| {
+                        let mut body = Vec::new();
+                        let used = seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_SORTED, &col);
+                        (id, used, body)
+                    })
+                    .collect()
+            }
+            _ => task
+                .iter()
+                .map(|&(id, codec)| {
+                    let (used, body) = self.chunk(id, codec);
+                    (id, used, body)
+                })
+                .collect(),
+        }
+    }
+
+    /// The two columns (offsets, list) of the grouping whose offsets chunk is `off_id`.
+    fn grouping(&self, off_id: u16) -> [Vec<i64>; 2] {
+        let d = self.d;
+        let uids = d.end().uids as usize;
+        match off_id {
+            NODE_POST_OFF => seg::group_both(uids, self.idents(0)),
+            EDGE_POST_OFF => {
+                seg::group_both(d.end().idents as usize, self.edge_idents().iter().copied())
+            }
+            _ => {
+                // Rows grouped by their identity's source (out) or destination (in).
+                let c = usize::from(off_id == IN_OFF);
+                let image = self.image_ident_ends(c);
+                let n_ids = d.end().idents;
+                let keys = self
+                    .edge_idents()
+                    .iter()
+                    .map(|&i| match image.get(i as usize) {
+                        Some(&u) => u,
+                        None if u64::from(i) < n_ids => d.ident_part(self.b, i, c),
+                        None => NONE,
+                    });
+                seg::group_both(uids, keys)
+            }
+        }
+    }
+
+    /// [`Merge::edge_idents`], decoded by the first caller.
+    fn edge_idents(&self) -> &[u32] {
+        self.edge_idents.get_or_init(|| self.idents(1).collect())
+    }
+
+    /// End `c` (0 source, 1 destination) of every identity of the image, by identity id,
+    /// decoded a stretch at a time (the image reads one by random access).
+    fn image_ident_ends(&self, c: usize) -> Vec<u32> {
+        let nb = self.d.base.idents as usize;
+        let mut v = Vec::with_capacity(nb);
+        for a in (0..nb).step_by(STRETCH) {
+            v.extend(self.b.ident_part_range(c, a, (a + STRETCH).min(nb)));
+        }
+        v
     }
 
     /// Chunk `id` of the new image, encoded (by `codec`, or the codec the column chooses):
@@ -149,23 +246,15 @@ impl<'a> Merge<'a> {
                 v
             }
             UID_ORDER | STR_ORDER => self.name_order(id == UID_ORDER),
-            NODE_POST_OFF | NODE_POST => {
-                seg::group(d.end().uids as usize, self.idents(0), id == NODE_POST)
-            }
-            EDGE_POST_OFF | EDGE_POST => {
-                seg::group(d.end().idents as usize, self.idents(1), id == EDGE_POST)
-            }
-            OUT_OFF | OUT | IN_OFF | IN => {
-                let c = usize::from(matches!(id, IN_OFF | IN));
-                let n_ids = d.end().idents;
-                let ends = self.idents(1).map(move |i| {
-                    if u64::from(i) < n_ids {
-                        d.ident_part(b, i, c)
-                    } else {
-                        NONE
-                    }
-                });
-                seg::group(d.end().uids as usize, ends, matches!(id, OUT | IN))
+            // Built with their pair by `build`; alone only if a layout split a grouping.
+            NODE_POST_OFF..=IN => {
+                let off_id = id - (id - NODE_POST_OFF) % 2;
+                let [offsets, list] = self.grouping(off_id);
+                if id == off_id {
+                    offsets
+                } else {
+                    list
+                }
             }
             MAPPED_ORDER => self.mapped_order(),
             // The rows are in `vt_s` order.
@@ -264,8 +353,8 @@ impl<'a> Merge<'a> {
     }
 
     /// The identity (edges) or uid (nodes) column of table `k`, in new order, as an
-    /// iterator that decodes the image a stretch at a time (the postings and adjacency
-    /// chunks pass it twice instead of holding it).
+    /// iterator that decodes the image a stretch at a time (the node postings pass it twice
+    /// instead of holding it; the edge table's is held, [`Merge::edge_idents`]).
     fn idents(&self, k: usize) -> Idents<'_> {
         Idents {
             m: self,
@@ -351,7 +440,7 @@ impl<'a> Merge<'a> {
             (z.tt_min, z.tt_max) = (tt_min, tt_max);
         }
         let mut used = vec![false; self.d.end().idents as usize];
-        for i in self.idents(1) {
+        for &i in self.edge_idents() {
             if let Some(u) = used.get_mut(i as usize) {
                 *u = true;
             }

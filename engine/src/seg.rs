@@ -1245,8 +1245,26 @@ pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
 /// are dropped): the n + 1 offsets, or (`vals`) the grouped positions. The offsets are
 /// counted as u32 (a segment's counts are), 4 bytes a key beside the column.
 pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: bool) -> Vec<i64> {
+    let off = group_offsets(n, keys.clone());
+    if vals {
+        group_list(off, keys)
+    } else {
+        off.into_iter().map(i64::from).collect()
+    }
+}
+
+/// [`group`]'s offsets and positions both, from one count of the keys: a grouping's two
+/// chunks (offsets, list) built together.
+pub(crate) fn group_both(n: usize, keys: impl Iterator<Item = u32> + Clone) -> [Vec<i64>; 2] {
+    let off = group_offsets(n, keys.clone());
+    let offsets = off.iter().map(|&o| i64::from(o)).collect();
+    [offsets, group_list(off, keys)]
+}
+
+/// The n + 1 start offsets of the keys below `n`, counted.
+fn group_offsets(n: usize, keys: impl Iterator<Item = u32>) -> Vec<u32> {
     let mut off = vec![0u32; n + 1];
-    for k in keys.clone() {
+    for k in keys {
         if (k as usize) < n {
             off[k as usize + 1] += 1;
         }
@@ -1254,9 +1272,12 @@ pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: boo
     for i in 0..n {
         off[i + 1] += off[i];
     }
-    if !vals {
-        return off.into_iter().map(i64::from).collect();
-    }
+    off
+}
+
+/// The positions of the keys below `n` grouped by key, placed from the start offsets `off`.
+fn group_list(mut off: Vec<u32>, keys: impl Iterator<Item = u32>) -> Vec<i64> {
+    let n = off.len() - 1;
     let mut out = vec![0i64; off[n] as usize];
     for (r, k) in keys.enumerate() {
         if (k as usize) < n {
