@@ -1341,6 +1341,13 @@ impl Base {
         self.rows[k].content.id(self.b(), r as usize)
     }
 
+    /// The content ids of rows `[a, e)` of table `k` (clamped), decoded in one sequential
+    /// pass.
+    pub(crate) fn row_content_range(&self, k: usize, a: usize, e: usize) -> Vec<u32> {
+        let e = e.min(self.rows[k].n);
+        id_list(self.rows[k].content.range(self.b(), a.min(e), e))
+    }
+
     /// `vt_s` alone (0 out of range), without reading the length column.
     pub(crate) fn row_vt_s(&self, k: usize, r: u32) -> i64 {
         let t = &self.rows[k];

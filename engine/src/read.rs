@@ -1280,6 +1280,44 @@ impl<'a> Snapshot<'a> {
         t
     }
 
+    /// The props text (canonical JSON) of the rows of table `k` at storage positions `pos`
+    /// (clamped; index `j` is position `start + j`), the image's content ids decoded in one
+    /// sequential pass, as [`Snapshot::row_times`] does for the times. Rows that share a
+    /// content share the `&str`.
+    pub fn row_props(&self, k: usize, pos: Range<usize>) -> Vec<&'a str> {
+        let start = pos.start.min(self.positions(k));
+        let end = pos.end.clamp(start, self.positions(k));
+        let src = self.src();
+        let ids: Vec<u32> = match src {
+            Src::Mem(st) => st.table(k)[start..end].iter().map(|r| r.content).collect(),
+            Src::Map(b) => b.row_content_range(k, start, end),
+            Src::Over(o) => {
+                let above = o.above_rows(k);
+                let nb = o.n_rows(k) - above.len();
+                let mid = nb.clamp(start, end);
+                let mut v = o.base.row_content_range(k, start, mid);
+                v.extend(
+                    above[mid.max(nb) - nb..end.max(nb) - nb]
+                        .iter()
+                        .map(|r| r.content),
+                );
+                v
+            }
+        };
+        // Neighbouring rows mostly share a content: its props are looked up once.
+        let mut last: Option<(u32, &'a str)> = None;
+        ids.into_iter()
+            .map(|c| match last {
+                Some((lc, p)) if lc == c => p,
+                _ => {
+                    let p = src.string(src.content(c).props);
+                    last = Some((c, p));
+                    p
+                }
+            })
+            .collect()
+    }
+
     /// The edge versions stored at storage positions `pos`, as
     /// [`Snapshot::nodes_stored_in`] for edges ([`Snapshot::all_edges`] in storage order).
     pub fn edges_stored_in(&self, pos: Range<usize>) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {

@@ -1,9 +1,12 @@
 //! The filters a scan of the version rows evaluates itself (pushed down by DataFusion):
 //! `kind = 'node' | 'edge'` and comparisons of the four time columns with timestamp
-//! literals (`=`, `<`, `<=`, `>`, `>=`, `BETWEEN`, and conjunctions of them). They are
-//! pushed *inexactly*: DataFusion applies every filter again to the rows a scan returns, so
-//! a scan only has to keep every row that can pass. What the scan gains is not building the
-//! rows (or, for `kind`, not visiting the table) that cannot.
+//! literals (`=`, `<`, `<=`, `>`, `>=`, `BETWEEN`, and conjunctions of them). A filter the
+//! scan understands whole is pushed *exactly*: the scan compares the very values the
+//! columns show (the time columns are never null; an open end is `OPEN_END`), so
+//! DataFusion neither applies it again nor reads its columns for it. A conjunction of which
+//! the scan understands one side is pushed *inexactly*: DataFusion applies it again to the
+//! rows a scan returns, so a scan only has to keep every row that can pass. What the scan
+//! gains is not building the rows (or, for `kind`, not visiting the table) that cannot.
 
 use datafusion::logical_expr::{BinaryExpr, Expr, Operator};
 use datafusion::scalar::ScalarValue;
@@ -54,6 +57,26 @@ impl Pushed {
     pub fn understands(e: &Expr) -> bool {
         let mut p = Pushed::of(&[]);
         p.add(e)
+    }
+
+    /// True when the scan understands all of `e`: the rows it keeps are exactly those that
+    /// pass `e`.
+    pub fn exact(e: &Expr) -> bool {
+        match e {
+            Expr::BinaryExpr(BinaryExpr {
+                left,
+                op: Operator::And,
+                right,
+            }) => Pushed::exact(left) && Pushed::exact(right),
+            Expr::BinaryExpr(_) => Pushed::understands(e),
+            // Both bounds understood (one is enough for `understands`).
+            Expr::Between(b) if !b.negated => {
+                let x = || b.expr.as_ref().clone();
+                Pushed::understands(&x().gt_eq(b.low.as_ref().clone()))
+                    && Pushed::understands(&x().lt_eq(b.high.as_ref().clone()))
+            }
+            _ => false,
+        }
     }
 
     /// Adds what `e` says; false when it says nothing understood.
@@ -194,6 +217,25 @@ mod tests {
     }
 
     #[test]
+    fn only_filters_understood_whole_are_exact() {
+        let kind = col("kind").eq(lit("edge"));
+        let time = col("tt_e").eq(ts_us(7));
+        assert!(Pushed::exact(&kind) && Pushed::exact(&time));
+        assert!(Pushed::exact(&kind.clone().and(time.clone())));
+        assert!(Pushed::exact(&col("vt_s").between(ts_us(1), ts_us(2))));
+        for e in [
+            kind.clone().or(time.clone()),
+            col("vt_s").not_between(ts_us(1), ts_us(2)),
+            col("vt_s").between(ts_us(1), lit(2i64)),
+            kind.and(col("src").eq(lit("n1"))),
+            col("kind").not_eq(lit("edge")),
+            !time,
+        ] {
+            assert!(!Pushed::exact(&e), "{e}");
+        }
+    }
+
+    #[test]
     fn kind_selects_tables_and_other_filters_are_left_to_datafusion() {
         let p = Pushed::of(&[col("kind").eq(lit("edge"))]);
         assert_eq!(
@@ -217,7 +259,7 @@ mod tests {
         }
         // One understood side of a conjunction is enough (the scan keeps a superset).
         let e = col("src").eq(lit("n1")).and(col("vt_s").lt(ts_us(3)));
-        assert!(Pushed::understands(&e));
+        assert!(Pushed::understands(&e) && !Pushed::exact(&e));
         assert!(!Pushed::of(&[e]).passes(&[3, 0, 0, 0]));
     }
 }

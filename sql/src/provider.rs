@@ -9,7 +9,7 @@ use crate::columns::{prop_kinds, schema, Kind};
 use crate::filter::Pushed;
 use crate::scan::{batch, Shape, Table};
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::{SendableRecordBatchStream, TaskContext};
@@ -44,13 +44,32 @@ impl std::fmt::Debug for StoreTable {
     }
 }
 
+/// `schema` with `src`, `dst` and `rel_type` as `Utf8View`: the scan builds them as views
+/// (names of up to 12 bytes are held in the view itself, no byte copied into a buffer).
+fn view_idents(schema: &SchemaRef) -> SchemaRef {
+    let fields: Vec<Field> = schema
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let f = f.as_ref().clone();
+            if (5..=7).contains(&i) {
+                f.with_data_type(DataType::Utf8View)
+            } else {
+                f
+            }
+        })
+        .collect();
+    Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+}
+
 impl StoreTable {
     /// The table of `store`'s rows; with `as_of_tt`, the rows believed at that transaction
     /// time, each as it was believed then (as `tgms export-rows --as-of`). Reads every
     /// row's props once to type the prop columns.
     pub fn new(store: Arc<Store>, as_of_tt: Option<i64>) -> StoreTable {
         let kinds = prop_kinds(&store.snapshot(), as_of_tt);
-        let schema = schema(&kinds);
+        let schema = view_idents(&schema(&kinds));
         StoreTable {
             store,
             as_of: as_of_tt,
@@ -77,7 +96,9 @@ impl TableProvider for StoreTable {
         Ok(filters
             .iter()
             .map(|f| {
-                if Pushed::understands(f) {
+                if Pushed::exact(f) {
+                    TableProviderFilterPushDown::Exact
+                } else if Pushed::understands(f) {
                     TableProviderFilterPushDown::Inexact
                 } else {
                     TableProviderFilterPushDown::Unsupported

@@ -5,14 +5,19 @@
 
 use crate::columns::{believed_tt_e, Kind, PropCol, COLUMNS, PROPS, TIME_COLUMNS};
 use crate::filter::Pushed;
-use datafusion::arrow::array::builder::{StringBuilder, TimestampMicrosecondBuilder};
-use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use datafusion::arrow::array::builder::{StringBuilder, StringViewBuilder};
+use datafusion::arrow::array::{
+    new_null_array, ArrayRef, RecordBatch, RecordBatchOptions, TimestampMicrosecondArray,
+    UInt32Array,
+};
+use datafusion::arrow::compute::take;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
 use serde_json::{Map, Value};
 use std::ops::Range;
 use std::sync::Arc;
-use tgms_engine::{canon, EdgeVersion, NodeVersion, Origin, Snapshot};
+use tgms_engine::{canon, EdgeVersion, NodeVersion, Origin, Snapshot, OPEN_END};
 
 /// The two tables of version rows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,18 +56,22 @@ macro_rules! common {
     };
 }
 
-/// The builder of one projected column.
+/// How one projected column is built.
 enum Out {
-    /// A text column (its index into `COLUMNS`).
+    /// A time column (0..4: `vt_s … tt_e`), built from the block-decoded times.
+    Time(usize),
+    /// `src`, `dst` or `rel_type` (5..=7), built from identity ids.
+    Ident(usize),
+    /// Another text column (its index into `COLUMNS`), read from each row's version.
     Text(usize, StringBuilder),
-    /// A time column (0..4: `vt_s … tt_e`).
-    Time(usize, TimestampMicrosecondBuilder),
-    /// A prop column (the prop's name).
+    /// A prop column (the prop's name), read from each row's props.
     Prop(String, PropCol),
 }
 
 /// The batch of the rows of `table` at storage positions `pos` in `snap` (`None` when no
-/// row there is kept).
+/// row there is kept). The rows kept are found first (from the block-decoded times alone);
+/// then each column is built over them, the time and identity columns in one tight loop
+/// each and the columns read from a row's version in one loop over the rows.
 pub(crate) fn batch(
     snap: &Snapshot<'_>,
     shape: &Shape,
@@ -74,10 +83,9 @@ pub(crate) fn batch(
         .iter()
         .map(|&c| {
             if TIME_COLUMNS.contains(&c) {
-                Out::Time(
-                    c - TIME_COLUMNS.start,
-                    TimestampMicrosecondBuilder::new().with_timezone("UTC"),
-                )
+                Out::Time(c - TIME_COLUMNS.start)
+            } else if (5..=7).contains(&c) {
+                Out::Ident(c)
             } else if c < COLUMNS.len() {
                 Out::Text(c, StringBuilder::new())
             } else {
@@ -86,104 +94,176 @@ pub(crate) fn batch(
             }
         })
         .collect();
-    let wants_props = outs.iter().any(|o| matches!(o, Out::Prop(..)));
-    let wants_rows = outs.iter().any(|o| !matches!(o, Out::Time(..)));
-    // The last props text parsed (rows repeat their props text; the store interns it).
-    let mut parsed: Option<(&str, Map<String, Value>)> = None;
-    let mut rows = 0usize;
     let k = match table {
         Table::Nodes => 0,
         Table::Edges => 1,
     };
+    let n_positions = match table {
+        Table::Nodes => snap.node_positions(),
+        Table::Edges => snap.edge_positions(),
+    };
     let t = snap.row_times(k, pos.clone());
-    // src, dst and rel_type ids from the shared edge columns (one array read each instead
-    // of the identity's three random reads), where a query reads them.
-    let wants_ident = outs.iter().any(|o| matches!(o, Out::Text(5..=7, _)));
-    let cols = (table == Table::Edges && wants_ident).then(|| snap.edge_columns());
-    // Rel-type names by id: a store has few.
-    let mut rel_names: Vec<Option<&str>> = Vec::new();
+    // The rows kept (offsets into `t`) and their `tt_e` as shown.
+    let mut keep: Vec<usize> = Vec::new();
+    let mut shown: Vec<i64> = Vec::new();
     for j in 0..t.stored.len() {
         let (tt_s, tt_e) = (t.tt_s[j], t.tt_e[j]);
         let shown_tt_e = match believed_tt_e(tt_s, tt_e, shape.as_of) {
-            Some(x) if t.stored[j] => x,
+            Some(x) if t.stored[j] && pos.start + j < n_positions => x,
             _ => continue,
         };
-        let times = [t.vt_s[j], t.vt_e[j], tt_s, shown_tt_e];
-        if !shape.pushed.passes(&times) {
-            continue;
-        }
-        // Only the time columns: nothing else of the row is read.
-        if !wants_rows {
-            for o in &mut outs {
-                if let Out::Time(i, b) = o {
-                    b.append_value(times[*i]);
-                }
-            }
-            rows += 1;
-            continue;
-        }
-        let at = (pos.start + j) as u32;
-        let v = match table {
-            Table::Nodes => snap.node_at(at).map(Ver::N),
-            Table::Edges => snap.edge_at(at).map(Ver::E),
-        };
-        let Some(v) = v else {
-            continue;
-        };
-        rows += 1;
-        // A close after `as_of` had not happened then.
-        let closed = shown_tt_e == tt_e;
-        if wants_props {
-            let text = common!(v, props);
-            if parsed.as_ref().is_none_or(|(t, _)| !std::ptr::eq(*t, text)) {
-                let m = match canon::parse(text) {
-                    Ok(Value::Object(m)) => m,
-                    _ => Map::new(),
-                };
-                parsed = Some((text, m));
-            }
-        }
-        let ids = match (&cols, v) {
-            (Some(c), _) if (at as usize) < c.covered() => {
-                let i = at as usize;
-                Some([c.src()[i], c.dst()[i], c.rel()[i]])
-            }
-            (_, Ver::E(e)) => Some([e.src_id(), e.dst_id(), e.rel_id()]),
-            (_, Ver::N(_)) => None,
-        };
-        for o in &mut outs {
-            match o {
-                Out::Time(i, b) => b.append_value(times[*i]),
-                Out::Text(c @ 5..=6, b) => {
-                    b.append_option(ids.map(|ids| snap.uid_name(ids[*c - 5])))
-                }
-                Out::Text(7, b) => b.append_option(ids.map(|ids| {
-                    let r = ids[2] as usize;
-                    if rel_names.len() <= r {
-                        rel_names.resize(r + 1, None);
-                    }
-                    *rel_names[r].get_or_insert_with(|| snap.rel_type_name(ids[2]))
-                })),
-                Out::Text(c, b) => append_text(b, *c, v, closed),
-                Out::Prop(name, col) => {
-                    col.push(parsed.as_ref().and_then(|(_, m)| m.get(name.as_str())))
-                }
-            }
+        if shape
+            .pushed
+            .passes(&[t.vt_s[j], t.vt_e[j], tt_s, shown_tt_e])
+        {
+            keep.push(j);
+            shown.push(shown_tt_e);
         }
     }
-    if rows == 0 {
+    if keep.is_empty() {
         return Ok(None);
     }
-    let arrays: Vec<ArrayRef> = outs
-        .iter_mut()
-        .map(|o| match o {
-            Out::Time(_, b) => Arc::new(b.finish()) as ArrayRef,
-            Out::Text(_, b) => Arc::new(b.finish()) as ArrayRef,
-            Out::Prop(_, col) => col.finish(),
+    let at = |j: usize| (pos.start + j) as u32;
+    let mut arrays: Vec<Option<ArrayRef>> = vec![None; outs.len()];
+    // The identity ids of the kept edge rows: from the shared edge columns (one array read
+    // each instead of the identity's three random reads), where a query reads them.
+    let ids: Option<Vec<Option<[u32; 3]>>> =
+        (table == Table::Edges && outs.iter().any(|o| matches!(o, Out::Ident(_)))).then(|| {
+            let cols = snap.edge_columns();
+            keep.iter()
+                .map(|&j| {
+                    let i = at(j) as usize;
+                    if i < cols.covered() {
+                        Some([cols.src()[i], cols.dst()[i], cols.rel()[i]])
+                    } else {
+                        let e = snap.edge_at(at(j))?;
+                        Some([e.src_id(), e.dst_id(), e.rel_id()])
+                    }
+                })
+                .collect()
+        });
+    for (o, slot) in outs.iter().zip(&mut arrays) {
+        match *o {
+            Out::Time(i) => {
+                let values: Vec<i64> = match i {
+                    0 => keep.iter().map(|&j| t.vt_s[j]).collect(),
+                    1 => keep.iter().map(|&j| t.vt_e[j]).collect(),
+                    2 => keep.iter().map(|&j| t.tt_s[j]).collect(),
+                    _ => shown.clone(),
+                };
+                let a = TimestampMicrosecondArray::from(values).with_timezone("UTC");
+                *slot = Some(Arc::new(a));
+            }
+            Out::Ident(c) => {
+                let a = match &ids {
+                    None => new_null_array(&DataType::Utf8View, keep.len()),
+                    Some(ids) if c == 7 => {
+                        names_column(ids.iter().map(|x| x.map(|x| x[2])), |r| {
+                            snap.rel_type_name(r)
+                        })?
+                    }
+                    Some(ids) => {
+                        let mut b = StringViewBuilder::with_capacity(ids.len());
+                        for x in ids {
+                            b.append_option(x.map(|x| snap.uid_name(x[c - 5])));
+                        }
+                        Arc::new(b.finish())
+                    }
+                };
+                *slot = Some(a);
+            }
+            Out::Text(..) | Out::Prop(..) => {}
+        }
+    }
+    if outs
+        .iter()
+        .any(|o| matches!(o, Out::Text(..) | Out::Prop(..)))
+    {
+        let wants_props = outs.iter().any(|o| matches!(o, Out::Prop(..)));
+        let props = if wants_props {
+            snap.row_props(k, pos.clone())
+        } else {
+            Vec::new()
+        };
+        // The last props text parsed (rows repeat their props text; the store interns it).
+        let mut parsed: Option<(&str, Map<String, Value>)> = None;
+        for (r, &j) in keep.iter().enumerate() {
+            // The row's version, looked up by the first column that reads it.
+            let mut v: Option<Option<Ver>> = None;
+            let version = || match table {
+                Table::Nodes => snap.node_at(at(j)).map(Ver::N),
+                Table::Edges => snap.edge_at(at(j)).map(Ver::E),
+            };
+            // A row never closed has no close to show; a close after `as_of` had not
+            // happened then.
+            let closed = t.tt_e[j] != OPEN_END && shown[r] == t.tt_e[j];
+            if let Some(&text) = props.get(j) {
+                if parsed.as_ref().is_none_or(|(t, _)| !std::ptr::eq(*t, text)) {
+                    let m = match canon::parse(text) {
+                        Ok(Value::Object(m)) => m,
+                        _ => Map::new(),
+                    };
+                    parsed = Some((text, m));
+                }
+            }
+            for o in &mut outs {
+                match o {
+                    Out::Text(0, b) => b.append_value(match table {
+                        Table::Nodes => "node",
+                        Table::Edges => "edge",
+                    }),
+                    // `closed_by`, `close_reason`: no close shown.
+                    Out::Text(18 | 19, b) if !closed => b.append_null(),
+                    Out::Text(c, b) => match *v.get_or_insert_with(version) {
+                        Some(v) => append_text(b, *c, v, closed),
+                        None => b.append_null(),
+                    },
+                    Out::Prop(name, col) => {
+                        col.push(parsed.as_ref().and_then(|(_, m)| m.get(name.as_str())))
+                    }
+                    _ => {}
+                }
+            }
+        }
+        for (o, slot) in outs.iter_mut().zip(&mut arrays) {
+            match o {
+                Out::Text(_, b) => *slot = Some(Arc::new(b.finish())),
+                Out::Prop(_, col) => *slot = Some(col.finish()),
+                _ => {}
+            }
+        }
+    }
+    let arrays: Vec<ArrayRef> = arrays.into_iter().flatten().collect();
+    let opts = RecordBatchOptions::new().with_row_count(Some(keep.len()));
+    RecordBatch::try_new_with_options(shape.schema.clone(), arrays, &opts).map(Some)
+}
+
+/// A `Utf8View` column of the names of `ids` (`None`: null; a store has few, numbered
+/// densely, like rel types): views into one small array of the batch's distinct names,
+/// gathered by `take`, so a row costs a 16-byte view and no copy of its name.
+fn names_column<'s>(
+    ids: impl Iterator<Item = Option<u32>>,
+    name: impl Fn(u32) -> &'s str,
+) -> Result<ArrayRef, ArrowError> {
+    let mut code: Vec<Option<u32>> = Vec::new();
+    let mut distinct = StringViewBuilder::new();
+    let mut n = 0u32;
+    let idx: UInt32Array = ids
+        .map(|id| {
+            id.map(|id| {
+                let i = id as usize;
+                if code.len() <= i {
+                    code.resize(i + 1, None);
+                }
+                *code[i].get_or_insert_with(|| {
+                    distinct.append_value(name(id));
+                    n += 1;
+                    n - 1
+                })
+            })
         })
         .collect();
-    let opts = RecordBatchOptions::new().with_row_count(Some(rows));
-    RecordBatch::try_new_with_options(shape.schema.clone(), arrays, &opts).map(Some)
+    take(&distinct.finish(), &idx, None)
 }
 
 /// Appends text column `c` of version `v` (`closed`: its close is shown); `src`, `dst` and
@@ -204,8 +284,17 @@ fn append_text(b: &mut StringBuilder, c: usize, v: Ver<'_>, closed: bool) {
         (15, v) => b.append_value(common!(v, provenance_ref)),
         (16, v) => b.append_value(common!(v, origin).as_str()),
         (17, v) => b.append_option(common!(v, reason)),
-        (18, v) => b.append_option(origin(common!(v, closed_by)).filter(|_| closed)),
-        (19, v) => b.append_option(common!(v, close_reason).filter(|_| closed)),
+        // Read only where a close is shown.
+        (18, v) => b.append_option(if closed {
+            origin(common!(v, closed_by))
+        } else {
+            None
+        }),
+        (19, v) => b.append_option(if closed {
+            common!(v, close_reason)
+        } else {
+            None
+        }),
         // A column that does not apply to the row's kind.
         _ => b.append_null(),
     }

@@ -163,6 +163,82 @@ fn the_table_holds_every_stored_row_once() {
     );
 }
 
+/// Per stored row believed at `as_of` (every stored row when `None`): its vid, one prop
+/// read from its props text (numbers as `f64`, else the JSON text), and the origin and reason of its close where the
+/// close is shown (a close after `as_of` had not happened then; a row believed at `as_of`
+/// was not yet closed).
+type CloseRow = (String, Option<String>, Option<String>, Option<String>);
+
+#[test]
+fn close_and_prop_columns_equal_each_version_now_and_before() {
+    let (_, st, epoch1) = store();
+    let snap = st.snapshot();
+    let norm = |v: &Value| match v.as_f64() {
+        Some(f) => format!("{f}"),
+        None => v.to_string(),
+    };
+    // Before epoch 1 the store's only prop is the marker's `name`.
+    for (as_of, prop) in [(None, "weight"), (Some(*epoch1), "name")] {
+        let believed = |tt_s: i64, tt_e: i64| as_of.is_none_or(|t| tt_s <= t && t < tt_e);
+        let weight = |props: &str| {
+            let v: Value = serde_json::from_str(props).unwrap();
+            v.get(prop).filter(|v| !v.is_null()).map(norm)
+        };
+        let shown = |by: Option<tgms_engine::Origin>, reason: Option<&str>| {
+            if as_of.is_some() {
+                (None, None)
+            } else {
+                (
+                    by.map(|o| o.as_str().to_string()),
+                    reason.map(str::to_string),
+                )
+            }
+        };
+        let mut want: Vec<CloseRow> = Vec::new();
+        for n in snap
+            .all_nodes()
+            .iter()
+            .filter(|n| believed(n.tt_s(), n.tt_e()))
+        {
+            let (by, reason) = shown(n.closed_by(), n.close_reason());
+            want.push((n.vid(), weight(n.props()), by, reason));
+        }
+        for e in snap
+            .all_edges()
+            .iter()
+            .filter(|e| believed(e.tt_s(), e.tt_e()))
+        {
+            let (by, reason) = shown(e.closed_by(), e.close_reason());
+            want.push((e.vid(), weight(e.props()), by, reason));
+        }
+        want.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let q = format!("SELECT vid, prop_{prop} AS p, closed_by, close_reason FROM rows");
+        let rows = sql_on(st, as_of, &q);
+        let mut got: Vec<CloseRow> = rows
+            .iter()
+            .map(|r| {
+                let opt = |k: &str| r.get(k).and_then(Value::as_str).map(str::to_string);
+                (
+                    text(r, "vid"),
+                    r.get("p").map(norm),
+                    opt("closed_by"),
+                    opt("close_reason"),
+                )
+            })
+            .collect();
+        got.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        assert_eq!(got.len(), want.len(), "as_of {as_of:?}");
+        assert!(
+            got == want,
+            "as_of {as_of:?}: the close or prop columns differ"
+        );
+        // The store holds closed rows and weights, so the comparison is not vacuous.
+        if as_of.is_none() {
+            assert!(want.iter().any(|r| r.3.is_some()) && want.iter().any(|r| r.1.is_some()));
+        }
+    }
+}
+
 #[test]
 fn history_of_a_corrected_node_equals_entity_history_now_and_before() {
     let (_, st, tt_epoch1) = store();
