@@ -66,6 +66,8 @@ enum Out {
     Text(usize, StringBuilder),
     /// A prop column (the prop's name), read from each row's props.
     Prop(String, PropCol),
+    /// `closed_by` or `close_reason` of a batch without a close to show: all null.
+    NoClose,
 }
 
 /// The batch of the rows of `table` at storage positions `pos` in `snap` (`None` when no
@@ -123,6 +125,15 @@ pub(crate) fn batch(
     if keep.is_empty() {
         return Ok(None);
     }
+    // A row never closed has no close to show; a close after `as_of` had not happened then.
+    let closed = |r: usize, j: usize| t.tt_e[j] != OPEN_END && shown[r] == t.tt_e[j];
+    if !keep.iter().enumerate().any(|(r, &j)| closed(r, j)) {
+        for o in &mut outs {
+            if matches!(o, Out::Text(18 | 19, _)) {
+                *o = Out::NoClose;
+            }
+        }
+    }
     let at = |j: usize| (pos.start + j) as u32;
     let mut arrays: Vec<Option<ArrayRef>> = vec![None; outs.len()];
     // The identity ids of the kept edge rows: from the shared edge columns (one array read
@@ -172,6 +183,7 @@ pub(crate) fn batch(
                 };
                 *slot = Some(a);
             }
+            Out::NoClose => *slot = Some(new_null_array(&DataType::Utf8, keep.len())),
             Out::Text(..) | Out::Prop(..) => {}
         }
     }
@@ -194,9 +206,7 @@ pub(crate) fn batch(
                 Table::Nodes => snap.node_at(at(j)).map(Ver::N),
                 Table::Edges => snap.edge_at(at(j)).map(Ver::E),
             };
-            // A row never closed has no close to show; a close after `as_of` had not
-            // happened then.
-            let closed = t.tt_e[j] != OPEN_END && shown[r] == t.tt_e[j];
+            let closed = closed(r, j);
             if let Some(&text) = props.get(j) {
                 if parsed.as_ref().is_none_or(|(t, _)| !std::ptr::eq(*t, text)) {
                     let m = match canon::parse(text) {
