@@ -414,22 +414,26 @@ pub fn read_csv(
 }
 
 /// Reads a Parquet file: its top-level columns by name, one row per event, row numbers
-/// (1-based) as line numbers. Compression codecs are not built in: a compressed file is
+/// (1-based) as line numbers. Only the columns the mapping reads are decoded, a record
+/// batch at a time (Parquet's Arrow reader: the same cells as an Arrow stream of the same
+/// table, [`arrow_cell`]). Compression codecs are not built in: a compressed file is
 /// refused with the fix (write it uncompressed, or as CSV).
 pub fn read_parquet(
     path: &Path,
     map: &Mapping,
-    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+    f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
 ) -> Result<()> {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::ProjectionMask;
     let Some(cols) = &map.columns else {
         return Err(Error::invalid(
             "--format parquet needs --src, --dst and --time-col",
         ));
     };
     check_rel(map, cols)?;
-    let pq = |e: parquet::errors::ParquetError| {
-        let hint = if e.to_string().contains("codec") || e.to_string().contains("compression") {
+    let pq = |e: &dyn std::fmt::Display| {
+        let e = e.to_string();
+        let hint = if e.contains("codec") || e.contains("compression") {
             " (this build reads uncompressed Parquet only: write the file with compression \
              NONE, e.g. pandas `to_parquet(compression=None)`, or as CSV)"
         } else {
@@ -441,52 +445,58 @@ pub fn read_parquet(
         ))
     };
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let reader = SerializedFileReader::new(file).map_err(pq)?;
-    let header: Vec<String> = reader
-        .metadata()
-        .file_metadata()
-        .schema_descr()
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| pq(&e))?;
+    let header: Vec<String> = builder
+        .parquet_schema()
         .root_schema()
         .get_fields()
         .iter()
         .map(|t| t.name().to_string())
         .collect();
     let resolved = cols.resolve(path, &header)?;
-    let mut cells = Vec::with_capacity(header.len());
-    for (i, row) in reader.get_row_iter(None).map_err(pq)?.enumerate() {
-        let row = row.map_err(pq)?;
-        cells.clear();
-        cells.extend(row.get_column_iter().map(|(_, v)| cell_of(v)));
-        if !f(resolved.record(map, cols, i as u64 + 1, &cells))? {
-            break;
+    let used = resolved.used(header.len());
+    // The projected batches hold the used columns in file order.
+    let at: Vec<usize> = (0..header.len()).filter(|&i| used[i]).collect();
+    let mask = ProjectionMask::roots(builder.parquet_schema(), at.iter().copied());
+    let reader = builder
+        .with_projection(mask)
+        .with_batch_size(BATCH_ROWS)
+        .build()
+        .map_err(|e| pq(&e))?;
+    let batches = reader.map(|b| b.map_err(|e| pq(&e)));
+    feed_batches(batches, &at, header.len(), &resolved, map, cols, f)
+}
+
+/// Rows per record batch read from a Parquet file.
+const BATCH_ROWS: usize = 8192;
+
+/// Turns the rows of `batches` into records for `f`, numbering rows from 1 across batches:
+/// batch column `j` is the file's column `at[j]` (of `n`); the file's other columns read as
+/// null (the mapping does not read them). Stops when `f` says so.
+fn feed_batches(
+    batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>,
+    at: &[usize],
+    n: usize,
+    resolved: &Resolved,
+    map: &Mapping,
+    cols: &Columns,
+    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+) -> Result<()> {
+    let mut cells = vec![Cell::Null; n];
+    let mut no = 0u64;
+    for batch in batches {
+        let batch = batch?;
+        for row in 0..batch.num_rows() {
+            no += 1;
+            for (col, &i) in batch.columns().iter().zip(at) {
+                cells[i] = arrow_cell(col.as_ref(), row);
+            }
+            if !f(resolved.record(map, cols, no, &cells))? {
+                return Ok(());
+            }
         }
     }
     Ok(())
-}
-
-/// A Parquet field as a [`Cell`].
-fn cell_of(v: &parquet::record::Field) -> Cell {
-    use parquet::record::Field as F;
-    match v {
-        F::Null => Cell::Null,
-        F::Bool(b) => Cell::Bool(*b),
-        F::Byte(n) => Cell::Int(i64::from(*n)),
-        F::Short(n) => Cell::Int(i64::from(*n)),
-        F::Int(n) => Cell::Int(i64::from(*n)),
-        F::Long(n) => Cell::Int(*n),
-        F::UByte(n) => Cell::Int(i64::from(*n)),
-        F::UShort(n) => Cell::Int(i64::from(*n)),
-        F::UInt(n) => Cell::Int(i64::from(*n)),
-        F::ULong(n) => i64::try_from(*n).map_or(Cell::Other(n.to_string()), Cell::Int),
-        F::Float(x) => Cell::Float(f64::from(*x)),
-        F::Double(x) => Cell::Float(*x),
-        F::Str(s) => Cell::Text(s.clone()),
-        F::TimestampMillis(t) => t
-            .checked_mul(1000)
-            .map_or(Cell::Other(t.to_string()), Cell::TimeUs),
-        F::TimestampMicros(t) => Cell::TimeUs(*t),
-        other => Cell::Other(format!("a Parquet {other:?} value")),
-    }
 }
 
 /// Reads an Arrow IPC stream file (`export-rows --format arrow`, pyarrow's
@@ -496,7 +506,7 @@ fn cell_of(v: &parquet::record::Field) -> Cell {
 pub fn read_arrow_ipc(
     path: &Path,
     map: &Mapping,
-    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+    f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
 ) -> Result<()> {
     let Some(cols) = &map.columns else {
         return Err(Error::invalid(
@@ -526,23 +536,10 @@ pub fn read_arrow_ipc(
         .collect();
     let resolved = cols.resolve(path, &header)?;
     let used = resolved.used(header.len());
-    let mut cells = vec![Cell::Null; header.len()];
-    let mut no = 0u64;
-    for batch in reader {
-        let batch = batch.map_err(ipc)?;
-        for row in 0..batch.num_rows() {
-            no += 1;
-            for (i, col) in batch.columns().iter().enumerate() {
-                if used[i] {
-                    cells[i] = arrow_cell(col.as_ref(), row);
-                }
-            }
-            if !f(resolved.record(map, cols, no, &cells))? {
-                return Ok(());
-            }
-        }
-    }
-    Ok(())
+    // Every column is in each batch; only the used ones are converted.
+    let at: Vec<usize> = (0..header.len()).filter(|&i| used[i]).collect();
+    let batches = reader.map(|b| b.map_err(ipc).and_then(|b| b.project(&at).map_err(ipc)));
+    feed_batches(batches, &at, header.len(), &resolved, map, cols, f)
 }
 
 impl Resolved {

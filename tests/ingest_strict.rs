@@ -336,6 +336,66 @@ fn a_broken_field_at_every_position_of_every_format_names_its_line_and_field() {
     assert_eq!(after["n_edge_versions"], 25);
 }
 
+/// Parquet rows are numbered across the reader's record batches (8,192 rows each): a bad
+/// row in the third batch is named by its row number, and the rows before it all load with
+/// `--on-error skip`.
+#[test]
+fn parquet_rows_are_numbered_across_record_batches() {
+    let d = tempfile::tempdir().unwrap();
+    let s = init(d.path(), "s");
+    let bad_row = 17_001; // 1-based, in the third batch of 8,192
+    let rows: Vec<Vec<String>> = (1..=20_000)
+        .map(|i| {
+            let t = if i == bad_row {
+                "x".to_string()
+            } else {
+                (1000 + i).to_string()
+            };
+            vec![format!("a{}", i % 97), format!("b{}", i % 89), t]
+        })
+        .collect();
+    let f = d.path().join("many.parquet");
+    write_parquet(&f, &["from", "to", "ts"], &rows);
+    let args = [
+        "ingest",
+        p(&s),
+        p(&f),
+        "--format",
+        "parquet",
+        "--src",
+        "from",
+        "--dst",
+        "to",
+        "--time-col",
+        "ts",
+        "--rel-type",
+        "R",
+    ];
+    let o = tgms(&args);
+    assert_eq!(o.status.code(), Some(1), "{o:?}");
+    let e = json_out(&o);
+    assert_eq!(
+        (
+            e["details"]["line"].as_u64(),
+            e["details"]["field"].as_str()
+        ),
+        (Some(bad_row as u64), Some("ts")),
+        "{e}"
+    );
+    let mut skip = args.to_vec();
+    skip.extend(["--on-error", "skip"]);
+    let v = json_out(&ok(tgms(&skip)));
+    assert_eq!(
+        (
+            v["lines"].as_u64(),
+            v["events"].as_u64(),
+            v["skipped_lines"].as_u64()
+        ),
+        (Some(20_000), Some(19_999), Some(1)),
+        "{v}"
+    );
+}
+
 #[test]
 fn wrong_field_counts_and_bad_json_are_line_errors() {
     let d = tempfile::tempdir().unwrap();
