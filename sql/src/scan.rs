@@ -15,6 +15,7 @@ use datafusion::arrow::datatypes::DataType;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::error::ArrowError;
 use serde_json::{Map, Value};
+use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
 use tgms_engine::{canon, EdgeVersion, NodeVersion, Origin, Snapshot, OPEN_END};
@@ -248,33 +249,41 @@ pub(crate) fn batch(
     RecordBatch::try_new_with_options(shape.schema.clone(), arrays, &opts).map(Some)
 }
 
-/// A `Utf8View` column of the names of `ids` (`None`: null; a store has few, numbered
-/// densely, like rel types): views into one small array of the batch's distinct names,
-/// gathered by `take`, so a row costs a 16-byte view and no copy of its name.
+/// A `Utf8View` column of the names of `ids` (`None`: null) when a batch has few distinct
+/// ones, like rel types: views into one small array of the batch's distinct names,
+/// gathered by `take`, so a row costs a 16-byte view and no copy of its name. The first
+/// [`FEW`] distinct ids are found by a linear search (ids are string ids, which can be
+/// large: nothing is indexed by them), any further ones by a hash map.
 fn names_column<'s>(
     ids: impl Iterator<Item = Option<u32>>,
     name: impl Fn(u32) -> &'s str,
 ) -> Result<ArrayRef, ArrowError> {
-    let mut code: Vec<Option<u32>> = Vec::new();
+    let mut few: Vec<(u32, u32)> = Vec::new();
+    let mut more: HashMap<u32, u32> = HashMap::new();
     let mut distinct = StringViewBuilder::new();
     let mut n = 0u32;
-    let idx: UInt32Array = ids
-        .map(|id| {
-            id.map(|id| {
-                let i = id as usize;
-                if code.len() <= i {
-                    code.resize(i + 1, None);
-                }
-                *code[i].get_or_insert_with(|| {
-                    distinct.append_value(name(id));
-                    n += 1;
-                    n - 1
-                })
-            })
-        })
-        .collect();
+    let mut code = |id: u32| {
+        if let Some(&(_, c)) = few.iter().find(|(i, _)| *i == id) {
+            return c;
+        }
+        if let Some(&c) = more.get(&id) {
+            return c;
+        }
+        distinct.append_value(name(id));
+        if few.len() < FEW {
+            few.push((id, n));
+        } else {
+            more.insert(id, n);
+        }
+        n += 1;
+        n - 1
+    };
+    let idx: UInt32Array = ids.map(|id| id.map(&mut code)).collect();
     take(&distinct.finish(), &idx, None)
 }
+
+/// Distinct names [`names_column`] finds by a linear search.
+const FEW: usize = 16;
 
 /// Appends text column `c` of version `v` (`closed`: its close is shown); `src`, `dst` and
 /// `rel_type` are appended by the caller.
@@ -307,5 +316,35 @@ fn append_text(b: &mut StringBuilder, c: usize, v: Ver<'_>, closed: bool) {
         }),
         // A column that does not apply to the row's kind.
         _ => b.append_null(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Array, AsArray};
+
+    #[test]
+    fn names_column_gathers_each_name_and_keeps_nulls() {
+        // More distinct ids than the linear search holds, some of them large string ids.
+        let ids: Vec<Option<u32>> = (0..200u32)
+            .map(|i| {
+                (i % 7 != 3).then_some(if i % 2 == 0 {
+                    i % 40
+                } else {
+                    4_000_000_000 - i % 30
+                })
+            })
+            .collect();
+        let name = |id: u32| -> &'static str { Box::leak(format!("r{id}").into_boxed_str()) };
+        let a = names_column(ids.iter().copied(), name).unwrap();
+        let a = a.as_string_view();
+        assert_eq!(a.len(), ids.len());
+        for (i, id) in ids.iter().enumerate() {
+            match id {
+                None => assert!(a.is_null(i)),
+                Some(id) => assert_eq!(a.value(i), format!("r{id}")),
+            }
+        }
     }
 }
