@@ -1265,16 +1265,13 @@ impl<'a> Snapshot<'a> {
             Src::Mem(st) => rows(&st.table(k)[start..end], &mut t),
             Src::Map(b) => base_block(b, start, end, &mut t),
             Src::Over(o) => {
-                let above = o.above_rows(k);
-                // The first position above the image.
-                let nb = o.n_rows(k) - above.len();
-                let mid = nb.clamp(start, end);
+                let (mid, above) = split_at_image(o, k, start, end);
                 base_block(&o.base, start, mid, &mut t);
                 // Image rows that a flush segment closed since.
                 for (i, tt_e) in o.closed_since(k, start..mid) {
                     t.tt_e[i - start] = tt_e;
                 }
-                rows(&above[mid.max(nb) - nb..end.max(nb) - nb], &mut t);
+                rows(above, &mut t);
             }
         }
         t
@@ -1292,15 +1289,9 @@ impl<'a> Snapshot<'a> {
             Src::Mem(st) => st.table(k)[start..end].iter().map(|r| r.content).collect(),
             Src::Map(b) => b.row_content_range(k, start, end),
             Src::Over(o) => {
-                let above = o.above_rows(k);
-                let nb = o.n_rows(k) - above.len();
-                let mid = nb.clamp(start, end);
+                let (mid, above) = split_at_image(o, k, start, end);
                 let mut v = o.base.row_content_range(k, start, mid);
-                v.extend(
-                    above[mid.max(nb) - nb..end.max(nb) - nb]
-                        .iter()
-                        .map(|r| r.content),
-                );
+                v.extend(above.iter().map(|r| r.content));
                 v
             }
         };
@@ -1766,6 +1757,16 @@ pub struct RowTimes {
     pub tt_s: Vec<i64>,
     /// Transaction-time end, µs (`OPEN_END` while believed).
     pub tt_e: Vec<i64>,
+}
+
+/// Positions `[start, end)` of table `k` over an image: the image's are `[start, mid)`
+/// (`mid` returned), the rest are the rows above it (returned).
+fn split_at_image(o: &Lazy, k: usize, start: usize, end: usize) -> (usize, &[Row]) {
+    let above = o.above_rows(k);
+    // The first position above the image.
+    let nb = o.n_rows(k) - above.len();
+    let mid = nb.clamp(start, end);
+    (mid, &above[mid.max(nb) - nb..end.max(nb) - nb])
 }
 
 /// An edge version view.

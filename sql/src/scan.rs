@@ -101,10 +101,6 @@ pub(crate) fn batch(
         Table::Nodes => 0,
         Table::Edges => 1,
     };
-    let n_positions = match table {
-        Table::Nodes => snap.node_positions(),
-        Table::Edges => snap.edge_positions(),
-    };
     let t = snap.row_times(k, pos.clone());
     // The rows kept (offsets into `t`) and their `tt_e` as shown.
     let mut keep: Vec<usize> = Vec::new();
@@ -112,7 +108,7 @@ pub(crate) fn batch(
     for j in 0..t.stored.len() {
         let (tt_s, tt_e) = (t.tt_s[j], t.tt_e[j]);
         let shown_tt_e = match believed_tt_e(tt_s, tt_e, shape.as_of) {
-            Some(x) if t.stored[j] && pos.start + j < n_positions => x,
+            Some(x) if t.stored[j] => x,
             _ => continue,
         };
         if shape
