@@ -297,7 +297,7 @@ fn fuzz_segment_verifier() {
         let Some(sealed) = reseal(b) else {
             return Ok(());
         };
-        let opened = seg::open_image(&sealed);
+        let opened = tgms_engine::base::open_image(&sealed);
         if opened.is_ok() {
             if let Err(e) = seg::decode_structure(&sealed) {
                 return Err(format!(

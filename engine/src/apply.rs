@@ -8,11 +8,22 @@
 
 use crate::error::{Error, Result};
 use crate::ident;
+use crate::model::{ordinal_of, Content, Disc, Row, NONE};
 use crate::op::{AssertEdge, AssertNode, Correct, IngestEvents, Op, Origin, Ref, Retract};
-use crate::state::{ordinal_of, Content, Disc, Row, Trace, NONE};
 use crate::time::{overlaps, OPEN_END};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
+
+/// What the ops applied since the trace was (re)set did beyond TGMS's rules (§13.3).
+#[derive(Default, Debug)]
+pub(crate) struct Trace {
+    /// One entry per `assert_edge` op applied, in op order: whether the op inserted a node
+    /// version for `src` / for `dst` (D-W3).
+    pub(crate) created_endpoints: Vec<[bool; 2]>,
+    /// Ingest events whose identity had believed versions overlapping the event's interval,
+    /// so that the carving rule superseded rows (D-W2).
+    pub(crate) carved_events: u64,
+}
 
 /// Key of the explicit-identity map: `(src, dst, rel_type, disc)` as ids.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

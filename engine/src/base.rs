@@ -19,16 +19,15 @@
 //! [`State`]: crate::state::State
 
 use crate::bitmap::RoaringView;
-use crate::cols::EdgeColumns;
 use crate::error::CorruptionKind;
-use crate::lowercase::LowerHeap;
 use crate::mmap::SegBytes;
+use crate::model::{Content, Disc, IdentRec, Marks, Row, NONE};
 use crate::op::Origin;
+use crate::search::first_not_below;
 use crate::seg::{self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_TIME_INDEX};
-use crate::state::{Content, Disc, IdentRec, Marks, Row, NONE};
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 mod structure;
 
@@ -600,18 +599,10 @@ impl RowBlock {
     }
 }
 
-/// Per-zone caches of a base image that the first scan needing them builds
-/// (`mapscan.rs`); the image itself never changes, so they never go stale.
+/// Caches of a base image's own decoding that the first read needing them builds; the
+/// image itself never changes, so they never go stale.
 #[derive(Default)]
 pub(crate) struct Caches {
-    /// Valid-time bounds of each zone of rows, per table (0 nodes, 1 edges).
-    pub(crate) zones: [OnceLock<Vec<crate::mapscan::Zone>>; 2],
-    /// The compact edge columns of every edge row.
-    pub(crate) cols: OnceLock<Arc<EdgeColumns>>,
-    /// The lowercase uid search heap.
-    pub(crate) lower: OnceLock<LowerHeap>,
-    /// The edge rows not believed at the current belief state.
-    pub(crate) unbelieved: OnceLock<crate::mapscan::Unbelieved>,
     /// The offsets of the uid heap (0) and of the string heap (1), decoded when small
     /// enough (see [`Base::cached_str`]; empty otherwise).
     heap_offs: [OnceLock<Vec<u32>>; 2],
@@ -790,21 +781,6 @@ fn tt_runs(
         return Err("runs do not cover the rows".into());
     }
     Ok(runs)
-}
-
-/// The first index in `0..n` at which `below` is false, for a `below` that holds on a prefix
-/// of the range (a binary search over positions whose keys are read on demand).
-pub(crate) fn first_not_below(n: usize, below: impl Fn(usize) -> bool) -> usize {
-    let (mut lo, mut hi) = (0, n);
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        if below(mid) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
-        }
-    }
-    lo
 }
 
 /// `vt_e` of rows from their `vt_s` and stored lengths (0 = open end).
@@ -1714,6 +1690,24 @@ impl Base {
     }
 }
 
+/// Opens a full image the way a store's mapped open does (checksums, directory, column
+/// headers, then the structural checks of `base/structure.rs`) and reads every row, content
+/// and identity through it: `Err((file offset, what))` on the first problem. Fuzz targets
+/// hold it to [`seg::decode_structure`]: what it accepts, the decoding path accepts too.
+pub fn open_image(b: &[u8]) -> Result<(), SegErr> {
+    let base = Base::open(SegBytes::Heap(b.to_vec()))?;
+    for k in 0..2 {
+        for r in 0..base.n_rows(k) as u32 {
+            let row = base.row(k, r);
+            let _ = base.content(row.content);
+            if k == 1 {
+                let _ = base.ident(row.ident);
+            }
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -2614,7 +2608,7 @@ pub(crate) mod tests {
                 e.starts_with(&format!("chunk {id}: ")) && e.contains(&want),
                 "chunk {id}: {e}"
             );
-            assert!(seg::open_image(&forged).is_err());
+            assert!(open_image(&forged).is_err());
         }
         // A valid time that runs past the open end (start and length each legal).
         let near = OPEN_END - 2;
@@ -2641,7 +2635,7 @@ pub(crate) mod tests {
             );
         }
         // The unforged image opens and reads.
-        seg::open_image(&bytes).unwrap();
+        open_image(&bytes).unwrap();
     }
 
     /// The checks at open make random access agree with the full decoder: for every bit

@@ -7,8 +7,8 @@
 //! (covered by the chunk's crc32); `seg::verify` deserializes the whole bitmap with the
 //! crate and compares it with the close rows.
 
-use crate::base::first_not_below;
 use crate::error::CorruptionKind;
+use crate::search::first_not_below;
 
 /// The cookie of the portable format without run containers.
 pub const COOKIE: u32 = 12346;

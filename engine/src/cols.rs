@@ -10,7 +10,7 @@
 //! `covered` drops them ([`ColCache::truncate`]). Built lazily by the first read that needs
 //! them, so opening a store and ingest pay nothing.
 
-use crate::state::{EdgeIdent, Row};
+use crate::model::Row;
 use crate::tindex::{Covers, TailCache};
 use rayon::prelude::*;
 use std::sync::Arc;
@@ -46,14 +46,17 @@ impl EdgeColumns {
         &self.dst
     }
 
-    fn extend(&mut self, rows: &[Row], idents: &[EdgeIdent]) {
+    /// Extends the columns over `rows`; `ident(i)` is edge identity `i`'s `(rel, src, dst)`.
+    fn extend(&mut self, rows: &[Row], ident: impl Fn(u32) -> [u32; 3] + Sync) {
         let from = self.vt_s.len();
         let part = &rows[from..];
         self.vt_s.par_extend(part.par_iter().map(|r| r.vt_s));
-        let ident = |r: &Row| &idents[r.ident as usize];
-        self.rel.par_extend(part.par_iter().map(|r| ident(r).rel));
-        self.src.par_extend(part.par_iter().map(|r| ident(r).src));
-        self.dst.par_extend(part.par_iter().map(|r| ident(r).dst));
+        self.rel
+            .par_extend(part.par_iter().map(|r| ident(r.ident)[0]));
+        self.src
+            .par_extend(part.par_iter().map(|r| ident(r.ident)[1]));
+        self.dst
+            .par_extend(part.par_iter().map(|r| ident(r.ident)[2]));
     }
 }
 
@@ -68,11 +71,16 @@ impl Covers for EdgeColumns {
 pub(crate) struct ColCache(TailCache<EdgeColumns>);
 
 impl ColCache {
-    /// Columns covering all but at most an eighth of `rows`.
-    pub(crate) fn get(&self, rows: &[Row], idents: &[EdgeIdent]) -> Arc<EdgeColumns> {
+    /// Columns covering all but at most an eighth of `rows`; `ident(i)` is edge identity
+    /// `i`'s `(rel, src, dst)`.
+    pub(crate) fn get(
+        &self,
+        rows: &[Row],
+        ident: impl Fn(u32) -> [u32; 3] + Sync,
+    ) -> Arc<EdgeColumns> {
         self.0.get(rows.len(), |prev| {
             let mut cols = prev.cloned().unwrap_or_default();
-            cols.extend(rows, idents);
+            cols.extend(rows, ident);
             cols
         })
     }

@@ -12,12 +12,13 @@
 //! in segment order already, and the merge keeps ties in their previous order (image rows
 //! before the delta's, the delta's in their store order), as the stable sort does.
 
-use crate::base::{first_not_below, Base};
+use crate::base::Base;
 use crate::delta::Delta;
 use crate::lazy::Lazy;
+use crate::model::{closure_of, Closure, Marks, Row, NONE};
 use crate::op::Origin;
+use crate::search::first_not_below;
 use crate::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
-use crate::state::{closure_of, Closure, Marks, Row, NONE};
 use crate::time::OPEN_END;
 use rayon::prelude::*;
 use std::io::Write;

@@ -15,8 +15,9 @@
 use crate::base::Base;
 use crate::error::CorruptionKind;
 use crate::ident::{self, Id12};
+use crate::model::{Content, Disc, IdentRec, Marks, Row, SegData, NONE};
 use crate::op::Origin;
-use crate::state::{Content, Disc, IdentRec, Interner, Marks, Row, SegData, NONE};
+use crate::state::Interner;
 use crate::time::OPEN_END;
 use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;

@@ -7,10 +7,11 @@
 //! `{"batch_id", "ops", "tt"}` whose `batch_id` is the first 16 hex of SHA-256 of the
 //! canonical JSON of `{"tt", "ops"}`.
 
+use crate::apply::Trace;
 use crate::canon;
 use crate::error::{Error, Result, StateAbout};
 use crate::op::{self, AssertEdge, AssertNode, Op};
-use crate::state::{State, Trace};
+use crate::state::State;
 use crate::store::{read_log_with, LogMode, Salvage, Store};
 use crate::time::OPEN_END;
 use serde_json::{json, Value};

@@ -13,20 +13,20 @@
 //! same either way. A flush segment may close image rows; those closures are applied over
 //! the image's own (an image row is open in the image when a later segment closes it).
 
-use crate::base::Base;
 use crate::delta::Delta;
 use crate::ident::Id12;
 use crate::mapscan;
+use crate::mapscan::Image;
+use crate::model::{ordinal_text, Content, Disc, IdentRec, Row, Stats};
 use crate::op::Origin;
-use crate::read::{self, believed_at, in_window};
-use crate::state::{ordinal_text, Content, Disc, IdentRec, Row, Stats};
+use crate::rowscan::{self, believed_at, in_window};
 use crate::time::clamp_tt;
 use std::ops::Range;
 
 /// A store's base image, the decoded flush segments and memtable above it, and the
 /// statistics (the manifest's for the newest segment, plus the memtable's).
 pub(crate) struct Lazy {
-    pub(crate) base: Base,
+    pub(crate) base: Image,
     pub(crate) delta: Delta,
     pub(crate) stats: Stats,
 }
@@ -307,7 +307,7 @@ impl Lazy {
         );
         let rel_ok = |r: &Row| rels.is_none_or(|rs| rs.contains(&self.ident_part(r.ident, 2)));
         ids.extend(self.above_ids(k, |rows, ix| {
-            read::overlapping(rows, ix, w, |r| {
+            rowscan::overlapping(rows, ix, w, |r| {
                 believed_at(r, as_of) && in_window(r, w) && rel_ok(r)
             })
         }));
@@ -322,7 +322,7 @@ impl Lazy {
             as_of,
             |&i| i,
         );
-        ids.extend(self.above_ids(k, |rows, ix| read::boundaries(rows, ix, lo, hi, as_of)));
+        ids.extend(self.above_ids(k, |rows, ix| rowscan::boundaries(rows, ix, lo, hi, as_of)));
         ids
     }
 
@@ -351,7 +351,7 @@ impl Lazy {
             add(from..r.end);
         }
         let above = self.above_ids(1, |rows, ix| {
-            read::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
+            rowscan::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
         });
         above.into_iter().for_each(|i| add(i..i + 1));
         runs
@@ -367,7 +367,7 @@ impl Lazy {
             |x| x.1,
         );
         let above = self.above_ids(1, |rows, ix| {
-            read::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
+            rowscan::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
         });
         v.extend(above.into_iter().map(|i| {
             let r = self.above(1, i).expect("row above the image");

@@ -9,13 +9,11 @@
 //!
 //! [`Delta::truncate`]: crate::delta::Delta::truncate
 
-use crate::apply::{self, Ctx, EdgeKey, Kind, Tables};
+use crate::apply::{self, Ctx, EdgeKey, Kind, Tables, Trace};
 use crate::error::{CorruptionKind, Result};
 use crate::lazy::Lazy;
+use crate::model::{closure_of, open_row, permute_from, Content, IdentRec, Row, SegData, NONE};
 use crate::op::Op;
-use crate::state::{
-    closure_of, open_row, permute_from, Content, IdentRec, Row, SegData, Trace, NONE,
-};
 use crate::time::OPEN_END;
 
 /// The dictionaries a name lives in: uids (0) or strings (1), as `Base::find_hashed`
@@ -251,7 +249,7 @@ impl Lazy {
 
     /// Folds a committed batch (everything above `start`) into the statistics (§11) and
     /// the pending close run; O(batch size), plus each newly touched source's degree once.
-    fn commit_stats(&mut self, start: crate::state::Marks) {
+    fn commit_stats(&mut self, start: crate::model::Marks) {
         let sealed = [self.delta.sealed.nodes, self.delta.sealed.edges];
         for c in std::mem::take(&mut self.delta.batch_closes) {
             if u64::from(c.1) < sealed[usize::from(c.0)] {

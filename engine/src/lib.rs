@@ -37,8 +37,9 @@
 // allows it and justifies each block with a SAFETY paragraph.
 
 mod apply;
-mod base;
+pub mod base;
 mod bitmap;
+mod bulk;
 pub mod canon;
 pub mod clock;
 mod cols;
@@ -55,9 +56,12 @@ mod lowercase;
 pub mod manifest;
 mod mapscan;
 pub mod mmap;
+mod model;
 pub mod op;
 pub mod op_input;
 pub mod read;
+mod rowscan;
+mod search;
 pub mod seg;
 mod state;
 pub mod store;
@@ -68,11 +72,11 @@ pub mod wal;
 pub use cols::EdgeColumns;
 pub use error::{CorruptionKind, Error, Result, StateAbout};
 pub use load::Load;
+pub use model::Stats;
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{
     EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, RowTimes, Snapshot, StartEvent, Touch,
     Version,
 };
-pub use state::Stats;
 pub use store::{IngestReport, Options, Store};
 pub use time::OPEN_END;

@@ -3,8 +3,8 @@
 //! compaction publishes by renaming a freshly written manifest over the old one.
 
 use crate::error::{CorruptionKind, Error, Result};
+use crate::model::{Marks, Stats};
 use crate::seg::ZoneMap;
-use crate::state::{Marks, Stats};
 use crate::wal::{frame, FRAME_LEN, MAX_PAYLOAD};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};

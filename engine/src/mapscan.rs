@@ -7,20 +7,61 @@
 //! and the lists concatenated in zone order, so every selection is in ascending row order
 //! whatever the thread count.
 //!
-//! Memory: a selection holds its answer plus one zone's decoded columns per worker. The
-//! caches in [`crate::base::Caches`] are built once per open store: zone bounds (32 bytes
-//! per [`ZONE_ROWS`] rows), the edge columns (20 bytes per edge row, only when a grouped
+//! [`Image`] is the image as the read path holds it: the format's [`Base`], which knows
+//! nothing of these scans, with the scans' caches ([`ScanCaches`]), built once per open
+//! store by the first scan that needs each: zone bounds (32 bytes per [`ZONE_ROWS`] rows),
+//! the rows not believed now, the edge columns (20 bytes per edge row, only when a grouped
 //! aggregation asks for them) and the lowercase heap (about the uid bytes).
+//!
+//! Memory: a selection holds its answer plus one zone's decoded columns per worker.
 
 use crate::base::{Base, RowBlock};
 use crate::cols::EdgeColumns;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::state::{ordinal_text, Disc};
+use crate::model::{ordinal_text, Disc};
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
-use std::ops::Range;
-use std::sync::Arc;
+use std::ops::{Deref, Range};
+use std::sync::{Arc, OnceLock};
+
+/// A base image and the read path's caches over it; reads of the image itself go through
+/// [`Deref`] to the [`Base`].
+pub(crate) struct Image {
+    base: Base,
+    pub(crate) caches: ScanCaches,
+}
+
+/// The read path's per-image caches (see the module doc).
+#[derive(Default)]
+pub(crate) struct ScanCaches {
+    /// Valid-time bounds of each zone of rows, per table (0 nodes, 1 edges).
+    pub(crate) zones: [OnceLock<Vec<Zone>>; 2],
+    /// The compact edge columns of every edge row.
+    pub(crate) cols: OnceLock<Arc<EdgeColumns>>,
+    /// The lowercase uid search heap.
+    pub(crate) lower: OnceLock<LowerHeap>,
+    /// The edge rows not believed at the current belief state.
+    pub(crate) unbelieved: OnceLock<Unbelieved>,
+}
+
+impl Image {
+    /// The image with no cache built yet.
+    pub(crate) fn new(base: Base) -> Image {
+        Image {
+            base,
+            caches: ScanCaches::default(),
+        }
+    }
+}
+
+impl Deref for Image {
+    type Target = Base;
+
+    fn deref(&self) -> &Base {
+        &self.base
+    }
+}
 
 /// Rows per zone: the unit of pruning and of parallel work.
 pub(crate) const ZONE_ROWS: usize = 4096;
@@ -67,7 +108,7 @@ impl Zone {
 }
 
 /// The zones of table `k` (0 nodes, 1 edges), computed by the first caller.
-fn zones(b: &Base, k: usize) -> &[Zone] {
+fn zones(b: &Image, k: usize) -> &[Zone] {
     b.caches.zones[k].get_or_init(|| {
         (0..b.n_rows(k).div_ceil(ZONE_ROWS))
             .into_par_iter()
@@ -83,7 +124,7 @@ fn zones(b: &Base, k: usize) -> &[Zone] {
 /// `zone_ok` admits (`j`: the row's place in its decoded `block`, which holds `vt_s`, `vt_e`
 /// and, with `with_ident`, the identity column), in ascending row order.
 fn select<T: Send>(
-    b: &Base,
+    b: &Image,
     k: usize,
     as_of_tt: i64,
     with_ident: bool,
@@ -97,7 +138,7 @@ fn select<T: Send>(
 
 /// [`select`] over the zones `hit` (ascending).
 fn select_zones<T: Send>(
-    b: &Base,
+    b: &Image,
     k: usize,
     hit: &[usize],
     as_of_tt: i64,
@@ -136,7 +177,7 @@ const ZONE_GROUP: usize = 64;
 /// the candidates exceed an eighth of the table. Candidates clustered in few zones are
 /// answered by decoding those zones; scattered ones row by row. Ascending row order.
 fn via_index<T: Send>(
-    b: &Base,
+    b: &Image,
     k: usize,
     ranges: &[(bool, i64, i64)],
     as_of_tt: i64,
@@ -187,7 +228,7 @@ fn via_index<T: Send>(
 /// The index ranges of the rows that may overlap `[a, e)`: those starting in it, and the
 /// long rows starting before it that end after `a` — the shorter of the long rows with
 /// `vt_e > a` and all rows with `vt_s < a`.
-fn overlap_ranges(b: &Base, k: usize, a: i64, e: i64) -> Vec<(bool, i64, i64)> {
+fn overlap_ranges(b: &Image, k: usize, a: i64, e: i64) -> Vec<(bool, i64, i64)> {
     let mut v = vec![(false, a, e)];
     if a > i64::MIN {
         let long_after = b.n_long(k) - b.time_rank(k, true, a.saturating_add(1));
@@ -203,7 +244,7 @@ fn overlap_ranges(b: &Base, k: usize, a: i64, e: i64) -> Vec<(bool, i64, i64)> {
 /// Ascending rows of table `k` believed at `as_of_tt` that overlap `w` (all when `None`),
 /// of an edge identity with a rel id in `rels` when given (edges only).
 pub(crate) fn overlapping(
-    b: &Base,
+    b: &Image,
     k: usize,
     w: Option<(i64, i64)>,
     as_of_tt: i64,
@@ -231,7 +272,7 @@ pub(crate) fn overlapping(
 }
 
 /// Ascending rows of table `k` believed at `as_of_tt` that start or end inside `(lo, hi]`.
-pub(crate) fn boundaries(b: &Base, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
+pub(crate) fn boundaries(b: &Image, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
     if lo >= hi {
         return Vec::new();
     }
@@ -260,7 +301,7 @@ pub(crate) fn boundaries(b: &Base, k: usize, lo: i64, hi: i64, as_of_tt: i64) ->
 
 /// `(vt_s, row, identity)` of the edge rows believed at `as_of_tt` with
 /// `t_a <= vt_s < t_b`, in ascending row order.
-pub(crate) fn start_rows(b: &Base, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<(i64, u32, u32)> {
+pub(crate) fn start_rows(b: &Image, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<(i64, u32, u32)> {
     if t_a >= t_b {
         return Vec::new();
     }
@@ -276,7 +317,7 @@ pub(crate) fn start_rows(b: &Base, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<(i6
 
 /// Columns `c` (0 src, 1 dst, 2 rel) of the identities `ids`, decoded as one range when
 /// they are dense (ingest creates identities in row order), else read one by one.
-pub(crate) fn ident_parts(b: &Base, ids: &[u32], c: usize) -> Vec<u32> {
+pub(crate) fn ident_parts(b: &Image, ids: &[u32], c: usize) -> Vec<u32> {
     let lo = ids.iter().copied().min().unwrap_or(0) as usize;
     let hi = ids.iter().copied().max().unwrap_or(0) as usize;
     if hi - lo < 4 * ids.len() {
@@ -311,7 +352,7 @@ impl Unbelieved {
 }
 
 /// The edge table's [`Unbelieved`], computed by the first caller.
-fn unbelieved(b: &Base) -> &Unbelieved {
+fn unbelieved(b: &Image) -> &Unbelieved {
     b.caches.unbelieved.get_or_init(|| {
         let max_tt = b.max_tt(1);
         let a = clamp_tt(max_tt);
@@ -344,7 +385,7 @@ fn push_run(runs: &mut Vec<Range<u32>>, r: Range<u32>) {
 /// The edge rows believed at `as_of_tt` with `t_a <= vt_s < t_b`, as maximal runs of
 /// consecutive rows, ascending. At the current belief state a zone whose rows all start
 /// in the window is its row range minus the unbelieved rows, with nothing decoded.
-pub(crate) fn start_runs(b: &Base, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Range<u32>> {
+pub(crate) fn start_runs(b: &Image, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Range<u32>> {
     if t_a >= t_b {
         return Vec::new();
     }
@@ -401,7 +442,7 @@ pub(crate) fn start_runs(b: &Base, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Ran
 /// its unbelieved rows, with nothing decoded; other zones are decoded and counted row by
 /// row. Integer sums in zone order: the counts do not depend on the thread count.
 pub(crate) fn start_counts(
-    b: &Base,
+    b: &Image,
     (t_a, t_b, stride): (i64, i64, i64),
     as_of_tt: i64,
     rel: Option<u32>,
@@ -468,7 +509,7 @@ pub(crate) fn start_counts(
 /// and identity columns are decoded in one pass each; the identities' src, dst and rel are
 /// decoded as one range when the zone's identities are dense (ingest creates identities in
 /// row order), else read one by one.
-pub(crate) fn edge_columns(b: &Base) -> Arc<EdgeColumns> {
+pub(crate) fn edge_columns(b: &Image) -> Arc<EdgeColumns> {
     b.caches
         .cols
         .get_or_init(|| {
@@ -500,14 +541,14 @@ pub(crate) fn edge_columns(b: &Base) -> Arc<EdgeColumns> {
 }
 
 /// The lowercase search heap of the image's uids, built by the first caller.
-pub(crate) fn lower(b: &Base) -> &LowerHeap {
+pub(crate) fn lower(b: &Image) -> &LowerHeap {
     b.caches
         .lower
         .get_or_init(|| LowerHeap::build((0..b.marks().uids as u32).map(|i| b.uid_name(i))))
 }
 
 /// Every alive node row in digest order `(uid bytes, tt_s, vt_s)`.
-pub(crate) fn node_digest_order(b: &Base) -> Vec<u32> {
+pub(crate) fn node_digest_order(b: &Image) -> Vec<u32> {
     let mut out = Vec::with_capacity(b.n_rows(0));
     for i in 0..b.marks().uids as usize {
         let mut rows: Vec<(i64, i64, u32)> = b
@@ -523,7 +564,7 @@ pub(crate) fn node_digest_order(b: &Base) -> Vec<u32> {
 }
 
 /// The 12 eid bytes of edge identity `id`.
-pub(crate) fn eid(b: &Base, id: u32) -> Id12 {
+pub(crate) fn eid(b: &Image, id: u32) -> Id12 {
     let e = b.ident(id);
     let mut buf = [0u8; 21];
     let disc = match e.disc {
@@ -589,7 +630,7 @@ mod tests {
     /// durations, some open-ended) plus retractions and corrections, with the valid-time
     /// index — as written (minor 4, rows in `vt_s` order), or with its edge rows `shuffled`
     /// (minor 3) — and re-encoded as minor 2 (without it).
-    fn images(n: usize, scattered: bool, seed: u64, shuffled: bool) -> (Base, Base) {
+    fn images(n: usize, scattered: bool, seed: u64, shuffled: bool) -> (Image, Image) {
         let t = tempfile::tempdir().unwrap();
         let dir = t.path().join("s");
         let opts = Options {
@@ -664,8 +705,8 @@ mod tests {
         let b3 = seg::encode_as(seq, &d, &|_| 0, minor).0;
         let b2 = seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_INDEXED).0;
         let (x3, x2) = (
-            Base::open(SegBytes::Heap(b3)).unwrap(),
-            Base::open(SegBytes::Heap(b2)).unwrap(),
+            Image::new(crate::base::Base::open(SegBytes::Heap(b3)).unwrap()),
+            Image::new(crate::base::Base::open(SegBytes::Heap(b2)).unwrap()),
         );
         assert!(x3.has_time_index() && !x2.has_time_index());
         (x3, x2)

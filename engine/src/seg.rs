@@ -3,8 +3,8 @@
 //! encoder / verifying decoder between a file and a `SegData`.
 
 use crate::error::CorruptionKind;
+use crate::model::{Closure, Content, Disc, IdentRec, Marks, Row, SegData, NONE};
 use crate::op::Origin;
-use crate::state::{Closure, Content, Disc, IdentRec, Marks, Row, SegData, NONE};
 use crate::time::OPEN_END;
 
 /// File magic of a segment.
@@ -1290,7 +1290,7 @@ fn group_list(mut off: Vec<u32>, keys: impl Iterator<Item = u32>) -> Vec<i64> {
 
 /// Chunk 77 or 79 (the valid-time index, §6.5): every row number sorted by `(vt_s, row)` —
 /// the rows themselves when they are in `vt_s` order already (a minor-4 image).
-fn start_order(rows: &[crate::state::Row]) -> Vec<i64> {
+fn start_order(rows: &[crate::model::Row]) -> Vec<i64> {
     if rows.windows(2).all(|w| w[0].vt_s <= w[1].vt_s) {
         return (0..rows.len() as i64).collect();
     }
@@ -1302,7 +1302,7 @@ fn start_order(rows: &[crate::state::Row]) -> Vec<i64> {
 /// Chunk 78 or 80: the rows whose interval is longer than one microsecond (`vt_e != vt_s +
 /// 1`, open ends included) sorted by `(vt_e, row)`. Every row is listed, alive or not, open
 /// or closed: readers test belief on the row.
-fn long_end_order(rows: &[crate::state::Row]) -> Vec<i64> {
+fn long_end_order(rows: &[crate::model::Row]) -> Vec<i64> {
     let mut by_end: Vec<(i64, u32)> = (0..rows.len())
         .filter(|&r| rows[r].vt_e != rows[r].vt_s.saturating_add(1))
         .map(|r| (rows[r].vt_e, r as u32))
@@ -1766,27 +1766,9 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
 /// before its predecessor in segment order `(vt_s, ident, tt_s)` (invariant S9).
 fn segment_order_holds(d: &SegData) -> Result<(), (usize, usize)> {
     for (k, rows) in [&d.nodes, &d.edges].into_iter().enumerate() {
-        let key = |r: &crate::state::Row| (r.vt_s, r.ident, r.tt_s);
+        let key = |r: &crate::model::Row| (r.vt_s, r.ident, r.tt_s);
         if let Some(i) = rows.windows(2).position(|w| key(&w[0]) > key(&w[1])) {
             return Err((k, i + 1));
-        }
-    }
-    Ok(())
-}
-
-/// Opens a full image the way a store's mapped open does (checksums, directory, column
-/// headers, then the structural checks of `base/structure.rs`) and reads every row, content
-/// and identity through it: `Err((file offset, what))` on the first problem. Fuzz targets
-/// hold it to [`decode_structure`]: what it accepts, the decoding path accepts too.
-pub fn open_image(b: &[u8]) -> Result<(), SegErr> {
-    let base = crate::base::Base::open(crate::mmap::SegBytes::Heap(b.to_vec()))?;
-    for k in 0..2 {
-        for r in 0..base.n_rows(k) as u32 {
-            let row = base.row(k, r);
-            let _ = base.content(row.content);
-            if k == 1 {
-                let _ = base.ident(row.ident);
-            }
         }
     }
     Ok(())

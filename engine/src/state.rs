@@ -2,20 +2,20 @@
 //! postings, adjacency and incrementally maintained statistics, the primitives the write
 //! rules of `apply.rs` run on, and an undo journal that makes every batch atomic.
 
-use crate::apply::{self, Ctx, EdgeKey, Hits, Kind, Tables};
+use crate::apply::{self, Ctx, EdgeKey, Hits, Kind, Tables, Trace};
 use crate::error::{CorruptionKind, Result};
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::op::{Op, Origin};
+use crate::model::{
+    closure_of, move_rows, open_row, permute_from, segment_order, Closure, Content, Disc, IdentRec,
+    Marks, Row, SegData, Stats, NONE,
+};
+use crate::op::Op;
 use crate::time::{overlaps, OPEN_END};
 use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
-
-/// "No string" in optional string-id fields (`reason`, `close_reason`).
-pub(crate) const NONE: u32 = u32::MAX;
 
 /// An interning table: dense `u32` ids for strings, in first-seen order.
 ///
@@ -123,47 +123,6 @@ impl Interner {
     }
 }
 
-/// A version's content (`data-model.md` §6.2): label, props, source, provenance_ref.
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) struct Content {
-    pub(crate) label: u32,
-    pub(crate) props: u32,
-    pub(crate) source: u32,
-    pub(crate) provenance: u32,
-}
-
-/// One stored version row, node or edge. Strings are ids into the state's string heap.
-#[derive(Clone, Copy)]
-pub(crate) struct Row {
-    /// uid id (nodes) or edge-identity id (edges).
-    pub(crate) ident: u32,
-    pub(crate) content: u32,
-    pub(crate) vt_s: i64,
-    pub(crate) vt_e: i64,
-    pub(crate) tt_s: i64,
-    pub(crate) tt_e: i64,
-    pub(crate) reason: u32,
-    pub(crate) close_reason: u32,
-    pub(crate) origin: Origin,
-    pub(crate) closed_by: Option<Origin>,
-    /// False once retired by a later op of the same batch; such a row never existed.
-    pub(crate) alive: bool,
-}
-
-impl Row {
-    pub(crate) fn believed_now(&self) -> bool {
-        self.alive && self.tt_e == OPEN_END
-    }
-}
-
-/// The discriminator of an edge identity. `"#k"` with canonical decimal `k` is stored as
-/// the ordinal `k`, so default ingest discs need no string.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
-pub(crate) enum Disc {
-    Ordinal(u64),
-    Str(u32),
-}
-
 /// An edge identity: `(src, dst, rel_type, disc)`; `eid` is derived lazily.
 pub(crate) struct EdgeIdent {
     pub(crate) src: u32,
@@ -177,47 +136,6 @@ pub(crate) struct EdgeIdent {
 }
 
 type Postings = SmallVec<[u32; 4]>;
-
-/// Store statistics of `data-model.md` §11 (minus `disk_bytes`, read from the file system).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Distinct uids registered in the store.
-    pub n_entities: u64,
-    /// Node versions stored (believed and superseded).
-    pub n_node_versions: u64,
-    /// Edge versions stored (believed and superseded).
-    pub n_edge_versions: u64,
-    /// Smallest `vt_s` of any edge version (µs); `None` without edges.
-    pub vt_min: Option<i64>,
-    /// Largest edge valid-time end (µs): `vt_e`, or `vt_s + 1` for an open-ended version;
-    /// `None` without edges.
-    pub vt_max: Option<i64>,
-    /// Edge versions per rel type.
-    pub rel_type_counts: BTreeMap<String, u64>,
-    /// The most edge versions any one source uid has.
-    pub max_out_degree: u64,
-    /// Transaction time (µs) of the first batch; `None` before any.
-    pub first_tt: Option<i64>,
-    /// Transaction time (µs) of the last batch; `None` before any.
-    pub last_tt: Option<i64>,
-    /// Batches applied, failed ones included.
-    pub n_batches: u64,
-    /// Batches that failed and were rolled back (their tt is still used up).
-    pub n_failed_batches: u64,
-    /// The ingest ordinal counter (§6.7).
-    pub ingest_ordinal: u64,
-}
-
-impl Stats {
-    /// Counts one more alive edge version valid over `[vt_s, vt_e)`: its count and the
-    /// valid-time extent (an open end counts as `vt_s + 1`).
-    pub(crate) fn count_edge_version(&mut self, vt_s: i64, vt_e: i64) {
-        self.n_edge_versions += 1;
-        self.vt_min = Some(self.vt_min.map_or(vt_s, |m| m.min(vt_s)));
-        let end = if vt_e < OPEN_END { vt_e } else { vt_s + 1 };
-        self.vt_max = Some(self.vt_max.map_or(end, |m| m.max(end)));
-    }
-}
 
 /// Everything a failed batch must undo.
 #[derive(Default)]
@@ -282,62 +200,6 @@ pub struct State {
     /// Bumped whenever an edge row's `tt_e` is closed (never lowered, also not by a
     /// rollback): caches of believed-now facts about edge rows compare it.
     pub(crate) edge_close_gen: u64,
-}
-
-/// Dense-id counts of every table of the state: a segment covers `[base, end)` of each.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct Marks {
-    pub(crate) uids: u64,
-    pub(crate) strings: u64,
-    pub(crate) contents: u64,
-    pub(crate) idents: u64,
-    pub(crate) slots: u64,
-    pub(crate) nodes: u64,
-    pub(crate) edges: u64,
-}
-
-impl Marks {
-    pub(crate) fn to_array(self) -> [u64; 7] {
-        [
-            self.uids,
-            self.strings,
-            self.contents,
-            self.idents,
-            self.slots,
-            self.nodes,
-            self.edges,
-        ]
-    }
-
-    /// These counts advanced by `n` (in [`Marks::to_array`] order).
-    pub(crate) fn plus(self, n: [usize; 7]) -> Marks {
-        let mut a = self.to_array();
-        a.iter_mut().zip(n).for_each(|(x, k)| *x += k as u64);
-        Marks::from_array(a)
-    }
-
-    pub(crate) fn from_array(a: [u64; 7]) -> Marks {
-        Marks {
-            uids: a[0],
-            strings: a[1],
-            contents: a[2],
-            idents: a[3],
-            slots: a[4],
-            nodes: a[5],
-            edges: a[6],
-        }
-    }
-}
-
-/// What the ops applied since the trace was (re)set did beyond TGMS's rules (§13.3).
-#[derive(Default, Debug)]
-pub(crate) struct Trace {
-    /// One entry per `assert_edge` op applied, in op order: whether the op inserted a node
-    /// version for `src` / for `dst` (D-W3).
-    pub(crate) created_endpoints: Vec<[bool; 2]>,
-    /// Ingest events whose identity had believed versions overlapping the event's interval,
-    /// so that the carving rule superseded rows (D-W2).
-    pub(crate) carved_events: u64,
 }
 
 impl State {
@@ -762,200 +624,6 @@ fn reuse<T>(mut v: Vec<T>) -> Vec<T> {
     v
 }
 
-/// The disc text `#k` of ordinal `k`, written into `buf` (no allocation).
-pub(crate) fn ordinal_text(k: u64, buf: &mut [u8; 21]) -> &str {
-    let mut at = buf.len();
-    let mut x = k;
-    loop {
-        at -= 1;
-        buf[at] = b'0' + (x % 10) as u8;
-        x /= 10;
-        if x == 0 {
-            break;
-        }
-    }
-    at -= 1;
-    buf[at] = b'#';
-    std::str::from_utf8(&buf[at..]).unwrap_or("#")
-}
-
-/// `Some(k)` when `s` is `"#"` followed by the canonical decimal of `k`.
-pub(crate) fn ordinal_of(s: &str) -> Option<u64> {
-    let d = s.strip_prefix('#')?;
-    if d.is_empty() || (d.len() > 1 && d.starts_with('0')) || !d.bytes().all(|b| b.is_ascii_digit())
-    {
-        return None;
-    }
-    d.parse().ok()
-}
-
-/// A closure of a stored row's transaction time: the row (global index in its table),
-/// `tt_e`, the kind and reason of the closing op.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Closure {
-    pub(crate) row: u32,
-    pub(crate) tt_e: i64,
-    pub(crate) closed_by: Origin,
-    pub(crate) close_reason: u32,
-}
-
-/// An edge identity as a segment stores it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct IdentRec {
-    pub(crate) src: u32,
-    pub(crate) dst: u32,
-    pub(crate) rel: u32,
-    pub(crate) disc: Disc,
-    pub(crate) mapped: bool,
-}
-
-/// The content of one segment: every table's entries in `[base, end)` plus the closures
-/// of rows below `end` that the segment records (`format-spec.md` §6).
-#[derive(Default)]
-pub(crate) struct SegData {
-    pub(crate) base: Marks,
-    pub(crate) uids: Vec<String>,
-    pub(crate) strings: Vec<String>,
-    pub(crate) contents: Vec<Content>,
-    pub(crate) idents: Vec<IdentRec>,
-    pub(crate) slots: Vec<u32>,
-    /// Rows with `tt_e = OPEN_END`, `closed_by = None`, `close_reason = NONE`; closures
-    /// are applied from `closes`.
-    pub(crate) nodes: Vec<Row>,
-    pub(crate) edges: Vec<Row>,
-    /// `[node closures, edge closures]`, each sorted by row.
-    pub(crate) closes: [Vec<Closure>; 2],
-}
-
-impl SegData {
-    /// The segment starts where the store is (`at`), every id its records and rows refer
-    /// to exists once it is appended (below its end marks), and every row's times are
-    /// legal. `Err(kind)` names the first violation. The loaders check duplicates and
-    /// closures themselves.
-    pub(crate) fn check_at(&self, at: Marks) -> std::result::Result<(), CorruptionKind> {
-        if self.base != at {
-            return Err(format!("segment starts at {:?}, store is at {:?}", self.base, at).into());
-        }
-        let end = self.end();
-        let (nu, ns, nc, ni) = (
-            end.uids as u32,
-            end.strings as u32,
-            end.contents as u32,
-            end.idents as u32,
-        );
-        let opt_ok = |s: u32| s == NONE || s < ns;
-        if self.contents.iter().any(|c| {
-            [c.label, c.props, c.source, c.provenance]
-                .iter()
-                .any(|&x| x >= ns)
-        }) {
-            return Err("content refers to a string that does not exist".into());
-        }
-        for e in &self.idents {
-            if e.src >= nu || e.dst >= nu || e.rel >= ns {
-                return Err("edge identity refers to a missing uid or string".into());
-            }
-            if matches!(e.disc, Disc::Str(s) if s >= ns) {
-                return Err("edge identity disc refers to a missing string".into());
-            }
-        }
-        if self.slots.iter().any(|&s| s != NONE && s >= ni) {
-            return Err("ordinal slot refers to a missing edge identity".into());
-        }
-        for (rows, limit) in [(&self.nodes, nu), (&self.edges, ni)] {
-            for row in rows {
-                if row.ident >= limit || row.content >= nc || !opt_ok(row.reason) {
-                    return Err("row refers to a missing identity, content or string".into());
-                }
-                if !(row.vt_s < row.vt_e && (0..crate::time::OPEN_END).contains(&row.tt_s)) {
-                    return Err(format!(
-                        "row with illegal times vt [{}, {}) tt_s {}",
-                        row.vt_s, row.vt_e, row.tt_s
-                    )
-                    .into());
-                }
-            }
-        }
-        match self
-            .closes
-            .iter()
-            .flatten()
-            .find(|c| !opt_ok(c.close_reason))
-        {
-            Some(c) => Err(format!("closure of row {} is inconsistent", c.row).into()),
-            None => Ok(()),
-        }
-    }
-
-    pub(crate) fn end(&self) -> Marks {
-        self.base.plus([
-            self.uids.len(),
-            self.strings.len(),
-            self.contents.len(),
-            self.idents.len(),
-            self.slots.len(),
-            self.nodes.len(),
-            self.edges.len(),
-        ])
-    }
-}
-
-pub(crate) fn open_row(r: &Row) -> Row {
-    Row {
-        tt_e: OPEN_END,
-        closed_by: None,
-        close_reason: NONE,
-        ..*r
-    }
-}
-
-/// The segment order of `rows` (`format-spec.md` §6.1) — sorted by `(vt_s, ident, tt_s,
-/// old position)` — as `new_of[old] = new`; `None` when the rows are already in it (an
-/// ingest in time order).
-fn segment_order(rows: &[Row]) -> Option<Vec<u32>> {
-    use rayon::prelude::*;
-    let key = |x: &Row| (x.vt_s, x.ident, x.tt_s);
-    if rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
-        return None;
-    }
-    let mut order: Vec<u32> = (0..rows.len() as u32).collect();
-    order.par_sort_unstable_by_key(|&r| {
-        let x = &rows[r as usize];
-        (x.vt_s, x.ident, x.tt_s, r)
-    });
-    let mut new_of = vec![0u32; rows.len()];
-    for (new, &old) in order.iter().enumerate() {
-        new_of[old as usize] = new as u32;
-    }
-    Some(new_of)
-}
-
-/// Moves each row `i` to position `new_of[i]` in place, one cycle at a time (no second
-/// copy of the rows); `new_of` ends as the identity.
-fn move_rows(rows: &mut [Row], new_of: &mut [u32]) {
-    for i in 0..rows.len() {
-        while new_of[i] as usize != i {
-            let j = new_of[i] as usize;
-            rows.swap(i, j);
-            new_of.swap(i, j);
-        }
-    }
-}
-
-/// Puts `rows`, the store's rows `first..` of their table, in segment order and renumbers
-/// the closures of them in `closes` to match (the others keep their numbers); `closes`
-/// ends sorted by row.
-pub(crate) fn permute_from(rows: &mut [Row], closes: &mut [Closure], first: u32) {
-    let Some(mut new_of) = segment_order(rows) else {
-        return;
-    };
-    for c in closes.iter_mut().filter(|c| c.row >= first) {
-        c.row = first + new_of[(c.row - first) as usize];
-    }
-    closes.sort_unstable_by_key(|c| c.row);
-    move_rows(rows, &mut new_of);
-}
-
 /// Puts `table[base..]` in segment order; returns `new_of` (by offset from `base`) when
 /// rows moved.
 fn sort_tail(table: &mut [Row], base: usize) -> Option<Vec<u32>> {
@@ -971,15 +639,6 @@ fn renumber(list: &mut [u32], base: usize, new_of: &[u32]) {
         *x = (base + new_of[*x as usize - base] as usize) as u32;
     }
     list.sort_unstable();
-}
-
-pub(crate) fn closure_of(row: u32, r: &Row) -> Option<Closure> {
-    (r.tt_e != OPEN_END).then(|| Closure {
-        row,
-        tt_e: r.tt_e,
-        closed_by: r.closed_by.unwrap_or(Origin::Assert),
-        close_reason: r.close_reason,
-    })
 }
 
 impl State {

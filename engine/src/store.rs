@@ -10,11 +10,12 @@ use crate::error::{CorruptionKind, Error, Result, StateAbout};
 use crate::lazy::Lazy;
 use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
 use crate::mmap::{IoMode, SegBytes};
+use crate::model::{Marks, SegData, Stats};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Db;
 use crate::read::Snapshot;
 use crate::seg;
-use crate::state::{Marks, SegData, State, Stats};
+use crate::state::State;
 use crate::wal::{self, Record, Tail, Wal};
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
@@ -194,7 +195,7 @@ pub struct Store {
     close_compacts: bool,
     /// During a bulk load that builds its rows in bulk ([`Store::bulk_load`], `load.rs`):
     /// what the build keeps besides the rows. The memtable is then not readable.
-    lean: Option<Box<crate::load::Lean>>,
+    lean: Option<Box<crate::bulk::Lean>>,
 }
 
 /// The next process-unique store handle number: two handles never share one, so a state
@@ -333,7 +334,7 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
     let (Some(e), Some(last)) = (entries.first(), entries.last()) else {
         return Ok(None);
     };
-    if e.base != crate::state::Marks::default() {
+    if e.base != crate::model::Marks::default() {
         return Ok(None);
     }
     let path = dir.join(manifest::seg_name(e.seq));
@@ -382,7 +383,7 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
         ));
     }
     let lazy = Lazy {
-        base,
+        base: crate::mapscan::Image::new(base),
         delta,
         stats: last.stats.clone(),
     };
@@ -882,7 +883,7 @@ impl Store {
             });
         }
         let result = match (&mut self.lean, &mut self.mem) {
-            (Some(lean), Mem::Lazy(l)) => crate::load::apply_lean(l, lean, tt, &ops),
+            (Some(lean), Mem::Lazy(l)) => crate::bulk::apply_lean(l, lean, tt, &ops),
             _ => self.mem.apply_batch(tt, &ops, self.paranoid),
         };
         let (code, msg) = match &result {
@@ -977,7 +978,7 @@ impl Store {
         self.load_rows = max_decoded_rows;
         if max_decoded_rows > 0 && self.is_fresh() {
             let stats = self.mem.stats().clone();
-            self.mem = Mem::Lazy(Box::new(crate::load::empty_lazy(stats)?));
+            self.mem = Mem::Lazy(Box::new(crate::bulk::empty_lazy(stats)?));
             self.lean = Some(Box::default());
         }
         let out = f(&mut crate::Load { st: self });
@@ -1010,7 +1011,7 @@ impl Store {
         ops: Vec<Op>,
         key: Option<String>,
     ) -> Result<Committed> {
-        if !crate::load::is_pure(&ops) {
+        if !crate::bulk::is_pure(&ops) {
             self.end_lean()?;
         }
         if self.lean.is_none() {
@@ -1265,7 +1266,7 @@ impl Store {
     }
 
     /// Encodes and durably writes segment `next_seq`; returns its manifest record.
-    fn write_segment(&mut self, data: &crate::state::SegData, indexes: bool) -> Result<SegEntry> {
+    fn write_segment(&mut self, data: &crate::model::SegData, indexes: bool) -> Result<SegEntry> {
         let seq = self.next_seq;
         let mem = &self.mem;
         let (bytes, zone) = seg::encode(seq, data, &|i| mem.rel_of(i), indexes);
@@ -1300,7 +1301,7 @@ impl Store {
         seq: u64,
         path: &Path,
         f: File,
-        base: crate::state::Marks,
+        base: crate::model::Marks,
         w: compact::Written,
     ) -> Result<SegEntry> {
         if !self.no_sync {
@@ -1344,7 +1345,7 @@ impl Store {
         let f = out
             .into_inner()
             .map_err(|e| Error::io(&path, e.into_error()))?;
-        let base = crate::state::Marks::default();
+        let base = crate::model::Marks::default();
         self.seal_segment(seq, &path, f, base, written).map(Some)
     }
 
@@ -2036,7 +2037,7 @@ fn check_once(
             if e.wal_offset < p.wal_offset || e.wal_record < p.wal_record {
                 bad(0, "S5: covered log position moves backwards".into());
             }
-        } else if e.base != crate::state::Marks::default() {
+        } else if e.base != crate::model::Marks::default() {
             bad(0, "S2: first segment does not start at zero".into());
         }
         if e.wal_offset > wal_len.max(wal::HEADER_LEN) {
@@ -2078,7 +2079,7 @@ fn check_once(
         // An indexed image is also opened the way a mapped open does (checksums and the
         // structural pass), so `check` names what a store's open would refuse.
         if bytes.len() >= 12 && seg::is_indexed(u16::from_le_bytes([bytes[10], bytes[11]])) {
-            if let Err((o, k)) = seg::open_image(bytes) {
+            if let Err((o, k)) = crate::base::open_image(bytes) {
                 bad(o, k);
             }
         }

@@ -15,7 +15,7 @@
 //! The index is built lazily by the first read that needs it (a parallel sort), so opening
 //! a store and bulk ingest pay nothing for it.
 
-use crate::state::Row;
+use crate::model::Row;
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::{Arc, Mutex, PoisonError};

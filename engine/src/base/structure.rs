@@ -15,8 +15,8 @@
 
 use super::{Base, Col, Exc, ForCol};
 use crate::error::CorruptionKind;
+use crate::model::NONE;
 use crate::seg::{chunk, SegErr, DFORS_STRIDE};
-use crate::state::NONE;
 use crate::time::OPEN_END;
 
 /// Rows read per block by the checks that pair two columns.

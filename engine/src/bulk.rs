@@ -1,0 +1,193 @@
+//! A bulk load into a fresh store ([`crate::Store::bulk_load`], `format-spec.md` §9.3, "Bulk
+//! build"): its ingest batches are logged as every batch is, but their rows are built once,
+//! in bulk, and written as one sorted image instead of going through the per-event write
+//! rules and the memtable's indexes.
+//!
+//! Why this is the same store. In a store whose whole history is ingest batches without
+//! discriminators (a *pure load*: it starts with an empty log), the write rules of
+//! `data-model.md` §6.7 reduce to appends: every event is a new identity (no explicit
+//! identity exists for its ordinal key to find), so nothing is carved; and a uid has a
+//! believed node row exactly when an earlier batch registered it (every registered uid gets
+//! one at the end of its first batch, and nothing closes node rows). `apply_lean` appends
+//! the rows `apply::ingest` would, with the dictionary entries, identities and slots in its
+//! order, and counts the statistics as `Lazy::commit_stats` would, but keeps none of the per-row
+//! lookups a read needs (postings, adjacency, valid-time indexes): until they are merged
+//! into the image (`compact.rs`, which needs only the rows) the delta is not readable, which
+//! [`crate::Load`] enforces by borrowing the store for the whole load. The image written is the
+//! one the per-event path writes, byte for byte (tested in `engine/tests/bulk_load.rs`).
+//!
+//! A batch that is not pure (an op other than one discriminator-free `ingest_events`) ends
+//! the bulk build: the rows built so far are merged into the image, and that batch and the
+//! rest of the load take the ordinary path.
+
+use crate::apply::{self, Ctx, Tables};
+use crate::base::Base;
+use crate::delta::Delta;
+use crate::error::{Error, Result};
+use crate::lazy::Lazy;
+use crate::mmap::SegBytes;
+use crate::model::{Disc, IdentRec, Marks, SegData, Stats, NONE};
+use crate::op::{IngestEvents, Op, Origin};
+use crate::time::OPEN_END;
+use crate::Event;
+use rustc_hash::FxHashMap;
+
+/// What a bulk build keeps besides the rows: each uid's out-degree (the statistics'
+/// `max_out_degree`, counted here because the delta keeps no adjacency), indexed by uid id.
+#[derive(Default)]
+pub(crate) struct Lean {
+    out_degree: Vec<u32>,
+}
+
+/// True when `ops` can be appended by [`apply_lean`]: one `ingest_events` op whose events
+/// have no discriminator.
+pub(crate) fn is_pure(ops: &[Op]) -> bool {
+    matches!(ops, [Op::IngestEvents(o)] if o.events.iter().all(|e| e.disc.is_none()))
+}
+
+/// A writer over an empty image (no file: the image of no rows, encoded in memory), with
+/// the statistics `stats` of the fresh store it replaces.
+pub(crate) fn empty_lazy(stats: Stats) -> Result<Lazy> {
+    let (bytes, _) = crate::seg::encode(0, &SegData::default(), &|_| 0, true);
+    let base = Base::open(SegBytes::Heap(bytes))
+        .map_err(|(_, kind)| Error::state(format!("the empty image does not open: {kind}")))?;
+    Ok(Lazy {
+        base: crate::mapscan::Image::new(base),
+        delta: Delta::new(Marks::default()),
+        stats,
+    })
+}
+
+/// Applies one pure batch ([`is_pure`]) at `tt` to a writer of a pure load, as
+/// `Lazy::apply_batch` would, without the delta's read indexes. A batch that fails (an
+/// invalid op) changes nothing but the batch counts.
+pub(crate) fn apply_lean(l: &mut Lazy, lean: &mut Lean, tt: i64, ops: &[Op]) -> Result<()> {
+    let [op @ Op::IngestEvents(o)] = ops else {
+        return Err(Error::state(
+            "a bulk build was given a batch that is not pure",
+        ));
+    };
+    l.stats.n_batches += 1;
+    l.stats.first_tt.get_or_insert(tt);
+    l.stats.last_tt = Some(tt);
+    let checked = op.validate().and_then(|()| {
+        if o.ordinal_base == l.stats.ingest_ordinal {
+            Ok(())
+        } else {
+            Err(Error::state(format!(
+                "ingest ordinal mismatch: record says {}, store is at {}",
+                o.ordinal_base, l.stats.ingest_ordinal
+            )))
+        }
+    });
+    if let Err(e) = checked {
+        l.stats.n_failed_batches += 1;
+        return Err(e);
+    }
+    append(l, lean, tt, o);
+    Ok(())
+}
+
+/// The rows of a valid pure batch, in the order `apply::ingest` writes them, and their
+/// statistics.
+fn append(l: &mut Lazy, lean: &mut Lean, tt: i64, o: &IngestEvents) {
+    let cx = Ctx {
+        tt,
+        kind: Origin::Ingest,
+        reason: NONE,
+    };
+    let (source, prov) = (&o.audit.source, &o.audit.provenance_ref);
+    let plain = apply::make_content(l, "", "{}", source, prov);
+    // Uids below this have a believed node row (registered by an earlier batch of the load);
+    // those from here on are this batch's new nodes, with their first valid time.
+    let first_new = l.delta.end().uids as u32;
+    let mut first_seen: Vec<i64> = Vec::new();
+    let mut last_props: Option<(&str, u32)> = None;
+    let mut last_rel: Option<(&str, u32)> = None;
+    let mut per_rel: FxHashMap<u32, u64> = FxHashMap::default();
+    l.delta.rows[1].reserve(o.events.len());
+    for (i, e) in o.events.iter().enumerate() {
+        let src = l.register(&e.src);
+        let dst = l.register(&e.dst);
+        // Loads mostly repeat one rel type: the previous event's id is reused.
+        let rel = match last_rel {
+            Some((r, id)) if r == e.rel_type.as_str() => id,
+            _ => {
+                let id = l.intern(&e.rel_type);
+                last_rel = Some((e.rel_type.as_str(), id));
+                id
+            }
+        };
+        for u in [src, dst] {
+            if let Some(j) = u.checked_sub(first_new) {
+                let j = j as usize;
+                if first_seen.len() <= j {
+                    first_seen.resize(j + 1, i64::MAX);
+                }
+                first_seen[j] = first_seen[j].min(e.vt_s);
+            }
+        }
+        let content = content_of(l, e, plain, &mut last_props, o);
+        let k = o.ordinal_base + i as u64;
+        // Not `new_ident`: nothing reads an identity's eid before the merge, which maps
+        // the image anew, so the delta's eid cache (16 bytes an identity) is not grown.
+        let id = l.delta.base.idents as u32 + l.delta.idents.len() as u32;
+        l.delta.idents.push(IdentRec {
+            src,
+            dst,
+            rel,
+            disc: Disc::Ordinal(k),
+            mapped: false,
+        });
+        l.set_slot(k, id);
+        let end = e.end();
+        l.delta.rows[1].push(cx.row(id, content, e.vt_s, end));
+        l.stats.count_edge_version(e.vt_s, end);
+        *per_rel.entry(rel).or_insert(0) += 1;
+        let s = src as usize;
+        if lean.out_degree.len() <= s {
+            lean.out_degree.resize(s + 1, 0);
+        }
+        lean.out_degree[s] += 1;
+        l.stats.max_out_degree = l.stats.max_out_degree.max(u64::from(lean.out_degree[s]));
+    }
+    // The new nodes, in id order: `apply::ingest` inserts them in uid-name order, but rows
+    // are only read here once in segment order, by `(vt_s, uid, tt_s)`, and a pure load
+    // has one node row per uid, so their insertion order is not seen.
+    let news = first_new..l.delta.end().uids as u32;
+    let nc = apply::make_content(l, &o.node_label, "{}", source, prov);
+    for (u, &at) in news.clone().zip(&first_seen) {
+        l.delta.rows[0].push(cx.row(u, nc, at, OPEN_END));
+    }
+    let n = o.events.len() as u64;
+    let st = &mut l.stats;
+    st.ingest_ordinal += n;
+    st.n_entities = l.delta.end().uids;
+    st.n_node_versions += news.len() as u64;
+    for (rel, n) in per_rel {
+        let rel = l.string(rel).to_string();
+        *l.stats.rel_type_counts.entry(rel).or_insert(0) += n;
+    }
+}
+
+/// The content of event `e` (as `apply::ingest` picks it: `plain` without props, the
+/// previous event's when its props are the same text).
+fn content_of<'o>(
+    l: &mut Lazy,
+    e: &'o Event,
+    plain: u32,
+    last: &mut Option<(&'o str, u32)>,
+    o: &IngestEvents,
+) -> u32 {
+    match &e.props {
+        None => plain,
+        Some(p) => match *last {
+            Some((lp, id)) if lp == p.as_str() => id,
+            _ => {
+                let id = apply::make_content(l, "", p, &o.audit.source, &o.audit.provenance_ref);
+                *last = Some((p.as_str(), id));
+                id
+            }
+        },
+    }
+}
