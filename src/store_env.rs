@@ -4,7 +4,7 @@
 //! functions fill its [`Options`] for the commands.
 
 use std::path::Path;
-use tgms_engine::mmap::IoMode;
+use tgms_engine::format::mmap::IoMode;
 use tgms_engine::store::{self, CheckReport};
 use tgms_engine::{Options, Result, Store};
 

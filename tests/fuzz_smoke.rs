@@ -27,7 +27,8 @@
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-use tgms_engine::{manifest, seg, wal, Op};
+use tgms_engine::format::{manifest, seg, wal};
+use tgms_engine::Op;
 use tgms_testkit::Rng;
 
 fn corpus_dir(target: &str) -> PathBuf {
@@ -297,7 +298,7 @@ fn fuzz_segment_verifier() {
         let Some(sealed) = reseal(b) else {
             return Ok(());
         };
-        let opened = tgms_engine::base::open_image(&sealed);
+        let opened = tgms_engine::format::base::open_image(&sealed);
         if opened.is_ok() {
             if let Err(e) = seg::decode_structure(&sealed) {
                 return Err(format!(

@@ -9,7 +9,8 @@
 use criterion::{black_box, criterion_group, criterion_main, BatchSize, Criterion};
 use serde_json::json;
 use tgms_bench::generate::{generate, vt_s, ClockMode};
-use tgms_engine::{canon, wal, EdgeScan, Identity, Op, Options, Store};
+use tgms_engine::format::wal;
+use tgms_engine::{canon, EdgeScan, Identity, Op, Options, Store};
 use tgms_operators::kernels::{motifs, TEdge, TieMode};
 
 const N: u64 = 20_000;

@@ -21,11 +21,11 @@
 //! rest of the load take the ordinary path.
 
 use crate::apply::{self, Ctx, Tables};
-use crate::base::Base;
 use crate::delta::Delta;
 use crate::error::{Error, Result};
+use crate::format::base::Base;
+use crate::format::mmap::SegBytes;
 use crate::lazy::Lazy;
-use crate::mmap::SegBytes;
 use crate::model::{Disc, IdentRec, Marks, SegData, Stats, NONE};
 use crate::op::{IngestEvents, Op, Origin};
 use crate::time::OPEN_END;
@@ -48,7 +48,7 @@ pub(crate) fn is_pure(ops: &[Op]) -> bool {
 /// A writer over an empty image (no file: the image of no rows, encoded in memory), with
 /// the statistics `stats` of the fresh store it replaces.
 pub(crate) fn empty_lazy(stats: Stats) -> Result<Lazy> {
-    let (bytes, _) = crate::seg::encode(0, &SegData::default(), &|_| 0, true);
+    let (bytes, _) = crate::format::seg::encode(0, &SegData::default(), &|_| 0, true);
     let base = Base::open(SegBytes::Heap(bytes))
         .map_err(|(_, kind)| Error::state(format!("the empty image does not open: {kind}")))?;
     Ok(Lazy {

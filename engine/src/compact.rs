@@ -12,13 +12,13 @@
 //! in segment order already, and the merge keeps ties in their previous order (image rows
 //! before the delta's, the delta's in their store order), as the stable sort does.
 
-use crate::base::Base;
 use crate::delta::Delta;
+use crate::format::base::Base;
+use crate::format::search::first_not_below;
+use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
 use crate::lazy::Lazy;
 use crate::model::{closure_of, Closure, Marks, Row, NONE};
 use crate::op::Origin;
-use crate::search::first_not_below;
-use crate::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
 use crate::time::OPEN_END;
 use rayon::prelude::*;
 use std::io::Write;
@@ -195,7 +195,7 @@ impl<'a> Merge<'a> {
             }
             NODE_CLOSED | EDGE_CLOSED => {
                 let k = usize::from(id == EDGE_CLOSED);
-                body = crate::bitmap::serialize(self.closes[k].iter().map(|c| c.row));
+                body = crate::format::bitmap::serialize(self.closes[k].iter().map(|c| c.row));
                 codec
             }
             _ => seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_SORTED, &self.column(id)),
@@ -676,7 +676,7 @@ fn closures(b: &Base, d: &Delta, k: usize, order: &Order) -> Vec<Closure> {
 
 #[cfg(test)]
 mod tests {
-    use crate::base::tests::{random_op, Rng};
+    use crate::format::base::tests::{random_op, Rng};
     use crate::store::{Options, Store};
     use crate::Op;
     use std::path::Path;
@@ -720,7 +720,11 @@ mod tests {
         let digest = s.digest();
         let entries = format!("{:?}", s.segments());
         drop(s);
-        (crate::seg::only_segment(dir), digest.into_bytes(), entries)
+        (
+            crate::format::seg::only_segment(dir),
+            digest.into_bytes(),
+            entries,
+        )
     }
 
     /// Compaction over the mapped image writes exactly the bytes (and manifest record) a

@@ -12,8 +12,8 @@
 //! `apply.rs` (`lazy_write.rs`). A failed batch, and a flush that renumbers the memtable into
 //! segment order, cut the delta back to earlier counts ([`Delta::truncate`]).
 
-use crate::base::Base;
 use crate::error::CorruptionKind;
+use crate::format::base::Base;
 use crate::ident::{self, Id12};
 use crate::model::{Content, Disc, IdentRec, Marks, Row, SegData, NONE};
 use crate::op::Origin;

@@ -37,8 +37,6 @@
 // allows it and justifies each block with a SAFETY paragraph.
 
 mod apply;
-pub mod base;
-mod bitmap;
 mod bulk;
 pub mod canon;
 pub mod clock;
@@ -48,26 +46,22 @@ mod delta;
 pub mod error;
 pub mod eventlog;
 pub mod fault;
+pub mod format;
 pub mod ident;
 mod lazy;
 mod lazy_write;
 pub mod load;
 mod lowercase;
-pub mod manifest;
 mod mapscan;
-pub mod mmap;
 mod model;
 pub mod op;
 pub mod op_input;
 pub mod read;
 mod rowscan;
-mod search;
-pub mod seg;
 mod state;
 pub mod store;
 pub mod time;
 mod tindex;
-pub mod wal;
 
 pub use cols::EdgeColumns;
 pub use error::{CorruptionKind, Error, Result, StateAbout};

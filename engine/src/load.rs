@@ -8,6 +8,34 @@ use crate::op::Op;
 use crate::store::{Committed, IngestReport, Store};
 use crate::Event;
 
+impl Store {
+    /// Runs `f` as one bulk load of at most `max_decoded_rows` rows held decoded at a time
+    /// (the bound of [`Store::set_bulk_load`], which holds during the load), then ends it.
+    ///
+    /// Into a fresh store (an empty log) the load builds its rows in bulk (`bulk.rs`,
+    /// `format-spec.md` §9.3, "Bulk build"): its batches are logged as usual, but as long
+    /// as they are pure
+    /// ingest batches (one `ingest_events` op, no discriminators) their rows are appended
+    /// without the per-event lookups of the write rules and merged into the image, in one
+    /// sorted write, whenever [`crate::store::LEAN_ROWS_PER_DECODED_ROW`] × `max_decoded_rows` of them are
+    /// held, and at the end. The
+    /// rows, the log and the store digest are those of the same batches written one by one
+    /// ([`Store::ingest_events_keyed`]). Reads wait for the end ([`Load`] borrows the
+    /// store), whose merge leaves the store compacted. Into any other store, or with
+    /// `max_decoded_rows == 0`, the batches are written one by one.
+    ///
+    /// An error of the final merge is returned (the batches are in the log: a reopen
+    /// replays them) and poisons the handle.
+    ///
+    pub fn bulk_load<T>(
+        &mut self,
+        max_decoded_rows: u64,
+        f: impl FnOnce(&mut Load<'_>) -> T,
+    ) -> Result<T> {
+        self.run_bulk_load(max_decoded_rows, |st| f(&mut Load { st }))
+    }
+}
+
 /// A store during one bulk load ([`Store::bulk_load`]): the write entry points of a load
 /// (reads wait for its end, which merges the rows it built).
 pub struct Load<'a> {

@@ -15,8 +15,8 @@
 //!
 //! Memory: a selection holds its answer plus one zone's decoded columns per worker.
 
-use crate::base::{Base, RowBlock};
 use crate::cols::EdgeColumns;
+use crate::format::base::{Base, RowBlock};
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
 use crate::model::{ordinal_text, Disc};
@@ -620,8 +620,8 @@ pub(crate) fn digest_groups(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mmap::SegBytes;
-    use crate::seg;
+    use crate::format::mmap::SegBytes;
+    use crate::format::seg;
     use crate::time::OPEN_END;
     use crate::{Op, Options, Store};
     use serde_json::json;
@@ -705,8 +705,8 @@ mod tests {
         let b3 = seg::encode_as(seq, &d, &|_| 0, minor).0;
         let b2 = seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_INDEXED).0;
         let (x3, x2) = (
-            Image::new(crate::base::Base::open(SegBytes::Heap(b3)).unwrap()),
-            Image::new(crate::base::Base::open(SegBytes::Heap(b2)).unwrap()),
+            Image::new(crate::format::base::Base::open(SegBytes::Heap(b3)).unwrap()),
+            Image::new(crate::format::base::Base::open(SegBytes::Heap(b2)).unwrap()),
         );
         assert!(x3.has_time_index() && !x2.has_time_index());
         (x3, x2)

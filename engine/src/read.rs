@@ -9,8 +9,8 @@
 //! (`mapscan.rs`), never decoded into memory; or that image with the decoded flush segments
 //! above it (`lazy.rs`, `delta.rs`). All give the same answers.
 
-use crate::base::Base;
 use crate::canon;
+use crate::format::base::Base;
 use crate::ident::{self, Id12};
 use crate::lazy::Lazy;
 use crate::mapscan;

@@ -2,21 +2,21 @@
 //! write path (`design.md` §3): HLC tick → WAL record fsynced → apply under the carving
 //! rules → acknowledge. Read-only handles perform no recovery and touch no file.
 
-use crate::base::Base;
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::compact;
 use crate::delta::Delta;
 use crate::error::{CorruptionKind, Error, Result, StateAbout};
+use crate::format::base::Base;
+use crate::format::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
+use crate::format::mmap::{IoMode, SegBytes};
+use crate::format::seg;
+use crate::format::wal::{self, Record, Tail, Wal};
 use crate::lazy::Lazy;
-use crate::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
-use crate::mmap::{IoMode, SegBytes};
 use crate::model::{Marks, SegData, Stats};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Db;
 use crate::read::Snapshot;
-use crate::seg;
 use crate::state::State;
-use crate::wal::{self, Record, Tail, Wal};
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -193,7 +193,7 @@ pub struct Store {
     instance: u64,
     /// [`Store::close`] may seal by compacting ([`Store::set_close_compacts`]).
     close_compacts: bool,
-    /// During a bulk load that builds its rows in bulk ([`Store::bulk_load`], `load.rs`):
+    /// During a bulk load that builds its rows in bulk ([`Store::bulk_load`], `bulk.rs`):
     /// what the build keeps besides the rows. The memtable is then not readable.
     lean: Option<Box<crate::bulk::Lean>>,
 }
@@ -306,8 +306,8 @@ fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
         ));
     }
     let mut h = blake3::Hasher::new();
-    for at in (0..bytes.len()).step_by(crate::mmap::RELEASE_BYTES) {
-        let end = (at + crate::mmap::RELEASE_BYTES).min(bytes.len());
+    for at in (0..bytes.len()).step_by(crate::format::mmap::RELEASE_BYTES) {
+        let end = (at + crate::format::mmap::RELEASE_BYTES).min(bytes.len());
         h.update_rayon(&bytes[at..end]);
         mapped.release(at, end - at);
     }
@@ -949,29 +949,13 @@ impl Store {
         self.load_rows = max_decoded_rows;
     }
 
-    /// Runs `f` as one bulk load of at most `max_decoded_rows` rows held decoded at a time
-    /// (the bound of [`Store::set_bulk_load`], which holds during the load), then ends it.
-    ///
-    /// Into a fresh store (an empty log) the load builds its rows in bulk (`load.rs`,
-    /// `format-spec.md` §9.3, "Bulk build"): its batches are logged as usual, but as long
-    /// as they are pure
-    /// ingest batches (one `ingest_events` op, no discriminators) their rows are appended
-    /// without the per-event lookups of the write rules and merged into the image, in one
-    /// sorted write, whenever [`LEAN_ROWS_PER_DECODED_ROW`] × `max_decoded_rows` of them are
-    /// held, and at the end. The
-    /// rows, the log and the store digest are those of the same batches written one by one
-    /// ([`Store::ingest_events_keyed`]). Reads wait for the end ([`Load`] borrows the
-    /// store), whose merge leaves the store compacted. Into any other store, or with
-    /// `max_decoded_rows == 0`, the batches are written one by one.
-    ///
-    /// An error of the final merge is returned (the batches are in the log: a reopen
-    /// replays them) and poisons the handle.
-    ///
-    /// [`Load`]: crate::Load
-    pub fn bulk_load<T>(
+    /// The body of [`Store::bulk_load`] (`load.rs`, which hands `f` the store as a
+    /// [`crate::Load`]): the load's bound set, a fresh store switched to the bulk build, `f`
+    /// run, the bulk build ended and the bound restored.
+    pub(crate) fn run_bulk_load<T>(
         &mut self,
         max_decoded_rows: u64,
-        f: impl FnOnce(&mut crate::Load<'_>) -> T,
+        f: impl FnOnce(&mut Store) -> T,
     ) -> Result<T> {
         self.writable()?;
         let before = self.load_rows;
@@ -981,7 +965,7 @@ impl Store {
             self.mem = Mem::Lazy(Box::new(crate::bulk::empty_lazy(stats)?));
             self.lean = Some(Box::default());
         }
-        let out = f(&mut crate::Load { st: self });
+        let out = f(self);
         let ended = self.end_lean();
         self.load_rows = before;
         ended.map(|()| out)
@@ -2079,7 +2063,7 @@ fn check_once(
         // An indexed image is also opened the way a mapped open does (checksums and the
         // structural pass), so `check` names what a store's open would refuse.
         if bytes.len() >= 12 && seg::is_indexed(u16::from_le_bytes([bytes[10], bytes[11]])) {
-            if let Err((o, k)) = crate::base::open_image(bytes) {
+            if let Err((o, k)) = crate::format::base::open_image(bytes) {
                 bad(o, k);
             }
         }

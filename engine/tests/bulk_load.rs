@@ -1,4 +1,4 @@
-//! A bulk load into a fresh store (`Store::bulk_load`, `engine/src/load.rs`) builds its
+//! A bulk load into a fresh store (`Store::bulk_load`, `engine/src/bulk.rs`) builds its
 //! rows in bulk and writes them as one sorted image: the store it leaves must be the one the
 //! same logged batches give through the per-event write rules (its log replayed into a
 //! fresh store): the same digest, statistics and image bytes, with merges inside the load,
@@ -93,7 +93,7 @@ fn same_as_replayed(from: &Path, to: &Path) {
     assert_eq!(a.stats(), b.stats());
     drop((a, b));
     let (x, y) = (image(from), image(to));
-    const HEADER: usize = tgms_engine::seg::SEG_HEADER_LEN;
+    const HEADER: usize = tgms_engine::format::seg::SEG_HEADER_LEN;
     assert!(
         x.len() == y.len() && x[HEADER..] == y[HEADER..],
         "images differ"

@@ -36,7 +36,7 @@ fn read_only_pread(path: &Path) -> Store {
         path,
         Options {
             read_only: true,
-            io: Some(tgms_engine::mmap::IoMode::Pread),
+            io: Some(tgms_engine::format::mmap::IoMode::Pread),
             ..Options::default()
         },
     )
@@ -741,7 +741,7 @@ fn a_damaged_base_image_or_flush_segment_is_reported_not_served() {
     let mut s = Store::open_with(&path, opts()).unwrap();
     let _ = s.write_at(41, vec![Op::from_json(&random_op(&mut g))]);
     s.close().unwrap();
-    let flush = path.join(tgms_engine::manifest::seg_name(
+    let flush = path.join(tgms_engine::format::manifest::seg_name(
         read_only(&path, false).segments()[1].seq,
     ));
     let good = std::fs::read(&flush).unwrap();
@@ -1023,7 +1023,7 @@ fn a_bulk_load_merges_when_its_decoded_rows_match_the_image_up_to_its_bound() {
     let mut r = Store::create_with(&dir.path().join("r"), eager).unwrap();
     const BOUND: u64 = 200;
     load.set_bulk_load(BOUND);
-    let rows = |e: &tgms_engine::manifest::SegEntry| e.zone.node_rows + e.zone.edge_rows;
+    let rows = |e: &tgms_engine::format::manifest::SegEntry| e.zone.node_rows + e.zone.edge_rows;
     let above = |s: &Store| -> u64 { s.segments().iter().skip(1).map(rows).sum() };
     let mut g = Rng::new(23);
     let (mut merges, mut plain_merges, mut grew_to_image, mut tt) = (0, 0, 0, 0);
@@ -1038,8 +1038,8 @@ fn a_bulk_load_merges_when_its_decoded_rows_match_the_image_up_to_its_bound() {
         let ok = load.write_at(tt, ops.clone()).is_ok();
         assert_eq!(ok, plain.write_at(tt, ops.clone()).is_ok(), "batch {i}");
         assert_eq!(ok, r.write_at(tt, ops).is_ok(), "batch {i}");
-        let merged = |now: &[tgms_engine::manifest::SegEntry],
-                      was: &[tgms_engine::manifest::SegEntry]| {
+        let merged = |now: &[tgms_engine::format::manifest::SegEntry],
+                      was: &[tgms_engine::format::manifest::SegEntry]| {
             now.len() == 1 && now != was
         };
         plain_merges += usize::from(merged(plain.segments(), &plain_before));

@@ -7,8 +7,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 use tgms_engine::clock::scripted_clock;
+use tgms_engine::format::wal::{self, Record, FRAME_LEN, HEADER_LEN};
 use tgms_engine::store::{read_log, replay, WAL_FILE};
-use tgms_engine::wal::{self, Record, FRAME_LEN, HEADER_LEN};
 use tgms_engine::{Error, Op, Options, Stats, Store};
 
 fn op(v: Value) -> Op {

@@ -6,8 +6,8 @@
 
 use serde_json::json;
 use std::path::Path;
+use tgms_engine::format::wal::{self, Record};
 use tgms_engine::store::{read_log_with, LogMode, Salvage, WAL_FILE};
-use tgms_engine::wal::{self, Record};
 use tgms_engine::{Op, Options, Store};
 
 /// A store with `before` batches, a flush (the checkpoint), then `after` more batches;

@@ -6,7 +6,7 @@
 use serde_json::{json, Value};
 use std::fs;
 use std::path::{Path, PathBuf};
-use tgms_engine::manifest::{self, MANIFEST_FILE};
+use tgms_engine::format::manifest::{self, MANIFEST_FILE};
 use tgms_engine::store::{check, WAL_FILE};
 use tgms_engine::{Error, Op, Options, Stats, Store};
 
@@ -339,13 +339,13 @@ fn segment_decoder_catches_every_bit_flip() {
     let seq = s.segments()[0].seq;
     drop(s);
     let orig = fs::read(dir.join(manifest::seg_name(seq))).unwrap();
-    assert!(tgms_engine::seg::verify(&orig).is_ok());
+    assert!(tgms_engine::format::seg::verify(&orig).is_ok());
     for i in 0..orig.len() {
         for bit in 0..8 {
             let mut b = orig.clone();
             b[i] ^= 1 << bit;
             assert!(
-                tgms_engine::seg::verify(&b).is_err(),
+                tgms_engine::format::seg::verify(&b).is_err(),
                 "flip of bit {bit} at {i} undetected"
             );
         }
@@ -583,7 +583,7 @@ fn golden_v1_1_store_reads_back() {
 /// The mmap and pread paths read the same segments to the same store.
 #[test]
 fn mmap_and_pread_paths_agree() {
-    use tgms_engine::mmap::IoMode;
+    use tgms_engine::format::mmap::IoMode;
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("s");
     let want = build(&dir, true).last().unwrap().clone();
@@ -794,7 +794,7 @@ fn flush_sorts_the_memtable_and_reads_do_not_change() {
         let b = fs::read(dir.join(manifest::seg_name(e.seq))).unwrap();
         assert_eq!(
             u16::from_le_bytes([b[10], b[11]]),
-            tgms_engine::seg::SEG_MINOR_FLUSH
+            tgms_engine::format::seg::SEG_MINOR_FLUSH
         );
     }
     assert!(check(&dir).unwrap().problems.is_empty());

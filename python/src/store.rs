@@ -10,7 +10,7 @@ use pyo3::types::PyDict;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::RwLock;
-use tgms::engine::mmap::IoMode;
+use tgms::engine::format::mmap::IoMode;
 use tgms::engine::{Options, Store};
 use tgms::verifier::exec::ResultStore;
 

@@ -90,7 +90,7 @@ fn stamp(dir: &Path) -> Stamp {
     };
     Stamp([
         one(tgms_engine::store::WAL_FILE),
-        one(tgms_engine::manifest::MANIFEST_FILE),
+        one(tgms_engine::format::manifest::MANIFEST_FILE),
     ])
 }
 

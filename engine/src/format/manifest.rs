@@ -3,9 +3,9 @@
 //! compaction publishes by renaming a freshly written manifest over the old one.
 
 use crate::error::{CorruptionKind, Error, Result};
+use crate::format::seg::ZoneMap;
+use crate::format::wal::{frame, FRAME_LEN, MAX_PAYLOAD};
 use crate::model::{Marks, Stats};
-use crate::seg::ZoneMap;
-use crate::wal::{frame, FRAME_LEN, MAX_PAYLOAD};
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};

@@ -8,7 +8,7 @@
 //! crate and compares it with the close rows.
 
 use crate::error::CorruptionKind;
-use crate::search::first_not_below;
+use crate::format::search::first_not_below;
 
 /// The cookie of the portable format without run containers.
 pub const COOKIE: u32 = 12346;

@@ -15,8 +15,8 @@
 
 use super::{Base, Col, Exc, ForCol};
 use crate::error::CorruptionKind;
+use crate::format::seg::{chunk, SegErr, DFORS_STRIDE};
 use crate::model::NONE;
-use crate::seg::{chunk, SegErr, DFORS_STRIDE};
 use crate::time::OPEN_END;
 
 /// Rows read per block by the checks that pair two columns.
@@ -699,7 +699,7 @@ impl Base {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::seg::{codec, put_dfors, put_for, put_pfor};
+    use crate::format::seg::{codec, put_dfors, put_for, put_pfor};
     use proptest::prelude::*;
 
     /// Columns long enough for whole groups: runs of one delta (DFORS width 0), small

@@ -914,7 +914,7 @@ pub(crate) fn encode_as(
         let used = match id {
             NODE_CLOSED | EDGE_CLOSED => {
                 let k = usize::from(id == EDGE_CLOSED);
-                body = crate::bitmap::serialize(d.closes[k].iter().map(|c| c.row));
+                body = crate::format::bitmap::serialize(d.closes[k].iter().map(|c| c.row));
                 codec
             }
             UIDS => {
@@ -1737,7 +1737,7 @@ fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> 
         })?;
         for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
             let at = offsets[idx(id)];
-            let rows = crate::bitmap::values(chunks[idx(id)]).map_err(|e| (at, e))?;
+            let rows = crate::format::bitmap::values(chunks[idx(id)]).map_err(|e| (at, e))?;
             if !rows.iter().eq(d.closes[k].iter().map(|c| &c.row)) {
                 return Err((
                     at,

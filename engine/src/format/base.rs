@@ -18,13 +18,13 @@
 //!
 //! [`State`]: crate::state::State
 
-use crate::bitmap::RoaringView;
 use crate::error::CorruptionKind;
-use crate::mmap::SegBytes;
+use crate::format::bitmap::RoaringView;
+use crate::format::mmap::SegBytes;
+use crate::format::search::first_not_below;
+use crate::format::seg::{self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_TIME_INDEX};
 use crate::model::{Content, Disc, IdentRec, Marks, Row, NONE};
 use crate::op::Origin;
-use crate::search::first_not_below;
-use crate::seg::{self, chunk, codec, SegErr, DFORS_STRIDE, SEG_MINOR_TIME_INDEX};
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
 use std::sync::OnceLock;
@@ -814,7 +814,7 @@ impl Base {
         // goes (reads fault back in what they touch), so an open never holds the whole file.
         let mut released = 0;
         let dir = seg::read_dir_with(b, &mut |end| {
-            if end - released >= crate::mmap::RELEASE_BYTES {
+            if end - released >= crate::format::mmap::RELEASE_BYTES {
                 bytes.release(released, end - released);
                 released = end;
             }
@@ -1711,7 +1711,7 @@ pub fn open_image(b: &[u8]) -> Result<(), SegErr> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::seg::{put_dfors, put_for, put_pfor};
+    use crate::format::seg::{put_dfors, put_for, put_pfor};
     use crate::state::State;
     use crate::store::{Options, Store};
     use crate::Op;
@@ -2720,12 +2720,12 @@ pub(crate) mod tests {
         let forged = forge(&bytes, chunk::ROWS_EDGE + chunk::IDENT, |v| {
             v[0] = m.idents as i64 + 3
         });
-        let (mut entries, _) = crate::manifest::read(&dir.join("MANIFEST")).unwrap();
-        let path = dir.join(crate::manifest::seg_name(entries[0].seq));
+        let (mut entries, _) = crate::format::manifest::read(&dir.join("MANIFEST")).unwrap();
+        let path = dir.join(crate::format::manifest::seg_name(entries[0].seq));
         std::fs::write(&path, &forged).unwrap();
         entries[0].file_len = forged.len() as u64;
         entries[0].blake3 = *blake3::hash(&forged).as_bytes();
-        crate::manifest::write_fresh(&dir, &entries, true).unwrap();
+        crate::format::manifest::write_fresh(&dir, &entries, true).unwrap();
         // The store's open refuses it, naming the chunk, the index and the value…
         let want = format!("chunk 32: value {} at index 0", m.idents + 3);
         match crate::store::Store::open(&dir) {
@@ -2755,7 +2755,7 @@ pub(crate) mod tests {
         };
         let path = std::path::Path::new(&p);
         let t = std::time::Instant::now();
-        let bytes = SegBytes::open(path, crate::mmap::IoMode::Mmap).unwrap();
+        let bytes = SegBytes::open(path, crate::format::mmap::IoMode::Mmap).unwrap();
         let crc_only = {
             let t = std::time::Instant::now();
             seg::read_dir(bytes.bytes()).unwrap();
@@ -2930,13 +2930,13 @@ pub(crate) mod tests {
             let mut body = bytes[o..o + l].to_vec();
             let mut c = dir.codecs[k];
             if cid == id && c == codec::ROARING {
-                let mut v: Vec<i64> = crate::bitmap::values(&body)
+                let mut v: Vec<i64> = crate::format::bitmap::values(&body)
                     .unwrap()
                     .into_iter()
                     .map(i64::from)
                     .collect();
                 f(&mut v);
-                body = crate::bitmap::serialize(v.into_iter().map(|x| x as u32));
+                body = crate::format::bitmap::serialize(v.into_iter().map(|x| x as u32));
             } else if cid == id {
                 let n = u32::from_le_bytes(body[..4].try_into().unwrap()) as usize;
                 let mut v = seg::decode_int(&body, c, n).unwrap();
@@ -2985,7 +2985,8 @@ mod structure_timing {
             return;
         };
         let runs: usize = std::env::var("TGMS_RUNS").map_or(5, |v| v.parse().unwrap());
-        let bytes = SegBytes::open(std::path::Path::new(&p), crate::mmap::IoMode::Mmap).unwrap();
+        let bytes =
+            SegBytes::open(std::path::Path::new(&p), crate::format::mmap::IoMode::Mmap).unwrap();
         let base = Base::open(bytes).unwrap();
         let t = std::time::Instant::now();
         for _ in 0..runs {

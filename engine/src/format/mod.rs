@@ -1,0 +1,14 @@
+//! The format layer: the store's bytes on disk and nothing else (`format-spec.md`). It
+//! knows the stored model (`model.rs`) and the ops it logs, never the memtable or the read
+//! path: the write-ahead log's frames and records (`wal`), the segment encoder, decoder
+//! and verifier (`seg`), the reader of a mapped full image (`base`, with the structural
+//! checks in `base/structure.rs`), the manifest (`manifest`), the roaring-bitmap chunks
+//! (`bitmap`), file mapping (`mmap`) and the binary search its decoders share (`search`).
+
+pub mod base;
+pub(crate) mod bitmap;
+pub mod manifest;
+pub mod mmap;
+pub(crate) mod search;
+pub mod seg;
+pub mod wal;

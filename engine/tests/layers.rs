@@ -1,0 +1,274 @@
+//! The engine's module layering (`ARCHITECTURE.md`, "The engine"), checked from the
+//! sources: the graph of `crate::` imports between the engine's modules has no cycle, and
+//! the format layer (`engine/src/format/`) imports nothing but the stored model and the
+//! foundations it is written in terms of. Test modules (`#[cfg(test)] mod …`) and comments
+//! are not imports.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// What `format/` may import besides itself.
+const FORMAT_MAY_IMPORT: &[&str] = &["error", "fault", "model", "op", "time"];
+
+fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).expect("read engine/src") {
+        let p = e.expect("dir entry").path();
+        if p.is_dir() {
+            rs_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The source without comments and without its test modules.
+fn product_code(text: &str) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let t = lines[i].trim_start();
+        if t.starts_with("#[cfg(test)]") {
+            // Skip attributes to see whether a module follows; a test module runs to the
+            // end of its braces, which in this crate is the end of the file.
+            let mut j = i + 1;
+            while j < lines.len() && lines[j].trim_start().starts_with("#[") {
+                j += 1;
+            }
+            let next = lines.get(j).map_or("", |l| l.trim_start());
+            if next.starts_with("mod ") || next.starts_with("pub(crate) mod ") {
+                break;
+            }
+        }
+        let code = match t.find("//") {
+            Some(k) => &t[..k],
+            None => t,
+        };
+        out.push_str(code);
+        out.push('\n');
+        i += 1;
+    }
+    out
+}
+
+/// The top-level module a file belongs to (`format` for everything under `format/`) and,
+/// for files under `format/`, its module within the format layer.
+fn module_of(src: &Path, file: &Path) -> (String, Option<String>) {
+    let rel = file.strip_prefix(src).expect("file under engine/src");
+    let parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    let top = parts[0].clone();
+    let inner = (top == "format" && parts.len() > 1 && parts[1] != "mod").then(|| parts[1].clone());
+    (top, inner)
+}
+
+/// The names `crate::` paths in `code` start with (`crate::a::b` → `a`; in
+/// `use crate::{a::x, b}` → `a`, `b`).
+fn crate_refs(code: &str) -> BTreeSet<String> {
+    let mut refs = BTreeSet::new();
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect()
+    };
+    for (at, _) in code.match_indices("crate::") {
+        let rest = &code[at + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = group.find("};").unwrap_or(group.len());
+            let mut depth = 0;
+            let mut start = true;
+            for (k, c) in group[..end].char_indices() {
+                match c {
+                    '{' => depth += 1,
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => start = true,
+                    c if start && !c.is_whitespace() => {
+                        refs.insert(ident(&group[k..]));
+                        start = false;
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            refs.insert(ident(rest));
+        }
+    }
+    refs.remove("");
+    refs
+}
+
+/// A cycle of `g`, if it has one.
+fn find_cycle(g: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        v: &str,
+        g: &BTreeMap<String, BTreeSet<String>>,
+        state: &mut BTreeMap<String, u8>,
+        path: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        state.insert(v.to_string(), 1);
+        path.push(v.to_string());
+        for w in g.get(v).into_iter().flatten() {
+            match state.get(w.as_str()).copied().unwrap_or(0) {
+                1 => {
+                    let from = path.iter().position(|x| x == w).unwrap_or(0);
+                    let mut cycle = path[from..].to_vec();
+                    cycle.push(w.clone());
+                    return Some(cycle);
+                }
+                0 => {
+                    if let Some(c) = visit(w, g, state, path) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        path.pop();
+        state.insert(v.to_string(), 2);
+        None
+    }
+    let mut state = BTreeMap::new();
+    for v in g.keys() {
+        if state.get(v.as_str()).copied().unwrap_or(0) == 0 {
+            if let Some(c) = visit(v, g, &mut state, &mut Vec::new()) {
+                return Some(c);
+            }
+        }
+    }
+    None
+}
+
+struct Graphs {
+    /// Top-level module → the top-level modules it imports.
+    top: BTreeMap<String, BTreeSet<String>>,
+    /// Module within `format/` → the `format/` modules it imports.
+    format: BTreeMap<String, BTreeSet<String>>,
+    /// Module within `format/` → what it imports outside `format/`.
+    format_out: BTreeMap<String, BTreeSet<String>>,
+}
+
+fn graphs() -> Graphs {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
+    // Names lib.rs re-exports (`pub use read::{Snapshot, ...}`) point at their module.
+    let mut reexport: BTreeMap<String, String> = BTreeMap::new();
+    for stmt in product_code(&lib).split(';') {
+        let Some(rest) = stmt.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let Some((module, names)) = rest.split_once("::") else {
+            continue;
+        };
+        for n in names.trim_matches(|c| c == '{' || c == '}').split(',') {
+            reexport.insert(n.trim().to_string(), module.trim().to_string());
+        }
+    }
+    let mut files = Vec::new();
+    rs_files(&src, &mut files);
+    let mut g = Graphs {
+        top: BTreeMap::new(),
+        format: BTreeMap::new(),
+        format_out: BTreeMap::new(),
+    };
+    for f in files {
+        let (top, inner) = module_of(&src, &f);
+        if top == "lib" {
+            continue;
+        }
+        let code = product_code(&std::fs::read_to_string(&f).expect("source"));
+        let refs = crate_refs(&code);
+        for r in &refs {
+            let target = reexport.get(r).cloned().unwrap_or_else(|| r.clone());
+            if target != top {
+                g.top.entry(top.clone()).or_default().insert(target.clone());
+            }
+            g.top.entry(top.clone()).or_default();
+            if let Some(inner) = &inner {
+                if target == "format" {
+                    // `crate::format::X`: the format module X.
+                    for (at, _) in code.match_indices("crate::format::") {
+                        let name: String = code[at + "crate::format::".len()..]
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        if &name != inner {
+                            g.format.entry(inner.clone()).or_default().insert(name);
+                        }
+                    }
+                } else {
+                    g.format_out
+                        .entry(inner.clone())
+                        .or_default()
+                        .insert(target);
+                }
+            }
+        }
+    }
+    g
+}
+
+#[test]
+fn the_engine_modules_import_each_other_without_a_cycle() {
+    let g = graphs();
+    assert!(
+        g.top.len() > 20,
+        "the scan found too few modules: {:?}",
+        g.top.keys()
+    );
+    assert!(
+        g.top["store"].contains("format") && g.top["read"].contains("lazy"),
+        "the scan misses known imports: {:?}",
+        g.top["store"]
+    );
+    if let Some(c) = find_cycle(&g.top) {
+        panic!("import cycle between engine modules: {}", c.join(" → "));
+    }
+    if let Some(c) = find_cycle(&g.format) {
+        panic!("import cycle inside format/: {}", c.join(" → "));
+    }
+}
+
+#[test]
+fn the_format_layer_imports_only_the_model_and_the_foundations() {
+    let g = graphs();
+    assert!(
+        g.format_out.contains_key("seg") && g.format_out.contains_key("base"),
+        "the scan found no format modules: {:?}",
+        g.format_out.keys()
+    );
+    for (module, imports) in &g.format_out {
+        let bad: Vec<&String> = imports
+            .iter()
+            .filter(|i| !FORMAT_MAY_IMPORT.contains(&i.as_str()))
+            .collect();
+        assert!(
+            bad.is_empty(),
+            "format/{module}.rs imports {bad:?}: the format layer knows nothing of the \
+             memtable, the read path or the store (allowed: {FORMAT_MAY_IMPORT:?})"
+        );
+    }
+}
+
+#[test]
+fn the_scan_sees_a_cycle_and_a_grouped_import() {
+    let refs = crate_refs("use crate::{a::x, b, c::{d, e}};\nlet y = crate::f::g();");
+    assert_eq!(
+        refs.into_iter().collect::<Vec<_>>(),
+        ["a", "b", "c", "f"].map(String::from)
+    );
+    let mut g: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    g.entry("a".into()).or_default().insert("b".into());
+    g.entry("b".into()).or_default().insert("c".into());
+    assert_eq!(find_cycle(&g), None);
+    g.entry("c".into()).or_default().insert("a".into());
+    assert_eq!(
+        find_cycle(&g).map(|c| c.len()),
+        Some(4),
+        "a → b → c → a is a cycle"
+    );
+    let code =
+        product_code("use crate::x;\n// crate::y\n#[cfg(test)]\nmod tests {\n use crate::z;\n}\n");
+    assert_eq!(crate_refs(&code).into_iter().collect::<Vec<_>>(), ["x"]);
+}
