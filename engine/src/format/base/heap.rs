@@ -1,0 +1,207 @@
+//! The string heaps of a base image (uids, strings) and the hash tables over the heaps
+//! and the contents that writers look names and contents up in.
+
+use super::*;
+
+/// A string heap: its string bytes `[data, data + len)` and the offsets column.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Heap {
+    pub(super) n: usize,
+    pub(super) data: usize,
+    pub(super) len: usize,
+    pub(super) offs: Col,
+    pub(super) order: Col,
+}
+
+/// An open-addressing hash table of the ids `0..n` (given their hashes in id order):
+/// linear probing, `NONE` for an empty slot, at most two thirds full (4 to 8 bytes an id).
+/// An id is found by [`probe`]; ids inserted earlier come first along a probe sequence.
+fn id_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u32> {
+    let mut t = vec![NONE; (n + n / 2).next_power_of_two().max(16)];
+    let mask = t.len() - 1;
+    for (id, h) in hashes.enumerate() {
+        let mut at = h & mask;
+        while t[at] != NONE {
+            at = (at + 1) & mask;
+        }
+        t[at] = id as u32;
+    }
+    t
+}
+
+/// The first id of table `t` along the probe sequence of hash `h` that `is` accepts.
+fn probe(t: &[u32], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
+    let mask = t.len().checked_sub(1)?;
+    let mut at = h & mask;
+    loop {
+        match t[at] {
+            NONE => return None,
+            id if is(id) => return Some(id),
+            _ => at = (at + 1) & mask,
+        }
+    }
+}
+
+fn hash_bytes(b: &[u8]) -> usize {
+    use std::hash::Hasher;
+    let mut x = rustc_hash::FxHasher::default();
+    x.write(b);
+    x.finish() as usize
+}
+
+fn hash_content(c: &Content) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut x = rustc_hash::FxHasher::default();
+    c.hash(&mut x);
+    x.finish() as usize
+}
+
+/// The most strings a heap may hold for its offsets to be decoded into memory (16 MB).
+const CACHED_HEAP_STRINGS: usize = 1 << 22;
+
+impl Base {
+    fn heap_str<'a>(&'a self, h: &Heap, id: u32) -> &'a str {
+        let b = self.b();
+        let i = id as usize;
+        if i >= h.n {
+            return "";
+        }
+        let (a, e) = h.offs.pair(b, i);
+        let (Ok(a), Ok(e)) = (usize::try_from(a), usize::try_from(e)) else {
+            return "";
+        };
+        if a > e || e > h.len {
+            return "";
+        }
+        b.get(h.data + a..h.data + e)
+            .and_then(|s| std::str::from_utf8(s).ok())
+            .unwrap_or("")
+    }
+
+    fn heap_find(&self, h: &Heap, k: usize, s: &str) -> Option<u32> {
+        let b = self.b();
+        let cache = &self.caches.heap_offs[k];
+        // The order, decoded once beside the offsets (4 bytes a string) when they are.
+        let order = self.caches.heap_order[k].get_or_init(|| {
+            if h.n > CACHED_HEAP_STRINGS {
+                return Vec::new();
+            }
+            id_list(h.order.range(b, 0, h.n))
+        });
+        let (mut lo, mut hi) = (0usize, h.n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let id = order
+                .get(mid)
+                .copied()
+                .unwrap_or_else(|| h.order.id(b, mid));
+            match self.cached_bytes(h, cache, id).cmp(s.as_bytes()) {
+                Ordering::Less => lo = mid + 1,
+                Ordering::Greater => hi = mid,
+                Ordering::Equal => return ((id as usize) < h.n).then_some(id),
+            }
+        }
+        None
+    }
+
+    /// The uid string of uid id `id` ("" when out of range).
+    pub(crate) fn uid_name(&self, id: u32) -> &str {
+        self.cached_str(&self.uids, &self.caches.heap_offs[0], id)
+    }
+
+    /// Heap string `id` through the heap's offsets decoded once into `cache` (4 bytes per
+    /// string, for heaps of at most [`CACHED_HEAP_STRINGS`] strings under 4 GiB: every edge
+    /// read names two uids, and a random read of a DFORS offset costs several cache misses);
+    /// larger heaps are read in place.
+    fn cached_str<'a>(&'a self, h: &Heap, cache: &'a OnceLock<Vec<u32>>, id: u32) -> &'a str {
+        std::str::from_utf8(self.cached_bytes(h, cache, id)).unwrap_or("")
+    }
+
+    /// The bytes of heap string `id` (see [`Base::cached_str`]); searches compare these
+    /// (the heap was checked to be UTF-8 at open).
+    fn cached_bytes<'a>(&'a self, h: &Heap, cache: &'a OnceLock<Vec<u32>>, id: u32) -> &'a [u8] {
+        let offs = cache.get_or_init(|| {
+            if h.n > CACHED_HEAP_STRINGS || h.len >= u32::MAX as usize {
+                return Vec::new();
+            }
+            let v = h.offs.range(self.b(), 0, h.n + 1);
+            v.into_iter()
+                .map(|x| u32::try_from(x).unwrap_or(u32::MAX))
+                .collect()
+        });
+        let i = id as usize;
+        match (offs.get(i), offs.get(i + 1)) {
+            (Some(&a), Some(&e)) if a <= e && e as usize <= h.len => self
+                .b()
+                .get(h.data + a as usize..h.data + e as usize)
+                .unwrap_or(&[]),
+            _ => self.heap_str(h, id).as_bytes(),
+        }
+    }
+
+    /// The id of string `s` of heap `k` (0 uids, 1 strings) through a hash table of the
+    /// heap's ids ([`id_table`]), built by the first call; a heap too large for its offsets
+    /// to be cached is searched in its order instead. Writers look up every name they write
+    /// (two uids an event); reads keep the binary search, which needs no table and so costs
+    /// a fresh process nothing.
+    pub(crate) fn find_hashed(&self, k: usize, s: &str) -> Option<u32> {
+        let h = [&self.uids, &self.strings][k];
+        let cache = &self.caches.heap_offs[k];
+        let table = self.caches.heap_hash[k].get_or_init(|| {
+            if h.n > CACHED_HEAP_STRINGS {
+                return Vec::new();
+            }
+            let hashes = (0..h.n as u32).map(|id| hash_bytes(self.cached_bytes(h, cache, id)));
+            id_table(h.n, hashes)
+        });
+        if table.is_empty() {
+            return self.heap_find(h, k, s);
+        }
+        probe(table, hash_bytes(s.as_bytes()), |id| {
+            self.cached_bytes(h, cache, id) == s.as_bytes()
+        })
+    }
+
+    /// The id of the image's content `c` (the first, were it stored twice), through a hash
+    /// table of the content ids built by the first call ([`id_table`]: 4 to 8 bytes a
+    /// content, the columns read a stretch at a time). Writers look up every content they
+    /// add, so that the store keeps one record per content (invariant S4).
+    pub(crate) fn find_content(&self, c: Content) -> Option<u32> {
+        use chunk::*;
+        let n = self.marks.contents as usize;
+        let table = self.caches.content_hash.get_or_init(|| {
+            let mut hashes = Vec::with_capacity(n);
+            for a in (0..n).step_by(1 << 16) {
+                let e = (a + (1 << 16)).min(n);
+                let [l, p, s, v] = [CONTENT_LABEL, CONTENT_PROPS, CONTENT_SOURCE, CONTENT_PROV]
+                    .map(|id| self.chunk_range(id, a, e));
+                for i in 0..e - a {
+                    let at = |col: &[i64]| col.get(i).map_or(NONE, |&x| x as u32);
+                    hashes.push(hash_content(&Content {
+                        label: at(&l),
+                        props: at(&p),
+                        source: at(&s),
+                        provenance: at(&v),
+                    }));
+                }
+            }
+            id_table(n, hashes.into_iter())
+        });
+        probe(table, hash_content(&c), |id| self.content(id) == c)
+    }
+
+    /// The id of uid `s`, by binary search in the uid order.
+    pub(crate) fn uid_id(&self, s: &str) -> Option<u32> {
+        self.heap_find(&self.uids, 0, s)
+    }
+
+    /// Heap string `id` ("" when out of range).
+    pub(crate) fn string(&self, id: u32) -> &str {
+        self.cached_str(&self.strings, &self.caches.heap_offs[1], id)
+    }
+
+    /// The id of heap string `s`.
+    pub(crate) fn string_id(&self, s: &str) -> Option<u32> {
+        self.heap_find(&self.strings, 1, s)
+    }
+}

@@ -1,0 +1,1260 @@
+use super::*;
+use crate::format::seg::{put_dfors, put_for, put_pfor, DFORS_STRIDE};
+use crate::state::State;
+use crate::store::{Options, Store};
+use crate::Op;
+use proptest::prelude::*;
+use serde_json::{json, Value};
+
+/// Random access (get, range) of a codec-5, a codec-6 and a FOR column equals the full
+/// decode.
+fn check_random_access(v: &[i64]) {
+    for (c, enc) in [
+        (codec::DFORS, put_dfors as fn(&mut Vec<u8>, &[i64])),
+        (codec::PFOR, put_pfor),
+        (codec::FOR, put_for),
+    ] {
+        let mut b = vec![0xAA; 3]; // the column need not start at 0
+        enc(&mut b, v);
+        let full = seg::decode_int(&b[3..], c, v.len()).unwrap();
+        assert_eq!(full, v);
+        let col = Col::parse(&b, 3, b.len(), c).unwrap();
+        assert_eq!(col.len(), v.len());
+        for (i, &x) in v.iter().enumerate() {
+            assert_eq!(col.get(&b, i), x, "codec {c} value {i} of {}", v.len());
+        }
+        assert_eq!(col.get(&b, v.len()), 0);
+        assert_eq!(col.range(&b, 0, v.len()), v);
+        for (a, e) in [(1, 2), (100, 300), (127, 129), (5, 5), (200, 10_000)] {
+            let (a2, e2) = (a.min(v.len()), e.min(v.len()).max(a.min(v.len())));
+            assert_eq!(col.range(&b, a, e), v[a2..e2], "range {a}..{e}");
+        }
+    }
+}
+
+fn arb_column() -> impl Strategy<Value = Vec<i64>> {
+    let len = prop_oneof![
+        Just(0usize),
+        Just(1),
+        126..=130usize,
+        254..=258usize,
+        0..700usize
+    ];
+    (len, any::<u64>()).prop_flat_map(|(n, _)| {
+        prop::collection::vec(
+            prop_oneof![
+                6 => 0..4i64,
+                2 => 0..1000i64,
+                1 => -5..0i64,
+                1 => any::<i64>(),
+            ],
+            n,
+        )
+        .prop_map(|deltas| {
+            // Mostly growing columns (so DFORS has a small width and exceptions).
+            let mut cur = 0i64;
+            deltas
+                .into_iter()
+                .map(|d| {
+                    cur = cur.wrapping_add(d);
+                    cur
+                })
+                .collect()
+        })
+    })
+}
+
+/// Sparse columns: mostly small values (or one repeated value), with random spikes.
+fn arb_sparse() -> impl Strategy<Value = Vec<i64>> {
+    let len = prop_oneof![
+        Just(0usize),
+        Just(1),
+        30..=34usize,
+        62..=66usize,
+        95..=97usize,
+        0..400usize
+    ];
+    (len, 0..4u8).prop_flat_map(|(n, kind)| {
+        let val = match kind {
+            0 => prop_oneof![Just(7i64)].boxed(),
+            1 => prop_oneof![20 => Just(0i64), 1 => 1..100_000i64].boxed(),
+            2 => prop_oneof![
+                12 => 0..4i64,
+                1 => any::<i64>(),
+                1 => 1_000..1_000_000i64
+            ]
+            .boxed(),
+            _ => prop_oneof![3 => 0..3i64, 1 => 0..1i64 << 40].boxed(),
+        };
+        prop::collection::vec(val, n)
+    })
+}
+
+/// Random access, plus `lower_bound` on the sorted column, of a PFOR column.
+fn check_pfor(v: &[i64]) {
+    check_random_access(v);
+    let mut sorted = v.to_vec();
+    sorted.sort_unstable();
+    let mut b = Vec::new();
+    put_pfor(&mut b, &sorted);
+    let col = Col::parse(&b, 0, b.len(), codec::PFOR).unwrap();
+    for x in sorted.iter().copied().chain([i64::MIN, i64::MAX, 0, 5]) {
+        assert_eq!(col.lower_bound(&b, x), sorted.partition_point(|&y| y < x));
+    }
+}
+
+proptest! {
+    #[test]
+    fn pfor_random_access_equals_full_decode(v in arb_sparse()) {
+        check_pfor(&v);
+    }
+    #[test]
+    fn dfors_random_access_equals_full_decode(v in arb_column()) {
+        check_random_access(&v);
+    }
+    #[test]
+    fn dfors_random_access_of_arbitrary_values(
+        v in prop::collection::vec(any::<i64>(), 0..300)) {
+        check_random_access(&v);
+    }
+}
+
+#[test]
+fn dfors_exceptions_and_block_boundaries() {
+    let mut v: Vec<i64> = (0..1000).collect();
+    check_random_access(&v);
+    v[127] = i64::MIN;
+    v[128] = 3;
+    v[256] = i64::MAX;
+    v[999] = -1;
+    check_random_access(&v);
+    let mut b = Vec::new();
+    put_dfors(&mut b, &v);
+    let Col::Dfors(d) = Col::parse(&b, 0, b.len(), codec::DFORS).unwrap() else {
+        panic!("not dfors");
+    };
+    assert!(d.exc.n >= 4 && d.deltas.width == 0, "{d:?}");
+    for n in [127usize, 128, 129, 256, 257] {
+        check_random_access(&v[..n]);
+        check_random_access(&v[1..n]);
+    }
+}
+
+#[test]
+fn pfor_exceptions_and_block_boundaries() {
+    for n in [0usize, 1, 31, 32, 33, 63, 64, 65, 200] {
+        check_pfor(&vec![0; n]);
+        check_pfor(&vec![-3; n]);
+        let mut v = vec![0i64; n];
+        for i in (0..n).filter(|i| i % 31 == 0 || i % 32 == 31) {
+            v[i] = 1_000_000 + i as i64;
+        }
+        check_pfor(&v);
+        // Every value an exception of one block, the next without any.
+        let v: Vec<i64> = (0..n as i64)
+            .map(|i| if i % 64 < 32 { i64::MAX - i } else { 1 })
+            .collect();
+        check_pfor(&v);
+    }
+}
+
+#[test]
+fn put_int_ra_picks_pfor_for_sparse_columns() {
+    // A `reason` column: 0 for most rows, a string id + 1 for corrections.
+    let v: Vec<i64> = (0..10_000)
+        .map(|i| if i % 97 == 0 { 400 + i % 300 } else { 0 })
+        .collect();
+    let mut b = Vec::new();
+    assert_eq!(seg::put_int_ra(&mut b, &v), codec::PFOR);
+    let (mut f, mut d) = (Vec::new(), Vec::new());
+    put_for(&mut f, &v);
+    put_dfors(&mut d, &v);
+    assert!(b.len() < f.len() && b.len() < d.len());
+    assert_eq!(seg::decode_int(&b, codec::PFOR, v.len()).unwrap(), v);
+    let Col::Pfor(p) = Col::parse(&b, 0, b.len(), codec::PFOR).unwrap() else {
+        panic!("not pfor");
+    };
+    assert_eq!((p.vals.min, p.vals.width, p.exc.n), (0, 0, 104));
+    // Dense ascending and small-width columns keep DFORS and FOR.
+    let asc: Vec<i64> = (0..1000).map(|i| i * 3).collect();
+    assert_eq!(seg::put_int_ra(&mut Vec::new(), &asc), codec::DFORS);
+    let small: Vec<i64> = (0..1000).map(|i| i % 4).collect();
+    assert_eq!(seg::put_int_ra(&mut Vec::new(), &small), codec::FOR);
+}
+
+#[test]
+fn pfor_corruption_is_refused() {
+    let mut v = vec![0i64; 200];
+    for i in [3usize, 40, 41, 100, 199] {
+        v[i] = 5_000 + i as i64;
+    }
+    let mut b = Vec::new();
+    put_pfor(&mut b, &v);
+    // The full decoder refuses every damage below; the open-time parse refuses damage to
+    // the list and the lengths, and reads through a damaged start without panicking
+    // (starts are checked by the full decoder only, keeping an open O(exceptions)).
+    let refused = |b: &[u8]| {
+        if let Ok(c) = Col::parse(b, 0, b.len(), codec::PFOR) {
+            (0..v.len()).for_each(|i| {
+                let _ = c.get(b, i);
+            });
+            drop(c.range(b, 0, v.len()));
+        }
+        seg::decode_int(b, codec::PFOR, v.len()).is_err()
+    };
+    assert!(!refused(&b));
+    // Layout: count 4 | min 8 | width 1 (0: all non-exceptions are 0) | n_exc 4 | list.
+    assert_eq!(b[12], 0);
+    let list = 17;
+    assert_eq!(u32::from_le_bytes(b[13..17].try_into().unwrap()), 5);
+    // The starts column ends the chunk: count 4 | min 8 | width 1 | bits.
+    let starts = list + 5 * 12;
+    let want = [0i64, 1, 3, 3, 4, 4, 4];
+    let mut tail = Vec::new();
+    put_for(&mut tail, &want);
+    assert_eq!(&b[starts..], &tail[..]);
+    // Flip every bit of the starts column's min and packed bits (7 values of 3 bits;
+    // the padding bits after them are not read).
+    for at in starts + 4..b.len() {
+        if at == starts + 12 {
+            continue; // the width: a length mismatch, refused too (below)
+        }
+        let bits = if at == b.len() - 1 { 21 - 16 } else { 8 };
+        for bit in 0..bits {
+            let mut bad = b.clone();
+            bad[at] ^= 1 << bit;
+            assert!(refused(&bad), "byte {at} bit {bit}");
+        }
+    }
+    let mut bad = b.clone();
+    bad[starts + 12] ^= 1;
+    assert!(refused(&bad));
+    // Out-of-order indexes (swap entries 1 and 2), a repeated index, one out of range.
+    let mut bad = b.clone();
+    let (e1, e2) = (list + 12, list + 24);
+    let x = bad[e1..e1 + 12].to_vec();
+    bad.copy_within(e2..e2 + 12, e1);
+    bad[e2..e2 + 12].copy_from_slice(&x);
+    assert!(refused(&bad));
+    let mut bad = b.clone();
+    bad[e2..e2 + 4].copy_from_slice(&40u32.to_le_bytes());
+    assert!(refused(&bad));
+    let mut bad = b.clone();
+    bad[list + 48..list + 52].copy_from_slice(&200u32.to_le_bytes());
+    assert!(refused(&bad));
+    // Too many exceptions, a byte left over, a byte missing.
+    let mut bad = b.clone();
+    bad[13..17].copy_from_slice(&201u32.to_le_bytes());
+    assert!(refused(&bad));
+    let mut bad = b.clone();
+    bad.push(0);
+    assert!(refused(&bad));
+    assert!(refused(&b[..b.len() - 1]));
+    // PFOR in a minor-0/1 position is refused by the directory check (see
+    // codec_and_minor_rules_of_the_directory).
+}
+
+#[test]
+fn dfors_full_decode_checks_the_skip_values() {
+    let v: Vec<i64> = (0..300).map(|i| i * 3).collect();
+    let mut b = Vec::new();
+    put_dfors(&mut b, &v);
+    // The skip column (every DFORS_STRIDE-th value) and the exception starts (all 0:
+    // no exceptions) end the chunk; the skip column's min is the first skip value, the
+    // starts' min is 0: change either.
+    let skips: Vec<i64> = v.iter().step_by(DFORS_STRIDE).copied().collect();
+    let mut tail = Vec::new();
+    put_for(&mut tail, &skips);
+    let skip_len = tail.len();
+    put_for(&mut tail, &vec![0; skips.len()]);
+    let at = b.len() - tail.len();
+    assert_eq!(&b[at..], &tail[..]);
+    assert!(seg::decode_int(&b, codec::DFORS, v.len()).is_ok());
+    for flip in [at + 4, at + skip_len + 4] {
+        let mut bad = b.clone();
+        bad[flip] ^= 1;
+        assert!(seg::decode_int(&bad, codec::DFORS, v.len()).is_err());
+    }
+    b[at + 4] ^= 1;
+    // The DFOR part alone is not a valid DFORS column (the skip column is missing).
+    let mut d = Vec::new();
+    seg::put_dfor(&mut d, &v);
+    assert!(seg::decode_int(&d, codec::DFORS, v.len()).is_err());
+    assert!(Col::parse(&d, 0, d.len(), codec::DFORS).is_err());
+}
+
+// ---------------------------------------------------------------- randomized stores
+
+/// The seeded generator of the randomized stores (shared with `compact`'s tests).
+pub(crate) use tgms_testkit::Rng;
+
+const UIDS: &[&str] = &["a", "b", "c", "d", "é", "日本", "zz", "a\u{0}b", "B", "ab"];
+const RELS: &[&str] = &["R", "S", "knows", "É"];
+const DISCS: &[&str] = &["x", "#3", "#0", "y", "ü"];
+
+pub(crate) fn random_op(r: &mut Rng) -> Value {
+    let u = |r: &mut Rng| r.pick(UIDS);
+    let vt = |r: &mut Rng| {
+        let s = r.below(100) as i64;
+        (s, s + 1 + r.below(50) as i64)
+    };
+    match r.below(8) {
+        0 => {
+            let (s, e) = vt(r);
+            json!({"op":"assert_node","uid":u(r),"label":r.pick(&["N","M"]),
+                   "props":{"p": r.below(3)},"vt_s":s,"vt_e":e})
+        }
+        1 | 2 => {
+            let (s, e) = vt(r);
+            let mut o = json!({"op":"assert_edge","src":u(r),"dst":u(r),"rel_type":r.pick(RELS),
+                   "props":{"w": r.below(4)},"vt_s":s,"vt_e":e});
+            if r.below(2) == 0 {
+                o["disc"] = json!(r.pick(DISCS));
+            }
+            if r.below(3) == 0 {
+                o["reason"] = json!(r.pick(&["seen", "told"]));
+            }
+            o
+        }
+        3 | 4 => {
+            let n = 1 + r.below(6);
+            let events: Vec<Value> = (0..n)
+                .map(|_| {
+                    let mut e = json!({"src":u(r),"dst":u(r),"rel_type":r.pick(RELS),
+                                       "vt_s": r.below(100)});
+                    if r.below(3) == 0 {
+                        e["vt_e"] = json!(200 + r.below(10));
+                    }
+                    if r.below(4) == 0 {
+                        e["props"] = json!({"k": r.below(3)});
+                    }
+                    e
+                })
+                .collect();
+            json!({"op":"ingest_events","events":events})
+        }
+        5 => json!({"op":"retract","ref":{"kind":"node","uid":u(r)},
+                    "t": r.below(120), "reason":"gone"}),
+        6 => {
+            let mut rf = json!({"kind":"edge","src":u(r),"dst":u(r),"rel_type":r.pick(RELS)});
+            if r.below(2) == 0 {
+                rf["disc"] = json!(r.pick(DISCS));
+            }
+            json!({"op":"retract","ref":rf,"t": r.below(120),"reason":"x"})
+        }
+        _ => {
+            let (s, e) = vt(r);
+            json!({"op":"correct","ref":{"kind":"node","uid":u(r)},
+                   "props":{"p": 9},"vt_s":s,"vt_e":e,"reason":"fix"})
+        }
+    }
+}
+
+/// Builds a random store, flushing now and then, compacts it and returns the compacted
+/// segment's bytes.
+fn random_compacted(seed: u64, batches: usize) -> Vec<u8> {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    let mut s = manual_store(&dir);
+    let mut r = Rng::new(seed);
+    let mut tt = 1000;
+    for k in 0..batches {
+        let n = 1 + r.below(3);
+        let ops: Vec<Op> = (0..n).map(|_| Op::from_json(&random_op(&mut r))).collect();
+        tt += 1 + r.below(3) as i64;
+        let _ = s.write_at(tt, ops);
+        if k % 7 == 3 || k == 0 {
+            s.flush().unwrap();
+        }
+    }
+    s.compact().unwrap();
+    seg::only_segment(&dir)
+}
+
+fn row_eq(a: &Row, b: &Row) -> bool {
+    (
+        a.ident,
+        a.content,
+        a.vt_s,
+        a.vt_e,
+        a.tt_s,
+        a.tt_e,
+        a.reason,
+        a.close_reason,
+        a.origin,
+        a.closed_by,
+        a.alive,
+    ) == (
+        b.ident,
+        b.content,
+        b.vt_s,
+        b.vt_e,
+        b.tt_s,
+        b.tt_e,
+        b.reason,
+        b.close_reason,
+        b.origin,
+        b.closed_by,
+        b.alive,
+    )
+}
+
+/// Compares every accessor of `Base` with the state loaded from the same bytes; returns
+/// how many closed rows, retired rows, mapped identities, string discs and empty slots
+/// it saw.
+fn compare(bytes: &[u8]) -> [usize; 5] {
+    assert_eq!(
+        u16::from_le_bytes([bytes[10], bytes[11]]),
+        seg::SEG_MINOR_SORTED
+    );
+    seg::verify(bytes).unwrap();
+    let (seq, d) = seg::decode(bytes).unwrap();
+    // Every name is found by the search and by the writers' hash tables; others by
+    // neither.
+    {
+        let b = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
+        for (k, names) in [&d.uids, &d.strings].into_iter().enumerate() {
+            for (id, name) in names.iter().enumerate() {
+                assert_eq!(b.find_hashed(k, name), Some(id as u32), "{name:?}");
+                let found = if k == 0 {
+                    b.uid_id(name)
+                } else {
+                    b.string_id(name)
+                };
+                assert_eq!(found, Some(id as u32), "{name:?}");
+            }
+            for absent in ["", "absent", "a\u{0}", "日"] {
+                if !names.iter().any(|n| n == absent) {
+                    assert_eq!(b.find_hashed(k, absent), None, "{absent:?}");
+                }
+            }
+        }
+        // Every content is found (the first id holding it); a content no id holds is not.
+        for (id, c) in d.contents.iter().enumerate() {
+            let first = d.contents.iter().position(|x| x == c).unwrap() as u32;
+            assert_eq!(b.find_content(*c), Some(first), "content {id}");
+        }
+        let absent = Content {
+            label: NONE,
+            props: 0,
+            source: 0,
+            provenance: 0,
+        };
+        if !d.contents.contains(&absent) {
+            assert_eq!(b.find_content(absent), None);
+        }
+    }
+    // The valid-time index against a brute-force sort of the rows.
+    {
+        let b = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
+        for (k, rows) in [&d.nodes, &d.edges].into_iter().enumerate() {
+            let mut by_start: Vec<(i64, u32)> =
+                (0..rows.len()).map(|r| (rows[r].vt_s, r as u32)).collect();
+            by_start.sort();
+            let mut by_end: Vec<(i64, u32)> = (0..rows.len())
+                .filter(|&r| rows[r].vt_e != rows[r].vt_s + 1)
+                .map(|r| (rows[r].vt_e, r as u32))
+                .collect();
+            by_end.sort();
+            let ids = |v: &[(i64, u32)]| v.iter().map(|p| p.1).collect::<Vec<u32>>();
+            assert_eq!(b.time_rows(k, false, 0, rows.len()), ids(&by_start));
+            assert_eq!(b.n_long(k), by_end.len());
+            assert_eq!(b.time_rows(k, true, 0, by_end.len()), ids(&by_end));
+            for t in [
+                i64::MIN,
+                -1,
+                0,
+                1,
+                5,
+                50,
+                120,
+                199,
+                200,
+                250,
+                OPEN_END,
+                i64::MAX,
+            ] {
+                let below = |v: &[(i64, u32)]| v.iter().filter(|p| p.0 < t).count();
+                assert_eq!(b.time_rank(k, false, t), below(&by_start), "start rank {t}");
+                assert_eq!(b.time_rank(k, true, t), below(&by_end), "end rank {t}");
+            }
+        }
+    }
+    let mut st = State::default();
+    st.load_seg(d).unwrap();
+    let base = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
+    assert_eq!(base.seq(), seq);
+    let m = st.marks();
+    assert_eq!(base.marks(), m);
+    for id in 0..m.uids as u32 {
+        let name = st.uids.name(id);
+        assert_eq!(base.uid_name(id), name);
+        assert_eq!(base.uid_id(name), Some(id));
+        let u = id as usize;
+        assert_eq!(base.node_postings(id), st.node_postings[u].to_vec());
+        assert_eq!(base.out_adj(id), st.out_adj[u]);
+        assert_eq!(base.in_adj(id), st.in_adj[u]);
+    }
+    for id in 0..m.strings as u32 {
+        let s = st.strings.name(id);
+        assert_eq!(base.string(id), s);
+        assert_eq!(base.string_id(s), Some(id));
+    }
+    for absent in ["", "nope", "a\u{1}", "日", "zzz", "\u{10FFFF}"] {
+        assert_eq!(base.uid_id(absent), st.uids.get(absent), "{absent:?}");
+        assert_eq!(base.string_id(absent), st.strings.get(absent), "{absent:?}");
+    }
+    for id in 0..m.contents as u32 {
+        assert!(base.content(id) == st.contents[id as usize]);
+    }
+    for id in 0..m.idents as u32 {
+        let e = &st.idents[id as usize];
+        let b = base.ident(id);
+        assert_eq!(
+            b,
+            IdentRec {
+                src: e.src,
+                dst: e.dst,
+                rel: e.rel,
+                disc: e.disc,
+                mapped: e.mapped
+            }
+        );
+        assert_eq!(
+            base.edge_postings(id),
+            st.edge_postings[id as usize].to_vec()
+        );
+        let found = base.find_mapped_ident(e.src, e.dst, e.rel, e.disc);
+        assert_eq!(found, e.mapped.then_some(id), "identity {id}");
+        // Absent keys: another disc, another rel.
+        for disc in [Disc::Ordinal(987_654), Disc::Str(NONE - 1)] {
+            assert_eq!(base.find_mapped_ident(e.src, e.dst, e.rel, disc), None);
+        }
+        assert_eq!(base.find_mapped_ident(e.src, e.dst, NONE - 1, e.disc), None);
+    }
+    for k in 0..m.slots {
+        let s = st.ordinal_slots[k as usize];
+        assert_eq!(base.slot(k), (s != NONE).then_some(s));
+    }
+    for r in 0..m.nodes as u32 {
+        assert!(
+            row_eq(&base.row(0, r), &st.nodes[r as usize]),
+            "node row {r}"
+        );
+    }
+    for r in 0..m.edges as u32 {
+        assert!(
+            row_eq(&base.row(1, r), &st.edges[r as usize]),
+            "edge row {r}"
+        );
+    }
+    // Out of range: defaults, no panic.
+    let (nu, ns) = (m.uids as u32, m.strings as u32);
+    assert_eq!(base.uid_name(nu), "");
+    assert_eq!(base.uid_name(u32::MAX), "");
+    assert_eq!(base.string(ns), "");
+    assert!(base.node_postings(nu).is_empty() && base.out_adj(u32::MAX).is_empty());
+    assert!(base.in_adj(nu).is_empty());
+    assert!(base.edge_postings(m.idents as u32).is_empty());
+    assert_eq!(base.slot(m.slots), None);
+    assert_eq!(base.slot(u64::MAX), None);
+    assert_eq!(base.content(m.contents as u32).label, NONE);
+    assert_eq!(base.ident(m.idents as u32).src, NONE);
+    assert_eq!(base.row(0, m.nodes as u32).ident, NONE);
+    assert!(!base.row(1, u32::MAX).alive);
+    let rows = || st.nodes.iter().chain(st.edges.iter());
+    [
+        rows().filter(|r| r.tt_e != OPEN_END).count(),
+        rows().filter(|r| !r.alive).count(),
+        st.idents.iter().filter(|e| e.mapped).count(),
+        st.idents
+            .iter()
+            .filter(|e| matches!(e.disc, Disc::Str(_)))
+            .count(),
+        st.ordinal_slots.iter().filter(|&&s| s == NONE).count(),
+    ]
+}
+
+#[test]
+fn base_accessors_equal_the_loaded_state_on_random_stores() {
+    let mut seen = [0usize; 5];
+    for seed in 1..=12u64 {
+        let bytes = random_compacted(seed, 20 + 10 * seed as usize);
+        let c = compare(&bytes);
+        seen.iter_mut().zip(c).for_each(|(a, b)| *a += b);
+    }
+    // The workload exercises closures, retired rows, mapped identities, string discs.
+    assert!(seen[..4].iter().all(|&n| n > 0), "{seen:?}");
+    eprintln!("closed, retired, mapped, string discs, empty slots: {seen:?}");
+}
+
+/// A store that flushes and compacts only when told to.
+fn manual_store(dir: &std::path::Path) -> Store {
+    Store::create_with(
+        dir,
+        Options {
+            flush_rows: Some(0),
+            compact_segments: Some(0),
+            ..Options::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn base_of_a_larger_store_with_long_columns() {
+    // Enough rows for DFORS columns with several skip blocks.
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    let mut s = manual_store(&dir);
+    let mut r = Rng::new(7);
+    for k in 0..6 {
+        let events: Vec<Value> = (0..700)
+            .map(|i| {
+                json!({"src": format!("u{}", r.below(90)), "dst": format!("u{}", r.below(90)),
+                       "rel_type": RELS[(i % 3) as usize], "vt_s": k * 1000 + i})
+            })
+            .collect();
+        s.write_at(
+            1000 + 2 * k,
+            vec![Op::from_json(
+                &json!({"op":"ingest_events","events":events}),
+            )],
+        )
+        .unwrap();
+        let ops: Vec<Op> = (0..5).map(|_| Op::from_json(&random_op(&mut r))).collect();
+        let _ = s.write_at(1001 + 2 * k, ops);
+        s.flush().unwrap();
+    }
+    s.compact().unwrap();
+    let bytes = seg::only_segment(&dir);
+    let dir = seg::read_dir(&bytes).unwrap();
+    assert!(dir.codecs.contains(&codec::DFORS));
+    assert!(!dir.codecs.contains(&codec::DFOR));
+    compare(&bytes);
+}
+
+#[test]
+fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    let mut s = manual_store(&dir);
+    let mut r = Rng::new(99);
+    for k in 0..3 {
+        let ops: Vec<Op> = (0..4).map(|_| Op::from_json(&random_op(&mut r))).collect();
+        let _ = s.write_at(1000 + k, ops);
+        s.flush().unwrap();
+    }
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "tgs") {
+            let b = std::fs::read(&p).unwrap();
+            assert_eq!(u16::from_le_bytes([b[10], b[11]]), seg::SEG_MINOR_FLUSH);
+            let err = Base::open(SegBytes::Heap(b)).err().unwrap();
+            assert!(err.1.to_string().contains("no index chunks"), "{err:?}");
+        }
+    }
+    let minors = |dir: &std::path::Path| -> Vec<u16> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "tgs"))
+            .map(|p| {
+                let b = std::fs::read(p).unwrap();
+                u16::from_le_bytes([b[10], b[11]])
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(minors(&dir), [5, 5, 5]);
+    assert_eq!(s.compact().unwrap(), 3);
+    assert_eq!(minors(&dir), [seg::SEG_MINOR_SORTED]);
+    // An indexed image is not rewritten again.
+    assert_eq!(s.compact().unwrap(), 0);
+    // A store with a single (first-flush, minor-1) segment: compaction rewrites it as
+    // an indexed image.
+    let dir2 = t.path().join("s2");
+    let mut s2 = Store::create_with(&dir2, Options::default()).unwrap();
+    let ops: Vec<Op> = (0..6).map(|_| Op::from_json(&random_op(&mut r))).collect();
+    let _ = s2.write_at(1000, ops);
+    s2.flush().unwrap();
+    assert_eq!(minors(&dir2), [5]);
+    assert_eq!(s2.compact().unwrap(), 1);
+    assert_eq!(minors(&dir2), [seg::SEG_MINOR_SORTED]);
+    drop(s2);
+    let mut s3 = Store::create_with(&t.path().join("s3"), Options::default()).unwrap();
+    assert_eq!(s3.compact().unwrap(), 0);
+    assert!(minors(&t.path().join("s3")).is_empty());
+    // Without segments, compaction's flush writes the indexed image directly.
+    let ops: Vec<Op> = (0..6).map(|_| Op::from_json(&random_op(&mut r))).collect();
+    let _ = s3.write_at(1000, ops);
+    assert_eq!(s3.compact().unwrap(), 0);
+    assert_eq!(minors(&t.path().join("s3")), [seg::SEG_MINOR_SORTED]);
+    assert!(t.path().join("s3/seg-00000001.tgs").exists());
+}
+
+#[test]
+fn corruption_of_any_byte_is_caught_by_open() {
+    let bytes = random_compacted(5, 25);
+    let dir = seg::read_dir(&bytes).unwrap();
+    // Every index chunk: a flipped byte fails the open (its crc).
+    for (k, &(id, _)) in dir.layout.iter().enumerate() {
+        if id < chunk::UID_OFFS || dir.lens[k] == 0 {
+            continue;
+        }
+        let mut b = bytes.clone();
+        let at = dir.offsets[k] as usize + dir.lens[k] / 2;
+        b[at] ^= 0x10;
+        let err = Base::open(SegBytes::Heap(b))
+            .err()
+            .expect("corruption caught");
+        assert!(
+            err.1.to_string().contains("checksum"),
+            "chunk {id}: {err:?}"
+        );
+    }
+    // Every byte of the file: never a panic, always an error.
+    for at in 0..bytes.len() {
+        let mut b = bytes.clone();
+        b[at] ^= 0x01;
+        assert!(Base::open(SegBytes::Heap(b)).is_err(), "byte {at}");
+    }
+    // Truncations.
+    for n in [0, 10, 88, bytes.len() / 2, bytes.len() - 1] {
+        assert!(Base::open(SegBytes::Heap(bytes[..n].to_vec())).is_err());
+    }
+}
+
+/// A file whose crcs hold but whose index chunks lie: `verify` reports it, `Base::open`
+/// validates what it can cheaply (offsets, counts) and never panics on access.
+#[test]
+fn forged_index_chunks_with_valid_crcs() {
+    let bytes = random_compacted(3, 30);
+    let (seq, d) = seg::decode(&bytes).unwrap();
+    let good = seg::encode(seq, &d, &|_| 0, true).0;
+    assert_eq!(good, bytes);
+    // Rewrite with a wrong uid order (reversed): crcs recomputed, so only the
+    // content check of `verify` notices; Base still answers without panicking.
+    let forged = forge(&bytes, chunk::UID_ORDER, |v| v.reverse());
+    assert!(seg::decode(&forged).is_ok());
+    assert!(seg::verify(&forged)
+        .unwrap_err()
+        .1
+        .to_string()
+        .contains("S8"));
+    let b = Base::open(SegBytes::Heap(forged)).unwrap();
+    for id in 0..b.marks().uids as u32 {
+        let _ = b.uid_id(b.uid_name(id));
+    }
+    // Offsets that do not end at the heap's end are refused by open.
+    let forged = forge(&bytes, chunk::UID_OFFS, |v| {
+        if let Some(x) = v.last_mut() {
+            *x += 1
+        }
+    });
+    assert!(Base::open(SegBytes::Heap(forged)).is_err());
+    // Postings naming no row: refused at open (`structure`), naming chunk and value.
+    let forged = forge(&bytes, chunk::OUT, |v| v.iter_mut().for_each(|x| *x = -7));
+    let e = Base::open(SegBytes::Heap(forged))
+        .err()
+        .unwrap()
+        .1
+        .to_string();
+    assert!(e.contains("chunk 73: value -7 at index 0"), "{e}");
+    // A closed-row set naming other rows than the closures: `verify` notices, and so
+    // does open (a close row missing from the set); one of another size is refused.
+    let (bytes, d) = (3..)
+        .map(|seed| {
+            let b = random_compacted(seed, 60);
+            let d = seg::decode(&b).unwrap().1;
+            (b, d)
+        })
+        .find(|(_, d)| !d.closes[1].is_empty())
+        .unwrap();
+    let first = i64::from(d.closes[1][0].row);
+    let other = (0..d.edges.len() as i64)
+        .find(|r| d.closes[1].iter().all(|c| i64::from(c.row) != *r))
+        .unwrap();
+    let swapped = forge(&bytes, chunk::EDGE_CLOSED, |v| {
+        v.retain(|&x| x != first);
+        v.push(other);
+        v.sort();
+    });
+    assert!(seg::decode(&swapped).is_ok());
+    let e = seg::verify(&swapped).unwrap_err().1.to_string();
+    assert!(e.contains("closed-row set 82") && e.contains("S8"), "{e}");
+    let e = Base::open(SegBytes::Heap(swapped))
+        .err()
+        .unwrap()
+        .1
+        .to_string();
+    assert!(e.contains(&format!("chunk 82: close row {first} ")), "{e}");
+    let grown = forge(&bytes, chunk::EDGE_CLOSED, |v| {
+        v.push(other);
+        v.sort();
+    });
+    let e = Base::open(SegBytes::Heap(grown))
+        .err()
+        .unwrap()
+        .1
+        .to_string();
+    assert!(e.contains("chunk 82") && e.contains("size"), "{e}");
+}
+
+/// A random compacted image with edge closures, slots, mapped identities and long
+/// rows, so every forgery below has a value to change.
+fn rich_compacted() -> Vec<u8> {
+    (3..)
+        .map(|seed| random_compacted(seed, 60))
+        .find(|b| {
+            let (_, d) = seg::decode(b).unwrap();
+            !d.closes[1].is_empty()
+                && !d.slots.is_empty()
+                && d.idents.iter().any(|i| i.mapped)
+                && d.edges.iter().any(|r| r.vt_e != r.vt_s + 1)
+                && !d.nodes.is_empty()
+        })
+        .unwrap()
+}
+
+/// Values a writer could not have written, in files whose checksums hold (`forge`
+/// recomputes them): every one is refused by `Base::open` with an error naming the
+/// chunk and the value, where the open used to succeed and the accessors answered with
+/// defaults (an empty adjacency list, a row of `NONE` ids, `Origin::Assert`, …).
+#[test]
+fn forged_values_with_valid_crcs_are_refused_at_open() {
+    use chunk::*;
+    let bytes = rich_compacted();
+    let m = Base::open(SegBytes::Heap(bytes.clone())).unwrap().marks();
+    let (nu, ns, nc, ni) = (
+        m.uids as i64,
+        m.strings as i64,
+        m.contents as i64,
+        m.idents as i64,
+    );
+    let (nn, ne) = (m.nodes as i64, m.edges as i64);
+    type Edit = Box<dyn Fn(&mut Vec<i64>)>;
+    type Forgery = (u16, Edit, String);
+    let first = |x: i64| -> Edit { Box::new(move |v| v[0] = x) };
+    let last = |x: i64| -> Edit { Box::new(move |v| *v.last_mut().unwrap() = x) };
+    let cases: Vec<Forgery> = vec![
+        (CONTENT_LABEL, first(ns), format!("value {ns} at index 0")),
+        (CONTENT_PROPS, last(-1), "value -1".into()),
+        (CONTENT_SOURCE, first(ns + 5), format!("value {}", ns + 5)),
+        (IDENT_SRC, first(nu), format!("value {nu} at index 0")),
+        (IDENT_DST, last(nu + 1), format!("value {}", nu + 1)),
+        (IDENT_REL, first(ns), format!("value {ns}")),
+        (IDENT_DISC_TAG, first(4), "value 4".into()),
+        (SLOTS, first(ni), format!("value {ni}")),
+        (ROWS_NODE + IDENT, first(nu), format!("value {nu}")),
+        (ROWS_EDGE + IDENT, first(ni), format!("value {ni}")),
+        (ROWS_EDGE + CONTENT, last(nc), format!("value {nc}")),
+        (
+            ROWS_EDGE + VT_S,
+            first(OPEN_END),
+            format!("value {OPEN_END}"),
+        ),
+        (ROWS_EDGE + VT_LEN, first(-3), "value -3".into()),
+        (
+            ROWS_EDGE + REASON,
+            first(ns + 1),
+            format!("value {}", ns + 1),
+        ),
+        (ROWS_EDGE + ORIGIN, first(0), "value 0".into()),
+        (ROWS_NODE + ORIGIN, first(5), "value 5".into()),
+        (ROWS_EDGE + ALIVE, first(2), "value 2".into()),
+        (ROWS_EDGE + CLOSE_ROW, last(ne), format!("close row {ne}")),
+        (ROWS_EDGE + CLOSE_TT_E, first(-1), "value -1".into()),
+        (ROWS_EDGE + CLOSE_BY, first(9), "value 9".into()),
+        (ROWS_EDGE + CLOSE_REASON, first(-1), "value -1".into()),
+        (UID_ORDER, first(nu), format!("value {nu}")),
+        (STR_ORDER, last(-2), "value -2".into()),
+        (NODE_POST, first(nn), format!("value {nn}")),
+        (EDGE_POST, last(ne), format!("value {ne}")),
+        (
+            EDGE_POST_OFF,
+            Box::new(move |v| v[1] = ne + 1),
+            format!("value {}", ne + 1),
+        ),
+        (OUT, first(-7), "value -7".into()),
+        (IN, last(ne), format!("value {ne}")),
+        (MAPPED_ORDER, first(ni), format!("value {ni}")),
+        (NODE_BY_START, first(nn), format!("value {nn}")),
+        (EDGE_BY_START, last(ne), format!("value {ne}")),
+        (EDGE_LONG_BY_END, first(-1), "value -1".into()),
+    ];
+    for (id, f, want) in cases {
+        let forged = forge(&bytes, id, f);
+        assert!(seg::read_dir(&forged).is_ok(), "chunk {id}: crcs hold");
+        let e = Base::open(SegBytes::Heap(forged.clone()))
+            .err()
+            .unwrap_or_else(|| panic!("chunk {id}: the forgery opened"))
+            .1
+            .to_string();
+        assert!(
+            e.starts_with(&format!("chunk {id}: ")) && e.contains(&want),
+            "chunk {id}: {e}"
+        );
+        assert!(open_image(&forged).is_err());
+    }
+    // A valid time that runs past the open end (start and length each legal).
+    let near = OPEN_END - 2;
+    let forged = forge(&bytes, ROWS_EDGE + VT_S, |v| v[0] = near);
+    let forged = forge(&forged, ROWS_EDGE + VT_LEN, |v| v[0] = 5);
+    let e = Base::open(SegBytes::Heap(forged))
+        .err()
+        .unwrap()
+        .1
+        .to_string();
+    assert!(e.contains("row 0: valid time from"), "{e}");
+    // A string disc naming no string: find an identity with a string disc.
+    let (_, d) = seg::decode(&bytes).unwrap();
+    if let Some(i) = d.idents.iter().position(|e| matches!(e.disc, Disc::Str(_))) {
+        let forged = forge(&bytes, IDENT_DISC_VAL, |v| v[i] = ns);
+        let e = Base::open(SegBytes::Heap(forged))
+            .err()
+            .unwrap()
+            .1
+            .to_string();
+        assert!(
+            e.contains(&format!("string disc {ns} of identity {i}")),
+            "{e}"
+        );
+    }
+    // The unforged image opens and reads.
+    open_image(&bytes).unwrap();
+}
+
+/// The checks at open make random access agree with the full decoder: for every bit
+/// flip of a DFORS and a PFOR column with exceptions (their skip values and exception
+/// starts are redundant, and random reads go through them), the open-time parse and
+/// checks accept exactly what the full decoder accepts, and then `get` and `range`
+/// give the decoder's values.
+#[test]
+fn open_checks_make_random_access_agree_with_the_full_decoder() {
+    let mut dv: Vec<i64> = (0..150).map(|i| i * 3).collect();
+    for i in [5usize, 40, 41, 99] {
+        dv[i] += 1_000_000 + i as i64;
+    }
+    for i in 100..150 {
+        dv[i] = dv[i - 1] + 2;
+    }
+    let mut pv = vec![7i64; 150];
+    for i in [3usize, 40, 41, 100, 149] {
+        pv[i] = 5_000_000 + i as i64;
+    }
+    // A DFORS column of one repeated delta packs its deltas at width 0 (the check sums
+    // its blocks in closed form).
+    let cv: Vec<i64> = (0..300).map(|i| 10 + i * 3).collect();
+    for (v, c) in [(dv, codec::DFORS), (pv, codec::PFOR), (cv, codec::DFORS)] {
+        let mut b = Vec::new();
+        if c == codec::DFORS {
+            put_dfors(&mut b, &v);
+        } else {
+            put_pfor(&mut b, &v);
+        }
+        // What `Base::open` does with a column: parse, count against its table, check.
+        let open = |b: &[u8]| {
+            Col::parse(b, 0, b.len(), c)
+                .and_then(|col| match col.len() == v.len() {
+                    true => Ok(col),
+                    false => Err("count".into()),
+                })
+                .and_then(|col| col.check_codec(b).map(|_| col))
+        };
+        assert!(open(&b).is_ok());
+        for at in 0..b.len() {
+            for bit in 0..8 {
+                let mut bad = b.clone();
+                bad[at] ^= 1 << bit;
+                let full = seg::decode_int(&bad, c, v.len());
+                match (open(&bad), full) {
+                    (Ok(col), Ok(want)) => {
+                        let got: Vec<i64> = (0..v.len()).map(|i| col.get(&bad, i)).collect();
+                        assert_eq!(got, want, "codec {c} byte {at} bit {bit}: get");
+                        assert_eq!(col.range(&bad, 0, v.len()), want, "range");
+                    }
+                    (Err(_), Err(_)) => {}
+                    (o, f) => panic!(
+                        "codec {c} byte {at} bit {bit}: open {:?}, full decoder {:?}",
+                        o.map(|_| ()),
+                        f.map(|_| ())
+                    ),
+                }
+            }
+        }
+    }
+}
+
+/// End to end: a store whose compacted image is forged, with the chunk crcs, the file
+/// length and the BLAKE3 digest in the manifest recomputed so that no checksum layer
+/// notices. The store's open refuses it and `check` reports it, both naming the chunk
+/// and the value (the open used to read from it).
+#[test]
+fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    let mut s = manual_store(&dir);
+    let mut r = Rng::new(77);
+    for k in 0..40 {
+        let ops: Vec<Op> = (0..2).map(|_| Op::from_json(&random_op(&mut r))).collect();
+        let _ = s.write_at(1000 + k, ops);
+    }
+    s.compact().unwrap();
+    drop(s);
+    let bytes = seg::only_segment(&dir);
+    let m = Base::open(SegBytes::Heap(bytes.clone())).unwrap().marks();
+    let forged = forge(&bytes, chunk::ROWS_EDGE + chunk::IDENT, |v| {
+        v[0] = m.idents as i64 + 3
+    });
+    let (mut entries, _) = crate::format::manifest::read(&dir.join("MANIFEST")).unwrap();
+    let path = dir.join(crate::format::manifest::seg_name(entries[0].seq));
+    std::fs::write(&path, &forged).unwrap();
+    entries[0].file_len = forged.len() as u64;
+    entries[0].blake3 = *blake3::hash(&forged).as_bytes();
+    crate::format::manifest::write_fresh(&dir, &entries, true).unwrap();
+    // The store's open refuses it, naming the chunk, the index and the value…
+    let want = format!("chunk 32: value {} at index 0", m.idents + 3);
+    match crate::store::Store::open(&dir) {
+        Err(crate::Error::Corruption { kind, .. }) => assert!(kind.to_string().contains(&want)),
+        other => panic!("a forged image opened: {:?}", other.map(|_| ())),
+    }
+    // …and `check` reports it.
+    let report = crate::store::check(&dir).unwrap();
+    let found = format!("{:?}", report.problems);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.kind.to_string().contains(&want)),
+        "{found}"
+    );
+}
+
+/// Manual measurement: `TGMS_BASE_SEG=path cargo test --release -p tgms-engine --lib
+/// base_open_timing -- --ignored --nocapture` opens a compacted segment as a base and
+/// times the open (mapped), a decode + load_seg of the same file, and point lookups.
+#[test]
+#[ignore]
+fn base_open_timing() {
+    let Ok(p) = std::env::var("TGMS_BASE_SEG") else {
+        return;
+    };
+    let path = std::path::Path::new(&p);
+    let t = std::time::Instant::now();
+    let bytes = SegBytes::open(path, crate::format::mmap::IoMode::Mmap).unwrap();
+    let crc_only = {
+        let t = std::time::Instant::now();
+        seg::read_dir(bytes.bytes()).unwrap();
+        t.elapsed()
+    };
+    let base = Base::open(bytes).unwrap();
+    let open = t.elapsed();
+    let m = base.marks();
+    // The structural checks alone (part of `open` above), run again a few times.
+    let structure: Vec<_> = (0..5)
+        .map(|_| {
+            let t = std::time::Instant::now();
+            base.check_structure(&|id, w| (u64::from(id), w)).unwrap();
+            t.elapsed()
+        })
+        .collect();
+    eprintln!("structure checks, 5 runs: {structure:?}");
+    let t = std::time::Instant::now();
+    let mut hits = 0usize;
+    for k in 0..10_000u32 {
+        let u = (k as u64 * 7919 % m.uids.max(1)) as u32;
+        hits += base.uid_id(base.uid_name(u)).is_some() as usize;
+        hits += base.out_adj(u).len() + base.node_postings(u).len();
+        let r = (k as u64 * 104_729 % m.edges.max(1)) as u32;
+        hits += base.row(1, r).alive as usize;
+    }
+    let lookups = t.elapsed();
+    let time = |what: &str, f: &dyn Fn(u32) -> usize| {
+        let t = std::time::Instant::now();
+        let n: usize = (0..10_000u32).map(f).sum();
+        eprintln!("  10k × {what}: {:?} ({n})", t.elapsed());
+    };
+    let uid = |k: u32| (k as u64 * 7919 % m.uids.max(1)) as u32;
+    let row = |k: u32| (k as u64 * 104_729 % m.edges.max(1)) as u32;
+    time("uid_name", &|k| base.uid_name(uid(k)).len());
+    time("uid_id", &|k| {
+        base.uid_id(base.uid_name(uid(k))).is_some() as usize
+    });
+    time("out_adj", &|k| base.out_adj(uid(k)).len());
+    time("node_postings", &|k| base.node_postings(uid(k)).len());
+    time("edge_row", &|k| base.row(1, row(k)).alive as usize);
+    time("ident", &|k| base.ident(row(k)).src as usize);
+    let t = std::time::Instant::now();
+    let all = std::fs::read(path).unwrap();
+    let (_, d) = seg::decode(&all).unwrap();
+    let mut st = State::default();
+    st.load_seg(d).unwrap();
+    let full = t.elapsed();
+    let (seq, d) = seg::decode(&all).unwrap();
+    let plain = seg::encode(seq, &d, &|_| 0, false).0.len();
+    let dir = seg::read_dir(&all).unwrap();
+    let index_bytes: usize = dir
+        .layout
+        .iter()
+        .zip(&dir.lens)
+        .filter(|((id, _), _)| *id >= chunk::UID_OFFS)
+        .map(|(_, l)| l)
+        .sum();
+    eprintln!(
+        "file {} bytes, index chunks {index_bytes} bytes ({:.2} per edge row); the same \
+         image as minor 1: {plain} bytes",
+        all.len(),
+        index_bytes as f64 / m.edges.max(1) as f64
+    );
+    eprintln!(
+        "{m:?}\nBase::open {open:?} (crc pass {crc_only:?}); 10k × (uid name+id, out_adj, \
+         node postings, edge row) {lookups:?} ({hits}); decode+load_seg {full:?}"
+    );
+}
+
+/// An image directory naming codec 4 (DFOR) is refused; so is a minor-1 directory
+/// naming codec 5 or 6, an image header with non-zero base marks, an unknown minor, an
+/// image directory under the flush minor 5, and a minor-3 `tt_s` chunk that is not runs;
+/// a minor-4 image whose rows are out of segment order fails `verify` (S9).
+#[test]
+fn codec_and_minor_rules_of_the_directory() {
+    let bytes = random_compacted(11, 40);
+    let dir = seg::read_dir(&bytes).unwrap();
+    let k = dir.codecs.iter().position(|&c| c == codec::DFORS).unwrap();
+    let err = |b: &[u8]| seg::decode(b).err().expect("refused").1.to_string();
+    let recrc = |b: &mut Vec<u8>| {
+        let h = crc32fast::hash(&b[..80]);
+        b[80..84].copy_from_slice(&h.to_le_bytes());
+    };
+    let b = with_codec(&bytes, k, codec::DFOR);
+    assert!(err(&b).contains("inconsistent"), "{}", err(&b));
+    assert!(Base::open(SegBytes::Heap(b)).is_err());
+    let mut b = bytes.clone();
+    b[24] = 1; // base uids = 1
+    recrc(&mut b);
+    assert!(err(&b).contains("full image"), "{}", err(&b));
+    assert!(Base::open(SegBytes::Heap(b)).is_err());
+    let mut b = bytes.clone();
+    b[10] = 6; // minor 6
+    recrc(&mut b);
+    assert!(err(&b).contains("not supported"), "{}", err(&b));
+    // An image's directory is not a flush segment's (minor 5: no index chunks).
+    let mut b = bytes.clone();
+    b[10] = 5;
+    recrc(&mut b);
+    assert!(err(&b).contains("chunks of segment minor 5"), "{}", err(&b));
+    // `tt_s` may be an integer column in a minor-4 image, never in a minor-3 one.
+    let (seq, d) = seg::decode(&bytes).unwrap();
+    let b3 = seg::encode_as(seq, &d, &|_| 0, SEG_MINOR_TIME_INDEX).0;
+    let dir3 = seg::read_dir(&b3).unwrap();
+    let k = dir3.layout.iter().position(|c| c.0 == 36).unwrap();
+    assert_eq!(dir3.codecs[k], codec::RUNS);
+    let b = with_codec(&b3, k, codec::PFOR);
+    assert!(err(&b).contains("inconsistent"), "{}", err(&b));
+    // Rows out of segment order: a minor-4 image fails S9, the same rows as minor 3 pass.
+    let mut d = d;
+    let i = (1..d.edges.len())
+        .find(|&i| d.edges[i].vt_s != d.edges[i - 1].vt_s)
+        .unwrap();
+    d.edges.swap(i - 1, i);
+    let (a, z) = (i as u32 - 1, i as u32);
+    for c in &mut d.closes[1] {
+        c.row = if c.row == a {
+            z
+        } else if c.row == z {
+            a
+        } else {
+            c.row
+        };
+    }
+    d.closes[1].sort_by_key(|c| c.row);
+    seg::verify(&seg::encode_as(seq, &d, &|_| 0, SEG_MINOR_TIME_INDEX).0).unwrap();
+    let e = seg::verify(&seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_SORTED).0)
+        .unwrap_err()
+        .1
+        .to_string();
+    assert!(
+        e.contains("invariant S9") && e.contains(&format!("row {i} ")),
+        "{e}"
+    );
+    // A minor-1 file with a codec-5 directory entry.
+    let (seq, d) = seg::decode(&bytes).unwrap();
+    let plain = seg::encode(seq, &d, &|_| 0, false).0;
+    assert!(seg::decode(&plain).is_ok());
+    let pdir = seg::read_dir(&plain).unwrap();
+    let k = pdir
+        .layout
+        .iter()
+        .position(|&(_, c)| c == codec::FOR)
+        .unwrap();
+    let b = with_codec(&plain, k, codec::DFORS);
+    assert!(err(&b).contains("inconsistent"), "{}", err(&b));
+    // Nor codec 6 (PFOR) in a minor-1 file.
+    let b = with_codec(&plain, k, codec::PFOR);
+    assert!(err(&b).contains("inconsistent"), "{}", err(&b));
+}
+
+/// `bytes` with directory entry `k` naming codec `c` (footer crc recomputed).
+fn with_codec(bytes: &[u8], k: usize, c: u8) -> Vec<u8> {
+    let t = bytes.len() - seg::SEG_TRAILER_LEN;
+    let f_off = u64::from_le_bytes(bytes[t..t + 8].try_into().unwrap()) as usize;
+    let mut b = bytes.to_vec();
+    b[f_off + 4 + seg::DIR_ENTRY_LEN * k + 2] = c;
+    let crc = crc32fast::hash(&b[f_off..t]);
+    b[t + 16..t + 20].copy_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// Re-encodes `bytes` with index chunk `id`'s values (or set, for a closed-row set)
+/// changed by `f` (crcs recomputed).
+fn forge(bytes: &[u8], id: u16, f: impl Fn(&mut Vec<i64>)) -> Vec<u8> {
+    let dir = seg::read_dir(bytes).unwrap();
+    let mut out = bytes[..seg::SEG_HEADER_LEN].to_vec();
+    let mut entries = Vec::new();
+    for (k, &(cid, _)) in dir.layout.iter().enumerate() {
+        let (o, l) = (dir.offsets[k] as usize, dir.lens[k]);
+        let mut body = bytes[o..o + l].to_vec();
+        let mut c = dir.codecs[k];
+        if cid == id && c == codec::ROARING {
+            let mut v: Vec<i64> = crate::format::bitmap::values(&body)
+                .unwrap()
+                .into_iter()
+                .map(i64::from)
+                .collect();
+            f(&mut v);
+            body = crate::format::bitmap::serialize(v.into_iter().map(|x| x as u32));
+        } else if cid == id {
+            let n = u32::from_le_bytes(body[..4].try_into().unwrap()) as usize;
+            let mut v = seg::decode_int(&body, c, n).unwrap();
+            f(&mut v);
+            body.clear();
+            c = seg::put_int_ra(&mut body, &v);
+        }
+        entries.push((
+            cid,
+            c,
+            out.len() as u64,
+            body.len() as u32,
+            crc32fast::hash(&body),
+        ));
+        out.extend_from_slice(&body);
+    }
+    let f_off = out.len() as u64;
+    let mut footer = (entries.len() as u32).to_le_bytes().to_vec();
+    for (cid, c, o, l, crc) in entries {
+        footer.extend_from_slice(&cid.to_le_bytes());
+        footer.extend_from_slice(&[c, 0]);
+        footer.extend_from_slice(&o.to_le_bytes());
+        footer.extend_from_slice(&l.to_le_bytes());
+        footer.extend_from_slice(&crc.to_le_bytes());
+        footer.extend_from_slice(&0u32.to_le_bytes());
+    }
+    out.extend_from_slice(&footer);
+    out.extend_from_slice(&f_off.to_le_bytes());
+    out.extend_from_slice(&(footer.len() as u64).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&footer).to_le_bytes());
+    out.extend_from_slice(seg::SEG_TRAILER_MAGIC);
+    out
+}

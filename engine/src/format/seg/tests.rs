@@ -1,0 +1,157 @@
+use super::encode::{deltas_of, patched_frame, select_ranks};
+use super::*;
+use proptest::prelude::*;
+
+fn roundtrip(v: &[i64]) {
+    for (enc, codec) in [
+        (put_for as fn(&mut Vec<u8>, &[i64]), codec::FOR),
+        (put_dfor, codec::DFOR),
+    ] {
+        let mut b = Vec::new();
+        enc(&mut b, v);
+        let mut r = Rd { b: &b, pos: 0 };
+        assert_eq!(r.int_col(codec, v.len()).unwrap(), v, "codec {codec}");
+        assert!(r.done().is_ok());
+    }
+    let mut b = Vec::new();
+    let c = put_int(&mut b, v);
+    let mut r = Rd { b: &b, pos: 0 };
+    assert_eq!(r.int_col(c, v.len()).unwrap(), v);
+}
+
+#[test]
+fn dfor_packs_mostly_increasing_columns_with_outliers() {
+    let mut v: Vec<i64> = (0..10_000).collect();
+    v[5_000] = 3;
+    v[7_000] = i64::MIN;
+    roundtrip(&v);
+    let mut b = Vec::new();
+    assert_eq!(put_int(&mut b, &v), codec::DFOR);
+    assert!(b.len() < 10_000 / 4 + 100, "{} bytes", b.len());
+    roundtrip(&[]);
+    roundtrip(&[i64::MAX, i64::MIN, 0, -1, 1]);
+}
+
+proptest! {
+    #[test]
+    fn int_codecs_round_trip(v in prop::collection::vec(
+        prop_oneof![8 => 0..64i64, 1 => any::<i64>()], 0..300)) {
+        roundtrip(&v);
+    }
+
+    #[test]
+    fn random_access_choice_equals_the_smallest_encoding(v in prop::collection::vec(
+        prop_oneof![8 => 0..64i64, 2 => -3..3i64, 1 => any::<i64>()], 0..400),
+        ascending in any::<bool>()) {
+        let mut v = v;
+        if ascending {
+            v.sort_unstable();
+        }
+        check_choice(&v);
+    }
+}
+
+/// The frame of the sorting computation (the oracle of `patched_frame`).
+fn sorted_frame(vals: &[i64]) -> (i64, u32) {
+    let mut sorted = vals.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len();
+    let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
+    if n > 0 {
+        let mut bases: Vec<i64> = [0, n / 10_000, n / 1_000, n / 100]
+            .iter()
+            .map(|&i| sorted[i.min(n - 1)])
+            .collect();
+        bases.dedup();
+        for &m in &bases {
+            let lo = sorted.partition_point(|&x| x < m);
+            for w in 0..=64u32 {
+                let hi = if w == 64 {
+                    n
+                } else {
+                    let top = (m as i128) + (1i128 << w);
+                    sorted.partition_point(|&x| (x as i128) < top)
+                };
+                let exc = (n - (hi - lo)) as u128;
+                let cost = (n as u128 * w as u128).div_ceil(8) + exc * 12;
+                if cost < best_cost {
+                    (best_min, best_w, best_cost) = (m, w, cost);
+                }
+                if hi == n {
+                    break;
+                }
+            }
+        }
+    }
+    (best_min, best_w)
+}
+
+/// `put_int_ra` writes the smallest of the three encodings (FOR on a tie, then DFORS),
+/// byte for byte, and the frame equals the sorting computation's.
+fn check_choice(v: &[i64]) {
+    assert_eq!(
+        patched_frame(v.iter().copied()),
+        sorted_frame(v),
+        "frame of {} values",
+        v.len()
+    );
+    let deltas: Vec<i64> = deltas_of(v).collect();
+    assert_eq!(
+        patched_frame(deltas_of(v)),
+        sorted_frame(&deltas),
+        "frame of deltas"
+    );
+    let mut best = Vec::new();
+    put_for(&mut best, v);
+    let mut c = codec::FOR;
+    for (enc, k) in [
+        (put_dfors as fn(&mut Vec<u8>, &[i64]), codec::DFORS),
+        (put_pfor, codec::PFOR),
+    ] {
+        let mut b = Vec::new();
+        enc(&mut b, v);
+        if b.len() < best.len() {
+            (best, c) = (b, k);
+        }
+    }
+    let mut out = Vec::new();
+    assert_eq!(put_int_ra(&mut out, v), c, "codec for {} values", v.len());
+    assert!(out == best, "bytes for {} values", v.len());
+}
+
+/// Long columns take the radix selection of the frame's quantiles.
+#[test]
+fn random_access_choice_of_long_columns() {
+    let mut r = tgms_testkit::Rng::new(0x9E37_79B9_7F4A_7C15);
+    let mut next = move || r.next_u64();
+    let n = 70_000 + (next() % 5_000) as usize;
+    let wide: Vec<i64> = (0..n).map(|_| next() as i64).collect();
+    let small: Vec<i64> = (0..n).map(|_| (next() % 7) as i64 - 3).collect();
+    let sparse: Vec<i64> = (0..n)
+        .map(|_| {
+            if next() % 50 == 0 {
+                (next() >> 20) as i64
+            } else {
+                0
+            }
+        })
+        .collect();
+    let mut asc: Vec<i64> = (0..n as i64).map(|i| i * 3 + (next() % 2) as i64).collect();
+    asc[n / 2] = i64::MIN;
+    let negative: Vec<i64> = (0..n).map(|_| -((next() % 1_000_000) as i64)).collect();
+    let extremes: Vec<i64> = (0..n)
+        .map(|i| [i64::MIN, i64::MAX, 0, -1][(i + (next() % 2) as usize) % 4])
+        .collect();
+    for v in [&wide, &small, &sparse, &asc, &negative, &extremes] {
+        check_choice(v);
+        for r in [0, n / 10_000, n / 1_000, n / 100, n / 2, n - 1] {
+            let mut s = v.to_vec();
+            s.sort_unstable();
+            assert_eq!(
+                select_ranks(v.iter().copied(), n, &[r]),
+                vec![s[r]],
+                "rank {r}"
+            );
+        }
+    }
+}
