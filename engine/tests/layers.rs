@@ -51,6 +51,35 @@ fn product_code(text: &str) -> String {
     out
 }
 
+/// The files of test-only modules declared out of line (`#[cfg(test)] mod tests;` in
+/// `a/b.rs` is `a/b/tests.rs`; in a `mod.rs` or `lib.rs`, `tests.rs` beside it).
+fn test_module_files(file: &Path, text: &str) -> Vec<PathBuf> {
+    let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+    let dir = match file.file_stem().and_then(|s| s.to_str()) {
+        Some("mod" | "lib") => file.parent().map(Path::to_path_buf),
+        _ => Some(file.with_extension("")),
+    };
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if !l.starts_with("#[cfg(test)]") {
+            continue;
+        }
+        let mut j = i + 1;
+        while j < lines.len() && lines[j].starts_with("#[") {
+            j += 1;
+        }
+        let decl = lines.get(j).copied().unwrap_or("");
+        let decl = decl.strip_prefix("pub(crate) ").unwrap_or(decl);
+        if let (Some(name), Some(dir)) = (
+            decl.strip_prefix("mod ").and_then(|d| d.strip_suffix(';')),
+            &dir,
+        ) {
+            out.push(dir.join(format!("{}.rs", name.trim())));
+        }
+    }
+    out
+}
+
 /// The top-level module a file belongs to (`format` for everything under `format/`) and,
 /// for files under `format/`, its module within the format layer.
 fn module_of(src: &Path, file: &Path) -> (String, Option<String>) {
@@ -167,6 +196,11 @@ fn graphs() -> Graphs {
     }
     let mut files = Vec::new();
     rs_files(&src, &mut files);
+    let test_files: Vec<PathBuf> = files
+        .iter()
+        .flat_map(|f| test_module_files(f, &std::fs::read_to_string(f).expect("source")))
+        .collect();
+    files.retain(|f| !test_files.contains(f));
     let mut g = Graphs {
         top: BTreeMap::new(),
         format: BTreeMap::new(),
@@ -271,4 +305,13 @@ fn the_scan_sees_a_cycle_and_a_grouped_import() {
     let code =
         product_code("use crate::x;\n// crate::y\n#[cfg(test)]\nmod tests {\n use crate::z;\n}\n");
     assert_eq!(crate_refs(&code).into_iter().collect::<Vec<_>>(), ["x"]);
+    let decl = "#[cfg(test)]\npub(crate) mod tests;\nmod other;\n";
+    assert_eq!(
+        test_module_files(Path::new("/s/a/b.rs"), decl),
+        [PathBuf::from("/s/a/b/tests.rs")]
+    );
+    assert_eq!(
+        test_module_files(Path::new("/s/a/mod.rs"), decl),
+        [PathBuf::from("/s/a/tests.rs")]
+    );
 }
