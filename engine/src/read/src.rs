@@ -1,0 +1,357 @@
+//! [`Src`]: where a version view and a point read find rows, strings and identity lists
+//! (the memtable, the mapped image, or the image with the delta above it), with the
+//! per-source reads every snapshot read is written over.
+
+use super::*;
+
+/// Where a version view and a point read find rows, strings and identity lists: the
+/// in-memory state, the mapped base image, or the image with the flush segments above it.
+/// All number everything the same way (the image is a prefix of the state's numbering and
+/// the flush segments continue it), so ids and views from any of them mix freely.
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'a> {
+    Mem(&'a State),
+    Map(&'a Image),
+    /// The mapped image with decoded flush segments above it (`lazy.rs`).
+    Over(&'a Lazy),
+}
+
+/// Single fields of row `i` of table `k` (0 nodes, 1 edges): a field of the in-memory row,
+/// or the same-named `Base` accessor, which reads that field's column alone.
+macro_rules! row_fields {
+    ($($(#[$m:meta])* $name:ident -> $t:ty = |$r:ident| $mem:expr;)*) => {
+        impl Src<'_> {
+            $(
+                $(#[$m])*
+                #[inline]
+                pub(super) fn $name(self, k: usize, i: u32) -> $t {
+                    match self {
+                        Src::Mem(st) => {
+                            let $r = &st.table(k)[i as usize];
+                            $mem
+                        }
+                        Src::Map(b) => b.$name(k, i),
+                        Src::Over(o) => o.$name(k, i),
+                    }
+                }
+            )*
+        }
+    };
+}
+
+row_fields! {
+    row_ident -> u32 = |r| r.ident;
+    /// `[vt_s, vt_e)`.
+    row_vt -> (i64, i64) = |r| (r.vt_s, r.vt_e);
+    /// `vt_s` alone (one column).
+    row_vt_s -> i64 = |r| r.vt_s;
+    row_tt_s -> i64 = |r| r.tt_s;
+    /// `(tt_e, closed_by, close_reason)`.
+    row_close -> (i64, Option<Origin>, u32) = |r| (r.tt_e, r.closed_by, r.close_reason);
+    row_origin -> Origin = |r| r.origin;
+    row_reason -> u32 = |r| r.reason;
+    row_alive -> bool = |r| r.alive;
+}
+
+impl<'a> Src<'a> {
+    /// The in-memory table `k` (empty for a mapped source: callers branch on it first).
+    #[inline]
+    pub(super) fn table(self, k: usize) -> &'a [Row] {
+        match self {
+            Src::Mem(st) => st.table(k),
+            Src::Map(_) | Src::Over(_) => &[],
+        }
+    }
+    /// Row `i` of table `k` is believed at `as_of_tt` (read in place when in memory; a
+    /// mapped row reads its alive, `tt_s` and closure columns only).
+    #[inline]
+    pub(super) fn believed(self, k: usize, i: u32, as_of_tt: i64) -> bool {
+        match self {
+            Src::Mem(st) => believed_at(&st.table(k)[i as usize], as_of_tt),
+            Src::Map(b) => {
+                let a = clamp_tt(as_of_tt);
+                b.row_alive(k, i) && b.row_tt_s(k, i) <= a && a < b.row_close(k, i).0
+            }
+            Src::Over(o) => {
+                let a = clamp_tt(as_of_tt);
+                o.row_alive(k, i) && o.row_tt_s(k, i) <= a && a < o.row_close(k, i).0
+            }
+        }
+    }
+    /// Row `i` of table `k` (0 nodes, 1 edges).
+    #[inline]
+    pub(super) fn row(self, k: usize, i: u32) -> Row {
+        match self {
+            Src::Mem(st) => st.table(k)[i as usize],
+            Src::Map(b) => b.row(k, i),
+            Src::Over(o) => o.row(k, i),
+        }
+    }
+    #[inline]
+    pub(super) fn row_content(self, k: usize, i: u32) -> Content {
+        let c = match self {
+            Src::Mem(st) => st.table(k)[i as usize].content,
+            Src::Map(b) => b.row_content(k, i),
+            Src::Over(o) => o.row_content(k, i),
+        };
+        self.content(c)
+    }
+    /// Column `c` (0 src, 1 dst, 2 rel) of identity `id`.
+    #[inline]
+    pub(super) fn ident_part(self, id: u32, c: usize) -> u32 {
+        match self {
+            Src::Mem(st) => {
+                let e = &st.idents[id as usize];
+                [e.src, e.dst, e.rel][c]
+            }
+            Src::Map(b) => b.ident_part(id, c),
+            Src::Over(o) => o.ident_part(id, c),
+        }
+    }
+    #[inline]
+    pub(super) fn string(self, id: u32) -> &'a str {
+        match self {
+            Src::Mem(st) => st.strings.name(id),
+            Src::Map(b) => b.string(id),
+            Src::Over(o) => o.string(id),
+        }
+    }
+    #[inline]
+    pub(super) fn uid(self, id: u32) -> &'a str {
+        match self {
+            Src::Mem(st) => st.uids.name(id),
+            Src::Map(b) => b.uid_name(id),
+            Src::Over(o) => o.uid_name(id),
+        }
+    }
+    pub(super) fn string_id(self, s: &str) -> Option<u32> {
+        match self {
+            Src::Mem(st) => st.strings.get(s),
+            Src::Map(b) => b.string_id(s),
+            Src::Over(o) => o.string_id(s),
+        }
+    }
+    #[inline]
+    pub(super) fn uid_id(self, uid: &str) -> Option<u32> {
+        match self {
+            Src::Mem(st) => st.uids.get(uid),
+            Src::Map(b) => b.uid_id(uid),
+            Src::Over(o) => o.uid_id(uid),
+        }
+    }
+    #[inline]
+    pub(super) fn content(self, id: u32) -> Content {
+        match self {
+            Src::Mem(st) => *st.content(id),
+            Src::Map(b) => b.content(id),
+            Src::Over(o) => o.content(id),
+        }
+    }
+    #[inline]
+    pub(super) fn ident(self, id: u32) -> IdentRec {
+        match self {
+            Src::Mem(st) => {
+                let e = &st.idents[id as usize];
+                IdentRec {
+                    src: e.src,
+                    dst: e.dst,
+                    rel: e.rel,
+                    disc: e.disc,
+                    mapped: e.mapped,
+                }
+            }
+            Src::Map(b) => b.ident(id),
+            Src::Over(o) => o.ident(id),
+        }
+    }
+    #[inline]
+    pub(super) fn disc_text(self, d: Disc) -> String {
+        match d {
+            Disc::Ordinal(k) => format!("#{k}"),
+            Disc::Str(id) => self.string(id).to_string(),
+        }
+    }
+    /// The 12 eid bytes of an identity (cached per identity in memory, derived when mapped).
+    pub(super) fn eid(self, ident: u32) -> Id12 {
+        match self {
+            Src::Mem(st) => *st.eid(ident),
+            Src::Map(b) => mapscan::eid(b, ident),
+            Src::Over(o) => o.eid(ident),
+        }
+    }
+    pub(super) fn node_postings(self, uid: u32) -> Cow<'a, [u32]> {
+        match self {
+            Src::Mem(st) => Cow::Borrowed(&st.node_postings[uid as usize][..]),
+            Src::Map(b) => Cow::Owned(b.node_postings(uid)),
+            Src::Over(o) => Cow::Owned(o.node_postings(uid)),
+        }
+    }
+    pub(super) fn edge_postings(self, ident: u32) -> Cow<'a, [u32]> {
+        match self {
+            Src::Mem(st) => Cow::Borrowed(&st.edge_postings[ident as usize][..]),
+            Src::Map(b) => Cow::Owned(b.edge_postings(ident)),
+            Src::Over(o) => Cow::Owned(o.edge_postings(ident)),
+        }
+    }
+    /// Edge rows with `src` (`out`) or `dst` (`!out`) = `uid`, ascending.
+    pub(super) fn adjacency(self, uid: u32, out: bool) -> Cow<'a, [u32]> {
+        match (self, out) {
+            (Src::Mem(st), true) => Cow::Borrowed(&st.out_adj[uid as usize][..]),
+            (Src::Mem(st), false) => Cow::Borrowed(&st.in_adj[uid as usize][..]),
+            (Src::Map(b), true) => Cow::Owned(b.out_adj(uid)),
+            (Src::Map(b), false) => Cow::Owned(b.in_adj(uid)),
+            (Src::Over(o), out) => Cow::Owned(o.adjacency(uid, out)),
+        }
+    }
+    /// The identity `(src, dst, rel_type, disc)` names, if it exists (as
+    /// `State::lookup_edge`).
+    pub(super) fn lookup_edge(self, src: &str, dst: &str, rel: &str, disc: &str) -> Option<u32> {
+        match self {
+            Src::Mem(st) => st.lookup_edge(src, dst, rel, disc),
+            Src::Map(b) => {
+                let (s, d) = (b.uid_id(src)?, b.uid_id(dst)?);
+                let rel = b.string_id(rel)?;
+                let disc = match ordinal_of(disc) {
+                    Some(k) => Disc::Ordinal(k),
+                    None => Disc::Str(b.string_id(disc)?),
+                };
+                if let Disc::Ordinal(k) = disc {
+                    if let Some(id) = b.slot(k) {
+                        let e = b.ident(id);
+                        if (e.src, e.dst, e.rel) == (s, d, rel) {
+                            return Some(id);
+                        }
+                    }
+                }
+                b.find_mapped_ident(s, d, rel, disc)
+            }
+            Src::Over(o) => {
+                let (s, d) = (o.uid_id(src)?, o.uid_id(dst)?);
+                let rel = o.string_id(rel)?;
+                let disc = match ordinal_of(disc) {
+                    Some(k) => Disc::Ordinal(k),
+                    None => Disc::Str(o.string_id(disc)?),
+                };
+                o.find_ident(s, d, rel, disc)
+            }
+        }
+    }
+
+    /// Every edge identity in eid order, a bounded group at a time (see
+    /// [`mapscan::digest_groups`]); for mapped sources, whose eids are derived.
+    pub(super) fn digest_groups(self, f: impl FnMut(&[(Id12, u32)])) {
+        let n = match self {
+            Src::Mem(st) => st.idents.len(),
+            Src::Map(b) => b.marks().idents as usize,
+            Src::Over(o) => o.delta.end().idents as usize,
+        };
+        mapscan::digest_groups(n as u32, |i| self.eid(i), mapscan::IDENT_GROUP, f)
+    }
+
+    /// The alive rows of edge identity `id` in digest order `(tt_s, vt_s)`.
+    pub(super) fn ident_rows(self, id: u32) -> Vec<u32> {
+        let mut rows: Vec<(i64, i64, u32)> = self
+            .edge_postings(id)
+            .iter()
+            .filter(|&&r| self.row_alive(1, r))
+            .map(|&r| (self.row_tt_s(1, r), self.row_vt(1, r).0, r))
+            .collect();
+        rows.sort_unstable();
+        rows.into_iter().map(|x| x.2).collect()
+    }
+
+    /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that overlap the
+    /// window (every believed row when `None`).
+    pub(super) fn window_ids(self, k: usize, w: Option<(i64, i64)>, as_of_tt: i64) -> Vec<u32> {
+        match self {
+            Src::Mem(st) => {
+                let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, w);
+                overlapping(st.table(k), st.index(k), w, keep)
+            }
+            Src::Map(b) => mapscan::overlapping(b, k, w, as_of_tt, None),
+            Src::Over(o) => o.window_ids(k, w, as_of_tt, None),
+        }
+    }
+
+    /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that start or end
+    /// inside `(lo, hi]`.
+    pub(super) fn boundary_ids(self, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
+        match self {
+            Src::Mem(st) => boundaries(st.table(k), st.index(k), lo, hi, as_of_tt),
+            Src::Map(b) => mapscan::boundaries(b, k, lo, hi, as_of_tt),
+            Src::Over(o) => o.boundary_ids(k, lo, hi, as_of_tt),
+        }
+    }
+
+    /// Views of edge rows sorted by `(vt_s, eid, tt_s)` (row id last, so the unstable sort
+    /// is deterministic). Keys are gathered once: comparing through the rows would chase
+    /// two pointers (or derive an eid) per comparison.
+    pub(super) fn sorted_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
+        if let Src::Map(_) | Src::Over(_) = self {
+            return self.sorted_mapped_edges(idx);
+        }
+        let key = |i: u32| {
+            let r = &self.table(1)[i as usize];
+            (r.vt_s, self.eid(r.ident), r.tt_s, i)
+        };
+        let view = |i: u32| EdgeVersion { src: self, idx: i };
+        if idx.len() < 4096 {
+            // In memory a key is two loads (the eid is cached): no key list for short lists.
+            let mut idx = idx;
+            idx.sort_unstable_by_key(|&i| key(i));
+            return idx.into_iter().map(view).collect();
+        }
+        let mut keys: Vec<(i64, Id12, i64, u32)> = idx.par_iter().map(|&i| key(i)).collect();
+        keys.par_sort_unstable();
+        keys.into_iter().map(|k| view(k.3)).collect()
+    }
+
+    /// [`Src::sorted_edges`] for mapped rows, where an eid is derived (hashed), not cached:
+    /// sort by `vt_s` first and derive eids only to order rows that share a `vt_s`.
+    pub(super) fn sorted_mapped_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
+        let rows: Vec<(i64, u32)> = idx.iter().map(|&i| (self.row_vt(1, i).0, i)).collect();
+        self.sorted_mapped_pairs(rows)
+    }
+
+    /// [`Src::sorted_mapped_edges`] of `(vt_s, row)` pairs whose `vt_s` the caller has read.
+    pub(super) fn sorted_mapped_pairs(self, mut rows: Vec<(i64, u32)>) -> Vec<EdgeVersion<'a>> {
+        rows.sort_unstable();
+        let mut out = Vec::with_capacity(rows.len());
+        for run in rows.chunk_by(|a, b| a.0 == b.0) {
+            if run.len() == 1 {
+                out.push(EdgeVersion {
+                    src: self,
+                    idx: run[0].1,
+                });
+                continue;
+            }
+            let mut keys: Vec<(Id12, i64, u32)> = run
+                .iter()
+                .map(|&(_, i)| (self.eid(self.row_ident(1, i)), self.row_tt_s(1, i), i))
+                .collect();
+            keys.sort_unstable();
+            out.extend(keys.into_iter().map(|k| EdgeVersion {
+                src: self,
+                idx: k.2,
+            }));
+        }
+        out
+    }
+}
+
+impl Src<'_> {
+    /// The ids of the known uids among `uids`, ascending, without repeats (for
+    /// `binary_search` membership tests).
+    pub(super) fn uid_set(self, uids: &[String]) -> Vec<u32> {
+        let mut set: Vec<u32> = uids.iter().filter_map(|u| self.uid_id(u)).collect();
+        set.sort_unstable();
+        set.dedup();
+        set
+    }
+
+    /// The order of edge row `row` (of identity `ident`) among the versions that share its
+    /// `vt_s`: `(eid, tt_s, row)`, as [`Src::sorted_edges`] orders them.
+    pub(super) fn tie_key(self, row: u32, ident: u32) -> (Id12, i64, u32) {
+        (self.eid(ident), self.row_tt_s(1, row), row)
+    }
+}
