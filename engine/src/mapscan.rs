@@ -675,7 +675,7 @@ mod tests {
         s.compact().unwrap();
         drop(s);
         let b = seg::only_segment(&dir);
-        assert_eq!(u16::from_le_bytes([b[10], b[11]]), seg::SEG_MINOR_SORTED);
+        assert_eq!(seg::header_minor(&b).unwrap(), seg::SEG_MINOR_SORTED);
         seg::verify(&b).unwrap();
         let dir = seg::read_dir(&b).unwrap();
         let tt_codec = dir.codecs[dir.layout.iter().position(|c| c.0 == 36).unwrap()];

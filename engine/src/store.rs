@@ -344,7 +344,7 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
     let b = bytes.bytes();
     // Segments without indexes (minors 0, 1 and 5) are decoded the usual way (which checks
     // them).
-    if b.len() < 12 || !seg::is_indexed(u16::from_le_bytes([b[10], b[11]])) {
+    if !seg::header_minor(b).is_some_and(seg::is_indexed) {
         return Ok(None);
     }
     check_listed(&path, &bytes, e)?;
@@ -1351,7 +1351,7 @@ impl Store {
         File::open(self.dir.join(manifest::seg_name(e.seq)))
             .and_then(|mut f| f.read_exact(&mut h))
             .map_or(true, |_| {
-                u16::from_le_bytes([h[10], h[11]]) == seg::SEG_MINOR_SORTED
+                seg::header_minor(&h) == Some(seg::SEG_MINOR_SORTED)
             })
     }
 
@@ -2062,7 +2062,7 @@ fn check_once(
         }
         // An indexed image is also opened the way a mapped open does (checksums and the
         // structural pass), so `check` names what a store's open would refuse.
-        if bytes.len() >= 12 && seg::is_indexed(u16::from_le_bytes([bytes[10], bytes[11]])) {
+        if seg::header_minor(bytes).is_some_and(seg::is_indexed) {
             if let Err((o, k)) = crate::format::base::open_image(bytes) {
                 bad(o, k);
             }

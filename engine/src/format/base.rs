@@ -42,7 +42,8 @@ pub use open::open_image;
 
 use heap::Heap;
 
-use col::{le_i64, le_u32, Col, Dfors, Exc, ForCol};
+use crate::format::le::{i64_at, u32_at};
+use col::{Col, Dfors, Exc, ForCol};
 
 /// The columns of one row table (nodes or edges).
 #[derive(Debug, Default)]

@@ -8,6 +8,7 @@
 //! crate and compares it with the close rows.
 
 use crate::error::CorruptionKind;
+use crate::format::le::{u16_at, u32_at, u64_at};
 use crate::format::search::first_not_below;
 
 /// The cookie of the portable format without run containers.
@@ -26,16 +27,6 @@ pub(crate) struct RoaringView {
     n: usize,
     /// Number of values.
     len: u64,
-}
-
-fn u16_at(b: &[u8], p: usize) -> u16 {
-    b.get(p..p + 2)
-        .map_or(0, |x| u16::from_le_bytes([x[0], x[1]]))
-}
-
-fn u32_at(b: &[u8], p: usize) -> u32 {
-    b.get(p..p + 4)
-        .map_or(0, |x| u32::from_le_bytes([x[0], x[1], x[2], x[3]]))
 }
 
 impl RoaringView {
@@ -97,9 +88,7 @@ impl RoaringView {
         let body = self.at + u32_at(b, self.at + 8 + 4 * self.n + 4 * lo) as usize;
         if card > ARRAY_MAX {
             let word = body + 8 * usize::from(low / 64);
-            let w = b
-                .get(word..word + 8)
-                .map_or(0, |x| u64::from_le_bytes(x.try_into().unwrap_or([0; 8])));
+            let w = u64_at(b, word);
             return w >> (low % 64) & 1 == 1;
         }
         let at = first_not_below(card, |i| u16_at(b, body + 2 * i) < low);

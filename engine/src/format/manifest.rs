@@ -3,6 +3,7 @@
 //! compaction publishes by renaming a freshly written manifest over the old one.
 
 use crate::error::{CorruptionKind, Error, Result};
+use crate::format::le::{u16_at, u32_at, u64_at};
 use crate::format::seg::ZoneMap;
 use crate::format::wal::{frame, FRAME_LEN, MAX_PAYLOAD};
 use crate::model::{Marks, Stats};
@@ -125,17 +126,13 @@ impl<'a> Rd<'a> {
         Ok(&self.b[self.pos - n..self.pos])
     }
     fn u64(&mut self) -> std::result::Result<u64, CorruptionKind> {
-        Ok(u64::from_le_bytes(
-            self.take(8)?.try_into().unwrap_or([0; 8]),
-        ))
+        Ok(u64_at(self.take(8)?, 0))
     }
     fn i64(&mut self) -> std::result::Result<i64, CorruptionKind> {
         Ok(self.u64()? as i64)
     }
     fn u32(&mut self) -> std::result::Result<u32, CorruptionKind> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().unwrap_or([0; 4]),
-        ))
+        Ok(u32_at(self.take(4)?, 0))
     }
     fn opt(&mut self) -> std::result::Result<Option<i64>, CorruptionKind> {
         match self.take(1)?[0] {
@@ -242,7 +239,7 @@ pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
         let format = "manifest";
         return Err(corrupt(0, CorruptionKind::BadMagic { format }));
     }
-    let major = u16::from_le_bytes([b[8], b[9]]);
+    let major = u16_at(&b, 8);
     if major != MANIFEST_MAJOR {
         return Err(corrupt(
             8,
@@ -260,11 +257,9 @@ pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
         if b.len() - pos < frame_len {
             break;
         }
-        let len_bytes: [u8; 4] = b[pos..pos + 4].try_into().unwrap_or([0; 4]);
-        let len = u32::from_le_bytes(len_bytes);
-        let len_crc = u32::from_le_bytes(b[pos + 4..pos + 8].try_into().unwrap_or([0; 4]));
-        let crc = u32::from_le_bytes(b[pos + 8..pos + 12].try_into().unwrap_or([0; 4]));
-        if crc32fast::hash(&len_bytes) != len_crc || len > MAX_PAYLOAD {
+        let len_bytes = &b[pos..pos + 4];
+        let (len, len_crc, crc) = (u32_at(&b, pos), u32_at(&b, pos + 4), u32_at(&b, pos + 8));
+        if crc32fast::hash(len_bytes) != len_crc || len > MAX_PAYLOAD {
             return Err(corrupt(
                 pos as u64,
                 "manifest record length check failed".into(),

@@ -7,6 +7,7 @@
 
 pub mod base;
 pub(crate) mod bitmap;
+pub(crate) mod le;
 pub mod manifest;
 pub mod mmap;
 pub(crate) mod search;

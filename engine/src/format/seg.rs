@@ -45,6 +45,14 @@ pub fn is_sorted(minor: u16) -> bool {
 }
 /// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
 pub const SEG_HEADER_LEN: usize = 88;
+
+/// Byte offset of the minor version (`u16`) in a segment header.
+pub const MINOR_AT: usize = 10;
+
+/// The minor version a segment header names; `None` when `b` ends before it.
+pub fn header_minor(b: &[u8]) -> Option<u16> {
+    (b.len() >= MINOR_AT + 2).then(|| crate::format::le::u16_at(b, MINOR_AT))
+}
 /// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
 pub const SEG_TRAILER_LEN: usize = 24;
 /// Bytes of one chunk-directory entry.

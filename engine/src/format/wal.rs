@@ -4,6 +4,7 @@
 //! and refuses to repair damage anywhere before it.
 
 use crate::error::{CorruptionKind, Error, Result};
+use crate::format::le::{i64_at, u16_at, u32_at};
 use crate::op::{
     AssertEdge, AssertNode, Audit, Correct, Event, EventEnd, IngestEvents, Op, Ref, Retract,
 };
@@ -271,9 +272,7 @@ impl<'a> Dec<'a> {
         Err("varint longer than 10 bytes".into())
     }
     fn i64(&mut self) -> DecResult<i64> {
-        Ok(i64::from_le_bytes(
-            self.take(8)?.try_into().unwrap_or([0; 8]),
-        ))
+        Ok(i64_at(self.take(8)?, 0))
     }
     fn str(&mut self) -> DecResult<String> {
         let n = self.varint()?;
@@ -515,7 +514,7 @@ fn scan_frames(
         let format = "write-ahead log";
         return Err(corrupt(0, CorruptionKind::BadMagic { format }));
     }
-    let major = u16::from_le_bytes([head[8], head[9]]);
+    let major = u16_at(&head, 8);
     if major != VERSION_MAJOR {
         return Err(corrupt(
             8,
@@ -587,11 +586,9 @@ fn scan_frames(
         }
         let mut fr = [0u8; 12];
         r.read_exact(&mut fr).map_err(|e| Error::io(path, e))?;
-        let len_bytes = [fr[0], fr[1], fr[2], fr[3]];
-        let len = u32::from_le_bytes(len_bytes);
-        let len_crc = u32::from_le_bytes([fr[4], fr[5], fr[6], fr[7]]);
-        let crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
-        if crc32fast::hash(&len_bytes) != len_crc || len > MAX_PAYLOAD {
+        let len_bytes = &fr[..4];
+        let (len, len_crc, crc) = (u32_at(&fr, 0), u32_at(&fr, 4), u32_at(&fr, 8));
+        if crc32fast::hash(len_bytes) != len_crc || len > MAX_PAYLOAD {
             // A damaged length cannot be torn by an append: report, never guess — unless
             // nothing valid follows (see `tail_or_damage`).
             return tail_or_damage(offset, record_no, "frame length check failed");
@@ -643,7 +640,7 @@ fn garbage_tail(
     let file = File::open(path)?;
     let mut fr = [0u8; 12];
     file.read_exact_at(&mut fr, offset)?;
-    let stored_crc = u32::from_le_bytes([fr[8], fr[9], fr[10], fr[11]]);
+    let stored_crc = u32_at(&fr, 8);
     let rest = file_len - offset - FRAME_LEN;
     let mut whole = (fr != [0u8; 12] && rest > 0 && rest <= u64::from(MAX_PAYLOAD))
         .then(crc32fast::Hasher::new);
@@ -666,16 +663,16 @@ fn garbage_tail(
                 continue;
             }
             let w = &buf[i..i + FRAME_LEN as usize];
-            let len = u32::from_le_bytes([w[0], w[1], w[2], w[3]]);
+            let len = u32_at(w, 0);
             if len == 0 || len > MAX_PAYLOAD || p + FRAME_LEN + u64::from(len) > file_len {
                 continue;
             }
-            if crc32fast::hash(&w[..4]) != u32::from_le_bytes([w[4], w[5], w[6], w[7]]) {
+            if crc32fast::hash(&w[..4]) != u32_at(w, 4) {
                 continue;
             }
             payload.resize(len as usize, 0);
             file.read_exact_at(&mut payload, p + FRAME_LEN)?;
-            if crc32fast::hash(&payload) == u32::from_le_bytes([w[8], w[9], w[10], w[11]]) {
+            if crc32fast::hash(&payload) == u32_at(w, 8) {
                 return Ok(Err(format!("a valid record follows at offset {p}").into()));
             }
         }

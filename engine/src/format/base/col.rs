@@ -5,35 +5,10 @@
 //! such a read in an image that opened).
 
 use crate::error::CorruptionKind;
+use crate::format::le::{i64_at, u128_at, u32_at};
 use crate::format::search::first_not_below;
 use crate::format::seg::{codec, DFORS_STRIDE};
 use crate::model::NONE;
-
-/// Reads up to 16 bytes at `at` as a little-endian u128 (missing bytes read as 0).
-fn le_u128(b: &[u8], at: usize) -> u128 {
-    if let Some(w) = b.get(at..at + 16) {
-        // One unaligned load (the usual case: not within 16 bytes of the file's end).
-        return u128::from_le_bytes(w.try_into().unwrap_or([0; 16]));
-    }
-    let mut buf = [0u8; 16];
-    if let Some(s) = b.get(at..) {
-        let n = s.len().min(16);
-        buf[..n].copy_from_slice(&s[..n]);
-    }
-    u128::from_le_bytes(buf)
-}
-
-pub(super) fn le_u32(b: &[u8], at: usize) -> u32 {
-    b.get(at..at + 4)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u32::from_le_bytes)
-}
-
-pub(super) fn le_i64(b: &[u8], at: usize) -> i64 {
-    b.get(at..at + 8)
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, i64::from_le_bytes)
-}
 
 /// A FOR body: `n` values of `width` bits from file offset `bits`, plus `min`.
 #[derive(Clone, Copy, Debug, Default)]
@@ -59,13 +34,13 @@ impl ForCol {
                 if at + 4 > end {
                     return Err("column header cut short".into());
                 }
-                (le_u32(b, at) as usize, at + 4)
+                (u32_at(b, at) as usize, at + 4)
             }
         };
         if at + 9 > end {
             return Err("column header cut short".into());
         }
-        let min = le_i64(b, at);
+        let min = i64_at(b, at);
         let width = b[at + 8] as u32;
         if width > 64 {
             return Err(format!("bit width {width} exceeds 64").into());
@@ -93,7 +68,7 @@ impl ForCol {
         }
         let bit = i as u128 * self.width as u128;
         let at = self.bits + (bit / 8) as usize;
-        let acc = le_u128(b, at) >> (bit % 8);
+        let acc = u128_at(b, at) >> (bit % 8);
         let mask: u128 = if self.width == 64 {
             u64::MAX as u128
         } else {
@@ -125,7 +100,7 @@ impl ForCol {
         let mut i = a;
         while i < e {
             let bit = i as u128 * w as u128;
-            let mut acc = le_u128(b, self.bits + (bit / 8) as usize) >> (bit % 8);
+            let mut acc = u128_at(b, self.bits + (bit / 8) as usize) >> (bit % 8);
             let k = ((128 - (bit % 8) as usize) / w).min(e - i);
             for _ in 0..k {
                 f((acc & mask) as u64);
@@ -201,7 +176,7 @@ impl Exc {
     /// Entry `k`: (index, value).
     pub(super) fn entry(&self, b: &[u8], k: usize) -> (usize, i64) {
         let at = self.at + 12 * k;
-        (le_u32(b, at) as usize, le_i64(b, at + 4))
+        (u32_at(b, at) as usize, i64_at(b, at + 4))
     }
 
     /// Entry `k`, or an index past every slot when `k` is past the list.
@@ -385,9 +360,9 @@ impl Col {
                 if at + 16 > end {
                     return Err("column header cut short".into());
                 }
-                let n = le_u32(b, at) as usize;
-                let first = le_i64(b, at + 4);
-                let n_exc = le_u32(b, at + 12) as usize;
+                let n = u32_at(b, at) as usize;
+                let first = i64_at(b, at + 4);
+                let n_exc = u32_at(b, at + 12) as usize;
                 let nd = n.saturating_sub(1);
                 let (deltas, after) = ForCol::parse(b, at + 16, end, Some(nd))?;
                 // The exception list sits between the deltas and the skip column.
@@ -418,12 +393,12 @@ impl Col {
                 if at + 4 > end {
                     return Err("column header cut short".into());
                 }
-                let n = le_u32(b, at) as usize;
+                let n = u32_at(b, at) as usize;
                 let (vals, after) = ForCol::parse(b, at + 4, end, Some(n))?;
                 if after + 4 > end {
                     return Err("exception count cut short".into());
                 }
-                let n_exc = le_u32(b, after) as usize;
+                let n_exc = u32_at(b, after) as usize;
                 let (exc, done) =
                     Exc::parse(b, after + 4, end, n_exc, n, n.div_ceil(DFORS_STRIDE))?;
                 if done != end {

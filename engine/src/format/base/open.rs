@@ -255,7 +255,7 @@ fn tt_runs(
     if at + 4 > end {
         return Err("runs chunk too short".into());
     }
-    let nruns = le_u32(b, at) as usize;
+    let nruns = u32_at(b, at) as usize;
     if nruns > n || (nruns as u128) * 12 != (end - at - 4) as u128 {
         return Err("run count does not match the chunk".into());
     }
@@ -263,7 +263,7 @@ fn tt_runs(
     let mut row = 0usize;
     for r in 0..nruns {
         let p = at + 4 + 12 * r;
-        let (v, len) = (le_i64(b, p), le_u32(b, p + 8) as usize);
+        let (v, len) = (i64_at(b, p), u32_at(b, p + 8) as usize);
         if len == 0 || row + len > n {
             return Err("run does not fit the rows".into());
         }

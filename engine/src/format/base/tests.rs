@@ -403,10 +403,7 @@ fn row_eq(a: &Row, b: &Row) -> bool {
 /// how many closed rows, retired rows, mapped identities, string discs and empty slots
 /// it saw.
 fn compare(bytes: &[u8]) -> [usize; 5] {
-    assert_eq!(
-        u16::from_le_bytes([bytes[10], bytes[11]]),
-        seg::SEG_MINOR_SORTED
-    );
+    assert_eq!(seg::header_minor(bytes).unwrap(), seg::SEG_MINOR_SORTED);
     seg::verify(bytes).unwrap();
     let (seq, d) = seg::decode(bytes).unwrap();
     // Every name is found by the search and by the writers' hash tables; others by
@@ -649,7 +646,7 @@ fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "tgs") {
             let b = std::fs::read(&p).unwrap();
-            assert_eq!(u16::from_le_bytes([b[10], b[11]]), seg::SEG_MINOR_FLUSH);
+            assert_eq!(seg::header_minor(&b).unwrap(), seg::SEG_MINOR_FLUSH);
             let err = Base::open(SegBytes::Heap(b)).err().unwrap();
             assert!(err.1.to_string().contains("no index chunks"), "{err:?}");
         }
@@ -661,7 +658,7 @@ fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
             .filter(|p| p.extension().is_some_and(|x| x == "tgs"))
             .map(|p| {
                 let b = std::fs::read(p).unwrap();
-                u16::from_le_bytes([b[10], b[11]])
+                seg::header_minor(&b).unwrap()
             })
             .collect();
         v.sort();

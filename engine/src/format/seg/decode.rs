@@ -3,6 +3,7 @@
 //! checks (crcs, layout, counts, and for [`verify`] the index chunks and segment order).
 
 use super::*;
+use crate::format::le::{i64_at, u16_at, u32_at, u64_at};
 
 /// A bounds-checked reader over one chunk. Errors are `(offset within the chunk, kind)`.
 pub(super) struct Rd<'a> {
@@ -28,14 +29,10 @@ impl<'a> Rd<'a> {
         Ok(self.take(1)?[0])
     }
     pub(super) fn u32(&mut self) -> Result<u32, DecErr> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().unwrap_or([0; 4]),
-        ))
+        Ok(u32_at(self.take(4)?, 0))
     }
     pub(super) fn i64(&mut self) -> Result<i64, DecErr> {
-        Ok(i64::from_le_bytes(
-            self.take(8)?.try_into().unwrap_or([0; 8]),
-        ))
+        Ok(i64_at(self.take(8)?, 0))
     }
     pub(super) fn done(&self) -> Result<(), DecErr> {
         if self.pos != self.b.len() {
@@ -319,17 +316,15 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
         let format = "segment";
         return Err((0, CorruptionKind::BadMagic { format }));
     }
-    let le64 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
-    let le32 = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]));
-    let hcrc = le32(80);
+    let hcrc = u32_at(b, 80);
     if crc32fast::hash(&b[..80]) != hcrc {
         let what = "header".into();
         return Err((80, CorruptionKind::ChecksumMismatch { what }));
     }
-    if le32(84) != 0 {
+    if u32_at(b, 84) != 0 {
         return Err((84, "header padding is not zero".into()));
     }
-    let major = u16::from_le_bytes([b[8], b[9]]);
+    let major = u16_at(b, 8);
     if major != SEG_MAJOR {
         let what = "segment major";
         let (version, reads) = (major, None);
@@ -342,16 +337,16 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
             },
         ));
     }
-    let seq = le64(16);
+    let seq = u64_at(b, 16);
     let mut base = [0u64; 7];
     for (k, m) in base.iter_mut().enumerate() {
-        *m = le64(24 + 8 * k);
+        *m = u64_at(b, 24 + 8 * k);
     }
     let t = b.len() - SEG_TRAILER_LEN;
     if &b[t + 20..] != SEG_TRAILER_MAGIC {
         return Err((t as u64 + 20, "bad trailer magic (file truncated?)".into()));
     }
-    let (f_off, f_len, f_crc) = (le64(t), le64(t + 8), le32(t + 16));
+    let (f_off, f_len, f_crc) = (u64_at(b, t), u64_at(b, t + 8), u32_at(b, t + 16));
     if f_off.checked_add(f_len) != Some(t as u64) || f_off < SEG_HEADER_LEN as u64 {
         return Err((
             t as u64,
@@ -363,7 +358,7 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
         let what = "footer".into();
         return Err((f_off, CorruptionKind::ChecksumMismatch { what }));
     }
-    let minor = u16::from_le_bytes([b[10], b[11]]);
+    let minor = u16_at(b, MINOR_AT);
     if minor > SEG_MINOR_FLUSH {
         let what = "segment minor";
         let (version, reads) = (minor, None);
@@ -378,7 +373,7 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     }
     let layout = chunk_layout_for(minor);
     if footer.len() != 4 + DIR_ENTRY_LEN * layout.len()
-        || u32::from_le_bytes(footer[..4].try_into().unwrap_or([0; 4])) as usize != layout.len()
+        || u32_at(footer, 0) as usize != layout.len()
     {
         return Err((
             f_off,
@@ -398,10 +393,8 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     for (k, &(id, codec)) in layout.iter().enumerate() {
         let e = &footer[4 + DIR_ENTRY_LEN * k..4 + DIR_ENTRY_LEN * (k + 1)];
         let at = f_off + 4 + (DIR_ENTRY_LEN * k) as u64;
-        let eid = u16::from_le_bytes([e[0], e[1]]);
-        let off = u64::from_le_bytes(e[4..12].try_into().unwrap_or([0; 8]));
-        let len = u32::from_le_bytes(e[12..16].try_into().unwrap_or([0; 4])) as u64;
-        let crc = u32::from_le_bytes(e[16..20].try_into().unwrap_or([0; 4]));
+        let (eid, off) = (u16_at(e, 0), u64_at(e, 4));
+        let (len, crc) = (u64::from(u32_at(e, 12)), u32_at(e, 16));
         // The integer codecs a FOR chunk may use instead: DFOR in flush segments (minors
         // 1 and 5), the random-access ones in full images (2–4); a sorted segment (4, 5)
         // may store `tt_s` (RUNS) as such an integer column too.
@@ -479,7 +472,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         if at == usize::MAX {
             return Err((offsets[idx(id)], "count of a runs chunk".into()));
         }
-        Ok(u32::from_le_bytes(c[..4].try_into().unwrap_or([0; 4])) as usize)
+        Ok(u32_at(c, 0) as usize)
     };
     let col = |id: u16, want: usize| -> Result<Vec<i64>, SegErr> {
         let mut r = Rd {
