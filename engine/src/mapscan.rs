@@ -58,6 +58,7 @@ impl Image {
 impl Deref for Image {
     type Target = Base;
 
+    #[inline]
     fn deref(&self) -> &Base {
         &self.base
     }

@@ -39,6 +39,7 @@ pub(crate) struct Row {
 }
 
 impl Row {
+    #[inline]
     pub(crate) fn believed_now(&self) -> bool {
         self.alive && self.tt_e == OPEN_END
     }

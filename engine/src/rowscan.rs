@@ -11,12 +11,14 @@ use std::ops::Range;
 use std::sync::Arc;
 
 /// The row is believed at `as_of_tt` (clamped to the clock's range).
+#[inline]
 pub(crate) fn believed_at(r: &Row, as_of_tt: i64) -> bool {
     let a = clamp_tt(as_of_tt);
     r.alive && r.tt_s <= a && a < r.tt_e
 }
 
 /// The row's valid interval overlaps the window `w` (every row when `None`).
+#[inline]
 pub(crate) fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
     w.is_none_or(|(a, b)| overlaps(r.vt_s, r.vt_e, a, b))
 }

@@ -3,7 +3,8 @@
 //! path: the write-ahead log's frames and records (`wal`), the segment encoder, decoder
 //! and verifier (`seg`), the reader of a mapped full image (`base`, with the structural
 //! checks in `base/structure.rs`), the manifest (`manifest`), the roaring-bitmap chunks
-//! (`bitmap`), file mapping (`mmap`) and the binary search its decoders share (`search`).
+//! (`bitmap`), file mapping (`mmap`), and what its decoders share: the little-endian reader
+//! (`le`) and the binary search over positions (`search`).
 
 pub mod base;
 pub(crate) mod bitmap;

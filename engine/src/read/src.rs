@@ -124,6 +124,7 @@ impl<'a> Src<'a> {
             Src::Over(o) => o.uid_name(id),
         }
     }
+    #[inline]
     pub(super) fn string_id(self, s: &str) -> Option<u32> {
         match self {
             Src::Mem(st) => st.strings.get(s),
@@ -172,6 +173,7 @@ impl<'a> Src<'a> {
         }
     }
     /// The 12 eid bytes of an identity (cached per identity in memory, derived when mapped).
+    #[inline]
     pub(super) fn eid(self, ident: u32) -> Id12 {
         match self {
             Src::Mem(st) => *st.eid(ident),
@@ -179,6 +181,7 @@ impl<'a> Src<'a> {
             Src::Over(o) => o.eid(ident),
         }
     }
+    #[inline]
     pub(super) fn node_postings(self, uid: u32) -> Cow<'a, [u32]> {
         match self {
             Src::Mem(st) => Cow::Borrowed(&st.node_postings[uid as usize][..]),
@@ -186,6 +189,7 @@ impl<'a> Src<'a> {
             Src::Over(o) => Cow::Owned(o.node_postings(uid)),
         }
     }
+    #[inline]
     pub(super) fn edge_postings(self, ident: u32) -> Cow<'a, [u32]> {
         match self {
             Src::Mem(st) => Cow::Borrowed(&st.edge_postings[ident as usize][..]),
@@ -194,6 +198,7 @@ impl<'a> Src<'a> {
         }
     }
     /// Edge rows with `src` (`out`) or `dst` (`!out`) = `uid`, ascending.
+    #[inline]
     pub(super) fn adjacency(self, uid: u32, out: bool) -> Cow<'a, [u32]> {
         match (self, out) {
             (Src::Mem(st), true) => Cow::Borrowed(&st.out_adj[uid as usize][..]),
@@ -239,6 +244,7 @@ impl<'a> Src<'a> {
 
     /// Every edge identity in eid order, a bounded group at a time (see
     /// [`mapscan::digest_groups`]); for mapped sources, whose eids are derived.
+    #[inline]
     pub(super) fn digest_groups(self, f: impl FnMut(&[(Id12, u32)])) {
         let n = match self {
             Src::Mem(st) => st.idents.len(),
@@ -249,6 +255,7 @@ impl<'a> Src<'a> {
     }
 
     /// The alive rows of edge identity `id` in digest order `(tt_s, vt_s)`.
+    #[inline]
     pub(super) fn ident_rows(self, id: u32) -> Vec<u32> {
         let mut rows: Vec<(i64, i64, u32)> = self
             .edge_postings(id)
@@ -262,6 +269,7 @@ impl<'a> Src<'a> {
 
     /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that overlap the
     /// window (every believed row when `None`).
+    #[inline]
     pub(super) fn window_ids(self, k: usize, w: Option<(i64, i64)>, as_of_tt: i64) -> Vec<u32> {
         match self {
             Src::Mem(st) => {
@@ -275,6 +283,7 @@ impl<'a> Src<'a> {
 
     /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that start or end
     /// inside `(lo, hi]`.
+    #[inline]
     pub(super) fn boundary_ids(self, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
         match self {
             Src::Mem(st) => boundaries(st.table(k), st.index(k), lo, hi, as_of_tt),
@@ -308,6 +317,7 @@ impl<'a> Src<'a> {
 
     /// [`Src::sorted_edges`] for mapped rows, where an eid is derived (hashed), not cached:
     /// sort by `vt_s` first and derive eids only to order rows that share a `vt_s`.
+    #[inline]
     pub(super) fn sorted_mapped_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
         let rows: Vec<(i64, u32)> = idx.iter().map(|&i| (self.row_vt(1, i).0, i)).collect();
         self.sorted_mapped_pairs(rows)
@@ -342,6 +352,7 @@ impl<'a> Src<'a> {
 impl Src<'_> {
     /// The ids of the known uids among `uids`, ascending, without repeats (for
     /// `binary_search` membership tests).
+    #[inline]
     pub(super) fn uid_set(self, uids: &[String]) -> Vec<u32> {
         let mut set: Vec<u32> = uids.iter().filter_map(|u| self.uid_id(u)).collect();
         set.sort_unstable();
@@ -351,6 +362,7 @@ impl Src<'_> {
 
     /// The order of edge row `row` (of identity `ident`) among the versions that share its
     /// `vt_s`: `(eid, tt_s, row)`, as [`Src::sorted_edges`] orders them.
+    #[inline]
     pub(super) fn tie_key(self, row: u32, ident: u32) -> (Id12, i64, u32) {
         (self.eid(ident), self.row_tt_s(1, row), row)
     }

@@ -62,6 +62,7 @@ impl ForCol {
     }
 
     /// The raw packed value `i` (without `min`).
+    #[inline]
     pub(super) fn packed(&self, b: &[u8], i: usize) -> u64 {
         if self.width == 0 {
             return 0;
@@ -77,6 +78,7 @@ impl ForCol {
         (acc & mask) as u64
     }
 
+    #[inline]
     pub(super) fn get(&self, b: &[u8], i: usize) -> i64 {
         if i >= self.n {
             return 0;
@@ -125,6 +127,7 @@ pub(super) struct Exc {
 impl Exc {
     /// Parses `n` entries at `at` (indexes below `limit`) directly followed by the starts
     /// column of `blocks` values (PFOR); returns the list and the offset after it.
+    #[inline]
     pub(super) fn parse(
         b: &[u8],
         at: usize,
@@ -174,12 +177,14 @@ impl Exc {
     }
 
     /// Entry `k`: (index, value).
+    #[inline]
     pub(super) fn entry(&self, b: &[u8], k: usize) -> (usize, i64) {
         let at = self.at + 12 * k;
         (u32_at(b, at) as usize, i64_at(b, at + 4))
     }
 
     /// Entry `k`, or an index past every slot when `k` is past the list.
+    #[inline]
     pub(super) fn entry_or_end(&self, b: &[u8], k: usize) -> (usize, i64) {
         if k < self.n {
             self.entry(b, k)
@@ -190,6 +195,7 @@ impl Exc {
 
     /// The first entry with index ≥ `i`: from the exception start of `i`'s block, past the
     /// (at most 31) entries of the block below `i`.
+    #[inline]
     pub(super) fn first(&self, b: &[u8], i: usize) -> usize {
         let mut k = usize::try_from(self.starts.get(b, i / DFORS_STRIDE)).unwrap_or(usize::MAX);
         let end = self.n.min(k.saturating_add(i % DFORS_STRIDE));
@@ -200,6 +206,7 @@ impl Exc {
     }
 
     /// The value of entry with index exactly `i`, if there is one.
+    #[inline]
     pub(super) fn at_index(&self, b: &[u8], i: usize) -> Option<i64> {
         let (j, v) = self.entry_or_end(b, self.first(b, i));
         (j == i).then_some(v)
@@ -272,6 +279,7 @@ impl Dfors {
     }
 
     /// Delta `j` (`v[j+1] − v[j]`), exceptions applied.
+    #[inline]
     pub(super) fn delta(&self, b: &[u8], j: usize) -> i64 {
         self.exc.at_index(b, j).unwrap_or_else(|| {
             (self.deltas.min as u64).wrapping_add(self.deltas.packed(b, j)) as i64
@@ -279,6 +287,7 @@ impl Dfors {
     }
 
     /// Values `a..e` (clamped to the column).
+    #[inline]
     pub(super) fn range(&self, b: &[u8], a: usize, e: usize) -> Vec<i64> {
         let e = e.min(self.n);
         if a >= e {
@@ -306,6 +315,7 @@ pub(super) struct Pfor {
 }
 
 impl Pfor {
+    #[inline]
     pub(super) fn get(&self, b: &[u8], i: usize) -> i64 {
         if i >= self.vals.n {
             return 0;
@@ -316,6 +326,7 @@ impl Pfor {
     }
 
     /// Values `a..e` (clamped to the column).
+    #[inline]
     pub(super) fn range(&self, b: &[u8], a: usize, e: usize) -> Vec<i64> {
         let e = e.min(self.vals.n);
         if a >= e {
@@ -339,6 +350,7 @@ pub(super) enum Col {
 }
 
 impl Default for Col {
+    #[inline]
     fn default() -> Col {
         Col::For(ForCol::default())
     }
@@ -410,6 +422,7 @@ impl Col {
         }
     }
 
+    #[inline]
     pub(super) fn len(&self) -> usize {
         match self {
             Col::For(f) => f.n,
@@ -419,6 +432,7 @@ impl Col {
     }
 
     /// Value `i`, 0 when out of range.
+    #[inline]
     pub(super) fn get(&self, b: &[u8], i: usize) -> i64 {
         match self {
             Col::For(f) => f.get(b, i),
@@ -448,6 +462,7 @@ impl Col {
     }
 
     /// Value `i` as a u32 id; `NONE` when out of range (of the column or of u32).
+    #[inline]
     pub(super) fn id(&self, b: &[u8], i: usize) -> u32 {
         if i >= self.len() {
             return NONE;
@@ -456,6 +471,7 @@ impl Col {
     }
 
     /// Values `i` and `i + 1` (0 for a value out of range).
+    #[inline]
     pub(super) fn pair(&self, b: &[u8], i: usize) -> (i64, i64) {
         match self {
             Col::Dfors(d) if i + 1 < d.n => {
@@ -467,6 +483,7 @@ impl Col {
     }
 
     /// Values `a..e` (clamped).
+    #[inline]
     pub(super) fn range(&self, b: &[u8], a: usize, e: usize) -> Vec<i64> {
         match self {
             Col::For(f) => {
