@@ -298,7 +298,7 @@ fn fuzz_segment_verifier() {
         let Some(sealed) = reseal(b) else {
             return Ok(());
         };
-        let opened = tgms_engine::format::base::open_image(&sealed);
+        let opened = tgms_engine::format::open_image(&sealed);
         if opened.is_ok() {
             if let Err(e) = seg::decode_structure(&sealed) {
                 return Err(format!(

@@ -2063,7 +2063,7 @@ fn check_once(
         // An indexed image is also opened the way a mapped open does (checksums and the
         // structural pass), so `check` names what a store's open would refuse.
         if seg::header_minor(bytes).is_some_and(seg::is_indexed) {
-            if let Err((o, k)) = crate::format::base::open_image(bytes) {
+            if let Err((o, k)) = crate::format::open_image(bytes) {
                 bad(o, k);
             }
         }

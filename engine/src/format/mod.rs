@@ -6,7 +6,7 @@
 //! (`bitmap`), file mapping (`mmap`), and what its decoders share: the little-endian reader
 //! (`le`) and the binary search over positions (`search`).
 
-pub mod base;
+pub(crate) mod base;
 pub(crate) mod bitmap;
 pub(crate) mod le;
 pub mod manifest;
@@ -14,3 +14,5 @@ pub mod mmap;
 pub(crate) mod search;
 pub mod seg;
 pub mod wal;
+
+pub use base::open_image;
