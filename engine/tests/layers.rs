@@ -21,30 +21,47 @@ fn rs_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The source without comments and without its test modules.
+/// The source without comments and without its test modules: a `#[cfg(test)] mod`
+/// declared out of line (`mod tests;`) is skipped with its attributes, one declared inline
+/// up to its matching closing brace; the code after either is kept.
 fn product_code(text: &str) -> String {
-    let lines: Vec<&str> = text.lines().collect();
+    let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+    let strip = |l: &str| -> String {
+        match l.find("//") {
+            Some(k) => l[..k].to_string(),
+            None => l.to_string(),
+        }
+    };
     let mut out = String::new();
     let mut i = 0;
     while i < lines.len() {
-        let t = lines[i].trim_start();
-        if t.starts_with("#[cfg(test)]") {
-            // Skip attributes to see whether a module follows; a test module runs to the
-            // end of its braces, which in this crate is the end of the file.
+        if lines[i].starts_with("#[cfg(test)]") {
             let mut j = i + 1;
-            while j < lines.len() && lines[j].trim_start().starts_with("#[") {
+            while j < lines.len() && lines[j].starts_with("#[") {
                 j += 1;
             }
-            let next = lines.get(j).map_or("", |l| l.trim_start());
-            if next.starts_with("mod ") || next.starts_with("pub(crate) mod ") {
-                break;
+            let decl = lines.get(j).copied().unwrap_or("");
+            let decl = decl.strip_prefix("pub(crate) ").unwrap_or(decl);
+            if decl.starts_with("mod ") {
+                if !decl.trim_end().ends_with(';') {
+                    // Inline: through the line where the module's braces balance.
+                    let (mut depth, mut opened) = (0i64, false);
+                    while j < lines.len() {
+                        let code = strip(lines[j]);
+                        opened |= code.contains('{');
+                        depth += code.matches('{').count() as i64;
+                        depth -= code.matches('}').count() as i64;
+                        if opened && depth <= 0 {
+                            break;
+                        }
+                        j += 1;
+                    }
+                }
+                i = j + 1;
+                continue;
             }
         }
-        let code = match t.find("//") {
-            Some(k) => &t[..k],
-            None => t,
-        };
-        out.push_str(code);
+        out.push_str(&strip(lines[i]));
         out.push('\n');
         i += 1;
     }
@@ -302,9 +319,15 @@ fn the_scan_sees_a_cycle_and_a_grouped_import() {
         Some(4),
         "a → b → c → a is a cycle"
     );
-    let code =
-        product_code("use crate::x;\n// crate::y\n#[cfg(test)]\nmod tests {\n use crate::z;\n}\n");
-    assert_eq!(crate_refs(&code).into_iter().collect::<Vec<_>>(), ["x"]);
+    let code = product_code(
+        "use crate::x;\n// crate::y\n#[cfg(test)]\nmod tests {\n use crate::z;\n fn f() {}\n}\n\
+         #[cfg(test)]\n#[allow(unused)]\nmod more;\nuse crate::w;\n",
+    );
+    assert_eq!(
+        crate_refs(&code).into_iter().collect::<Vec<_>>(),
+        ["w", "x"],
+        "test modules skipped, the code after them kept"
+    );
     let decl = "#[cfg(test)]\npub(crate) mod tests;\nmod other;\n";
     assert_eq!(
         test_module_files(Path::new("/s/a/b.rs"), decl),
