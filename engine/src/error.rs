@@ -216,6 +216,28 @@ pub enum CorruptionKind {
         /// What is wrong inside it.
         kind: Box<CorruptionKind>,
     },
+    /// A field needs more bytes than are left (a record, payload or chunk ends early).
+    #[error("needs {need} bytes, {left} left")]
+    Truncated {
+        /// The field's length in bytes.
+        need: usize,
+        /// The bytes left after the field's start.
+        left: usize,
+    },
+    /// Bytes follow the last field of a record, payload or chunk.
+    #[error("{left} bytes left over")]
+    LeftOver {
+        /// How many.
+        left: usize,
+    },
+    /// A problem at byte `at` of a record's payload.
+    #[error("at payload byte {at}: {kind}")]
+    AtByte {
+        /// The byte offset within the payload.
+        at: usize,
+        /// What is wrong there.
+        kind: Box<CorruptionKind>,
+    },
     /// Bytes that break another rule of the format; the text names the rule and the place.
     #[error("{0}")]
     Malformed(String),

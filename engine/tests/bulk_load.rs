@@ -9,18 +9,7 @@ use std::path::Path;
 use tgms_engine::op::{EventEnd, IngestEvents};
 use tgms_engine::store::replay;
 use tgms_engine::{Event, Op, Options, Store};
-
-/// A small deterministic PRNG (xorshift*), so the test needs no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n
-    }
-}
+use tgms_testkit::Rng;
 
 fn opts() -> Options {
     Options {
@@ -121,7 +110,7 @@ fn load(dir: &Path, bound: u64, chunks: Vec<Vec<Event>>) -> (Vec<bool>, Vec<bool
 fn a_bulk_load_writes_the_store_the_write_rules_write() {
     for seed in 1..=12u64 {
         let t = tempfile::tempdir().unwrap();
-        let mut g = Rng(seed * 0x9E37_79B9_7F4A_7C15);
+        let mut g = Rng::new(seed);
         let chunks: Vec<Vec<Event>> = (0..1 + g.below(8))
             .map(|_| {
                 let (n, nodes) = (1 + g.below(400) as usize, 50 + g.below(400));
@@ -143,7 +132,7 @@ fn a_bulk_load_writes_the_store_the_write_rules_write() {
 #[test]
 fn a_batch_that_is_not_pure_ends_the_bulk_build() {
     let t = tempfile::tempdir().unwrap();
-    let mut g = Rng(77);
+    let mut g = Rng::new(77);
     let chunks = vec![
         events(&mut g, 300, 80, false),
         events(&mut g, 300, 80, true),
@@ -159,7 +148,7 @@ fn a_batch_that_is_not_pure_ends_the_bulk_build() {
 #[test]
 fn a_failed_batch_inside_a_bulk_build_is_counted_and_undone() {
     let t = tempfile::tempdir().unwrap();
-    let mut g = Rng(5);
+    let mut g = Rng::new(5);
     let mut bad = events(&mut g, 50, 40, false);
     bad[20].src = String::new();
     let chunks = vec![
@@ -183,7 +172,7 @@ fn a_failed_batch_inside_a_bulk_build_is_counted_and_undone() {
 fn only_a_fresh_store_is_built_in_bulk() {
     let t = tempfile::tempdir().unwrap();
     let p = t.path().join("a");
-    let mut g = Rng(9);
+    let mut g = Rng::new(9);
     let mut s = Store::create_with(&p, opts()).unwrap();
     let first = events(&mut g, 100, 30, false);
     s.bulk_load(0, |ld| {
@@ -220,7 +209,7 @@ fn an_empty_bulk_load_leaves_an_ordinary_store() {
         audit: Default::default(),
     });
     s.write(vec![op]).unwrap();
-    let mut g = Rng(3);
+    let mut g = Rng::new(3);
     s.ingest_events(events(&mut g, 50, 20, false), "Node", &mut |_| {})
         .unwrap();
     s.close().unwrap();
@@ -238,7 +227,7 @@ fn an_empty_bulk_load_leaves_an_ordinary_store() {
 fn a_failed_final_merge_loses_nothing() {
     let t = tempfile::tempdir().unwrap();
     let p = t.path().join("a");
-    let mut g = Rng(11);
+    let mut g = Rng::new(11);
     let chunks = vec![
         events(&mut g, 300, 60, false),
         events(&mut g, 300, 60, false),

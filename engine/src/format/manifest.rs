@@ -3,7 +3,7 @@
 //! compaction publishes by renaming a freshly written manifest over the old one.
 
 use crate::error::{CorruptionKind, Error, Result};
-use crate::format::le::{u16_at, u32_at, u64_at};
+use crate::format::le::{u16_at, u32_at, Cursor};
 use crate::format::seg::ZoneMap;
 use crate::format::wal::{frame, FRAME_LEN, MAX_PAYLOAD};
 use crate::model::{Marks, Stats};
@@ -112,40 +112,18 @@ pub fn encode_entry(e: &SegEntry) -> Vec<u8> {
     o
 }
 
-struct Rd<'a> {
-    b: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> Rd<'a> {
-    fn take(&mut self, n: usize) -> std::result::Result<&'a [u8], CorruptionKind> {
-        if self.b.len() - self.pos < n {
-            return Err(format!("field at payload byte {} runs past the record", self.pos).into());
-        }
-        self.pos += n;
-        Ok(&self.b[self.pos - n..self.pos])
-    }
-    fn u64(&mut self) -> std::result::Result<u64, CorruptionKind> {
-        Ok(u64_at(self.take(8)?, 0))
-    }
-    fn i64(&mut self) -> std::result::Result<i64, CorruptionKind> {
-        Ok(self.u64()? as i64)
-    }
-    fn u32(&mut self) -> std::result::Result<u32, CorruptionKind> {
-        Ok(u32_at(self.take(4)?, 0))
-    }
-    fn opt(&mut self) -> std::result::Result<Option<i64>, CorruptionKind> {
-        match self.take(1)?[0] {
-            0 => Ok(None),
-            1 => Ok(Some(self.i64()?)),
-            t => Err(format!("bad option tag {t}").into()),
-        }
+/// An optional `i64`: a tag byte (0 none, 1 some) and the value.
+fn read_opt(r: &mut Cursor<'_>) -> std::result::Result<Option<i64>, CorruptionKind> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(r.i64()?)),
+        t => Err(format!("bad option tag {t}").into()),
     }
 }
 
 /// Decodes a segment record payload.
 pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, CorruptionKind> {
-    let mut r = Rd { b, pos: 0 };
+    let mut r = Cursor::new(b);
     let t = r.take(1)?[0];
     if t != REC_SEGMENT {
         return Err(format!("unknown manifest record type {t}").into());
@@ -182,11 +160,11 @@ pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, CorruptionKind> {
         n_entities: r.u64()?,
         n_node_versions: r.u64()?,
         n_edge_versions: r.u64()?,
-        vt_min: r.opt()?,
-        vt_max: r.opt()?,
+        vt_min: read_opt(&mut r)?,
+        vt_max: read_opt(&mut r)?,
         max_out_degree: r.u64()?,
-        first_tt: r.opt()?,
-        last_tt: r.opt()?,
+        first_tt: read_opt(&mut r)?,
+        last_tt: read_opt(&mut r)?,
         n_batches: r.u64()?,
         n_failed_batches: r.u64()?,
         ingest_ordinal: r.u64()?,
@@ -201,9 +179,7 @@ pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, CorruptionKind> {
         let v = r.u64()?;
         stats.rel_type_counts.insert(k, v);
     }
-    if r.pos != b.len() {
-        return Err(format!("{} bytes left over after the record", b.len() - r.pos).into());
-    }
+    r.done()?;
     Ok(SegEntry {
         seq,
         file_len,

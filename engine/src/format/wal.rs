@@ -4,7 +4,7 @@
 //! and refuses to repair damage anywhere before it.
 
 use crate::error::{CorruptionKind, Error, Result};
-use crate::format::le::{i64_at, u16_at, u32_at};
+use crate::format::le::{u16_at, u32_at, Cursor};
 use crate::op::{
     AssertEdge, AssertNode, Audit, Correct, Event, EventEnd, IngestEvents, Op, Ref, Retract,
 };
@@ -241,45 +241,16 @@ pub fn encode_outcome(tt: i64, ok: bool, code: &str, message: &str, out: &mut Ve
     e.str(message);
 }
 
-struct Dec<'a> {
-    buf: &'a [u8],
-    pos: usize,
-}
-
 type DecResult<T> = std::result::Result<T, CorruptionKind>;
 
-impl<'a> Dec<'a> {
-    fn take(&mut self, n: usize) -> DecResult<&'a [u8]> {
-        if self.buf.len() - self.pos < n {
-            return Err(format!("payload ends early at byte {}", self.pos).into());
-        }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-    fn u8(&mut self) -> DecResult<u8> {
-        Ok(self.take(1)?[0])
-    }
-    fn varint(&mut self) -> DecResult<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let b = self.u8()?;
-            v |= ((b & 0x7f) as u64) << shift;
-            if b < 0x80 {
-                return Ok(v);
-            }
-        }
-        Err("varint longer than 10 bytes".into())
-    }
-    fn i64(&mut self) -> DecResult<i64> {
-        Ok(i64_at(self.take(8)?, 0))
-    }
+/// The record decoders, read through the format's cursor over one payload.
+impl Cursor<'_> {
     fn str(&mut self) -> DecResult<String> {
         let n = self.varint()?;
-        if n > (self.buf.len() - self.pos) as u64 {
-            return Err(format!("string length {n} past the payload end").into());
-        }
-        String::from_utf8(self.take(n as usize)?.to_vec()).map_err(|_| "string is not UTF-8".into())
+        let at = self.pos;
+        let bytes = self.take(usize::try_from(n).unwrap_or(usize::MAX))?;
+        String::from_utf8(bytes.to_vec())
+            .map_err(|_| (at, CorruptionKind::from("string is not UTF-8")).into())
     }
     fn opt_str(&mut self) -> DecResult<Option<String>> {
         match self.u8()? {
@@ -311,10 +282,7 @@ impl<'a> Dec<'a> {
 
 /// Decodes a record payload (after its checksum was verified).
 pub fn decode(payload: &[u8]) -> DecResult<Record> {
-    let mut d = Dec {
-        buf: payload,
-        pos: 0,
-    };
+    let mut d = Cursor::new(payload);
     let rec = match d.u8()? {
         t @ (REC_BATCH | REC_KEYED_BATCH) => {
             let key = if t == REC_KEYED_BATCH {
@@ -338,13 +306,11 @@ pub fn decode(payload: &[u8]) -> DecResult<Record> {
         },
         t => return Err(format!("unknown record type {t}").into()),
     };
-    if d.pos != payload.len() {
-        return Err(format!("{} trailing bytes in payload", payload.len() - d.pos).into());
-    }
+    d.done()?;
     Ok(rec)
 }
 
-fn decode_op(d: &mut Dec) -> DecResult<Op> {
+fn decode_op(d: &mut Cursor<'_>) -> DecResult<Op> {
     Ok(match d.u8()? {
         OP_ASSERT_NODE => Op::AssertNode(AssertNode {
             uid: d.str()?,
@@ -721,9 +687,9 @@ pub fn batch_keys(path: &Path) -> Result<std::collections::HashMap<String, Keyed
                 seq += 1;
             }
             Some(REC_KEYED_BATCH) => {
-                let mut d = Dec { buf: p, pos: 1 };
+                let mut d = Cursor { b: p, pos: 1 };
                 let key = d.str().map_err(|k| damaged(no, offset, k))?;
-                let tt = d.i64().map_err(|k| damaged(no, offset, k))?;
+                let tt = d.i64().map_err(|k| damaged(no, offset, k.into()))?;
                 keys.insert(
                     key.clone(),
                     KeyedBatch {

@@ -364,7 +364,7 @@ impl Col {
             codec::FOR => {
                 let (f, after) = ForCol::parse(b, at, end, None)?;
                 if after != end {
-                    return Err(format!("{} bytes left over", end - after).into());
+                    return Err(CorruptionKind::LeftOver { left: end - after });
                 }
                 Ok(Col::For(f))
             }
@@ -389,7 +389,7 @@ impl Col {
                 }
                 let (exc, done) = Exc::parse_split(b, after, starts_at, end, n_exc, nd, blocks)?;
                 if done != end {
-                    return Err(format!("{} bytes left over", end - done).into());
+                    return Err(CorruptionKind::LeftOver { left: end - done });
                 }
                 if n > 0 && skip.get(b, 0) != first {
                     return Err("first skip value differs from the first value".into());
@@ -414,7 +414,7 @@ impl Col {
                 let (exc, done) =
                     Exc::parse(b, after + 4, end, n_exc, n, n.div_ceil(DFORS_STRIDE))?;
                 if done != end {
-                    return Err(format!("{} bytes left over", end - done).into());
+                    return Err(CorruptionKind::LeftOver { left: end - done });
                 }
                 Ok(Col::Pfor(Pfor { vals, exc }))
             }

@@ -3,47 +3,13 @@
 //! checks (crcs, layout, counts, and for [`verify`] the index chunks and segment order).
 
 use super::*;
-use crate::format::le::{i64_at, u16_at, u32_at, u64_at};
+use crate::format::le::{u16_at, u32_at, u64_at, AtErr, Cursor};
 
-/// A bounds-checked reader over one chunk. Errors are `(offset within the chunk, kind)`.
-pub(super) struct Rd<'a> {
-    pub(super) b: &'a [u8],
-    pub(super) pos: usize,
-}
+/// A decode error of a chunk: `(offset within the chunk, kind)`.
+pub(super) type DecErr = AtErr;
 
-pub(super) type DecErr = (usize, CorruptionKind);
-
-impl<'a> Rd<'a> {
-    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8], DecErr> {
-        if self.b.len() - self.pos < n {
-            return Err((
-                self.pos,
-                format!("needs {n} bytes, chunk has {}", self.b.len() - self.pos).into(),
-            ));
-        }
-        let s = &self.b[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
-    }
-    pub(super) fn u8(&mut self) -> Result<u8, DecErr> {
-        Ok(self.take(1)?[0])
-    }
-    pub(super) fn u32(&mut self) -> Result<u32, DecErr> {
-        Ok(u32_at(self.take(4)?, 0))
-    }
-    pub(super) fn i64(&mut self) -> Result<i64, DecErr> {
-        Ok(i64_at(self.take(8)?, 0))
-    }
-    pub(super) fn done(&self) -> Result<(), DecErr> {
-        if self.pos != self.b.len() {
-            return Err((
-                self.pos,
-                format!("{} bytes left over", self.b.len() - self.pos).into(),
-            ));
-        }
-        Ok(())
-    }
-
+/// The column codecs' decoders, read through the format's cursor over one chunk.
+impl Cursor<'_> {
     pub(super) fn for_col(&mut self, want: usize) -> Result<Vec<i64>, DecErr> {
         let at = self.pos;
         let n = self.u32()? as usize;
@@ -245,7 +211,7 @@ impl<'a> Rd<'a> {
 /// Fully decodes one integer column (FOR, DFOR, DFORS or PFOR) of `want` values that fills `b`.
 #[cfg(test)]
 pub(crate) fn decode_int(b: &[u8], codec: u8, want: usize) -> Result<Vec<i64>, CorruptionKind> {
-    let mut r = Rd { b, pos: 0 };
+    let mut r = Cursor::new(b);
     r.int_col(codec, want)
         .and_then(|v| r.done().map(|_| v))
         .map_err(|(o, k)| format!("at {o}: {k}").into())
@@ -475,10 +441,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         Ok(u32_at(c, 0) as usize)
     };
     let col = |id: u16, want: usize| -> Result<Vec<i64>, SegErr> {
-        let mut r = Rd {
-            b: chunks[idx(id)],
-            pos: 0,
-        };
+        let mut r = Cursor::new(chunks[idx(id)]);
         let v = r
             .int_col(codecs[idx(id)], want)
             .and_then(|v| r.done().map(|_| v));
@@ -486,10 +449,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
     };
     let heap = |id: u16| -> Result<Vec<String>, SegErr> {
         let want = count_of(id)?;
-        let mut r = Rd {
-            b: chunks[idx(id)],
-            pos: 0,
-        };
+        let mut r = Cursor::new(chunks[idx(id)]);
         let v = r.heap(want).and_then(|v| r.done().map(|_| v));
         v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, k.in_chunk(id)))
     };
@@ -576,10 +536,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         let vt_len = col(g + VT_LEN, n)?;
         let tt_s = {
             let id = g + TT_S;
-            let mut r = Rd {
-                b: chunks[idx(id)],
-                pos: 0,
-            };
+            let mut r = Cursor::new(chunks[idx(id)]);
             if codecs[idx(id)] == codec::RUNS {
                 r.runs(n)
                     .and_then(|v| r.done().map(|_| v))

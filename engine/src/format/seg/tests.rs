@@ -1,5 +1,6 @@
 use super::encode::{deltas_of, patched_frame, select_ranks};
 use super::*;
+use crate::format::le::Cursor;
 use proptest::prelude::*;
 
 fn roundtrip(v: &[i64]) {
@@ -9,13 +10,13 @@ fn roundtrip(v: &[i64]) {
     ] {
         let mut b = Vec::new();
         enc(&mut b, v);
-        let mut r = Rd { b: &b, pos: 0 };
+        let mut r = Cursor::new(&b);
         assert_eq!(r.int_col(codec, v.len()).unwrap(), v, "codec {codec}");
         assert!(r.done().is_ok());
     }
     let mut b = Vec::new();
     let c = put_int(&mut b, v);
-    let mut r = Rd { b: &b, pos: 0 };
+    let mut r = Cursor::new(&b);
     assert_eq!(r.int_col(c, v.len()).unwrap(), v);
 }
 
