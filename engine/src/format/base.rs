@@ -27,7 +27,7 @@ use crate::format::bitmap::RoaringView;
 use crate::format::mmap::SegBytes;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk, codec, SegErr, SEG_MINOR_TIME_INDEX};
-use crate::model::{Content, Disc, IdentRec, Marks, Row, NONE};
+use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, NONE};
 use crate::op::Origin;
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
@@ -116,7 +116,7 @@ pub(crate) struct Caches {
     /// The uid and string orders (chunks 66, 67), decoded under the same condition.
     heap_order: [OnceLock<Vec<u32>>; 2],
     /// Hash tables of the uid and string ids (`Base::find_hashed`), built for writers.
-    heap_hash: [OnceLock<Vec<u32>>; 2],
+    heap_hash: [OnceLock<Vec<u64>>; 2],
     /// Hash table of the content ids (`Base::find_content`), built for writers.
     content_hash: OnceLock<Vec<u32>>,
     /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
@@ -560,9 +560,9 @@ impl Base {
         id_list(self.rows[k].ident.range(self.b(), a, e))
     }
 
-    /// Column `c` (0 src, 1 dst, 2 rel) of edge identities `[a, e)` (clamped).
-    pub(crate) fn ident_part_range(&self, c: usize, a: usize, e: usize) -> Vec<u32> {
-        id_list(self.ident[c].range(self.b(), a, e))
+    /// Part `part` of edge identities `[a, e)` (clamped).
+    pub(crate) fn ident_part_range(&self, part: IdentPart, a: usize, e: usize) -> Vec<u32> {
+        id_list(self.ident[part as usize].range(self.b(), a, e))
     }
 
     /// The number of rows of table `k`.
@@ -710,9 +710,9 @@ impl Base {
         (r as usize) < self.rows[k].n && self.rows[k].alive.get(self.b(), r as usize) == 1
     }
 
-    /// Column `c` (0 src, 1 dst, 2 rel) of edge identity `id`; `NONE` when out of range.
-    pub(crate) fn ident_part(&self, id: u32, c: usize) -> u32 {
-        self.ident[c].id(self.b(), id as usize)
+    /// Part `part` of edge identity `id`; `NONE` when out of range.
+    pub(crate) fn ident_part(&self, id: u32, part: IdentPart) -> u32 {
+        self.ident[part as usize].id(self.b(), id as usize)
     }
 
     /// Node rows of uid `uid`, ascending (every row, alive or not); empty when out of range.

@@ -42,6 +42,36 @@ fn probe(t: &[u32], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
     }
 }
 
+/// [`id_table`] with each id's hash tag beside it (`tag << 32 | id`, the tag the high 32
+/// bits of the hash; `u64::MAX` an empty slot): a probe compares the strings of equal tags
+/// only, not of every id along its sequence (8 to 16 bytes an id).
+fn tagged_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u64> {
+    let mut t = vec![u64::MAX; (n + n / 2).next_power_of_two().max(16)];
+    let mask = t.len() - 1;
+    for (id, h) in hashes.enumerate() {
+        let mut at = h & mask;
+        while t[at] != u64::MAX {
+            at = (at + 1) & mask;
+        }
+        t[at] = (h as u64 >> 32) << 32 | id as u64;
+    }
+    t
+}
+
+/// The first id of tagged table `t` along the probe sequence of hash `h` that `is` accepts.
+fn probe_tagged(t: &[u64], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
+    let mask = t.len().checked_sub(1)?;
+    let tag = h as u64 >> 32;
+    let mut at = h & mask;
+    loop {
+        match t[at] {
+            u64::MAX => return None,
+            e if e >> 32 == tag && is(e as u32) => return Some(e as u32),
+            _ => at = (at + 1) & mask,
+        }
+    }
+}
+
 fn hash_bytes(b: &[u8]) -> usize {
     use std::hash::Hasher;
     let mut x = rustc_hash::FxHasher::default();
@@ -140,7 +170,7 @@ impl Base {
     }
 
     /// The id of string `s` of heap `k` (0 uids, 1 strings) through a hash table of the
-    /// heap's ids ([`id_table`]), built by the first call; a heap too large for its offsets
+    /// heap's ids ([`tagged_table`]), built by the first call; a heap too large for its offsets
     /// to be cached is searched in its order instead. Writers look up every name they write
     /// (two uids an event); reads keep the binary search, which needs no table and so costs
     /// a fresh process nothing.
@@ -152,12 +182,12 @@ impl Base {
                 return Vec::new();
             }
             let hashes = (0..h.n as u32).map(|id| hash_bytes(self.cached_bytes(h, cache, id)));
-            id_table(h.n, hashes)
+            tagged_table(h.n, hashes)
         });
         if table.is_empty() {
             return self.heap_find(h, k, s);
         }
-        probe(table, hash_bytes(s.as_bytes()), |id| {
+        probe_tagged(table, hash_bytes(s.as_bytes()), |id| {
             self.cached_bytes(h, cache, id) == s.as_bytes()
         })
     }
@@ -203,5 +233,41 @@ impl Base {
     /// The id of heap string `s`.
     pub(crate) fn string_id(&self, s: &str) -> Option<u32> {
         self.heap_find(&self.strings, 1, s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tagged_probe_compares_only_equal_tags() {
+        // Five ids on one probe sequence (equal low bits), two tags.
+        let hashes = [
+            0x1_0000_0007usize,
+            0x2_0000_0007,
+            0x1_0000_0007,
+            0x2_0000_0007,
+            7,
+        ];
+        let t = tagged_table(hashes.len(), hashes.iter().copied());
+        assert_eq!(t.len(), 16);
+        let seen = std::cell::RefCell::new(Vec::new());
+        let find = |h: usize, want: u32| {
+            seen.borrow_mut().clear();
+            probe_tagged(&t, h, |id| {
+                seen.borrow_mut().push(id);
+                id == want
+            })
+        };
+        assert_eq!(find(0x2_0000_0007, 3), Some(3));
+        assert_eq!(*seen.borrow(), [1, 3], "ids 0, 2 and 4 have other tags");
+        assert_eq!(find(0x1_0000_0007, 2), Some(2));
+        assert_eq!(*seen.borrow(), [0, 2]);
+        assert_eq!(find(7, 9), None);
+        assert_eq!(*seen.borrow(), [4]);
+        assert_eq!(find(0x3_0000_0007, 0), None, "no id has tag 3");
+        assert!(seen.borrow().is_empty());
+        assert_eq!(find(0x1_0000_0008, 0), None, "another sequence");
     }
 }
