@@ -17,7 +17,7 @@ use crate::format::base::Base;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
 use crate::lazy::Lazy;
-use crate::model::{closure_of, Closure, Marks, Row, NONE};
+use crate::model::{closure_of, Closure, IdentPart, Marks, Row, NONE};
 use crate::op::Origin;
 use crate::time::OPEN_END;
 use rayon::prelude::*;
@@ -152,15 +152,15 @@ impl<'a> Merge<'a> {
             }
             _ => {
                 // Rows grouped by their identity's source (out) or destination (in).
-                let c = usize::from(off_id == IN_OFF);
-                let image = self.image_ident_ends(c);
+                let part = IdentPart::end(off_id != IN_OFF);
+                let image = self.image_ident_ends(part);
                 let n_ids = d.end().idents;
                 let keys = self
                     .edge_idents()
                     .iter()
                     .map(|&i| match image.get(i as usize) {
                         Some(&u) => u,
-                        None if u64::from(i) < n_ids => d.ident_part(self.b, i, c),
+                        None if u64::from(i) < n_ids => d.ident_part(self.b, i, part),
                         None => NONE,
                     });
                 seg::group_both(uids, keys)
@@ -173,13 +173,13 @@ impl<'a> Merge<'a> {
         self.edge_idents.get_or_init(|| self.idents(1).collect())
     }
 
-    /// End `c` (0 source, 1 destination) of every identity of the image, by identity id,
-    /// decoded a stretch at a time (the image reads one by random access).
-    fn image_ident_ends(&self, c: usize) -> Vec<u32> {
+    /// Part `part` (an end) of every identity of the image, by identity id, decoded a
+    /// stretch at a time (the image reads one by random access).
+    fn image_ident_ends(&self, part: IdentPart) -> Vec<u32> {
         let nb = self.d.base.idents as usize;
         let mut v = Vec::with_capacity(nb);
         for a in (0..nb).step_by(STRETCH) {
-            v.extend(self.b.ident_part_range(c, a, (a + STRETCH).min(nb)));
+            v.extend(self.b.ident_part_range(part, a, (a + STRETCH).min(nb)));
         }
         v
     }
@@ -448,7 +448,7 @@ impl<'a> Merge<'a> {
         }
         z.rels = (0..used.len() as u32)
             .filter(|&i| used[i as usize])
-            .map(|i| self.d.ident_part(self.b, i, 2))
+            .map(|i| self.d.ident_part(self.b, i, IdentPart::Rel))
             .collect();
         z.rels.sort_unstable();
         z.rels.dedup();

@@ -15,7 +15,7 @@
 use crate::error::CorruptionKind;
 use crate::format::base::Base;
 use crate::ident::{self, Id12};
-use crate::model::{Content, Disc, IdentRec, Marks, Row, SegData, NONE};
+use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, SegData, NONE};
 use crate::op::Origin;
 use crate::state::Interner;
 use crate::time::OPEN_END;
@@ -283,7 +283,8 @@ impl Delta {
                     self.node_postings.push(row.ident, idx);
                 } else {
                     self.edge_postings.push(row.ident, idx);
-                    let ends = [0, 1].map(|c| self.ident_part(b, row.ident, c));
+                    let ends =
+                        [IdentPart::Src, IdentPart::Dst].map(|p| self.ident_part(b, row.ident, p));
                     self.adj[0].push(ends[0], idx);
                     self.adj[1].push(ends[1], idx);
                 }
@@ -406,15 +407,12 @@ impl Delta {
         self.close_gen += 1;
     }
 
-    /// Column `c` (0 src, 1 dst, 2 rel) of identity `id`, from the image or from here.
+    /// Part `part` of identity `id`, from the image or from here.
     #[inline]
-    pub(crate) fn ident_part(&self, b: &Base, id: u32, c: usize) -> u32 {
+    pub(crate) fn ident_part(&self, b: &Base, id: u32, part: IdentPart) -> u32 {
         match id.checked_sub(self.base.idents as u32) {
-            None => b.ident_part(id, c),
-            Some(i) => {
-                let e = &self.idents[i as usize];
-                [e.src, e.dst, e.rel][c]
-            }
+            None => b.ident_part(id, part),
+            Some(i) => part.of(&self.idents[i as usize]),
         }
     }
 

@@ -17,7 +17,7 @@ use crate::delta::Delta;
 use crate::ident::Id12;
 use crate::mapscan;
 use crate::mapscan::Image;
-use crate::model::{ordinal_text, Content, Disc, IdentRec, Row, Stats};
+use crate::model::{ordinal_text, Content, Disc, IdentPart, IdentRec, Row, Stats};
 use crate::op::Origin;
 use crate::rowscan::{self, believed_at, in_window};
 use crate::time::clamp_tt;
@@ -116,8 +116,8 @@ impl Lazy {
     }
 
     #[inline]
-    pub(crate) fn ident_part(&self, id: u32, c: usize) -> u32 {
-        self.delta.ident_part(&self.base, id, c)
+    pub(crate) fn ident_part(&self, id: u32, part: IdentPart) -> u32 {
+        self.delta.ident_part(&self.base, id, part)
     }
 
     pub(crate) fn ident(&self, id: u32) -> IdentRec {
@@ -305,7 +305,8 @@ impl Lazy {
             as_of,
             |&i| i,
         );
-        let rel_ok = |r: &Row| rels.is_none_or(|rs| rs.contains(&self.ident_part(r.ident, 2)));
+        let rel_ok =
+            |r: &Row| rels.is_none_or(|rs| rs.contains(&self.ident_part(r.ident, IdentPart::Rel)));
         ids.extend(self.above_ids(k, |rows, ix| {
             rowscan::overlapping(rows, ix, w, |r| {
                 believed_at(r, as_of) && in_window(r, w) && rel_ok(r)
@@ -390,7 +391,9 @@ impl Lazy {
         let a = clamp_tt(as_of);
         let bucket = |vt_s: i64| ((vt_s as i128 - t_a as i128) / stride as i128) as usize;
         let counted = |vt_s: i64, ident: u32| {
-            t_a <= vt_s && vt_s < t_b && rel.is_none_or(|x| self.ident_part(ident, 2) == x)
+            t_a <= vt_s
+                && vt_s < t_b
+                && rel.is_none_or(|x| self.ident_part(ident, IdentPart::Rel) == x)
         };
         for &(vt_s, ident, tt_s, tt_e, _) in &self.delta.closed_edges {
             // Counted by the image (alive and open there, begun by `as_of`) but closed since.

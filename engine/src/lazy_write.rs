@@ -12,7 +12,9 @@
 use crate::apply::{self, Ctx, EdgeKey, Kind, Tables, Trace};
 use crate::error::{CorruptionKind, Result};
 use crate::lazy::Lazy;
-use crate::model::{closure_of, open_row, permute_from, Content, IdentRec, Row, SegData, NONE};
+use crate::model::{
+    closure_of, open_row, permute_from, Content, IdentPart, IdentRec, Row, SegData, NONE,
+};
 use crate::op::Op;
 use crate::time::OPEN_END;
 
@@ -195,7 +197,10 @@ impl Tables for Lazy {
         let row = cx.row(ident, content, s, e);
         let ends = match kind {
             Kind::Node => (0, 0),
-            Kind::Edge => (self.ident_part(ident, 0), self.ident_part(ident, 1)),
+            Kind::Edge => (
+                self.ident_part(ident, IdentPart::Src),
+                self.ident_part(ident, IdentPart::Dst),
+            ),
         };
         self.delta.push_row(kind.table(), row, ends);
     }
@@ -271,7 +276,10 @@ impl Lazy {
                 continue;
             }
             self.stats.count_edge_version(r.vt_s, r.vt_e);
-            let (src, rel) = (self.ident_part(r.ident, 0), self.ident_part(r.ident, 2));
+            let (src, rel) = (
+                self.ident_part(r.ident, IdentPart::Src),
+                self.ident_part(r.ident, IdentPart::Rel),
+            );
             *per_rel.entry(rel).or_insert(0) += 1;
             let d = match self.delta.degree.get(&src) {
                 Some(&d) => d,

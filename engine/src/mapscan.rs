@@ -19,7 +19,7 @@ use crate::cols::EdgeColumns;
 use crate::format::base::{Base, RowBlock};
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::model::{ordinal_text, Disc};
+use crate::model::{ordinal_text, Disc, IdentPart};
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
 use std::ops::{Deref, Range};
@@ -253,7 +253,8 @@ pub(crate) fn overlapping(
 ) -> Vec<u32> {
     let f = |r: u32, blk: &RowBlock, j: usize| {
         let inside = w.is_none_or(|(a, e)| overlaps(blk.vt_s[j], blk.vt_e[j], a, e));
-        let rel_ok = || rels.is_none_or(|rs| rs.contains(&b.ident_part(blk.ident[j], 2)));
+        let rel_ok =
+            || rels.is_none_or(|rs| rs.contains(&b.ident_part(blk.ident[j], IdentPart::Rel)));
         (inside && rel_ok()).then_some(r)
     };
     if let Some((a, e)) = w {
@@ -316,18 +317,18 @@ pub(crate) fn start_rows(b: &Image, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<(i
     select(b, 1, as_of_tt, true, |z| z.may_start_in(t_a, t_b - 1), f)
 }
 
-/// Columns `c` (0 src, 1 dst, 2 rel) of the identities `ids`, decoded as one range when
-/// they are dense (ingest creates identities in row order), else read one by one.
-pub(crate) fn ident_parts(b: &Image, ids: &[u32], c: usize) -> Vec<u32> {
+/// Part `part` of the identities `ids`, decoded as one range when they are dense (ingest
+/// creates identities in row order), else read one by one.
+pub(crate) fn ident_parts(b: &Image, ids: &[u32], part: IdentPart) -> Vec<u32> {
     let lo = ids.iter().copied().min().unwrap_or(0) as usize;
     let hi = ids.iter().copied().max().unwrap_or(0) as usize;
     if hi - lo < 4 * ids.len() {
-        let v = b.ident_part_range(c, lo, hi + 1);
+        let v = b.ident_part_range(part, lo, hi + 1);
         ids.iter()
             .map(|&i| v.get(i as usize - lo).copied().unwrap_or(u32::MAX))
             .collect()
     } else {
-        ids.iter().map(|&i| b.ident_part(i, c)).collect()
+        ids.iter().map(|&i| b.ident_part(i, part)).collect()
     }
 }
 
@@ -489,7 +490,7 @@ pub(crate) fn start_counts(
                     if vt < t_a || vt >= t_b || !blk.believed(j, a) {
                         continue;
                     }
-                    if rel.is_some_and(|x| b.ident_part(blk.ident[j], 2) != x) {
+                    if rel.is_some_and(|x| b.ident_part(blk.ident[j], IdentPart::Rel) != x) {
                         continue;
                     }
                     c[bucket(vt)] += 1;
@@ -520,12 +521,12 @@ pub(crate) fn edge_columns(b: &Image) -> Arc<EdgeColumns> {
                 .map(|z| {
                     let (a, e) = (z * ZONE_ROWS, ((z + 1) * ZONE_ROWS).min(n));
                     let ids = b.ident_col(1, a, e);
-                    let part = |c: usize| ident_parts(b, &ids, c);
+                    let part = |p: IdentPart| ident_parts(b, &ids, p);
                     EdgeColumns {
                         vt_s: b.vt_s_col(1, a, e),
-                        src: part(0),
-                        dst: part(1),
-                        rel: part(2),
+                        src: part(IdentPart::Src),
+                        dst: part(IdentPart::Dst),
+                        rel: part(IdentPart::Rel),
                     }
                 })
                 .collect();

@@ -176,6 +176,37 @@ pub(crate) struct Closure {
     pub(crate) close_reason: u32,
 }
 
+/// A part of an edge identity that the image stores as a column of its own, in column order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IdentPart {
+    /// The source uid.
+    Src = 0,
+    /// The destination uid.
+    Dst = 1,
+    /// The rel type (a string id).
+    Rel = 2,
+}
+
+impl IdentPart {
+    /// The end of an edge: its source (`out`) or its destination (`!out`).
+    pub(crate) fn end(out: bool) -> IdentPart {
+        if out {
+            IdentPart::Src
+        } else {
+            IdentPart::Dst
+        }
+    }
+    /// This part of `e`.
+    #[inline]
+    pub(crate) fn of(self, e: &IdentRec) -> u32 {
+        match self {
+            IdentPart::Src => e.src,
+            IdentPart::Dst => e.dst,
+            IdentPart::Rel => e.rel,
+        }
+    }
+}
+
 /// An edge identity as a segment stores it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct IdentRec {

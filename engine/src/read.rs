@@ -15,7 +15,7 @@ use crate::ident::{self, Id12};
 use crate::lazy::Lazy;
 use crate::mapscan;
 use crate::mapscan::Image;
-use crate::model::{ordinal_of, Content, Disc, IdentRec, Row, Stats, NONE};
+use crate::model::{ordinal_of, Content, Disc, IdentPart, IdentRec, Row, Stats, NONE};
 use crate::op::Origin;
 use crate::rowscan::{believed_at, boundaries, in_window, overlapping, starts, Starts, CHUNK};
 use crate::state::State;
@@ -214,7 +214,7 @@ impl<'a> Snapshot<'a> {
             .map(|rs| rs.iter().filter_map(|r| src.string_id(r)).collect());
         let rel_ok = |i: u32| {
             rels.as_ref()
-                .is_none_or(|rs| rs.contains(&src.ident_part(src.row_ident(1, i), 2)))
+                .is_none_or(|rs| rs.contains(&src.ident_part(src.row_ident(1, i), IdentPart::Rel)))
         };
         // The window is tested on the valid interval first: a mapped row's belief columns
         // are read only when it can be in the answer.
@@ -233,7 +233,8 @@ impl<'a> Snapshot<'a> {
                 for &u in &set {
                     // Each row is in the out-list of its one source: no duplicates.
                     v.extend(src.adjacency(u, true).iter().copied().filter(|&i| {
-                        (mode == Touch::Either || member(src.ident_part(src.row_ident(1, i), 1)))
+                        (mode == Touch::Either
+                            || member(src.ident_part(src.row_ident(1, i), IdentPart::Dst)))
                             && keep(i)
                     }));
                     if mode == Touch::Either {
@@ -286,8 +287,8 @@ impl<'a> Snapshot<'a> {
                 let ident = src.row_ident(1, i);
                 let (vt_s, vt_e) = src.row_vt(1, i);
                 EdgeSpan {
-                    src: src.ident_part(ident, 0),
-                    dst: src.ident_part(ident, 1),
+                    src: src.ident_part(ident, IdentPart::Src),
+                    dst: src.ident_part(ident, IdentPart::Dst),
                     vt_s,
                     vt_e,
                 }

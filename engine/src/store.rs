@@ -12,7 +12,7 @@ use crate::format::mmap::{IoMode, SegBytes};
 use crate::format::seg;
 use crate::format::wal::{self, Record, Tail, Wal};
 use crate::lazy::Lazy;
-use crate::model::{Marks, SegData, Stats};
+use crate::model::{IdentPart, Marks, SegData, Stats};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Db;
 use crate::read::Snapshot;
@@ -148,7 +148,7 @@ impl Mem {
     fn rel_of(&self, i: u32) -> u32 {
         match self {
             Mem::State(st) => st.idents[i as usize].rel,
-            Mem::Lazy(l) => l.ident_part(i, 2),
+            Mem::Lazy(l) => l.ident_part(i, IdentPart::Rel),
         }
     }
 }

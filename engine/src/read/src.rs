@@ -96,16 +96,16 @@ impl<'a> Src<'a> {
         };
         self.content(c)
     }
-    /// Column `c` (0 src, 1 dst, 2 rel) of identity `id`.
+    /// Part `part` of identity `id`.
     #[inline]
-    pub(super) fn ident_part(self, id: u32, c: usize) -> u32 {
+    pub(super) fn ident_part(self, id: u32, part: IdentPart) -> u32 {
         match self {
             Src::Mem(st) => {
                 let e = &st.idents[id as usize];
-                [e.src, e.dst, e.rel][c]
+                [e.src, e.dst, e.rel][part as usize]
             }
-            Src::Map(b) => b.ident_part(id, c),
-            Src::Over(o) => o.ident_part(id, c),
+            Src::Map(b) => b.ident_part(id, part),
+            Src::Over(o) => o.ident_part(id, part),
         }
     }
     #[inline]

@@ -92,12 +92,16 @@ impl Snapshot<'_> {
                     ids.iter().map(|&i| st.idents[i as usize].dst).collect(),
                 ),
                 Src::Map(b) => (
-                    mapscan::ident_parts(b, &ids, 0),
-                    mapscan::ident_parts(b, &ids, 1),
+                    mapscan::ident_parts(b, &ids, IdentPart::Src),
+                    mapscan::ident_parts(b, &ids, IdentPart::Dst),
                 ),
                 Src::Over(o) => (
-                    ids.iter().map(|&i| o.ident_part(i, 0)).collect(),
-                    ids.iter().map(|&i| o.ident_part(i, 1)).collect(),
+                    ids.iter()
+                        .map(|&i| o.ident_part(i, IdentPart::Src))
+                        .collect(),
+                    ids.iter()
+                        .map(|&i| o.ident_part(i, IdentPart::Dst))
+                        .collect(),
                 ),
             };
             for (k, e) in c.iter_mut().enumerate() {
@@ -130,7 +134,7 @@ impl Snapshot<'_> {
             .fold(Vec::new, |mut ev, &u| {
                 ev.extend(src.adjacency(u, true).iter().filter_map(|&i| {
                     let ident = src.row_ident(1, i);
-                    let d = src.ident_part(ident, 1);
+                    let d = src.ident_part(ident, IdentPart::Dst);
                     set.binary_search(&d).ok()?;
                     let t = src.row_vt_s(1, i);
                     (t_a <= t && t < t_b && src.believed(1, i, as_of_tt))

@@ -227,17 +227,17 @@ impl<'a> EdgeVersion<'a> {
     /// across snapshots.
     #[inline]
     pub fn src_id(&self) -> u32 {
-        self.src.ident_part(self.ident_id(), 0)
+        self.src.ident_part(self.ident_id(), IdentPart::Src)
     }
     /// See [`EdgeVersion::src_id`].
     #[inline]
     pub fn dst_id(&self) -> u32 {
-        self.src.ident_part(self.ident_id(), 1)
+        self.src.ident_part(self.ident_id(), IdentPart::Dst)
     }
     /// See [`EdgeVersion::src_id`].
     #[inline]
     pub fn rel_id(&self) -> u32 {
-        self.src.ident_part(self.ident_id(), 2)
+        self.src.ident_part(self.ident_id(), IdentPart::Rel)
     }
     /// Source uid.
     #[inline]
