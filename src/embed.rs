@@ -162,7 +162,8 @@ pub fn run_plan_with(
             })
         }
     };
-    let ran = exec::execute(&ir, snap, results, &exec::ExecOptions::default())?;
+    let ran = exec::execute(&ir, snap, results, &exec::ExecOptions::default())
+        .map_err(tgms_verifier::Error::into_op_error)?;
     Ok(PlanRun {
         trace: ran.trace,
         envelopes: ran

@@ -1862,7 +1862,8 @@ fn validated(
     let text = plan_text(plan_arg)?;
     let v = match tgms_verifier::plan::parse_plan_text(&text) {
         Ok(v) => v,
-        Err(m) => {
+        Err(e) => {
+            let m = e.to_string();
             out(&json!({"valid": false, "violations": [{"code": "E_SCHEMA", "message": m}]}));
             return Err(Failure::Printed(json!({"error": "E_SCHEMA"})));
         }

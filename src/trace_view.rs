@@ -228,7 +228,7 @@ fn literal_args(args: &Value) -> String {
                     );
                 }
                 Err(e) => {
-                    let _ = write!(s, "<span class=\"bad\">{}</span> ", esc(&e.message));
+                    let _ = write!(s, "<span class=\"bad\">{}</span> ", esc(&e.to_string()));
                 }
             }
         }

@@ -625,7 +625,7 @@ pub fn ask_with(
             Ok(ex) => ex.trace,
             // Only a plan over 12 steps has no trace, and the static verifier refuses those.
             Err(e) => json!({"plan_id": p.plan_id, "steps": [], "ok": false, "answer": null,
-                "answer_error": e.message, "error": e.payload()}),
+                "answer_error": e.to_string(), "error": e.payload()}),
         };
         let err = repairable_error(&trace);
         executions.push(

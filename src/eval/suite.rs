@@ -211,7 +211,7 @@ pub fn run_oracle(
     };
     let results = ResultStore::memory();
     let ex = execute(&p, snap, &results, &ExecOptions::default())
-        .map_err(|e| anyhow::anyhow!("executing oracle plan {}: {}", plan["plan_id"], e.message))?;
+        .map_err(|e| anyhow::anyhow!("executing oracle plan {}: {e}", plan["plan_id"]))?;
     Ok(Some(OracleRun {
         trace: ex.trace,
         results,

@@ -283,8 +283,9 @@ impl Backend {
     fn plan_arg(args: &Value) -> Result<Value, OpError> {
         match args.get("plan") {
             Some(Value::Object(_)) => Ok(args["plan"].clone()),
-            Some(Value::String(s)) => plan::parse_plan_text(s)
-                .map_err(|m| OpError::with(Code::Schema, m, json!({"path": ["plan"]}))),
+            Some(Value::String(s)) => {
+                plan::parse_plan_text(s).map_err(tgms_verifier::Error::into_op_error)
+            }
             Some(_) => Err(invalid("plan must be a plan object (or JSON text of one)")),
             None => Err(invalid("plan is required: {\"plan\": {\"plan_id\": ..., \"steps\": [...], \"answer_spec\": {...}}}")),
         }
@@ -354,7 +355,8 @@ impl Backend {
             ..ExecOptions::default()
         };
         let snap = view.store.snapshot();
-        let ex = exec::execute(p, snap, &self.results, &opts)?;
+        let ex = exec::execute(p, snap, &self.results, &opts)
+            .map_err(tgms_verifier::Error::into_op_error)?;
         let t = &ex.trace;
         let mut o = json!({"valid": true, "plan_id": t["plan_id"], "trace_id": t["trace_id"],
             "ok": t["ok"], "answer": t["answer"], "answer_error": t["answer_error"],

@@ -6,6 +6,7 @@
 use crate::approx::{self, Interval};
 use crate::exec::{path_complete, record, ResultStore};
 use crate::refpath::RefPath;
+use crate::Error;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeSet;
 use tgms_engine::{canon, Snapshot, OPEN_END};
@@ -264,8 +265,10 @@ fn show(vs: &[String]) -> String {
 }
 
 fn malformed(detail: &str) -> (String, String) {
-    let d: String = detail.chars().take(80).collect();
-    verdict(UNVERIFIABLE, format!("malformed claim ({d})"))
+    let e = Error::MalformedClaim {
+        detail: detail.to_string(),
+    };
+    verdict(UNVERIFIABLE, e.to_string())
 }
 
 fn values_match(claim: &Value, cand: &Value) -> bool {
@@ -459,13 +462,15 @@ fn check_claim(ctx: &Ctx<'_>, c: &Value) -> (String, String) {
     }
 }
 
-fn resolve_from<'l>(f: &str, loaded: &'l [Loaded]) -> Result<(Value, RefPath, &'l Loaded), String> {
-    let rp = RefPath::parse(f).map_err(|e| e.message)?;
+fn resolve_from<'l>(f: &str, loaded: &'l [Loaded]) -> crate::Result<(Value, RefPath, &'l Loaded)> {
+    let rp = RefPath::parse(f)?;
     let l = loaded
         .iter()
         .find(|l| l.id == rp.step)
-        .ok_or_else(|| "evidence step unavailable".to_string())?;
-    let v = rp.eval(&l.env).map_err(|e| e.message)?;
+        .ok_or_else(|| Error::EvidenceUnavailable {
+            step: rp.step.clone(),
+        })?;
+    let v = rp.eval(&l.env)?;
     Ok((v, rp, l))
 }
 
@@ -545,7 +550,7 @@ fn check_value(c: &Value, from: Option<&str>, loaded: &[Loaded]) -> (String, Str
     }
 }
 
-fn claimed_uids(c: &Value) -> Result<Vec<String>, (String, String)> {
+fn claimed_uids(c: &Value) -> crate::Result<Vec<String>> {
     match c.get("uids") {
         None => Ok(vec![]),
         Some(Value::Array(a)) => Ok(a
@@ -553,14 +558,16 @@ fn claimed_uids(c: &Value) -> Result<Vec<String>, (String, String)> {
             .filter_map(Value::as_str)
             .map(String::from)
             .collect()),
-        Some(_) => Err(malformed("uids is not a list")),
+        Some(_) => Err(Error::MalformedClaim {
+            detail: "uids is not a list".into(),
+        }),
     }
 }
 
 fn check_entity(c: &Value, loaded: &[Loaded]) -> (String, String) {
     let uids = match claimed_uids(c) {
         Ok(u) => u,
-        Err(v) => return v,
+        Err(e) => return verdict(UNVERIFIABLE, e.to_string()),
     };
     if uids.is_empty() {
         return verdict(UNVERIFIABLE, "entity claim lists no uids");
@@ -586,7 +593,7 @@ fn check_complete_entity(c: &Value, from: Option<&str>, loaded: &[Loaded]) -> (S
     };
     let uids = match claimed_uids(c) {
         Ok(u) => u,
-        Err(v) => return v,
+        Err(e) => return verdict(UNVERIFIABLE, e.to_string()),
     };
     let (v, rp, l) = match resolve_from(f, loaded) {
         Ok(x) => x,
@@ -793,7 +800,7 @@ fn check_answer(ctx: &Ctx<'_>, a: &Value) -> (String, String) {
     let (actual, rp) = if from.contains('.') {
         match RefPath::parse(from).and_then(|rp| Ok((rp.eval(&l.env)?, Some(rp)))) {
             Ok(x) => x,
-            Err(e) => return verdict(UNVERIFIABLE, format!("bad from-path ({})", e.message)),
+            Err(e) => return verdict(UNVERIFIABLE, format!("bad from-path ({e})")),
         }
     } else {
         (tgms_operators::pipeline::quoted_result_of(&l.env), None)

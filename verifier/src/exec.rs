@@ -2,6 +2,7 @@
 //! `$ref` substitution with truncation taint (D-E2), the reducer refusal, `E_UPSTREAM`,
 //! evidence descriptors, the content-addressed result / args / trace stores and the trace.
 
+use crate::error::{Error, Result};
 use crate::plan::{Plan, MAX_STEPS};
 use crate::refpath::{parse_ref_value, project_row, ref_of, RefPath};
 use serde_json::{json, Map, Value};
@@ -13,7 +14,7 @@ use std::time::Instant;
 use tgms_engine::{canon, Snapshot};
 use tgms_operators::pipeline::{call_operator, call_operator_unpaged, CallOptions};
 use tgms_operators::registry::lookup;
-use tgms_operators::{Ceilings, Code, OpError};
+use tgms_operators::Ceilings;
 
 /// `MAX_WALL_S`.
 pub const MAX_WALL_S: f64 = 60.0;
@@ -301,7 +302,7 @@ impl Completer<'_, '_> {
         rp: &RefPath,
         d: &Done,
         columns: Option<&[String]>,
-    ) -> Result<Option<Rc<Done>>, OpError> {
+    ) -> Result<Option<Rc<Done>>> {
         let desc = &d.descriptor;
         if desc["upstream_truncated"] == Value::Bool(true)
             || desc["approximate"] == Value::Bool(true)
@@ -377,7 +378,7 @@ struct Subst<'a, 's> {
 impl Subst<'_, '_> {
     /// The step's args with every `$ref` substituted; the `input` list of a reducer that
     /// reads only some columns ([`input_columns`]) keeps only those columns of its rows.
-    fn walk_args(&mut self, args: &Value, columns: Option<&[String]>) -> Result<Value, OpError> {
+    fn walk_args(&mut self, args: &Value, columns: Option<&[String]>) -> Result<Value> {
         match (args, columns) {
             (Value::Object(m), Some(cols)) => m
                 .iter()
@@ -388,13 +389,13 @@ impl Subst<'_, '_> {
                     };
                     Ok((k.clone(), v))
                 })
-                .collect::<Result<Map<_, _>, OpError>>()
+                .collect::<Result<Map<_, _>>>()
                 .map(Value::Object),
             _ => self.walk(args),
         }
     }
 
-    fn walk(&mut self, v: &Value) -> Result<Value, OpError> {
+    fn walk(&mut self, v: &Value) -> Result<Value> {
         if let Some(r) = ref_of(v) {
             return self.walk_ref(r, None);
         }
@@ -405,7 +406,7 @@ impl Subst<'_, '_> {
             Value::Object(m) => Value::Object(
                 m.iter()
                     .map(|(k, x)| Ok((k.clone(), self.walk(x)?)))
-                    .collect::<Result<_, OpError>>()?,
+                    .collect::<Result<_>>()?,
             ),
             other => other.clone(),
         })
@@ -413,10 +414,11 @@ impl Subst<'_, '_> {
 
     /// The value of the ref `r`: a copy, or with `columns` the rows of the list it names
     /// cut to those columns.
-    fn walk_ref(&mut self, r: &Value, columns: Option<&[String]>) -> Result<Value, OpError> {
+    fn walk_ref(&mut self, r: &Value, columns: Option<&[String]>) -> Result<Value> {
         let rp = parse_ref_value(r)?;
-        let mut d = self.done.get(&rp.step).ok_or_else(|| {
-            OpError::invalid(format!("$ref '{}': step output unavailable", rp.raw))
+        let mut d = self.done.get(&rp.step).ok_or_else(|| Error::RefEval {
+            raw: rp.raw.clone(),
+            reason: "step output unavailable".into(),
         })?;
         let full;
         if let (false, Some(c)) = (
@@ -496,10 +498,6 @@ fn wall_ms(t: Instant) -> Value {
     tgms_operators::json::float((ms * 1000.0).round() / 1000.0)
 }
 
-fn err_payload(code: &str, msg: &str) -> Value {
-    json!({"error": code, "message": msg, "details": {}})
-}
-
 /// `trace_id` = digest(trace without `trace_id` and every `wall_ms`).
 pub fn trace_id(trace: &Value) -> String {
     fn strip(v: &Value) -> Value {
@@ -517,15 +515,16 @@ pub fn trace_id(trace: &Value) -> String {
     canon::digest(&strip(trace))
 }
 
-/// Executes `plan` on one snapshot. `E_LIMIT` without a trace for plans over 12 steps.
+/// Executes `plan` on one snapshot. [`Error::TooManySteps`] (`E_LIMIT`) without a trace
+/// for plans over 12 steps; every other failure is in the trace's step records.
 pub fn execute(
     plan: &Plan,
     snap: Snapshot<'_>,
     results: &ResultStore,
     opts: &ExecOptions,
-) -> Result<Execution, OpError> {
+) -> Result<Execution> {
     if plan.steps.len() > MAX_STEPS {
-        return Err(OpError::new(Code::Limit, "plan exceeds 12 steps"));
+        return Err(Error::TooManySteps);
     }
     let start = Instant::now();
     let (order, stuck) = plan.run_order();
@@ -542,10 +541,8 @@ pub fn execute(
         rec.insert("op".into(), json!(step.op));
         let elapsed = start.elapsed().as_secs_f64();
         if elapsed > MAX_WALL_S {
-            rec.insert(
-                "error".into(),
-                err_payload("E_LIMIT", &format!("plan wall clock {elapsed:.1}s > 60s")),
-            );
+            let error = Error::WallClock { elapsed_s: elapsed };
+            rec.insert("error".into(), error.payload());
             finish_rec(&mut status, &mut records, &step.id, rec, "skipped");
             continue;
         }
@@ -555,10 +552,7 @@ pub fn execute(
                 .iter()
                 .any(|d| status.get(d).is_none_or(|s| *s != "ok"))
         {
-            rec.insert(
-                "error".into(),
-                json!({"error": "E_UPSTREAM", "message": "a dependency failed", "details": {}}),
-            );
+            rec.insert("error".into(), Error::Upstream.payload());
             finish_rec(&mut status, &mut records, &step.id, rec, "skipped");
             continue;
         }
@@ -589,15 +583,16 @@ pub fn execute(
         let (read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();
         // $refs substituted, then time strings resolved to µs (docs/times.md): the resolved
         // args, their digest and the call are those of the integer plan.
-        let resolved =
-            match walked.and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, v)) {
-                Ok(v) => v,
-                Err(e) => {
-                    rec.insert("error".into(), e.payload());
-                    finish_rec(&mut status, &mut records, &step.id, rec, "failed");
-                    continue;
-                }
-            };
+        let resolved = match walked
+            .and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, v).map_err(Error::from))
+        {
+            Ok(v) => v,
+            Err(e) => {
+                rec.insert("error".into(), e.payload());
+                finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+                continue;
+            }
+        };
         let tainted = !truncs.is_empty();
         let rad = canon::digest(&resolved);
         rec.insert("resolved_args_sha".into(), json!(rad[..16]));
@@ -637,11 +632,11 @@ pub fn execute(
                     let producer = done.get(&o.step).map(|d| &*d.resolved);
                     over_budget(fname, &o, ceilings, producer)
                 }
-                None => json!({"error": "E_LIMIT", "message": format!(
-                "compute {fname} would reduce a truncated result to one number; page through the input with cursor, raise the producing step's limit, or narrow the window/grouping so the input is complete"),
-                "details": {}}),
+                None => Error::TaintedReducer {
+                    reducer: fname.to_string(),
+                },
             };
-            rec.insert("error".into(), error);
+            rec.insert("error".into(), error.payload());
             rec.insert("wall_ms".into(), wall_ms(t0));
             finish_rec(&mut status, &mut records, &step.id, rec, "failed");
             continue;
@@ -681,10 +676,7 @@ pub fn execute(
         rec.insert("evidence".into(), desc.clone());
         let env = Arc::new(env);
         if let Err(e) = results.put_envelope_shared(&env) {
-            rec.insert(
-                "error".into(),
-                err_payload("E_INTERNAL", &format!("cannot store the result: {e}")),
-            );
+            rec.insert("error".into(), Error::Store(e).payload());
         }
         done.insert(
             step.id.clone(),
@@ -699,16 +691,11 @@ pub fn execute(
         );
         rows_total = rows_total.saturating_add(rows_returned);
         if rows_total > ceilings.max_total_rows {
-            rec.insert(
-                "error".into(),
-                err_payload(
-                    "E_LIMIT",
-                    &format!(
-                        "materialized rows {rows_total} > {}",
-                        ceilings.max_total_rows
-                    ),
-                ),
-            );
+            let error = Error::TotalRows {
+                rows: rows_total,
+                max_total_rows: ceilings.max_total_rows,
+            };
+            rec.insert("error".into(), error.payload());
             finish_rec(&mut status, &mut records, &step.id, rec, "failed");
         } else if rec.contains_key("error") {
             finish_rec(&mut status, &mut records, &step.id, rec, "failed");
@@ -740,49 +727,30 @@ pub fn execute(
 }
 
 /// The refusal of a reducer whose input's complete result is over the row budget or the
-/// memory budget, with a narrowing repair: the producing step's literal window cut to the
-/// budget's share.
-fn over_budget(fname: &str, o: &Over, ceilings: &Ceilings, producer: Option<&Value>) -> Value {
-    let (r, total) = (&o.r, o.total);
-    let (message, frac, raise, mut details) = match o.peak_bytes {
-        None => {
-            let budget = ceilings.max_reducer_rows;
-            (
-                format!(
-                    "compute {fname}: the complete result of '{r}' has {total} rows, over the executor's max_reducer_rows {budget}; narrow the producing step (a smaller window, rel_types, an endpoint_filter cohort) or raise max_reducer_rows in the ceilings"
-                ),
-                budget as f64 / total as f64,
-                json!({"max_reducer_rows": total}),
-                json!({"ref": r, "rows_total": total, "max_reducer_rows": budget}),
-            )
-        }
-        Some(bytes) => {
-            let budget = ceilings.max_reducer_bytes;
-            (
-                format!(
-                    "compute {fname}: the complete result of '{r}' has {total} rows, estimated to need {bytes} bytes of memory as the reducer's input, over the executor's max_reducer_bytes {budget}; narrow the producing step (a smaller window, rel_types, an endpoint_filter cohort) or raise max_reducer_bytes in the ceilings if the machine has the memory"
-                ),
-                budget as f64 / bytes as f64,
-                json!({"max_reducer_bytes": bytes}),
-                json!({"ref": r, "rows_total": total, "estimated_peak_bytes": bytes,
-                    "max_reducer_bytes": budget}),
-            )
-        }
-    };
-    let mut repair = json!({"narrow": ["a smaller window", "rel_types", "an endpoint_filter cohort",
-        "coarser grouping"], "or_raise_ceiling": raise});
+/// memory budget; its repair narrows the producing step's literal window
+/// ([`Error::ReducerRows`], [`Error::ReducerBytes`]).
+fn over_budget(fname: &str, o: &Over, ceilings: &Ceilings, producer: Option<&Value>) -> Error {
     let window = producer.and_then(|a| a.get("window"));
-    if let (Some(a), Some(b)) = (
-        window.and_then(|w| w.get("t_a")).and_then(Value::as_i64),
-        window.and_then(|w| w.get("t_b")).and_then(Value::as_i64),
-    ) {
-        if a < b {
-            let nb = a + (((b - a) as f64) * frac).floor().max(1.0) as i64;
-            repair["window"] = json!({"t_a": a, "t_b": nb});
-        }
+    let at = |k: &str| window.and_then(|w| w.get(k)).and_then(Value::as_i64);
+    let window = at("t_a").zip(at("t_b"));
+    let (reducer, input, rows_total) = (fname.to_string(), o.r.clone(), o.total);
+    match o.peak_bytes {
+        None => Error::ReducerRows {
+            reducer,
+            input,
+            rows_total,
+            max_reducer_rows: ceilings.max_reducer_rows,
+            window,
+        },
+        Some(peak_bytes) => Error::ReducerBytes {
+            reducer,
+            input,
+            rows_total,
+            peak_bytes,
+            max_reducer_bytes: ceilings.max_reducer_bytes,
+            window,
+        },
     }
-    details["repair"] = repair;
-    json!({"error": "E_LIMIT", "message": message, "details": details})
 }
 
 fn finish_rec(
@@ -825,7 +793,7 @@ fn resolve_answer(plan: &Plan, done: &BTreeMap<String, Done>) -> (Value, Option<
             let c = path_complete(&d.descriptor, d.ref_truncations, Some(&rp));
             (v, None, c)
         }
-        Err(e) => (Value::Null, Some(e.message), false),
+        Err(e) => (Value::Null, Some(e.to_string()), false),
     }
 }
 

@@ -2,6 +2,7 @@
 //! model may only plan and report; the database admits plans ([`validate`]), computes them
 //! deterministically with evidence ([`exec`]) and checks every claim ([`claims`]).
 //!
+//! - [`error`]: the verifier's error enum and the agent-facing payload of each error.
 //! - [`refpath`]: the `$ref` path grammar, evaluation and contract checks.
 //! - [`plan`]: the plan IR and its schema; Kahn-wave run order.
 //! - [`validate`]: `validate_static` with every check, error code and a concrete repair.
@@ -38,7 +39,7 @@
 //! // 2. Deterministic execution with a trace.
 //! let results = exec::ResultStore::memory();
 //! let run = exec::execute(report.plan.as_ref().unwrap(), store.snapshot(), &results,
-//!     &exec::ExecOptions::default()).map_err(|e| e.to_string())?;
+//!     &exec::ExecOptions::default())?;
 //! assert_eq!(run.trace["answer"], 2);
 //! // 3. Claims are checked against the trace; a wrong one is unsupported and gated out.
 //! let answer = json!({"text": "a sent 3 messages.", "claims": [
@@ -54,6 +55,7 @@
 
 pub mod approx;
 pub mod claims;
+pub mod error;
 pub mod exec;
 pub mod memory;
 pub mod mutation_approx;
@@ -64,3 +66,5 @@ pub mod plan;
 pub mod prose;
 pub mod refpath;
 pub mod validate;
+
+pub use error::{Error, Result};

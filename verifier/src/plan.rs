@@ -2,6 +2,7 @@
 //! spec. [`Plan::from_json`] checks the plan JSON Schema (the §5.3 message of the first
 //! violation) and the step-id pattern.
 
+use crate::Error;
 use serde_json::{json, Value};
 use tgms_operators::schema;
 
@@ -221,7 +222,9 @@ impl Plan {
     }
 }
 
-/// Parses plan text: JSON errors become the `E_SCHEMA` payload of the CLI.
-pub fn parse_plan_text(text: &str) -> Result<Value, String> {
-    tgms_engine::canon::parse(text).map_err(|e| format!("plan is not valid JSON: {e}"))
+/// Parses plan text: JSON errors are [`Error::PlanNotJson`] (`E_SCHEMA`).
+pub fn parse_plan_text(text: &str) -> crate::Result<Value> {
+    tgms_engine::canon::parse(text).map_err(|e| Error::PlanNotJson {
+        reason: e.to_string(),
+    })
 }

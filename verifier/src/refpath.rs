@@ -3,9 +3,10 @@
 //! precise parse errors, evaluation against an envelope, and the static check of a path
 //! against an operator's declared output contract (§5 6c, D-V1).
 
+use crate::error::{Error, Result};
 use serde_json::Value;
 use tgms_operators::contract::Contract;
-use tgms_operators::{Code, OpError, OpSpec};
+use tgms_operators::OpSpec;
 
 /// The index of one segment.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -81,13 +82,20 @@ fn parse_segment(seg: &str) -> Option<Segment> {
     })
 }
 
-fn err(message: String) -> OpError {
-    OpError::new(Code::InvalidArg, message)
+fn err(message: String) -> Error {
+    Error::RefSyntax { message }
+}
+
+fn eval_err(raw: &str, reason: String) -> Error {
+    Error::RefEval {
+        raw: raw.to_string(),
+        reason,
+    }
 }
 
 impl RefPath {
-    /// Parses `raw`; errors are `E_INVALID_ARG` with the §4.2 messages.
-    pub fn parse(raw: &str) -> Result<RefPath, OpError> {
+    /// Parses `raw`; errors are [`Error::RefSyntax`] with the §4.2 messages.
+    pub fn parse(raw: &str) -> Result<RefPath> {
         let bad = || err(format!("bad $ref '{raw}'"));
         let (step, rest) = raw.split_once('.').ok_or_else(bad)?;
         if !is_step_id(step) {
@@ -120,7 +128,7 @@ impl RefPath {
     }
 
     /// Evaluates the path against the full envelope of its target step (§4.3).
-    pub fn eval(&self, envelope: &Value) -> Result<Value, OpError> {
+    pub fn eval(&self, envelope: &Value) -> Result<Value> {
         eval_from(&self.raw, &self.segments, envelope, &|v: &Value| v.clone())
     }
 
@@ -128,11 +136,7 @@ impl RefPath {
     /// copy: under a `[*]` projection each projected element is one row; otherwise the value
     /// the path names is the list (anything else is copied). The executor uses it to copy
     /// only the columns a reducer reads.
-    pub fn eval_with(
-        &self,
-        envelope: &Value,
-        row: &dyn Fn(&Value) -> Value,
-    ) -> Result<Value, OpError> {
+    pub fn eval_with(&self, envelope: &Value, row: &dyn Fn(&Value) -> Value) -> Result<Value> {
         if self.segments.iter().any(|s| s.index == Some(Index::All)) {
             return eval_from(&self.raw, &self.segments, envelope, row);
         }
@@ -143,13 +147,15 @@ impl RefPath {
         eval_from(&self.raw, &self.segments, envelope, &rows)
     }
 
-    /// Checks the path against `spec`'s output contract (§5 6c). The error is the message
-    /// without its `$ref '<raw>': ` prefix, plus the legal field names when they apply.
-    pub fn check_contract(&self, spec: &OpSpec) -> Result<(), (String, Vec<String>)> {
+    /// Checks the path against `spec`'s output contract (§5 6c). The error is an
+    /// [`Error::Contract`]: the message without its `$ref '<raw>': ` prefix, and the legal
+    /// field names when they apply.
+    pub fn check_contract(&self, spec: &OpSpec) -> Result<()> {
+        let contract = |message, available| Err(Error::Contract { message, available });
         let first = &self.segments[0];
         let Some(decl) = spec.output(&first.name) else {
             let avail: Vec<String> = spec.output_names().iter().map(|s| s.to_string()).collect();
-            return Err((
+            return contract(
                 format!(
                     "{} outputs no field '{}' (available: {})",
                     spec.name,
@@ -157,7 +163,7 @@ impl RefPath {
                     avail.join(", ")
                 ),
                 avail,
-            ));
+            );
         };
         let mut cur: &Contract = &decl.contract;
         let mut so_far = first.name.clone();
@@ -169,10 +175,10 @@ impl RefPath {
                     Contract::Any => return Ok(()),
                     Contract::List(t) => cur = t,
                     _ => {
-                        return Err((
+                        return contract(
                             format!("{} field '{so_far}' is not a list", spec.name),
                             vec![],
-                        ))
+                        )
                     }
                 }
                 so_far.push_str(&match idx {
@@ -189,7 +195,7 @@ impl RefPath {
                     Some((_, t)) => cur = t,
                     None => {
                         let avail: Vec<String> = fields.iter().map(|f| f.0.clone()).collect();
-                        return Err((
+                        return contract(
                             format!(
                                 "{} field '{so_far}' has no field '{}' (available: {})",
                                 spec.name,
@@ -197,14 +203,14 @@ impl RefPath {
                                 avail.join(", ")
                             ),
                             avail,
-                        ));
+                        );
                     }
                 },
                 _ => {
-                    return Err((
+                    return contract(
                         format!("{} field '{so_far}' is not an object", spec.name),
                         vec![],
-                    ))
+                    )
                 }
             }
             so_far.push('.');
@@ -272,19 +278,19 @@ fn eval_from(
     segs: &[Segment],
     cur: &Value,
     leaf: &dyn Fn(&Value) -> Value,
-) -> Result<Value, OpError> {
+) -> Result<Value> {
     let mut cur = cur;
     for (k, seg) in segs.iter().enumerate() {
         let v = cur
             .as_object()
             .and_then(|m| m.get(&seg.name))
-            .ok_or_else(|| err(format!("$ref '{raw}': field '{}' not found", seg.name)))?;
+            .ok_or_else(|| eval_err(raw, format!("field '{}' not found", seg.name)))?;
         match &seg.index {
             None => cur = v,
             Some(ix) => {
                 let a = v
                     .as_array()
-                    .ok_or_else(|| err(format!("$ref '{raw}': '{}' is not a list", seg.name)))?;
+                    .ok_or_else(|| eval_err(raw, format!("'{}' is not a list", seg.name)))?;
                 match ix {
                     Index::At(i) => {
                         cur = a.get(*i).ok_or_else(|| {
@@ -294,14 +300,17 @@ fn eval_from(
                             } else {
                                 ""
                             };
-                            err(format!(
-                                "$ref '{raw}': index {i} out of range for '{}' (length {n}){sfx}",
-                                seg.name
-                            ))
+                            eval_err(
+                                raw,
+                                format!(
+                                    "index {i} out of range for '{}' (length {n}){sfx}",
+                                    seg.name
+                                ),
+                            )
                         })?
                     }
                     Index::All => {
-                        let out: Result<Vec<Value>, OpError> = a
+                        let out: Result<Vec<Value>> = a
                             .iter()
                             .map(|e| eval_from(raw, &segs[k + 1..], e, leaf))
                             .collect();
@@ -318,8 +327,8 @@ fn eval_from(
 pub struct FoundRef {
     /// Where the reference object sits inside `args`: object keys and array indices.
     pub path: Vec<Value>,
-    /// The parsed `$ref` value, or the `E_INVALID_ARG` parse error.
-    pub parsed: Result<RefPath, OpError>,
+    /// The parsed `$ref` value, or the [`Error::RefSyntax`] parse error.
+    pub parsed: Result<RefPath>,
 }
 
 /// Whether `v` is a reference object (exactly one key `$ref`).
@@ -333,7 +342,7 @@ pub fn ref_of(v: &Value) -> Option<&Value> {
 }
 
 /// Parses the value of a `$ref` key.
-pub fn parse_ref_value(r: &Value) -> Result<RefPath, OpError> {
+pub fn parse_ref_value(r: &Value) -> Result<RefPath> {
     match r {
         Value::String(s) => RefPath::parse(s),
         other => Err(err(format!(

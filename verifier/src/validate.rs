@@ -294,19 +294,19 @@ pub fn validate_static(plan: &Value, opts: &Options<'_>) -> Report {
             match crate::refpath::RefPath::parse(from) {
                 Err(e) => out.push(Violation::new(
                     "E_SCHEMA",
-                    format!("answer_spec.from '{from}': {}", e.message),
+                    format!("answer_spec.from '{from}': {e}"),
                     None,
                 )),
                 Ok(rp) => {
                     if let Some(spec) = lookup(&src.op) {
-                        if let Err((m, avail)) = rp.check_contract(spec) {
+                        if let Err(e) = rp.check_contract(spec) {
                             out.push(
                                 Violation::new(
                                     "E_SCHEMA",
-                                    format!("answer_spec.from '{from}': {m}"),
+                                    format!("answer_spec.from '{from}': {e}"),
                                     None,
                                 )
-                                .details(json!({"repair": {"available": avail}})),
+                                .details(e.details()),
                             );
                         }
                     }
@@ -367,7 +367,7 @@ fn check_step(
         let rp = match &r.parsed {
             Err(e) => {
                 out.push(
-                    Violation::new("E_SCHEMA", e.message.clone(), sid).details(json!({
+                    Violation::new("E_SCHEMA", e.to_string(), sid).details(json!({
                         "path": r.path,
                         "repair": "a $ref is sN.field[.field...] with optional [i] or one [*]"})),
                 );
@@ -412,10 +412,10 @@ fn check_step(
             continue;
         };
         if let Some(tspec) = lookup(&target.op) {
-            if let Err((m, avail)) = rp.check_contract(tspec) {
+            if let Err(e) = rp.check_contract(tspec) {
                 out.push(
-                    Violation::new("E_SCHEMA", format!("$ref '{}': {m}", rp.raw), sid)
-                        .details(json!({"repair": {"available": avail}})),
+                    Violation::new("E_SCHEMA", format!("$ref '{}': {e}", rp.raw), sid)
+                        .details(e.details()),
                 );
             }
         }

@@ -205,7 +205,7 @@ fn plans_over_twelve_steps_are_refused_without_trace() {
     .err()
     .unwrap();
     assert_eq!(
-        (e.code.as_str(), e.message.as_str()),
+        (e.code(), e.to_string().as_str()),
         ("E_LIMIT", "plan exceeds 12 steps")
     );
 }

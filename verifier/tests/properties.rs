@@ -118,7 +118,7 @@ proptest! {
     fn random_bytes_are_parse_or_schema_errors(b in prop::collection::vec(any::<u8>(), 0..64)) {
         let text = String::from_utf8_lossy(&b);
         match parse_plan_text(&text) {
-            Err(m) => prop_assert!(m.starts_with("plan is not valid JSON")),
+            Err(m) => prop_assert!(m.to_string().starts_with("plan is not valid JSON")),
             Ok(v) => {
                 let r = validate_static(&v, &Options::default());
                 prop_assert!(!r.valid());

@@ -21,7 +21,7 @@ fn ref_grammar_and_parse_errors() {
     assert_eq!(p.field_path(), "rows[3].uid");
     assert!(RefPath::parse("s1.rows[*].uid").is_ok());
     assert!(RefPath::parse("s1._x1.y").is_ok());
-    let msg = |r: &str| RefPath::parse(r).unwrap_err().message;
+    let msg = |r: &str| RefPath::parse(r).unwrap_err().to_string();
     assert_eq!(msg("s1"), "bad $ref 's1'");
     assert_eq!(msg("x1.rows"), "bad $ref 'x1.rows'");
     assert_eq!(msg("s.rows"), "bad $ref 's.rows'");
@@ -51,23 +51,23 @@ fn ref_evaluation() {
     assert_eq!(ev("s1.rows[*].n.k").unwrap(), json!([1, 2]));
     assert_eq!(ev("s1.rows[*]").unwrap(), env["rows"]);
     assert_eq!(
-        ev("s1.nope").unwrap_err().message,
+        ev("s1.nope").unwrap_err().to_string(),
         "$ref 's1.nope': field 'nope' not found"
     );
     assert_eq!(
-        ev("s1.x[0]").unwrap_err().message,
+        ev("s1.x[0]").unwrap_err().to_string(),
         "$ref 's1.x[0]': 'x' is not a list"
     );
     assert_eq!(
-        ev("s1.rows[2]").unwrap_err().message,
+        ev("s1.rows[2]").unwrap_err().to_string(),
         "$ref 's1.rows[2]': index 2 out of range for 'rows' (length 2)"
     );
     assert_eq!(
-        ev("s1.empty[0]").unwrap_err().message,
+        ev("s1.empty[0]").unwrap_err().to_string(),
         "$ref 's1.empty[0]': index 0 out of range for 'empty' (length 0); the producing step returned no rows"
     );
     assert_eq!(
-        ev("s1.rows[*].zz").unwrap_err().message,
+        ev("s1.rows[*].zz").unwrap_err().to_string(),
         "$ref 's1.rows[*].zz': field 'zz' not found"
     );
 }
