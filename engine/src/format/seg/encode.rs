@@ -49,9 +49,10 @@ pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
 /// are the smallest value and a few low quantiles; `(0, 0)` for no values. Ties go to the
 /// earlier candidate: bases in that order, widths ascending.
 ///
-/// A long column is not sorted: its quantiles come from a radix selection and, per base,
-/// the values in each frame from a histogram of bit lengths, so the frame costs a few
-/// passes and no copy of the column (tested equal to the sorting computation).
+/// A long column is not sorted: its quantiles come from one pass keeping its smallest
+/// hundredth in a bounded heap ([`select_ranks`]), and the values in each frame, for all
+/// bases at once, from one pass of bit-length histograms ([`bit_lengths`]), so the frame
+/// costs two passes and no copy of the column (tested equal to the sorting computation).
 pub(super) fn patched_frame<I: Iterator<Item = i64> + Clone>(vals: I) -> (i64, u32) {
     let n = vals.clone().count();
     if n == 0 {
@@ -61,8 +62,7 @@ pub(super) fn patched_frame<I: Iterator<Item = i64> + Clone>(vals: I) -> (i64, u
     let mut bases = select_ranks(vals.clone(), n, &ranks);
     bases.dedup();
     // Per base: the values below it, and per bit length of `x − base` those at or above.
-    let (below, by_len): (Vec<usize>, Vec<[usize; 65]>) =
-        bases.iter().map(|&m| bit_lengths(vals.clone(), m)).unzip();
+    let (below, by_len) = bit_lengths(vals.clone(), &bases);
     let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
     for (i, &m) in bases.iter().enumerate() {
         // `hi`: the values below `m + 2^w` (all of them at width 64).
@@ -86,23 +86,35 @@ pub(super) fn patched_frame<I: Iterator<Item = i64> + Clone>(vals: I) -> (i64, u
     (best_min, best_w)
 }
 
-/// The values of `vals` below `m`, and per bit length `l` (0–64) the values `x ≥ m` for
-/// which `x − m` has `l` bits. Four histograms take alternate values, so that runs of equal
-/// lengths do not wait on one counter.
-pub(super) fn bit_lengths(vals: impl Iterator<Item = i64>, m: i64) -> (usize, [usize; 65]) {
-    let mut h = [[0u32; 66]; 4];
-    let slot = |x: i64| {
-        if x < m {
-            65
-        } else {
-            (64 - (x as u64).wrapping_sub(m as u64).leading_zeros()) as usize
-        }
+/// Per base `m` of `bases` (at most 4): the values of `vals` below `m`, and per bit length
+/// `l` (0–64) the values `x ≥ m` for which `x − m` has `l` bits. One pass for all bases (the
+/// last base stands in for missing ones, so the inner loop has a fixed length); four
+/// histograms per base take alternate values, so that runs of equal lengths do not wait on
+/// one counter.
+pub(super) fn bit_lengths(
+    vals: impl Iterator<Item = i64>,
+    bases: &[i64],
+) -> (Vec<usize>, Vec<[usize; 65]>) {
+    let Some(&last) = bases.last() else {
+        return (Vec::new(), Vec::new());
     };
+    assert!(bases.len() <= 4, "at most 4 bases");
+    let m: [i64; 4] = std::array::from_fn(|b| bases.get(b).copied().unwrap_or(last));
+    let mut h = [[[0u32; 66]; 4]; 4];
     for (i, x) in vals.enumerate() {
-        h[i & 3][slot(x)] += 1;
+        for b in 0..4 {
+            let slot = if x < m[b] {
+                65
+            } else {
+                (64 - (x as u64).wrapping_sub(m[b] as u64).leading_zeros()) as usize
+            };
+            h[b][i & 3][slot] += 1;
+        }
     }
-    let total = |i: usize| h.iter().map(|g| g[i] as usize).sum::<usize>();
-    (total(65), std::array::from_fn(total))
+    let total = |b: usize, l: usize| h[b].iter().map(|g| g[l] as usize).sum::<usize>();
+    (0..bases.len())
+        .map(|b| (total(b, 65), std::array::from_fn(|l| total(b, l))))
+        .unzip()
 }
 
 /// The values of ranks `ranks` (each below `n`, the count of `v`) in the ascending order of
