@@ -118,9 +118,11 @@ pub(super) fn bit_lengths(
 }
 
 /// The values of ranks `ranks` (each below `n`, the count of `v`) in the ascending order of
-/// `v`. A
-/// short column is sorted; a long one is passed once, keeping its smallest values (as many
-/// as the largest rank asks for, a hundredth of the column here) in a bounded heap.
+/// `v`. A short column is sorted; a long one is passed once, keeping its smallest values (as
+/// many as the largest rank asks for, a hundredth of the column here): values below the
+/// largest kept one are gathered until there are twice as many, then cut back to the
+/// smallest half by a selection (a few cuts a column, instead of a heap update for every
+/// new small value).
 pub(super) fn select_ranks(v: impl Iterator<Item = i64>, n: usize, ranks: &[usize]) -> Vec<i64> {
     let keep = ranks.iter().max().map_or(0, |&r| r + 1);
     if n <= 1 << 16 || keep > n / 64 + 1 {
@@ -128,18 +130,22 @@ pub(super) fn select_ranks(v: impl Iterator<Item = i64>, n: usize, ranks: &[usiz
         sorted.sort_unstable();
         return ranks.iter().map(|&r| sorted[r]).collect();
     }
-    let mut heap = std::collections::BinaryHeap::with_capacity(keep);
+    let mut kept: Vec<i64> = Vec::with_capacity(2 * keep);
+    // Once `kept` was cut, it holds `keep` values at most `limit`: a value not below it
+    // changes none of the smallest `keep` values.
+    let mut limit = None;
     for x in v {
-        if heap.len() < keep {
-            heap.push(x);
-        } else if let Some(mut top) = heap.peek_mut() {
-            if x < *top {
-                *top = x;
+        if limit.is_none_or(|l| x < l) {
+            kept.push(x);
+            if kept.len() == 2 * keep {
+                kept.select_nth_unstable(keep - 1);
+                kept.truncate(keep);
+                limit = kept.iter().copied().max();
             }
         }
     }
-    let smallest = heap.into_sorted_vec();
-    ranks.iter().map(|&r| smallest[r]).collect()
+    kept.sort_unstable();
+    ranks.iter().map(|&r| kept[r]).collect()
 }
 
 /// Whether `x` fits the frame `[min, min + 2^w)`.

@@ -120,7 +120,7 @@ fn check_choice(v: &[i64]) {
     assert!(out == best, "bytes for {} values", v.len());
 }
 
-/// Long columns take the radix selection of the frame's quantiles.
+/// Long columns take the bounded selection of the frame's quantiles (`select_ranks`).
 #[test]
 fn random_access_choice_of_long_columns() {
     let mut r = tgms_testkit::Rng::new(0x9E37_79B9_7F4A_7C15);
