@@ -118,7 +118,7 @@ pub(crate) struct Caches {
     /// Hash tables of the uid and string ids (`Base::find_hashed`), built for writers.
     heap_hash: [OnceLock<Vec<u64>>; 2],
     /// Hash table of the content ids (`Base::find_content`), built for writers.
-    content_hash: OnceLock<Vec<u32>>,
+    content_hash: OnceLock<Vec<u64>>,
     /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
     /// read of an open row skips the search in the close rows (images before minor 4,
     /// which carry no closed-row set).

@@ -10,48 +10,49 @@
 
 use crate::error::CorruptionKind;
 
+/// The `N` bytes at `at`, or zeros when the bytes end first.
+#[inline]
+fn bytes_at<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b.get(at..at.wrapping_add(N))
+        .and_then(|s| s.try_into().ok())
+        .unwrap_or([0; N])
+}
+
 /// The `u16` at `at`, or 0 when the bytes end first.
 #[inline]
 pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
-    b.get(at..at.wrapping_add(2))
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u16::from_le_bytes)
+    u16::from_le_bytes(bytes_at(b, at))
 }
 
 /// The `u32` at `at`, or 0 when the bytes end first.
 #[inline]
 pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
-    b.get(at..at.wrapping_add(4))
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u32::from_le_bytes)
+    u32::from_le_bytes(bytes_at(b, at))
 }
 
 /// The `u64` at `at`, or 0 when the bytes end first.
 #[inline]
 pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
-    b.get(at..at.wrapping_add(8))
-        .and_then(|s| s.try_into().ok())
-        .map_or(0, u64::from_le_bytes)
+    u64::from_le_bytes(bytes_at(b, at))
 }
 
 /// The `i64` at `at`, or 0 when the bytes end first.
 #[inline]
 pub(crate) fn i64_at(b: &[u8], at: usize) -> i64 {
-    u64_at(b, at) as i64
+    i64::from_le_bytes(bytes_at(b, at))
 }
 
 /// Up to 16 bytes at `at` as a `u128`, bytes past the end read as 0 (the bit-unpacking of
 /// a column's last values reads past them).
 #[inline]
 pub(crate) fn u128_at(b: &[u8], at: usize) -> u128 {
-    if let Some(w) = b.get(at..at.wrapping_add(16)) {
+    if b.len() >= at.saturating_add(16) {
         // One unaligned load (the usual case: not within 16 bytes of the end).
-        return u128::from_le_bytes(w.try_into().unwrap_or([0; 16]));
+        return u128::from_le_bytes(bytes_at(b, at));
     }
     let mut buf = [0u8; 16];
     if let Some(s) = b.get(at..) {
-        let n = s.len().min(16);
-        buf[..n].copy_from_slice(&s[..n]);
+        buf[..s.len()].copy_from_slice(s);
     }
     u128::from_le_bytes(buf)
 }

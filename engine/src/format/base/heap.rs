@@ -14,38 +14,12 @@ pub(super) struct Heap {
 }
 
 /// An open-addressing hash table of the ids `0..n` (given their hashes in id order):
-/// linear probing, `NONE` for an empty slot, at most two thirds full (4 to 8 bytes an id).
-/// An id is found by [`probe`]; ids inserted earlier come first along a probe sequence.
-fn id_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u32> {
-    let mut t = vec![NONE; (n + n / 2).next_power_of_two().max(16)];
-    let mask = t.len() - 1;
-    for (id, h) in hashes.enumerate() {
-        let mut at = h & mask;
-        while t[at] != NONE {
-            at = (at + 1) & mask;
-        }
-        t[at] = id as u32;
-    }
-    t
-}
-
-/// The first id of table `t` along the probe sequence of hash `h` that `is` accepts.
-fn probe(t: &[u32], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
-    let mask = t.len().checked_sub(1)?;
-    let mut at = h & mask;
-    loop {
-        match t[at] {
-            NONE => return None,
-            id if is(id) => return Some(id),
-            _ => at = (at + 1) & mask,
-        }
-    }
-}
-
-/// [`id_table`] with each id's hash tag beside it (`tag << 32 | id`, the tag the high 32
-/// bits of the hash; `u64::MAX` an empty slot): a probe compares the strings of equal tags
-/// only, not of every id along its sequence (8 to 16 bytes an id).
-fn tagged_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u64> {
+/// linear probing, at most two thirds full. Each slot holds an id with its hash tag
+/// (`tag << 32 | id`, the tag the high 32 bits of the hash; `u64::MAX` an empty slot), so a
+/// probe compares the names or contents of equal tags only, not of every id along its
+/// sequence (8 to 16 bytes an id). An id is found by [`probe`]; ids inserted earlier come
+/// first along a probe sequence.
+fn id_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u64> {
     let mut t = vec![u64::MAX; (n + n / 2).next_power_of_two().max(16)];
     let mask = t.len() - 1;
     for (id, h) in hashes.enumerate() {
@@ -58,8 +32,9 @@ fn tagged_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u64> {
     t
 }
 
-/// The first id of tagged table `t` along the probe sequence of hash `h` that `is` accepts.
-fn probe_tagged(t: &[u64], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
+/// The first id of table `t` along the probe sequence of hash `h` whose tag is `h`'s and
+/// that `is` accepts.
+fn probe(t: &[u64], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
     let mask = t.len().checked_sub(1)?;
     let tag = h as u64 >> 32;
     let mut at = h & mask;
@@ -170,7 +145,7 @@ impl Base {
     }
 
     /// The id of string `s` of heap `k` (0 uids, 1 strings) through a hash table of the
-    /// heap's ids ([`tagged_table`]), built by the first call; a heap too large for its offsets
+    /// heap's ids ([`id_table`]), built by the first call; a heap too large for its offsets
     /// to be cached is searched in its order instead. Writers look up every name they write
     /// (two uids an event); reads keep the binary search, which needs no table and so costs
     /// a fresh process nothing.
@@ -182,18 +157,18 @@ impl Base {
                 return Vec::new();
             }
             let hashes = (0..h.n as u32).map(|id| hash_bytes(self.cached_bytes(h, cache, id)));
-            tagged_table(h.n, hashes)
+            id_table(h.n, hashes)
         });
         if table.is_empty() {
             return self.heap_find(h, k, s);
         }
-        probe_tagged(table, hash_bytes(s.as_bytes()), |id| {
+        probe(table, hash_bytes(s.as_bytes()), |id| {
             self.cached_bytes(h, cache, id) == s.as_bytes()
         })
     }
 
     /// The id of the image's content `c` (the first, were it stored twice), through a hash
-    /// table of the content ids built by the first call ([`id_table`]: 4 to 8 bytes a
+    /// table of the content ids built by the first call ([`id_table`]: 8 to 16 bytes a
     /// content, the columns read a stretch at a time). Writers look up every content they
     /// add, so that the store keeps one record per content (invariant S4).
     pub(crate) fn find_content(&self, c: Content) -> Option<u32> {
@@ -241,7 +216,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_tagged_probe_compares_only_equal_tags() {
+    fn a_probe_compares_only_equal_tags() {
         // Five ids on one probe sequence (equal low bits), two tags.
         let hashes = [
             0x1_0000_0007usize,
@@ -250,12 +225,12 @@ mod tests {
             0x2_0000_0007,
             7,
         ];
-        let t = tagged_table(hashes.len(), hashes.iter().copied());
+        let t = id_table(hashes.len(), hashes.iter().copied());
         assert_eq!(t.len(), 16);
         let seen = std::cell::RefCell::new(Vec::new());
         let find = |h: usize, want: u32| {
             seen.borrow_mut().clear();
-            probe_tagged(&t, h, |id| {
+            probe(&t, h, |id| {
                 seen.borrow_mut().push(id);
                 id == want
             })

@@ -5,12 +5,9 @@
 use super::*;
 use crate::format::le::{u16_at, u32_at, u64_at, AtErr, Cursor};
 
-/// A decode error of a chunk: `(offset within the chunk, kind)`.
-pub(super) type DecErr = AtErr;
-
 /// The column codecs' decoders, read through the format's cursor over one chunk.
 impl Cursor<'_> {
-    pub(super) fn for_col(&mut self, want: usize) -> Result<Vec<i64>, DecErr> {
+    pub(super) fn for_col(&mut self, want: usize) -> Result<Vec<i64>, AtErr> {
         let at = self.pos;
         let n = self.u32()? as usize;
         if n != want {
@@ -23,7 +20,7 @@ impl Cursor<'_> {
     }
 
     /// A FOR body (`min | width | bits`) of `n` values.
-    pub(super) fn for_body(&mut self, n: usize) -> Result<Vec<i64>, DecErr> {
+    pub(super) fn for_body(&mut self, n: usize) -> Result<Vec<i64>, AtErr> {
         let min = self.i64()?;
         let w = self.u8()? as u32;
         if w > 64 {
@@ -59,7 +56,7 @@ impl Cursor<'_> {
 
     /// Checks the FOR column of exception starts that ends a DFORS or PFOR column of `n`
     /// values with the ascending exception indexes `exc`.
-    pub(super) fn exc_starts(&mut self, n: usize, exc: &[usize]) -> Result<(), DecErr> {
+    pub(super) fn exc_starts(&mut self, n: usize, exc: &[usize]) -> Result<(), AtErr> {
         let at = self.pos;
         let starts = self.for_col(n.div_ceil(DFORS_STRIDE))?;
         for (k, s) in starts.into_iter().enumerate() {
@@ -75,11 +72,7 @@ impl Cursor<'_> {
 
     /// An exception list of `n_exc` entries for a column of `n` values (or deltas): patches
     /// `vals` and returns the indexes, checked strictly ascending and below `n`.
-    pub(super) fn exc_list(
-        &mut self,
-        n_exc: usize,
-        vals: &mut [i64],
-    ) -> Result<Vec<usize>, DecErr> {
+    pub(super) fn exc_list(&mut self, n_exc: usize, vals: &mut [i64]) -> Result<Vec<usize>, AtErr> {
         let mut exc: Vec<usize> = Vec::with_capacity(n_exc);
         for _ in 0..n_exc {
             let at = self.pos;
@@ -98,7 +91,7 @@ impl Cursor<'_> {
     }
 
     /// An integer column in codec `codec` (FOR, DFOR, DFORS or PFOR) holding `want` values.
-    pub(super) fn int_col(&mut self, codec: u8, want: usize) -> Result<Vec<i64>, DecErr> {
+    pub(super) fn int_col(&mut self, codec: u8, want: usize) -> Result<Vec<i64>, AtErr> {
         if codec == codec::FOR {
             return self.for_col(want);
         }
@@ -165,7 +158,7 @@ impl Cursor<'_> {
         Ok(out)
     }
 
-    pub(super) fn runs(&mut self, want: usize) -> Result<Vec<i64>, DecErr> {
+    pub(super) fn runs(&mut self, want: usize) -> Result<Vec<i64>, AtErr> {
         let nruns = self.u32()? as usize;
         if nruns > want {
             return Err((0, format!("{nruns} runs for {want} values").into()));
@@ -192,7 +185,7 @@ impl Cursor<'_> {
         Ok(out)
     }
 
-    pub(super) fn heap(&mut self, want: usize) -> Result<Vec<String>, DecErr> {
+    pub(super) fn heap(&mut self, want: usize) -> Result<Vec<String>, AtErr> {
         let lens = self.for_col(want)?;
         let mut out = Vec::with_capacity(want);
         for l in lens {

@@ -86,35 +86,36 @@ pub(super) fn patched_frame<I: Iterator<Item = i64> + Clone>(vals: I) -> (i64, u
     (best_min, best_w)
 }
 
-/// Per base `m` of `bases` (at most 4): the values of `vals` below `m`, and per bit length
-/// `l` (0–64) the values `x ≥ m` for which `x − m` has `l` bits. One pass for all bases (the
-/// last base stands in for missing ones, so the inner loop has a fixed length); four
-/// histograms per base take alternate values, so that runs of equal lengths do not wait on
-/// one counter.
-pub(super) fn bit_lengths(
-    vals: impl Iterator<Item = i64>,
+/// Per base `m` of `bases`: the values of `vals` below `m`, and per bit length `l` (0–64)
+/// the values `x ≥ m` for which `x − m` has `l` bits. One pass for every 4 bases (the frame
+/// search has at most 4; the last base of a group stands in for missing ones, so the inner
+/// loop has a fixed length); four histograms per base take alternate values, so that runs
+/// of equal lengths do not wait on one counter.
+pub(super) fn bit_lengths<I: Iterator<Item = i64> + Clone>(
+    vals: I,
     bases: &[i64],
 ) -> (Vec<usize>, Vec<[usize; 65]>) {
-    let Some(&last) = bases.last() else {
-        return (Vec::new(), Vec::new());
-    };
-    assert!(bases.len() <= 4, "at most 4 bases");
-    let m: [i64; 4] = std::array::from_fn(|b| bases.get(b).copied().unwrap_or(last));
-    let mut h = [[[0u32; 66]; 4]; 4];
-    for (i, x) in vals.enumerate() {
-        for b in 0..4 {
-            let slot = if x < m[b] {
-                65
-            } else {
-                (64 - (x as u64).wrapping_sub(m[b] as u64).leading_zeros()) as usize
-            };
-            h[b][i & 3][slot] += 1;
+    let mut out = (Vec::new(), Vec::new());
+    for group in bases.chunks(4) {
+        let m: [i64; 4] = std::array::from_fn(|b| group[b.min(group.len() - 1)]);
+        let mut h = [[[0u32; 66]; 4]; 4];
+        for (i, x) in vals.clone().enumerate() {
+            for b in 0..4 {
+                let slot = if x < m[b] {
+                    65
+                } else {
+                    (64 - (x as u64).wrapping_sub(m[b] as u64).leading_zeros()) as usize
+                };
+                h[b][i & 3][slot] += 1;
+            }
+        }
+        let total = |b: usize, l: usize| h[b].iter().map(|g| g[l] as usize).sum::<usize>();
+        for b in 0..group.len() {
+            out.0.push(total(b, 65));
+            out.1.push(std::array::from_fn(|l| total(b, l)));
         }
     }
-    let total = |b: usize, l: usize| h[b].iter().map(|g| g[l] as usize).sum::<usize>();
-    (0..bases.len())
-        .map(|b| (total(b, 65), std::array::from_fn(|l| total(b, l))))
-        .unzip()
+    out
 }
 
 /// The values of ranks `ranks` (each below `n`, the count of `v`) in the ascending order of

@@ -1,4 +1,4 @@
-use super::encode::{deltas_of, patched_frame, select_ranks};
+use super::encode::{bit_lengths, deltas_of, patched_frame, select_ranks};
 use super::*;
 use crate::format::le::Cursor;
 use proptest::prelude::*;
@@ -155,4 +155,37 @@ fn random_access_choice_of_long_columns() {
             );
         }
     }
+}
+
+/// The bit-length histograms of any number of bases (groups of four in one pass each)
+/// equal a direct count per base.
+#[test]
+fn bit_lengths_of_more_bases_than_one_pass_takes() {
+    let vals = [-5i64, 0, 1, 2, 3, 7, 8, 1000, i64::MIN, i64::MAX];
+    let bases = [i64::MIN, -5, 0, 1, 8, 1000];
+    let (below, by_len) = bit_lengths(vals.iter().copied(), &bases);
+    assert_eq!(below.len(), bases.len());
+    for (k, &m) in bases.iter().enumerate() {
+        assert_eq!(
+            below[k],
+            vals.iter().filter(|&&x| x < m).count(),
+            "base {m}"
+        );
+        for l in 0..=64u32 {
+            let n = vals
+                .iter()
+                .filter(|&&x| {
+                    x >= m && 128 - ((x as i128 - m as i128) as u128).leading_zeros() == l
+                })
+                .count();
+            assert_eq!(by_len[k][l as usize], n, "base {m}, {l} bits");
+        }
+    }
+    assert_eq!(
+        (by_len[0][0], by_len[0][63], by_len[0][64]),
+        (1, 1, 8),
+        "from i64::MIN: itself 0 bits, -5 63 bits, 0 and above 64"
+    );
+    assert_eq!(by_len[3][0], 1, "1 - 1 has no bits");
+    assert_eq!(bit_lengths([1i64].into_iter(), &[]), (vec![], vec![]));
 }
