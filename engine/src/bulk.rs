@@ -21,12 +21,9 @@
 //! rest of the load take the ordinary path.
 
 use crate::apply::{self, Ctx, Tables};
-use crate::delta::Delta;
 use crate::error::{Error, Result};
-use crate::format::base::Base;
-use crate::format::mmap::SegBytes;
 use crate::lazy::Lazy;
-use crate::model::{Disc, IdentRec, Marks, SegData, Stats, NONE};
+use crate::model::{Disc, IdentRec, NONE};
 use crate::op::{IngestEvents, Op, Origin};
 use crate::time::OPEN_END;
 use crate::Event;
@@ -43,19 +40,6 @@ pub(crate) struct Lean {
 /// have no discriminator.
 pub(crate) fn is_pure(ops: &[Op]) -> bool {
     matches!(ops, [Op::IngestEvents(o)] if o.events.iter().all(|e| e.disc.is_none()))
-}
-
-/// A writer over an empty image (no file: the image of no rows, encoded in memory), with
-/// the statistics `stats` of the fresh store it replaces.
-pub(crate) fn empty_lazy(stats: Stats) -> Result<Lazy> {
-    let (bytes, _) = crate::format::seg::encode(0, &SegData::default(), &|_| 0, true);
-    let base = Base::open(SegBytes::Heap(bytes))
-        .map_err(|(_, kind)| Error::state(format!("the empty image does not open: {kind}")))?;
-    Ok(Lazy {
-        base: crate::mapscan::Image::new(base),
-        delta: Delta::new(Marks::default()),
-        stats,
-    })
 }
 
 /// Applies one pure batch ([`is_pure`]) at `tt` to a writer of a pure load, as

@@ -4,16 +4,11 @@
 //!
 //! Invariants: a row's `vt_s` and identity never change once written (closures change
 //! `tt_e`, retirement flips `alive`; callers read belief from the row), so a column entry
-//! stays valid for the life of its row. Columns cover the rows `[0, covered)`; rows above
-//! are read from the table by the caller. A read that finds the uncovered tail larger than
-//! `covered / 8` extends the columns first; a failed batch that truncates the table below
-//! `covered` drops them ([`ColCache::truncate`]). Built lazily by the first read that needs
-//! them, so opening a store and ingest pay nothing.
+//! stays valid for the life of its row. Columns cover the image's rows `[0, covered)`
+//! (`mapscan::edge_columns`, built zone by zone by the first read that needs them); rows
+//! above are read by the caller.
 
-use crate::model::Row;
-use crate::tindex::{Covers, TailCache};
-use rayon::prelude::*;
-use std::sync::Arc;
+use crate::tindex::Covers;
 
 /// The columns of edge rows `[0, len)`.
 #[derive(Clone, Default)]
@@ -45,49 +40,10 @@ impl EdgeColumns {
     pub fn dst(&self) -> &[u32] {
         &self.dst
     }
-
-    /// Extends the columns over `rows`; `ident(i)` is edge identity `i`'s `(rel, src, dst)`.
-    fn extend(&mut self, rows: &[Row], ident: impl Fn(u32) -> [u32; 3] + Sync) {
-        let from = self.vt_s.len();
-        let part = &rows[from..];
-        self.vt_s.par_extend(part.par_iter().map(|r| r.vt_s));
-        self.rel
-            .par_extend(part.par_iter().map(|r| ident(r.ident)[0]));
-        self.src
-            .par_extend(part.par_iter().map(|r| ident(r.ident)[1]));
-        self.dst
-            .par_extend(part.par_iter().map(|r| ident(r.ident)[2]));
-    }
 }
 
 impl Covers for EdgeColumns {
     fn covered(&self) -> usize {
         self.vt_s.len()
-    }
-}
-
-/// The lazily built, shared columns of one state's edge table.
-#[derive(Default)]
-pub(crate) struct ColCache(TailCache<EdgeColumns>);
-
-impl ColCache {
-    /// Columns covering all but at most an eighth of `rows`; `ident(i)` is edge identity
-    /// `i`'s `(rel, src, dst)`.
-    pub(crate) fn get(
-        &self,
-        rows: &[Row],
-        ident: impl Fn(u32) -> [u32; 3] + Sync,
-    ) -> Arc<EdgeColumns> {
-        self.0.get(rows.len(), |prev| {
-            let mut cols = prev.cloned().unwrap_or_default();
-            cols.extend(rows, ident);
-            cols
-        })
-    }
-
-    /// See [`TailCache::truncate`]. Columns are only built between batches, so today this
-    /// never fires; it keeps the invariant from depending on that.
-    pub(crate) fn truncate(&mut self, len: usize) {
-        self.0.truncate(len);
     }
 }

@@ -7,10 +7,10 @@
 //! thread a column and its encoding (for an adjacency, also one end of the image's
 //! identities, 4 bytes each), not the store.
 //!
-//! The file is byte for byte the one a writer that decoded every segment writes
-//! (`State::sorted_image`; tested): ids continue the image's in both, the image's rows are
-//! in segment order already, and the merge keeps ties in their previous order (image rows
-//! before the delta's, the delta's in their store order), as the stable sort does.
+//! The file is byte for byte the one written over the image of no rows with every segment
+//! decoded into the delta (an eager writer's; tested): ids continue the image's in both,
+//! the image's rows are in segment order already, and the merge keeps ties in their
+//! previous order (image rows before the delta's, the delta's in their store order).
 
 use crate::delta::Delta;
 use crate::format::base::Base;
@@ -37,8 +37,8 @@ pub(crate) struct Written {
 }
 
 /// Writes the full image of `l` (its memtable included) as segment `seq` (minor 4) to `w`.
-/// `l`'s image must be of minor 4 (rows in segment order); an older image is rewritten
-/// through a decoded state instead.
+/// `l`'s image must be of minor 4 (rows in segment order); an older image is decoded with
+/// the segments above it into a delta over the image of no rows first (`Store::compact`).
 pub(crate) fn write_image<W: Write>(l: &Lazy, seq: u64, w: W) -> std::io::Result<(W, Written)> {
     let m = Merge::new(&l.base, &l.delta);
     let mut sw = seg::SegWriter::new(w, seq, SEG_MINOR_SORTED, Marks::default());

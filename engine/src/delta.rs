@@ -15,9 +15,9 @@
 use crate::error::CorruptionKind;
 use crate::format::base::Base;
 use crate::ident::{self, Id12};
+use crate::interner::Interner;
 use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, SegData, NONE};
 use crate::op::Origin;
-use crate::state::Interner;
 use crate::time::OPEN_END;
 use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;

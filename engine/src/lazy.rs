@@ -1,16 +1,18 @@
-//! A store served from its mapped base image (`format-spec.md` §6.5, §9.4): when the
-//! published generation is one full-image segment with indexes, possibly followed by flush
-//! segments, an open maps the image, checks it, decodes only the flush segments ([`Delta`]),
-//! applies the log after them to the delta (`lazy_write.rs`; a writer's commits go there
-//! too) and answers every read from the
+//! The one runtime form of a store's rows (`format-spec.md` §6.5, §9.4): a base image and
+//! the delta above it. When the published generation starts with a full-image segment with
+//! indexes, an open maps the image, checks it and decodes only the segments after it
+//! ([`Delta`]); otherwise (no segment yet, segments without indexes, or
+//! [`crate::Options::eager`]) the image is the image of no rows and every segment is
+//! decoded into the delta. The log after the segments is applied to the delta
+//! (`lazy_write.rs`; a writer's commits go there too), and every read is answered from the
 //! two: point reads through the image's indexes and the delta's postings, scans and window
 //! reads through zone-pruned block decodes of the image (`mapscan.rs`) and the delta's
-//! valid-time indexes. The image is never decoded into an in-memory state, so a reader's
-//! memory is the pages it touches, the flush segments' rows and each answer's working set.
+//! valid-time indexes. A mapped image is never decoded, so a reader's memory is the pages it
+//! touches, the delta's rows and each answer's working set.
 //!
 //! Numbering: the delta's ids continue the image's (uids, strings, contents, identities,
-//! slots, rows), exactly as an eager open numbers them, so answers, ids and orders are the
-//! same either way. A flush segment may close image rows; those closures are applied over
+//! slots, rows), exactly as decoding the image into the delta numbers them, so answers, ids
+//! and orders are the same either way. A flush segment may close image rows; those closures are applied over
 //! the image's own (an image row is open in the image when a later segment closes it).
 
 use crate::delta::Delta;
@@ -25,10 +27,16 @@ use std::ops::Range;
 
 /// A store's base image, the decoded flush segments and memtable above it, and the
 /// statistics (the manifest's for the newest segment, plus the memtable's).
+///
+/// Every store is read and written in this one form: a store without an image (new, never
+/// compacted, or opened with [`crate::Options::eager`]) has the image of no rows, encoded
+/// in memory ([`Lazy::empty`]), and every row in the delta.
 pub(crate) struct Lazy {
     pub(crate) base: Image,
     pub(crate) delta: Delta,
     pub(crate) stats: Stats,
+    /// The observation trace of export (`eventlog.rs`), while one is being recorded.
+    pub(crate) trace: Option<crate::apply::Trace>,
 }
 
 /// Single fields of row `i` of table `k`: from the delta's row when it lies above the
@@ -61,6 +69,29 @@ row_fields! {
 }
 
 impl Lazy {
+    /// A store of no rows (no file: the image of no rows, encoded in memory) with the
+    /// statistics `stats`.
+    pub(crate) fn empty(stats: Stats) -> Lazy {
+        Lazy::over(Image::empty(), stats)
+    }
+
+    /// `base` with nothing above it yet, and the statistics `stats`.
+    pub(crate) fn over(base: Image, stats: Stats) -> Lazy {
+        Lazy {
+            delta: Delta::new(base.marks()),
+            base,
+            stats,
+            trace: None,
+        }
+    }
+
+    /// True when the image is a published segment file (mapped or read), not the image of
+    /// no rows that a store without one reads over. Segment files are numbered from 1; the
+    /// image of no rows has sequence number 0.
+    pub(crate) fn has_image(&self) -> bool {
+        self.base.seq() != 0
+    }
+
     /// Row `i` of table `k` when it lies above the image.
     #[inline]
     fn above(&self, k: usize, i: u32) -> Option<&Row> {
@@ -180,7 +211,7 @@ impl Lazy {
         self.delta.n_base(k) as usize + self.delta.rows[k].len()
     }
 
-    /// The identity `(src, dst, rel, disc)` names, if it exists (as `State::lookup_edge`).
+    /// The identity `(src, dst, rel, disc)` names, if it exists.
     pub(crate) fn find_ident(&self, src: u32, dst: u32, rel: u32, disc: Disc) -> Option<u32> {
         if let Disc::Ordinal(k) = disc {
             let slot = if k < self.delta.base.slots {

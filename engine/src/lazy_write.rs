@@ -25,7 +25,7 @@ const STRINGS: usize = 1;
 
 impl Lazy {
     /// The delta's dictionary `k` and the id of its first entry.
-    fn names(&mut self, k: usize) -> (&mut crate::state::Interner, u32) {
+    fn names(&mut self, k: usize) -> (&mut crate::interner::Interner, u32) {
         let d = &mut self.delta;
         if k == UIDS {
             (&mut d.uids, d.base.uids as u32)
@@ -210,12 +210,12 @@ impl Tables for Lazy {
     }
 
     fn trace(&mut self) -> Option<&mut Trace> {
-        None
+        self.trace.as_mut()
     }
 }
 
 impl Lazy {
-    /// Applies one batch at `tt` (as `State::apply_batch`); on error the delta is cut back
+    /// Applies one batch at `tt` (the write rules of `apply.rs`); on error the delta is cut back
     /// to where the batch began. `paranoid` re-checks invariant I1 for what it touched.
     pub(crate) fn apply_batch(&mut self, tt: i64, ops: &[Op], paranoid: bool) -> Result<()> {
         let start = self.delta.end();

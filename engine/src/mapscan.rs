@@ -17,9 +17,10 @@
 
 use crate::cols::EdgeColumns;
 use crate::format::base::{Base, RowBlock};
+use crate::format::mmap::SegBytes;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::model::{ordinal_text, Disc, IdentPart};
+use crate::model::{ordinal_text, Disc, IdentPart, SegData};
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
 use std::ops::{Deref, Range};
@@ -52,6 +53,21 @@ impl Image {
             base,
             caches: ScanCaches::default(),
         }
+    }
+
+    /// The image of no rows, encoded in memory (sequence number 0, which no segment file
+    /// has): what a store without an image file reads and writes over.
+    pub(crate) fn empty() -> Image {
+        let (bytes, _) = crate::format::seg::encode_as(
+            0,
+            &SegData::default(),
+            &|_| 0,
+            crate::format::seg::SEG_MINOR_SORTED,
+        );
+        // The encoder's own output for no rows: a failure to open it is a bug of the
+        // format layer, caught by every test that creates a store.
+        let base = Base::open(SegBytes::Heap(bytes)).expect("the image of no rows opens");
+        Image::new(base)
     }
 }
 

@@ -2,12 +2,12 @@
 //! `versions_of`, `edge_scan`, `out_edges` / `in_edges`, `nodes_valid_at` and `stats`.
 //! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
 //!
-//! Every call is served from one of three sources (`Src`): the in-memory state, whose
-//! window reads (boundaries, overlap, starts, stab, start counts) go through the valid-time
-//! index of `tindex.rs` instead of filtering every row; a store's mapped base
-//! image, read through its index chunks (point reads) and zone-pruned block scans
-//! (`mapscan.rs`), never decoded into memory; or that image with the decoded flush segments
-//! above it (`lazy.rs`, `delta.rs`). All give the same answers.
+//! Every call is served from one of two sources (`Src`): a store's base image alone, read
+//! through its index chunks (point reads) and zone-pruned block scans (`mapscan.rs`), never
+//! decoded into memory; or that image with the delta above it (`lazy.rs`, `delta.rs`: the
+//! decoded flush segments and the memtable, whose window reads go through the valid-time
+//! indexes of `tindex.rs`). A store without an image file reads over the image of no rows.
+//! Both give the same answers.
 
 use crate::canon;
 use crate::format::base::Base;
@@ -17,8 +17,7 @@ use crate::mapscan;
 use crate::mapscan::Image;
 use crate::model::{ordinal_of, Content, Disc, IdentPart, IdentRec, Row, Stats, NONE};
 use crate::op::Origin;
-use crate::rowscan::{believed_at, boundaries, in_window, overlapping, starts, Starts, CHUNK};
-use crate::state::State;
+use crate::rowscan::{believed_at, Starts};
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -92,35 +91,26 @@ impl EdgeScan<'_> {
 /// A read view of the store at the time it was taken.
 #[derive(Clone, Copy)]
 pub struct Snapshot<'a> {
-    pub(crate) db: Db<'a>,
+    pub(crate) db: &'a Lazy,
     /// The process-unique number of the store handle it reads ([`Snapshot::state_token`]).
     pub(crate) instance: u64,
 }
 
-/// What a snapshot reads: the in-memory state, or a store's mapped base image and the
-/// decoded flush segments and memtable above it, if any (`lazy.rs`).
-#[derive(Clone, Copy)]
-pub(crate) enum Db<'a> {
-    Mem(&'a State),
-    Lazy(&'a Lazy),
-}
-
 impl<'a> Snapshot<'a> {
-    /// Where reads look: the in-memory state, or a store's mapped base image.
+    /// Where reads look: the image alone when nothing lies above it, else the image and the
+    /// delta.
     fn src(&self) -> Src<'a> {
-        match self.db {
-            Db::Mem(st) => Src::Mem(st),
-            Db::Lazy(l) if l.delta.is_empty() => Src::Map(&l.base),
-            Db::Lazy(l) => Src::Over(l),
+        let l = self.db;
+        if l.delta.is_empty() {
+            Src::Map(&l.base)
+        } else {
+            Src::Over(l)
         }
     }
 
     /// Statistics maintained at commit (O(1)).
     pub fn stats(&self) -> &'a Stats {
-        match self.db {
-            Db::Mem(st) => &st.stats,
-            Db::Lazy(l) => &l.stats,
-        }
+        &self.db.stats
     }
 
     /// A token naming the state this snapshot reads, unique within the process: the store
@@ -260,14 +250,6 @@ impl<'a> Snapshot<'a> {
         rels: Option<&[u32]>,
     ) -> Vec<u32> {
         match self.src() {
-            Src::Mem(st) => {
-                let keep = |r: &Row| {
-                    believed_at(r, as_of_tt)
-                        && in_window(r, window)
-                        && rels.is_none_or(|rs| rs.contains(&st.idents[r.ident as usize].rel))
-                };
-                overlapping(&st.edges, &st.edge_index, window, keep)
-            }
             Src::Map(b) => mapscan::overlapping(b, 1, window, as_of_tt, rels),
             Src::Over(o) => o.window_ids(1, window, as_of_tt, rels),
         }
@@ -331,10 +313,7 @@ impl<'a> Snapshot<'a> {
                     .then_some((s, i))
             })
             .collect();
-        match src {
-            Src::Map(_) | Src::Over(_) => src.sorted_mapped_pairs(keyed),
-            Src::Mem(_) => src.sorted_edges(keyed.into_iter().map(|p| p.1).collect()),
-        }
+        src.sorted_pairs(keyed)
     }
 
     /// Believed edges leaving `uid` that overlap the window, ordered by `(vt_s, eid)`.
@@ -378,16 +357,14 @@ impl<'a> Snapshot<'a> {
 
     /// Every stored node row in digest order `(uid, tt_s, vt_s, vid)`.
     pub fn all_nodes(&self) -> Vec<NodeVersion<'a>> {
-        let st = match self.src() {
-            Src::Map(b) => {
-                return mapscan::node_digest_order(b)
-                    .into_iter()
-                    .map(|i| NodeVersion {
-                        src: Src::Map(b),
-                        idx: i,
-                    })
-                    .collect()
-            }
+        match self.src() {
+            Src::Map(b) => mapscan::node_digest_order(b)
+                .into_iter()
+                .map(|i| NodeVersion {
+                    src: Src::Map(b),
+                    idx: i,
+                })
+                .collect(),
             Src::Over(o) => {
                 let mut idx: Vec<u32> = (0..o.n_rows(0) as u32)
                     .filter(|&i| o.row_alive(0, i))
@@ -396,59 +373,29 @@ impl<'a> Snapshot<'a> {
                     let (vt_s, tt_s) = (o.row_vt(0, i).0, o.row_tt_s(0, i));
                     (o.uid_name(o.row_ident(0, i)), tt_s, vt_s)
                 });
-                return idx
-                    .into_iter()
+                idx.into_iter()
                     .map(|i| NodeVersion {
                         src: Src::Over(o),
                         idx: i,
                     })
-                    .collect();
+                    .collect()
             }
-            Src::Mem(st) => st,
-        };
-        let mut idx: Vec<u32> = (0..st.nodes.len() as u32)
-            .filter(|&i| st.nodes[i as usize].alive)
-            .collect();
-        idx.sort_by(|&a, &b| {
-            let (ra, rb) = (&st.nodes[a as usize], &st.nodes[b as usize]);
-            st.uids
-                .name(ra.ident)
-                .cmp(st.uids.name(rb.ident))
-                .then((ra.tt_s, ra.vt_s).cmp(&(rb.tt_s, rb.vt_s)))
-        });
-        idx.into_iter().map(|i| NodeVersion::mem(st, i)).collect()
+        }
     }
 
     /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`. The sort runs on
     /// contiguous keys, in parallel; eids are derived once per identity.
     pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
-        let st = match self.src() {
-            src @ (Src::Map(_) | Src::Over(_)) => {
-                let mut out = Vec::with_capacity(self.edge_positions());
-                src.digest_groups(|g| {
-                    out.extend(
-                        g.iter()
-                            .flat_map(|&(_, id)| src.ident_rows(id))
-                            .map(|i| EdgeVersion { src, idx: i }),
-                    )
-                });
-                return out;
-            }
-            Src::Mem(st) => st,
-        };
-        let mut keys: Vec<(Id12, i64, i64, u32)> = (0..st.edges.len() as u32)
-            .into_par_iter()
-            .filter(|&i| st.edges[i as usize].alive)
-            .map(|i| {
-                let r = &st.edges[i as usize];
-                (*st.eid(r.ident), r.tt_s, r.vt_s, i)
-            })
-            .collect();
-        // (eid, tt_s, vt_s) is unique among stored rows (I8), so the order is total.
-        keys.par_sort_unstable();
-        keys.into_iter()
-            .map(|k| EdgeVersion::mem(st, k.3))
-            .collect()
+        let src = self.src();
+        let mut out = Vec::with_capacity(self.edge_positions());
+        src.digest_groups(|g| {
+            out.extend(
+                g.iter()
+                    .flat_map(|&(_, id)| src.ident_rows(id))
+                    .map(|i| EdgeVersion { src, idx: i }),
+            )
+        });
+        out
     }
 
     /// The store digest of `data-model.md` §10: BLAKE3 over canonical row lines. Lines are
@@ -478,18 +425,16 @@ impl<'a> Snapshot<'a> {
         }
         let mut h = blake3::Hasher::new();
         feed(&mut h, &self.all_nodes(), |n, s| n.write_line(s));
-        match self.src() {
-            Src::Mem(_) => feed(&mut h, &self.all_edges(), |e, s| e.write_line(s)),
-            // Mapped: identity by identity, a bounded group of identities at a time, so no
-            // list of every edge row or identity is held.
-            src @ (Src::Map(_) | Src::Over(_)) => src.digest_groups(|g| {
-                feed(&mut h, g, |&(_, id), s| {
-                    for i in src.ident_rows(id) {
-                        EdgeVersion { src, idx: i }.write_line(s)
-                    }
-                })
-            }),
-        }
+        // Identity by identity, a bounded group of identities at a time, so no list of
+        // every edge row or identity is held.
+        let src = self.src();
+        src.digest_groups(|g| {
+            feed(&mut h, g, |&(_, id), s| {
+                for i in src.ident_rows(id) {
+                    EdgeVersion { src, idx: i }.write_line(s)
+                }
+            })
+        });
         h.finalize().to_hex().to_string()
     }
 }
@@ -555,19 +500,10 @@ impl<'a> Snapshot<'a> {
     }
 
     fn edge_start_query(&self, t_a: i64, t_b: i64, as_of_tt: i64) -> Starts {
-        let st = match self.src() {
-            Src::Map(b) => return Starts::Runs(mapscan::start_runs(b, t_a, t_b, as_of_tt)),
-            Src::Over(o) => return Starts::Runs(o.start_runs(t_a, t_b, as_of_tt)),
-            Src::Mem(st) => st,
-        };
-        starts(
-            &st.edges,
-            &st.edge_index,
-            st.edge_close_gen,
-            t_a,
-            t_b,
-            as_of_tt,
-        )
+        Starts::Runs(match self.src() {
+            Src::Map(b) => mapscan::start_runs(b, t_a, t_b, as_of_tt),
+            Src::Over(o) => o.start_runs(t_a, t_b, as_of_tt),
+        })
     }
 
     /// Compact columns (`vt_s`, rel, src, dst) of the edge rows at storage positions
@@ -576,10 +512,6 @@ impl<'a> Snapshot<'a> {
     /// [`Snapshot::edge_start_positions`] or another belief-checked read.
     pub fn edge_columns(&self) -> std::sync::Arc<crate::cols::EdgeColumns> {
         match self.src() {
-            Src::Mem(st) => st.edge_cols.get(&st.edges, |i| {
-                let e = &st.idents[i as usize];
-                [e.rel, e.src, e.dst]
-            }),
             Src::Map(b) => mapscan::edge_columns(b),
             Src::Over(o) => mapscan::edge_columns(&o.base),
         }
@@ -619,7 +551,6 @@ impl<'a> Snapshot<'a> {
     /// failed batches alike.
     fn positions(&self, k: usize) -> usize {
         match self.src() {
-            Src::Mem(st) => st.table(k).len(),
             Src::Map(b) => b.n_rows(k),
             Src::Over(o) => o.n_rows(k),
         }
@@ -672,7 +603,6 @@ impl<'a> Snapshot<'a> {
             }
         };
         match self.src() {
-            Src::Mem(st) => rows(&st.table(k)[start..end], &mut t),
             Src::Map(b) => base_block(b, start, end, &mut t),
             Src::Over(o) => {
                 let (mid, above) = split_at_image(o, k, start, end);
@@ -696,7 +626,6 @@ impl<'a> Snapshot<'a> {
         let end = pos.end.clamp(start, self.positions(k));
         let src = self.src();
         let ids: Vec<u32> = match src {
-            Src::Mem(st) => st.table(k)[start..end].iter().map(|r| r.content).collect(),
             Src::Map(b) => b.row_content_range(k, start, end),
             Src::Over(o) => {
                 let (mid, above) = split_at_image(o, k, start, end);
@@ -782,76 +711,10 @@ impl<'a> Snapshot<'a> {
                 None => return Ok(vec![0; n]),
             },
         };
-        let st = match src {
-            Src::Map(base) => {
-                return Ok(mapscan::start_counts(
-                    base,
-                    (t_a, t_b, stride),
-                    as_of_tt,
-                    rel,
-                    n,
-                ))
-            }
-            Src::Over(o) => return Ok(o.start_counts((t_a, t_b, stride), as_of_tt, rel, n)),
-            Src::Mem(st) => st,
-        };
-        let rows = &st.edges;
-        let keep = |r: &Row| {
-            believed_at(r, as_of_tt)
-                && t_a <= r.vt_s
-                && r.vt_s < t_b
-                && rel.is_none_or(|x| st.idents[r.ident as usize].rel == x)
-        };
-        let bucket = |r: &Row| ((r.vt_s as i128 - t_a as i128) / stride as i128) as usize;
-        let add = |mut c: Vec<u64>, r: &Row| {
-            if keep(r) {
-                c[bucket(r)] += 1;
-            }
-            c
-        };
-        let sum = |mut x: Vec<u64>, y: Vec<u64>| {
-            x.iter_mut().zip(y).for_each(|(a, b)| *a += b);
-            x
-        };
-        let ix = st.edge_index.get(rows);
-        let tail = &rows[ix.covered..];
-        if rel.is_none() {
-            // At a belief state after every stored transaction time, a covered row is
-            // believed unless it is listed as unbelieved: count keys per bucket by binary
-            // search, take the unbelieved rows off, and add the (exactly checked) tail.
-            let unb = st.edge_index.unbelieved(rows, &ix, st.edge_close_gen);
-            if clamp_tt(as_of_tt) >= unb.max_tt {
-                let mut c: Vec<u64> = (0..n as i64)
-                    .map(|i| {
-                        let lo = t_a + i * stride;
-                        let hi = lo.saturating_add(stride).min(t_b) - 1;
-                        ix.by_start.count_in(lo, hi) as u64
-                    })
-                    .collect();
-                for &i in &unb.ids {
-                    let r = &rows[i as usize];
-                    if t_a <= r.vt_s && r.vt_s < t_b && !believed_at(r, as_of_tt) {
-                        c[bucket(r)] -= 1;
-                    }
-                }
-                return Ok(sum(c, tail.iter().fold(vec![0u64; n], add)));
-            }
-        }
-        let cands = ix.by_start.ids_in(t_a, t_b - 1);
-        if (cands.len() + tail.len()).saturating_mul(4) >= rows.len() {
-            return Ok(rows
-                .par_chunks(CHUNK)
-                .map(|c| c.iter().fold(vec![0u64; n], add))
-                .reduce(|| vec![0u64; n], sum));
-        }
-        let indexed = cands
-            .par_chunks(CHUNK)
-            .map(|c| {
-                c.iter()
-                    .fold(vec![0u64; n], |acc, &i| add(acc, &rows[i as usize]))
-            })
-            .reduce(|| vec![0u64; n], sum);
-        Ok(sum(indexed, tail.iter().fold(vec![0u64; n], add)))
+        Ok(match src {
+            Src::Map(base) => mapscan::start_counts(base, (t_a, t_b, stride), as_of_tt, rel, n),
+            Src::Over(o) => o.start_counts((t_a, t_b, stride), as_of_tt, rel, n),
+        })
     }
 }
 
@@ -929,7 +792,6 @@ impl<'a> Snapshot<'a> {
     /// so per-id tables (bitsets, counters) can be sized once.
     pub fn uid_ids(&self) -> usize {
         match self.src() {
-            Src::Mem(st) => st.uids.len(),
             Src::Map(b) => b.marks().uids as usize,
             Src::Over(o) => o.n_uids(),
         }
@@ -944,7 +806,6 @@ impl<'a> Snapshot<'a> {
     /// needle), ascending. O(total uid bytes) after the first call on a uid set.
     pub fn uids_lowercase_containing(&self, needle_lower: &str) -> Vec<u32> {
         match self.src() {
-            Src::Mem(st) => st.uids.lower().containing(needle_lower),
             Src::Map(b) => mapscan::lower(b).containing(needle_lower),
             Src::Over(o) => o.uids_lowercase_containing(needle_lower),
         }

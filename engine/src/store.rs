@@ -4,7 +4,6 @@
 
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::compact;
-use crate::delta::Delta;
 use crate::error::{CorruptionKind, Error, Result, StateAbout};
 use crate::format::base::Base;
 use crate::format::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
@@ -14,9 +13,7 @@ use crate::format::wal::{self, Record, Tail, Wal};
 use crate::lazy::Lazy;
 use crate::model::{IdentPart, Marks, SegData, Stats};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
-use crate::read::Db;
 use crate::read::Snapshot;
-use crate::state::State;
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -60,9 +57,10 @@ pub struct Options {
     /// How segment files are read on open; `None` = [`IoMode::Mmap`]. The engine reads no
     /// environment: the CLI sets this from `TGMS_IO`.
     pub io: Option<IoMode>,
-    /// Decode every segment into memory at open (and after a compaction) even when the store
-    /// could be served from its mapped base image (`format-spec.md` §9.4); the CLI sets it
-    /// from `TGMS_OPEN=eager` (tests open both ways and compare).
+    /// Decode every segment into memory at open (and after a compaction), the image
+    /// included, even when the store could be served from its mapped base image
+    /// (`format-spec.md` §9.4): the rows are then read from the delta above the image of no
+    /// rows. The CLI sets it from `TGMS_OPEN=eager` (tests open both ways and compare).
     pub eager: bool,
 }
 
@@ -115,51 +113,14 @@ pub struct IngestReport {
     pub last_tt: Option<i64>,
 }
 
-/// What a store holds in memory: every segment decoded, or the mapped base image with the
-/// decoded flush segments and the memtable above it (`lazy.rs`, `format-spec.md` §9.4).
-enum Mem {
-    State(Box<State>),
-    Lazy(Box<Lazy>),
-}
-
-impl Mem {
-    fn apply_batch(&mut self, tt: i64, ops: &[Op], paranoid: bool) -> Result<()> {
-        match self {
-            Mem::State(st) => st.apply_batch(tt, ops),
-            Mem::Lazy(l) => l.apply_batch(tt, ops, paranoid),
-        }
-    }
-
-    fn stats(&self) -> &Stats {
-        match self {
-            Mem::State(st) => &st.stats,
-            Mem::Lazy(l) => &l.stats,
-        }
-    }
-
-    fn memtable_rows(&self) -> u64 {
-        match self {
-            Mem::State(st) => st.memtable_rows(),
-            Mem::Lazy(l) => l.memtable_rows(),
-        }
-    }
-
-    /// The rel type id of edge identity `i`.
-    fn rel_of(&self, i: u32) -> u32 {
-        match self {
-            Mem::State(st) => st.idents[i as usize].rel,
-            Mem::Lazy(l) => l.ident_part(i, IdentPart::Rel),
-        }
-    }
-}
-
 /// An open store.
 pub struct Store {
     dir: PathBuf,
-    mem: Mem,
+    /// The rows: the image (mapped, or the image of no rows) and the delta above it.
+    mem: Box<Lazy>,
     /// Re-check invariant I1 after every batch (`Options::paranoid`).
     paranoid: bool,
-    /// Decode every segment instead of serving the mapped image (`Options::eager`).
+    /// Decode every segment instead of mapping the image (`Options::eager`).
     eager: bool,
     io: IoMode,
     wal: Option<Wal>,
@@ -205,40 +166,6 @@ static NEXT_INSTANCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU6
 
 fn next_instance() -> u64 {
     NEXT_INSTANCE.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Loads the published segments of `dir` into `state`; returns them. `Ok(None)` when a
-/// segment file vanished (a concurrent compaction collected it): the caller retries.
-fn load_segments(
-    dir: &Path,
-    state: &mut State,
-    io: IoMode,
-) -> Result<Option<(Vec<SegEntry>, u64)>> {
-    let mpath = dir.join(MANIFEST_FILE);
-    if !mpath.exists() {
-        return Ok(Some((Vec::new(), 0)));
-    }
-    let (entries, good_len) = manifest::read(&mpath)?;
-    for e in &entries {
-        let Some((path, data)) = decode_listed(dir, e, io)? else {
-            return Ok(None);
-        };
-        state.load_seg(data).map_err(|kind| Error::Corruption {
-            file: path,
-            offset: 0,
-            kind,
-        })?;
-    }
-    if let Some(last) = entries.last() {
-        state
-            .finish_load(last.stats.clone())
-            .map_err(|k| Error::Corruption {
-                file: mpath.clone(),
-                offset: 0,
-                kind: k,
-            })?;
-    }
-    Ok(Some((entries, good_len)))
 }
 
 /// Reads the segment file that manifest record `e` lists, checks it against the record
@@ -317,64 +244,68 @@ fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
     Ok(())
 }
 
-/// An open served from the mapped base image (`format-spec.md` §9.4), when the published
-/// generation is one full-image segment with indexes (minor 2, 3 or 4), possibly followed by
-/// flush segments. The image is mapped; only the flush segments are decoded ([`Delta`]); the
-/// caller applies the log after them. Returns the segments and the manifest's good length.
-/// `Ok(None)` means "open the usual way" (other layouts, a segment that vanished under a
-/// concurrent compaction). Every segment's length and BLAKE3 digest are checked against the manifest,
-/// the image's structure and checksums by [`Base::open`] and the flush segments' by their
-/// decoder, before anything is read from them.
-fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)>> {
+/// The published generation (`format-spec.md` §9.4): the first segment mapped when it is a
+/// full image with indexes (minor 2, 3 or 4) and `eager` is off, every other segment decoded
+/// into the delta above it (above the image of no rows when nothing is mapped: a store never
+/// compacted, or an eager open); the caller applies the log after them. Returns the segments
+/// and the manifest's good length. `Ok(None)` when a segment vanished under a concurrent
+/// compaction (the caller starts over). Every segment's length and BLAKE3 digest are checked
+/// against the manifest, the image's structure and checksums by [`Base::open`] and the
+/// decoded segments' by their decoder, before anything is read from them.
+fn open_generation(
+    dir: &Path,
+    io: IoMode,
+    eager: bool,
+) -> Result<Option<(Lazy, Vec<SegEntry>, u64)>> {
     let mpath = dir.join(MANIFEST_FILE);
     if !mpath.exists() {
-        return Ok(None);
+        return Ok(Some((Lazy::empty(Stats::default()), Vec::new(), 0)));
     }
     let (entries, good_len) = manifest::read(&mpath)?;
-    let (Some(e), Some(last)) = (entries.first(), entries.last()) else {
-        return Ok(None);
+    let Some(last) = entries.last() else {
+        return Ok(Some((Lazy::empty(Stats::default()), entries, good_len)));
     };
-    if e.base != crate::model::Marks::default() {
-        return Ok(None);
-    }
-    let path = dir.join(manifest::seg_name(e.seq));
-    let Some(bytes) = open_listed(&path, io)? else {
-        return Ok(None);
-    };
-    let b = bytes.bytes();
-    // Segments without indexes (minors 0, 1 and 5) are decoded the usual way (which checks
-    // them).
-    if !seg::header_minor(b).is_some_and(seg::is_indexed) {
-        return Ok(None);
-    }
-    check_listed(&path, &bytes, e)?;
     let corrupt = |path: &Path, offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
         offset,
         kind,
     };
-    let base = Base::open(bytes).map_err(|(o, k)| corrupt(&path, o, k))?;
-    if base.seq() != e.seq || base.marks() != e.end {
-        return Err(corrupt(
-            &path,
-            0,
-            "segment does not match its manifest record".into(),
-        ));
-    }
-    let mut delta = Delta::new(base.marks());
-    for e in &entries[1..] {
+    let first = &entries[0];
+    let image = match eager {
+        true => None,
+        false => match map_image(dir, first, io)? {
+            Mapped::Vanished => return Ok(None),
+            Mapped::NotAnImage => None,
+            Mapped::Image(b) => Some(b),
+        },
+    };
+    // The image's own statistics are its record's; rows above it are counted below.
+    let (mut lazy, above, image_stats) = match image {
+        Some(b) => (
+            Lazy::over(crate::mapscan::Image::new(*b), last.stats.clone()),
+            &entries[1..],
+            first.stats.clone(),
+        ),
+        None => (
+            Lazy::empty(last.stats.clone()),
+            &entries[..],
+            Stats::default(),
+        ),
+    };
+    for e in above {
         let Some((path, data)) = decode_listed(dir, e, io)? else {
             return Ok(None);
         };
-        delta.load(data, &base).map_err(|k| corrupt(&path, 0, k))?;
+        let Lazy { base, delta, .. } = &mut lazy;
+        delta.load(data, base).map_err(|k| corrupt(&path, 0, k))?;
     }
-    // The statistics the newest record publishes, against what the rows give (S3; the
-    // image's own counts are its record's).
+    // The statistics the newest record publishes, against what the rows give (S3).
+    let delta = &lazy.delta;
     let alive = |k: usize| delta.rows[k].iter().filter(|r| r.alive).count() as u64;
-    let (first, st) = (&e.stats, &last.stats);
+    let st = &last.stats;
     if st.n_entities != delta.end().uids
-        || st.n_node_versions != first.n_node_versions + alive(0)
-        || st.n_edge_versions != first.n_edge_versions + alive(1)
+        || st.n_node_versions != image_stats.n_node_versions + alive(0)
+        || st.n_edge_versions != image_stats.n_edge_versions + alive(1)
     {
         return Err(corrupt(
             &mpath,
@@ -382,12 +313,45 @@ fn open_lazy(dir: &Path, io: IoMode) -> Result<Option<(Lazy, Vec<SegEntry>, u64)
             "manifest statistics disagree with the segments".into(),
         ));
     }
-    let lazy = Lazy {
-        base: crate::mapscan::Image::new(base),
-        delta,
-        stats: last.stats.clone(),
-    };
     Ok(Some((lazy, entries, good_len)))
+}
+
+/// What [`map_image`] found for the first segment of a generation.
+enum Mapped {
+    /// The image, checked against its record and opened.
+    Image(Box<Base>),
+    /// A segment without indexes (minors 0, 1 and 5): decoded instead.
+    NotAnImage,
+    /// The file vanished under a concurrent compaction.
+    Vanished,
+}
+
+/// Maps the first segment of a generation (record `e`) as the store's image when it is one.
+fn map_image(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Mapped> {
+    if e.base != Marks::default() {
+        return Ok(Mapped::NotAnImage);
+    }
+    let path = dir.join(manifest::seg_name(e.seq));
+    let Some(bytes) = open_listed(&path, io)? else {
+        return Ok(Mapped::Vanished);
+    };
+    if !seg::header_minor(bytes.bytes()).is_some_and(seg::is_indexed) {
+        return Ok(Mapped::NotAnImage);
+    }
+    check_listed(&path, &bytes, e)?;
+    let corrupt = |offset: u64, kind: CorruptionKind| Error::Corruption {
+        file: path.clone(),
+        offset,
+        kind,
+    };
+    let base = Base::open(bytes).map_err(|(o, k)| corrupt(o, k))?;
+    if base.seq() != e.seq || base.marks() != e.end {
+        return Err(corrupt(
+            0,
+            "segment does not match its manifest record".into(),
+        ));
+    }
+    Ok(Mapped::Image(Box::new(base)))
 }
 
 /// The rows (nodes plus edges) segment `e` adds.
@@ -479,11 +443,9 @@ impl Store {
         let mut wal = Wal::create(&dir.join(WAL_FILE))?;
         wal.no_sync = opts.no_sync;
         fsync_dir(dir)?;
-        let mut state = State::default();
-        state.paranoid = opts.paranoid;
         Ok(Store {
             dir: dir.to_path_buf(),
-            mem: Mem::State(Box::new(state)),
+            mem: Box::new(Lazy::empty(Stats::default())),
             paranoid: opts.paranoid,
             eager: opts.eager,
             io: opts.io.unwrap_or(IoMode::Mmap),
@@ -549,21 +511,14 @@ impl Store {
         // from the position they cover.
         let mut attempts = 0;
         let (mut mem, entries, manifest_len) = loop {
-            let mut st = State::default();
-            st.paranoid = opts.paranoid;
             if opts.replay_whole_log {
                 if !opts.read_only {
                     return Err(Error::invalid("replay_whole_log needs a read-only open"));
                 }
-                break (Mem::State(Box::new(st)), Vec::new(), 0);
+                break (Lazy::empty(Stats::default()), Vec::new(), 0);
             }
-            if !eager {
-                if let Some((lazy, entries, len)) = open_lazy(dir, io)? {
-                    break (Mem::Lazy(Box::new(lazy)), entries, len);
-                }
-            }
-            if let Some((entries, len)) = load_segments(dir, &mut st, io)? {
-                break (Mem::State(Box::new(st)), entries, len);
+            if let Some(generation) = open_generation(dir, io, eager)? {
+                break generation;
             }
             attempts += 1;
             if attempts > 8 {
@@ -575,7 +530,7 @@ impl Store {
         let covered = entries
             .last()
             .map_or((wal::HEADER_LEN, 0), |e| (e.wal_offset, e.wal_record));
-        let mut last: Option<(u64, i64, bool)> = mem.stats().last_tt.map(|t| (0, t, true));
+        let mut last: Option<(u64, i64, bool)> = mem.stats.last_tt.map(|t| (0, t, true));
         let mut tail_records = 0u64;
         if opts.replay_to.is_some() && !opts.read_only {
             return Err(Error::invalid("replay_to needs a read-only open"));
@@ -664,11 +619,11 @@ impl Store {
             collect_garbage(dir, &entries)?;
             (Some(w), m)
         };
-        let last_tt = mem.stats().last_tt;
+        let last_tt = mem.stats.last_tt;
         let next_seq = entries.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
         Ok(Store {
             dir: dir.to_path_buf(),
-            mem,
+            mem: Box::new(mem),
             paranoid: opts.paranoid,
             eager,
             io,
@@ -713,10 +668,7 @@ impl Store {
 
     /// A read view of the current state.
     pub fn snapshot(&self) -> Snapshot<'_> {
-        let db = match &self.mem {
-            Mem::Lazy(l) => Db::Lazy(l),
-            Mem::State(st) => Db::Mem(st),
-        };
+        let db = &*self.mem;
         Snapshot {
             db,
             instance: self.instance,
@@ -725,9 +677,9 @@ impl Store {
 
     /// True when this store is served from its mapped base image (with the flush segments
     /// and log tail above it decoded), without decoding the image: see `format-spec.md`
-    /// §9.4.
+    /// §9.4. False for a store without an image (new, never compacted) and an eager open.
     pub fn is_lazy(&self) -> bool {
-        matches!(self.mem, Mem::Lazy(_))
+        self.mem.has_image()
     }
 
     /// Statistics (O(1)).
@@ -862,14 +814,14 @@ impl Store {
             None => self.clock.tick()?,
         };
         // ordinal_base is fixed when the batch is recorded (§6.7).
-        let mut base = self.mem.stats().ingest_ordinal;
+        let mut base = self.mem.stats.ingest_ordinal;
         for op in &mut ops {
             if let Op::IngestEvents(o) = op {
                 o.ordinal_base = base;
                 base += o.events.len() as u64;
             }
         }
-        let seq = self.mem.stats().n_batches;
+        let seq = self.mem.stats.n_batches;
         let record = self.wal_records;
         let wal = self.wal.as_mut().ok_or(Error::Poisoned)?;
         if let Err(e) = wal.append_keyed_batch(tt, key.as_deref(), &ops) {
@@ -882,9 +834,9 @@ impl Store {
                 cause: e.to_string(),
             });
         }
-        let result = match (&mut self.lean, &mut self.mem) {
-            (Some(lean), Mem::Lazy(l)) => crate::bulk::apply_lean(l, lean, tt, &ops),
-            _ => self.mem.apply_batch(tt, &ops, self.paranoid),
+        let result = match &mut self.lean {
+            Some(lean) => crate::bulk::apply_lean(&mut self.mem, lean, tt, &ops),
+            None => self.mem.apply_batch(tt, &ops, self.paranoid),
         };
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
@@ -961,8 +913,6 @@ impl Store {
         let before = self.load_rows;
         self.load_rows = max_decoded_rows;
         if max_decoded_rows > 0 && self.is_fresh() {
-            let stats = self.mem.stats().clone();
-            self.mem = Mem::Lazy(Box::new(crate::bulk::empty_lazy(stats)?));
             self.lean = Some(Box::default());
         }
         let out = f(self);
@@ -977,7 +927,7 @@ impl Store {
         self.wal_records == 0
             && self.segments.is_empty()
             && !self.eager
-            && matches!(&self.mem, Mem::State(st) if st.marks() == Marks::default())
+            && self.mem.delta.end() == Marks::default()
     }
 
     /// True during a bulk build (`Store::bulk_load` into a fresh store, pure batches).
@@ -1004,10 +954,7 @@ impl Store {
         // Built in bulk (`commit_keyed` applies a batch by `load::apply_lean` and does not
         // flush while `self.lean` is set).
         let c = self.commit_keyed(tt, ops, key)?;
-        let held = match &self.mem {
-            Mem::Lazy(l) => (l.delta.rows[0].len() + l.delta.rows[1].len()) as u64,
-            Mem::State(_) => 0,
-        };
+        let held = (self.mem.delta.rows[0].len() + self.mem.delta.rows[1].len()) as u64;
         if !self.poisoned && held >= self.load_rows.saturating_mul(LEAN_ROWS_PER_DECODED_ROW) {
             if let Err(e) = self.compact_inner() {
                 self.poisoned = true;
@@ -1018,23 +965,14 @@ impl Store {
     }
 
     /// Ends a bulk build: the rows it holds are merged into the image (a build that holds
-    /// nothing above an unpublished empty image goes back to an empty decoded state). On a
+    /// nothing stays the store of no rows it started as). On a
     /// poisoned handle, or when the merge fails, the rows are indexed in memory instead, so
     /// that reads of the handle stay right.
     pub(crate) fn end_lean(&mut self) -> Result<()> {
         if self.lean.take().is_none() {
             return Ok(());
         }
-        let Mem::Lazy(l) = &mut self.mem else {
-            return Ok(());
-        };
-        if l.delta.end() == l.delta.base {
-            if self.segments.is_empty() {
-                let mut st = State::default();
-                st.stats = l.stats.clone();
-                st.paranoid = self.paranoid;
-                self.mem = Mem::State(Box::new(st));
-            }
+        if self.mem.delta.end() == self.mem.delta.base {
             return Ok(());
         }
         let merged = if self.poisoned {
@@ -1043,10 +981,8 @@ impl Store {
             self.compact_inner()
         };
         if merged.is_err() {
-            if let Mem::Lazy(l) = &mut self.mem {
-                let data = l.flush_data();
-                let _ = l.reseal(data);
-            }
+            let data = self.mem.flush_data();
+            let _ = self.mem.reseal(data);
         }
         self.poison(merged).map(|_| ())
     }
@@ -1110,9 +1046,7 @@ impl Store {
     /// [`Options::compact_rows`] (during a bulk load, [`Store::decoded_limit`]): the flush then
     /// merges the memtable into the image.
     fn merges_at_flush(&self) -> bool {
-        let Mem::Lazy(l) = &self.mem else {
-            return false;
-        };
+        let l = &self.mem;
         let above: u64 = self.segments.iter().skip(1).map(seg_rows).sum();
         let unflushed = self
             .wal
@@ -1120,6 +1054,7 @@ impl Store {
             .is_some_and(|w| w.len_bytes() != self.covered.0);
         let image_rows = self.segments.first().map_or(0, seg_rows);
         unflushed
+            && l.has_image()
             && l.base.is_sorted()
             && self.compact_rows > 0
             && above + l.memtable_rows() >= self.decoded_limit(image_rows)
@@ -1143,10 +1078,12 @@ impl Store {
             Some((f, rest)) => (seg_rows(f), rest.iter().map(seg_rows).sum::<u64>()),
             None => return false,
         };
-        let (decoded, limit) = match &self.mem {
-            Mem::Lazy(_) => (rest, self.decoded_limit(first)),
-            Mem::State(_) if !self.eager => (first + rest, self.compact_rows),
-            Mem::State(_) => (0, self.compact_rows),
+        let (decoded, limit) = if self.mem.has_image() {
+            (rest, self.decoded_limit(first))
+        } else if !self.eager {
+            (first + rest, self.compact_rows)
+        } else {
+            (0, self.compact_rows)
         };
         (self.compact_rows > 0 && decoded >= limit)
             || (self.compact_segments > 0
@@ -1190,7 +1127,7 @@ impl Store {
     fn seals_as_image(&self) -> bool {
         let rows = self.segments.iter().map(seg_rows).sum::<u64>() + self.mem.memtable_rows();
         self.close_compacts
-            && matches!(self.mem, Mem::State(_))
+            && !self.mem.has_image()
             && !self.eager
             && self.compact_rows > 0
             && rows >= CLOSE_IMAGE_ROWS
@@ -1205,14 +1142,8 @@ impl Store {
             return Ok(false);
         }
         wal.sync()?;
-        let data = match &mut self.mem {
-            Mem::State(st) => {
-                st.sort_memtable();
-                st.seg_data(st.sealed)
-            }
-            Mem::Lazy(l) => l.flush_data(),
-        };
-        let entry = self.write_segment(&data, false)?;
+        let data = self.mem.flush_data();
+        let entry = self.write_segment(&data)?;
         match self.manifest.as_mut() {
             Some(m) => m.append(&entry)?,
             None => {
@@ -1228,15 +1159,12 @@ impl Store {
             }
         }
         let path = self.dir.join(manifest::seg_name(entry.seq));
-        match &mut self.mem {
-            Mem::State(st) => st.seal(),
-            // The memtable is renumbered as the segment numbers it.
-            Mem::Lazy(l) => l.reseal(data).map_err(|kind| Error::Corruption {
-                file: path,
-                offset: 0,
-                kind,
-            })?,
-        }
+        // The memtable is renumbered as the segment numbers it.
+        self.mem.reseal(data).map_err(|kind| Error::Corruption {
+            file: path,
+            offset: 0,
+            kind,
+        })?;
         self.covered = (entry.wal_offset, entry.wal_record);
         self.segments.push(entry);
         Ok(true)
@@ -1249,11 +1177,11 @@ impl Store {
         fsync_dir(&self.dir)
     }
 
-    /// Encodes and durably writes segment `next_seq`; returns its manifest record.
-    fn write_segment(&mut self, data: &crate::model::SegData, indexes: bool) -> Result<SegEntry> {
+    /// Encodes and durably writes flush segment `next_seq`; returns its manifest record.
+    fn write_segment(&mut self, data: &SegData) -> Result<SegEntry> {
         let seq = self.next_seq;
         let mem = &self.mem;
-        let (bytes, zone) = seg::encode(seq, data, &|i| mem.rel_of(i), indexes);
+        let (bytes, zone) = seg::encode(seq, data, &|i| mem.ident_part(i, IdentPart::Rel));
         let (path, mut f) = self.create_segment(seq)?;
         crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&bytes))
             .and_then(|_| f.write_all(&bytes))
@@ -1306,21 +1234,16 @@ impl Store {
             wal_offset,
             wal_record: self.wal_records,
             zone: w.zone,
-            stats: self.mem.stats().clone(),
+            stats: self.mem.stats.clone(),
         })
     }
 
-    /// Writes the full image of a writer over a minor-4 mapped image by merging the image
-    /// with the delta, column by column, straight to the file (`compact.rs`): nothing is
-    /// decoded into a state. `None` when the writer is not such a writer.
-    fn write_merged_image(&mut self) -> Result<Option<SegEntry>> {
-        let Mem::Lazy(l) = &self.mem else {
-            return Ok(None);
-        };
-        if !l.base.is_sorted() {
-            return Ok(None);
-        }
+    /// Writes the full image of `rows` (the writer's own when `None`), whose image is of
+    /// minor 4, by merging the image with the delta, column by column, straight to the file
+    /// (`compact.rs`): the image is not decoded.
+    fn write_merged_image(&mut self, rows: Option<&Lazy>) -> Result<SegEntry> {
         let seq = self.next_seq;
+        let l = rows.unwrap_or(&self.mem);
         let (path, f) = self.create_segment(seq)?;
         crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&[]))
             .map_err(|e| Error::io(&path, e))?;
@@ -1329,8 +1252,7 @@ impl Store {
         let f = out
             .into_inner()
             .map_err(|e| Error::io(&path, e.into_error()))?;
-        let base = crate::model::Marks::default();
-        self.seal_segment(seq, &path, f, base, written).map(Some)
+        self.seal_segment(seq, &path, f, Marks::default(), written)
     }
 
     /// Rewrites the store as one full image (every closure folded in, rows in segment
@@ -1370,9 +1292,10 @@ impl Store {
             return Ok(0);
         }
         // A writer over an older image (rows in write order) decodes its segments to
-        // compact, so its memtable is flushed first; over a minor-4 image the memtable is
-        // merged with the rest.
-        if matches!(&self.mem, Mem::Lazy(l) if !l.base.is_sorted()) && unflushed {
+        // compact, so its memtable is flushed first; over a minor-4 image (the image of no
+        // rows included) the memtable is merged with the rest.
+        let sorted = self.mem.base.is_sorted();
+        if !sorted && unflushed {
             self.flush_inner()?;
             unflushed = false;
         }
@@ -1380,14 +1303,18 @@ impl Store {
         if let Some(wal) = self.wal.as_mut().filter(|_| unflushed) {
             wal.sync()?;
         }
-        // Over a minor-4 mapped image the image is merged with the delta as it is written;
-        // otherwise it is encoded from a decoded state.
-        let (entry, decoded) = match self.write_merged_image()? {
-            Some(entry) => (entry, None),
-            None => {
-                let (data, stats) = self.image()?;
-                (self.write_segment(&data, true)?, Some((data, stats)))
-            }
+        // Over a minor-4 image the image is merged with the delta as it is written; an
+        // older image is decoded with every segment above it, for the length of this call,
+        // into a delta over the image of no rows, which is written the same way.
+        let entry = if sorted {
+            self.write_merged_image(None)?
+        } else {
+            let Some((decoded, ..)) = open_generation(&self.dir, self.io, true)? else {
+                return Err(Error::state(
+                    "a published segment vanished under the writer",
+                ));
+            };
+            self.write_merged_image(Some(&decoded))?
         };
         manifest::write_fresh(&self.dir, std::slice::from_ref(&entry), self.no_sync)?;
         self.sync_dir()?;
@@ -1397,66 +1324,24 @@ impl Store {
             .len();
         self.manifest = Some(ManifestWriter::open(&mpath, Some(len), self.no_sync)?);
         self.covered = (entry.wal_offset, entry.wal_record);
-        let seg_path = self.dir.join(manifest::seg_name(entry.seq));
         self.segments = vec![entry];
         // The out-degrees a mapped writer counted (a cache: a source missing from it is
         // recounted from the rows) hold over the new image, whose rows are the same.
-        let degree = match &mut self.mem {
-            Mem::Lazy(l) => std::mem::take(&mut l.delta.degree),
-            Mem::State(_) => Default::default(),
-        };
-        // The image numbers rows in segment order: the writer's tables and every row
-        // number it holds are rebuilt from it (the old ones are dropped first): the image is
-        // mapped, or, for an eager writer, decoded.
-        self.mem = Mem::State(Box::default());
-        self.mem = match decoded {
-            Some((data, stats)) if self.eager => {
-                let mut st = State::default();
-                st.paranoid = self.paranoid;
-                st.load_seg(data)
-                    .and_then(|()| st.finish_load(stats))
-                    .map_err(|kind| Error::Corruption {
-                        file: seg_path,
-                        offset: 0,
-                        kind,
-                    })?;
-                Mem::State(Box::new(st))
+        let degree = std::mem::take(&mut self.mem.delta.degree);
+        // The image numbers rows in segment order: the writer's rows and every row number it
+        // holds are rebuilt from it (the old ones are dropped first): the image is mapped,
+        // or, for an eager writer, decoded.
+        *self.mem = Lazy::empty(Stats::default());
+        match open_generation(&self.dir, self.io, self.eager)? {
+            Some((mut lazy, _, _)) => {
+                lazy.delta.degree = degree;
+                *self.mem = lazy;
             }
-            decoded => {
-                drop(decoded);
-                match open_lazy(&self.dir, self.io)? {
-                    Some((mut lazy, _, _)) => {
-                        lazy.delta.degree = degree;
-                        Mem::Lazy(Box::new(lazy))
-                    }
-                    None => return Err(Error::state("the image just published cannot be mapped")),
-                }
-            }
-        };
+            None => return Err(Error::state("the image just published cannot be opened")),
+        }
         let n = collect_garbage(&self.dir, &self.segments)?;
         self.sync_dir()?;
         Ok(n)
-    }
-
-    /// The full image compaction writes, and the statistics it publishes. Over a mapped
-    /// image (whose memtable the caller flushed) the segments are decoded into a state for
-    /// the length of this call.
-    fn image(&self) -> Result<(SegData, Stats)> {
-        let decoded;
-        let st = match &self.mem {
-            Mem::State(st) => st,
-            Mem::Lazy(_) => {
-                let mut st = State::default();
-                if load_segments(&self.dir, &mut st, self.io)?.is_none() {
-                    return Err(Error::state(
-                        "a published segment vanished under the writer",
-                    ));
-                }
-                decoded = st;
-                &decoded
-            }
-        };
-        Ok((st.sorted_image(), st.stats.clone()))
     }
 
     /// Bulk ingest (§6.7): chunks of at most 50,000 events, one batch each, in order. Stops

@@ -1,5 +1,5 @@
 //! A mapped **base image**: random access to a compacted, minor-2, 3 or 4 segment
-//! (`format-spec.md` §6.5) without decoding it into the in-memory [`State`].
+//! (`format-spec.md` §6.5) without decoding it into memory.
 //!
 //! [`Base::open`] verifies the header, trailer, footer and every chunk's crc32, the
 //! directory layout of its minor, every column header (counts agree with the table counts,
@@ -19,8 +19,6 @@
 //! The parts: the column codecs (`base/col.rs`), the string heaps and the writers' hash
 //! tables (`base/heap.rs`), the open (`base/open.rs`), the structural checks
 //! (`base/structure.rs`); this file holds the image's layout and its row accessors.
-//!
-//! [`State`]: crate::state::State
 
 use crate::error::CorruptionKind;
 use crate::format::bitmap::RoaringView;

@@ -1,35 +1,30 @@
 //! [`Src`]: where a version view and a point read find rows, strings and identity lists
-//! (the memtable, the mapped image, or the image with the delta above it), with the
+//! (the image alone, or the image with the delta above it), with the
 //! per-source reads every snapshot read is written over.
 
 use super::*;
 
 /// Where a version view and a point read find rows, strings and identity lists: the
-/// in-memory state, the mapped base image, or the image with the flush segments above it.
-/// All number everything the same way (the image is a prefix of the state's numbering and
-/// the flush segments continue it), so ids and views from any of them mix freely.
+/// image alone (nothing above it), or the image with the delta above it. Both number
+/// everything the same way (the delta's ids continue the image's), so ids and views from
+/// either mix freely.
 #[derive(Clone, Copy)]
 pub(crate) enum Src<'a> {
-    Mem(&'a State),
     Map(&'a Image),
     /// The mapped image with decoded flush segments above it (`lazy.rs`).
     Over(&'a Lazy),
 }
 
-/// Single fields of row `i` of table `k` (0 nodes, 1 edges): a field of the in-memory row,
-/// or the same-named `Base` accessor, which reads that field's column alone.
+/// Single fields of row `i` of table `k` (0 nodes, 1 edges): the same-named accessor of
+/// the image (which reads that field's column alone) or of the image with the delta.
 macro_rules! row_fields {
-    ($($(#[$m:meta])* $name:ident -> $t:ty = |$r:ident| $mem:expr;)*) => {
+    ($($(#[$m:meta])* $name:ident -> $t:ty;)*) => {
         impl Src<'_> {
             $(
                 $(#[$m])*
                 #[inline]
                 pub(super) fn $name(self, k: usize, i: u32) -> $t {
                     match self {
-                        Src::Mem(st) => {
-                            let $r = &st.table(k)[i as usize];
-                            $mem
-                        }
                         Src::Map(b) => b.$name(k, i),
                         Src::Over(o) => o.$name(k, i),
                     }
@@ -40,49 +35,31 @@ macro_rules! row_fields {
 }
 
 row_fields! {
-    row_ident -> u32 = |r| r.ident;
+    row_ident -> u32;
     /// `[vt_s, vt_e)`.
-    row_vt -> (i64, i64) = |r| (r.vt_s, r.vt_e);
+    row_vt -> (i64, i64);
     /// `vt_s` alone (one column).
-    row_vt_s -> i64 = |r| r.vt_s;
-    row_tt_s -> i64 = |r| r.tt_s;
+    row_vt_s -> i64;
+    row_tt_s -> i64;
     /// `(tt_e, closed_by, close_reason)`.
-    row_close -> (i64, Option<Origin>, u32) = |r| (r.tt_e, r.closed_by, r.close_reason);
-    row_origin -> Origin = |r| r.origin;
-    row_reason -> u32 = |r| r.reason;
-    row_alive -> bool = |r| r.alive;
+    row_close -> (i64, Option<Origin>, u32);
+    row_origin -> Origin;
+    row_reason -> u32;
+    row_alive -> bool;
 }
 
 impl<'a> Src<'a> {
-    /// The in-memory table `k` (empty for a mapped source: callers branch on it first).
-    #[inline]
-    pub(super) fn table(self, k: usize) -> &'a [Row] {
-        match self {
-            Src::Mem(st) => st.table(k),
-            Src::Map(_) | Src::Over(_) => &[],
-        }
-    }
-    /// Row `i` of table `k` is believed at `as_of_tt` (read in place when in memory; a
-    /// mapped row reads its alive, `tt_s` and closure columns only).
+    /// Row `i` of table `k` is believed at `as_of_tt` (a mapped row reads its alive,
+    /// `tt_s` and closure columns only).
     #[inline]
     pub(super) fn believed(self, k: usize, i: u32, as_of_tt: i64) -> bool {
-        match self {
-            Src::Mem(st) => believed_at(&st.table(k)[i as usize], as_of_tt),
-            Src::Map(b) => {
-                let a = clamp_tt(as_of_tt);
-                b.row_alive(k, i) && b.row_tt_s(k, i) <= a && a < b.row_close(k, i).0
-            }
-            Src::Over(o) => {
-                let a = clamp_tt(as_of_tt);
-                o.row_alive(k, i) && o.row_tt_s(k, i) <= a && a < o.row_close(k, i).0
-            }
-        }
+        let a = clamp_tt(as_of_tt);
+        self.row_alive(k, i) && self.row_tt_s(k, i) <= a && a < self.row_close(k, i).0
     }
     /// Row `i` of table `k` (0 nodes, 1 edges).
     #[inline]
     pub(super) fn row(self, k: usize, i: u32) -> Row {
         match self {
-            Src::Mem(st) => st.table(k)[i as usize],
             Src::Map(b) => b.row(k, i),
             Src::Over(o) => o.row(k, i),
         }
@@ -90,7 +67,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn row_content(self, k: usize, i: u32) -> Content {
         let c = match self {
-            Src::Mem(st) => st.table(k)[i as usize].content,
             Src::Map(b) => b.row_content(k, i),
             Src::Over(o) => o.row_content(k, i),
         };
@@ -100,10 +76,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn ident_part(self, id: u32, part: IdentPart) -> u32 {
         match self {
-            Src::Mem(st) => {
-                let e = &st.idents[id as usize];
-                [e.src, e.dst, e.rel][part as usize]
-            }
             Src::Map(b) => b.ident_part(id, part),
             Src::Over(o) => o.ident_part(id, part),
         }
@@ -111,7 +83,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn string(self, id: u32) -> &'a str {
         match self {
-            Src::Mem(st) => st.strings.name(id),
             Src::Map(b) => b.string(id),
             Src::Over(o) => o.string(id),
         }
@@ -119,7 +90,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn uid(self, id: u32) -> &'a str {
         match self {
-            Src::Mem(st) => st.uids.name(id),
             Src::Map(b) => b.uid_name(id),
             Src::Over(o) => o.uid_name(id),
         }
@@ -127,7 +97,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn string_id(self, s: &str) -> Option<u32> {
         match self {
-            Src::Mem(st) => st.strings.get(s),
             Src::Map(b) => b.string_id(s),
             Src::Over(o) => o.string_id(s),
         }
@@ -135,7 +104,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn uid_id(self, uid: &str) -> Option<u32> {
         match self {
-            Src::Mem(st) => st.uids.get(uid),
             Src::Map(b) => b.uid_id(uid),
             Src::Over(o) => o.uid_id(uid),
         }
@@ -143,7 +111,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn content(self, id: u32) -> Content {
         match self {
-            Src::Mem(st) => *st.content(id),
             Src::Map(b) => b.content(id),
             Src::Over(o) => o.content(id),
         }
@@ -151,16 +118,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn ident(self, id: u32) -> IdentRec {
         match self {
-            Src::Mem(st) => {
-                let e = &st.idents[id as usize];
-                IdentRec {
-                    src: e.src,
-                    dst: e.dst,
-                    rel: e.rel,
-                    disc: e.disc,
-                    mapped: e.mapped,
-                }
-            }
             Src::Map(b) => b.ident(id),
             Src::Over(o) => o.ident(id),
         }
@@ -176,7 +133,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn eid(self, ident: u32) -> Id12 {
         match self {
-            Src::Mem(st) => *st.eid(ident),
             Src::Map(b) => mapscan::eid(b, ident),
             Src::Over(o) => o.eid(ident),
         }
@@ -184,7 +140,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn node_postings(self, uid: u32) -> Cow<'a, [u32]> {
         match self {
-            Src::Mem(st) => Cow::Borrowed(&st.node_postings[uid as usize][..]),
             Src::Map(b) => Cow::Owned(b.node_postings(uid)),
             Src::Over(o) => Cow::Owned(o.node_postings(uid)),
         }
@@ -192,7 +147,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn edge_postings(self, ident: u32) -> Cow<'a, [u32]> {
         match self {
-            Src::Mem(st) => Cow::Borrowed(&st.edge_postings[ident as usize][..]),
             Src::Map(b) => Cow::Owned(b.edge_postings(ident)),
             Src::Over(o) => Cow::Owned(o.edge_postings(ident)),
         }
@@ -201,18 +155,14 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn adjacency(self, uid: u32, out: bool) -> Cow<'a, [u32]> {
         match (self, out) {
-            (Src::Mem(st), true) => Cow::Borrowed(&st.out_adj[uid as usize][..]),
-            (Src::Mem(st), false) => Cow::Borrowed(&st.in_adj[uid as usize][..]),
             (Src::Map(b), true) => Cow::Owned(b.out_adj(uid)),
             (Src::Map(b), false) => Cow::Owned(b.in_adj(uid)),
             (Src::Over(o), out) => Cow::Owned(o.adjacency(uid, out)),
         }
     }
-    /// The identity `(src, dst, rel_type, disc)` names, if it exists (as
-    /// `State::lookup_edge`).
+    /// The identity `(src, dst, rel_type, disc)` names, if it exists.
     pub(super) fn lookup_edge(self, src: &str, dst: &str, rel: &str, disc: &str) -> Option<u32> {
         match self {
-            Src::Mem(st) => st.lookup_edge(src, dst, rel, disc),
             Src::Map(b) => {
                 let (s, d) = (b.uid_id(src)?, b.uid_id(dst)?);
                 let rel = b.string_id(rel)?;
@@ -247,7 +197,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn digest_groups(self, f: impl FnMut(&[(Id12, u32)])) {
         let n = match self {
-            Src::Mem(st) => st.idents.len(),
             Src::Map(b) => b.marks().idents as usize,
             Src::Over(o) => o.delta.end().idents as usize,
         };
@@ -272,10 +221,6 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn window_ids(self, k: usize, w: Option<(i64, i64)>, as_of_tt: i64) -> Vec<u32> {
         match self {
-            Src::Mem(st) => {
-                let keep = |r: &Row| believed_at(r, as_of_tt) && in_window(r, w);
-                overlapping(st.table(k), st.index(k), w, keep)
-            }
             Src::Map(b) => mapscan::overlapping(b, k, w, as_of_tt, None),
             Src::Over(o) => o.window_ids(k, w, as_of_tt, None),
         }
@@ -286,45 +231,22 @@ impl<'a> Src<'a> {
     #[inline]
     pub(super) fn boundary_ids(self, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
         match self {
-            Src::Mem(st) => boundaries(st.table(k), st.index(k), lo, hi, as_of_tt),
             Src::Map(b) => mapscan::boundaries(b, k, lo, hi, as_of_tt),
             Src::Over(o) => o.boundary_ids(k, lo, hi, as_of_tt),
         }
     }
 
     /// Views of edge rows sorted by `(vt_s, eid, tt_s)` (row id last, so the unstable sort
-    /// is deterministic). Keys are gathered once: comparing through the rows would chase
-    /// two pointers (or derive an eid) per comparison.
-    pub(super) fn sorted_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
-        if let Src::Map(_) | Src::Over(_) = self {
-            return self.sorted_mapped_edges(idx);
-        }
-        let key = |i: u32| {
-            let r = &self.table(1)[i as usize];
-            (r.vt_s, self.eid(r.ident), r.tt_s, i)
-        };
-        let view = |i: u32| EdgeVersion { src: self, idx: i };
-        if idx.len() < 4096 {
-            // In memory a key is two loads (the eid is cached): no key list for short lists.
-            let mut idx = idx;
-            idx.sort_unstable_by_key(|&i| key(i));
-            return idx.into_iter().map(view).collect();
-        }
-        let mut keys: Vec<(i64, Id12, i64, u32)> = idx.par_iter().map(|&i| key(i)).collect();
-        keys.par_sort_unstable();
-        keys.into_iter().map(|k| view(k.3)).collect()
-    }
-
-    /// [`Src::sorted_edges`] for mapped rows, where an eid is derived (hashed), not cached:
-    /// sort by `vt_s` first and derive eids only to order rows that share a `vt_s`.
+    /// is deterministic). An eid is derived (hashed) where not cached: sort by `vt_s` first
+    /// and derive eids only to order rows that share a `vt_s`.
     #[inline]
-    pub(super) fn sorted_mapped_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
+    pub(super) fn sorted_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
         let rows: Vec<(i64, u32)> = idx.iter().map(|&i| (self.row_vt(1, i).0, i)).collect();
-        self.sorted_mapped_pairs(rows)
+        self.sorted_pairs(rows)
     }
 
-    /// [`Src::sorted_mapped_edges`] of `(vt_s, row)` pairs whose `vt_s` the caller has read.
-    pub(super) fn sorted_mapped_pairs(self, mut rows: Vec<(i64, u32)>) -> Vec<EdgeVersion<'a>> {
+    /// [`Src::sorted_edges`] of `(vt_s, row)` pairs whose `vt_s` the caller has read.
+    pub(super) fn sorted_pairs(self, mut rows: Vec<(i64, u32)>) -> Vec<EdgeVersion<'a>> {
         rows.sort_unstable();
         let mut out = Vec::with_capacity(rows.len());
         for run in rows.chunk_by(|a, b| a.0 == b.0) {

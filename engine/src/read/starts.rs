@@ -42,18 +42,6 @@ impl Snapshot<'_> {
         // (vt_s, row, identity) in row order; `src` and `dst` carry row and identity until
         // the endpoints are looked up.
         let mut ev: Vec<StartEvent> = match src {
-            Src::Mem(st) => self
-                .edge_start_positions(t_a, t_b, as_of_tt)
-                .into_par_iter()
-                .map(|i| {
-                    let r = &st.edges[i as usize];
-                    StartEvent {
-                        t: r.vt_s,
-                        src: i,
-                        dst: r.ident,
-                    }
-                })
-                .collect(),
             Src::Map(b) => mapscan::start_rows(b, t_a, t_b, as_of_tt)
                 .into_iter()
                 .map(|(t, row, ident)| StartEvent {
@@ -87,10 +75,6 @@ impl Snapshot<'_> {
         ev.par_chunks_mut(EVENT_CHUNK).for_each(|c| {
             let ids: Vec<u32> = c.iter().map(|e| e.dst).collect();
             let (s, d): (Vec<u32>, Vec<u32>) = match src {
-                Src::Mem(st) => (
-                    ids.iter().map(|&i| st.idents[i as usize].src).collect(),
-                    ids.iter().map(|&i| st.idents[i as usize].dst).collect(),
-                ),
                 Src::Map(b) => (
                     mapscan::ident_parts(b, &ids, IdentPart::Src),
                     mapscan::ident_parts(b, &ids, IdentPart::Dst),

@@ -120,24 +120,6 @@ pub struct EdgeVersion<'a> {
     pub(super) idx: u32,
 }
 
-impl<'a> NodeVersion<'a> {
-    pub(super) fn mem(st: &'a State, idx: u32) -> Self {
-        NodeVersion {
-            src: Src::Mem(st),
-            idx,
-        }
-    }
-}
-
-impl<'a> EdgeVersion<'a> {
-    pub(super) fn mem(st: &'a State, idx: u32) -> Self {
-        EdgeVersion {
-            src: Src::Mem(st),
-            idx,
-        }
-    }
-}
-
 common_fields!(NodeVersion, 0);
 common_fields!(EdgeVersion, 1);
 

@@ -3,7 +3,7 @@
 //! to, flags and kinds lie in their domains, times are legal, offsets are monotone and
 //! close rows strictly ascending, and the redundant parts of the DFORS and PFOR codecs
 //! (skip values, exception starts) agree with the values. These are the invariants the
-//! decoding path checks row by row (`seg::decode` and `State::check_at`); with them checked
+//! decoding path checks row by row (`seg::decode` and `SegData::check_at`); with them checked
 //! at open, no accessor meets an out-of-range value in an image that opened, so a file
 //! whose checksums and digest hold but whose values a writer could not have written is
 //! refused with a named corruption error instead of answering with defaults.

@@ -1,6 +1,6 @@
 use super::*;
 use crate::format::seg::{put_dfors, put_for, put_pfor, DFORS_STRIDE};
-use crate::state::State;
+use crate::lazy::Lazy;
 use crate::store::{Options, Store};
 use crate::Op;
 use proptest::prelude::*;
@@ -477,50 +477,41 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
             }
         }
     }
-    let mut st = State::default();
-    st.load_seg(d).unwrap();
+    // The same segment decoded: every row in a delta above the image of no rows, whose
+    // lookups are built from the rows, not read from the image's indexes.
+    let mut st = Lazy::empty(Default::default());
+    {
+        let Lazy { base, delta, .. } = &mut st;
+        delta.load(d, base).unwrap();
+    }
     let base = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
     assert_eq!(base.seq(), seq);
-    let m = st.marks();
+    let m = st.delta.end();
     assert_eq!(base.marks(), m);
     for id in 0..m.uids as u32 {
-        let name = st.uids.name(id);
+        let name = st.uid_name(id);
         assert_eq!(base.uid_name(id), name);
         assert_eq!(base.uid_id(name), Some(id));
-        let u = id as usize;
-        assert_eq!(base.node_postings(id), st.node_postings[u].to_vec());
-        assert_eq!(base.out_adj(id), st.out_adj[u]);
-        assert_eq!(base.in_adj(id), st.in_adj[u]);
+        assert_eq!(base.node_postings(id), st.node_postings(id));
+        assert_eq!(base.out_adj(id), st.adjacency(id, true));
+        assert_eq!(base.in_adj(id), st.adjacency(id, false));
     }
     for id in 0..m.strings as u32 {
-        let s = st.strings.name(id);
+        let s = st.string(id);
         assert_eq!(base.string(id), s);
         assert_eq!(base.string_id(s), Some(id));
     }
     for absent in ["", "nope", "a\u{1}", "日", "zzz", "\u{10FFFF}"] {
-        assert_eq!(base.uid_id(absent), st.uids.get(absent), "{absent:?}");
-        assert_eq!(base.string_id(absent), st.strings.get(absent), "{absent:?}");
+        assert_eq!(base.uid_id(absent), st.uid_id(absent), "{absent:?}");
+        assert_eq!(base.string_id(absent), st.string_id(absent), "{absent:?}");
     }
     for id in 0..m.contents as u32 {
-        assert!(base.content(id) == st.contents[id as usize]);
+        assert!(base.content(id) == st.content(id));
     }
     for id in 0..m.idents as u32 {
-        let e = &st.idents[id as usize];
-        let b = base.ident(id);
-        assert_eq!(
-            b,
-            IdentRec {
-                src: e.src,
-                dst: e.dst,
-                rel: e.rel,
-                disc: e.disc,
-                mapped: e.mapped
-            }
-        );
-        assert_eq!(
-            base.edge_postings(id),
-            st.edge_postings[id as usize].to_vec()
-        );
+        let e = st.ident(id);
+        assert_eq!(base.ident(id), e);
+        assert_eq!(base.edge_postings(id), st.edge_postings(id));
         let found = base.find_mapped_ident(e.src, e.dst, e.rel, e.disc);
         assert_eq!(found, e.mapped.then_some(id), "identity {id}");
         // Absent keys: another disc, another rel.
@@ -530,20 +521,14 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
         assert_eq!(base.find_mapped_ident(e.src, e.dst, NONE - 1, e.disc), None);
     }
     for k in 0..m.slots {
-        let s = st.ordinal_slots[k as usize];
+        let s = st.delta.slots[k as usize];
         assert_eq!(base.slot(k), (s != NONE).then_some(s));
     }
     for r in 0..m.nodes as u32 {
-        assert!(
-            row_eq(&base.row(0, r), &st.nodes[r as usize]),
-            "node row {r}"
-        );
+        assert!(row_eq(&base.row(0, r), &st.row(0, r)), "node row {r}");
     }
     for r in 0..m.edges as u32 {
-        assert!(
-            row_eq(&base.row(1, r), &st.edges[r as usize]),
-            "edge row {r}"
-        );
+        assert!(row_eq(&base.row(1, r), &st.row(1, r)), "edge row {r}");
     }
     // Out of range: defaults, no panic.
     let (nu, ns) = (m.uids as u32, m.strings as u32);
@@ -559,16 +544,17 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
     assert_eq!(base.ident(m.idents as u32).src, NONE);
     assert_eq!(base.row(0, m.nodes as u32).ident, NONE);
     assert!(!base.row(1, u32::MAX).alive);
-    let rows = || st.nodes.iter().chain(st.edges.iter());
+    let rows = || st.delta.rows[0].iter().chain(st.delta.rows[1].iter());
     [
         rows().filter(|r| r.tt_e != OPEN_END).count(),
         rows().filter(|r| !r.alive).count(),
-        st.idents.iter().filter(|e| e.mapped).count(),
-        st.idents
+        st.delta.idents.iter().filter(|e| e.mapped).count(),
+        st.delta
+            .idents
             .iter()
             .filter(|e| matches!(e.disc, Disc::Str(_)))
             .count(),
-        st.ordinal_slots.iter().filter(|&&s| s == NONE).count(),
+        st.delta.slots.iter().filter(|&&s| s == NONE).count(),
     ]
 }
 
@@ -729,7 +715,7 @@ fn corruption_of_any_byte_is_caught_by_open() {
 fn forged_index_chunks_with_valid_crcs() {
     let bytes = random_compacted(3, 30);
     let (seq, d) = seg::decode(&bytes).unwrap();
-    let good = seg::encode(seq, &d, &|_| 0, true).0;
+    let good = seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_SORTED).0;
     assert_eq!(good, bytes);
     // Rewrite with a wrong uid order (reversed): crcs recomputed, so only the
     // content check of `verify` notices; Base still answers without panicking.
@@ -1086,11 +1072,14 @@ fn base_open_timing() {
     let t = std::time::Instant::now();
     let all = std::fs::read(path).unwrap();
     let (_, d) = seg::decode(&all).unwrap();
-    let mut st = State::default();
-    st.load_seg(d).unwrap();
+    let mut st = Lazy::empty(Default::default());
+    let Lazy {
+        base: b0, delta, ..
+    } = &mut st;
+    delta.load(d, b0).unwrap();
     let full = t.elapsed();
     let (seq, d) = seg::decode(&all).unwrap();
-    let plain = seg::encode(seq, &d, &|_| 0, false).0.len();
+    let plain = seg::encode(seq, &d, &|_| 0).0.len();
     let dir = seg::read_dir(&all).unwrap();
     let index_bytes: usize = dir
         .layout
@@ -1107,7 +1096,7 @@ fn base_open_timing() {
     );
     eprintln!(
         "{m:?}\nBase::open {open:?} (crc pass {crc_only:?}); 10k × (uid name+id, out_adj, \
-         node postings, edge row) {lookups:?} ({hits}); decode+load_seg {full:?}"
+         node postings, edge row) {lookups:?} ({hits}); decode+load into a delta {full:?}"
     );
 }
 
@@ -1178,7 +1167,7 @@ fn codec_and_minor_rules_of_the_directory() {
     );
     // A minor-1 file with a codec-5 directory entry.
     let (seq, d) = seg::decode(&bytes).unwrap();
-    let plain = seg::encode(seq, &d, &|_| 0, false).0;
+    let plain = seg::encode(seq, &d, &|_| 0).0;
     assert!(seg::decode(&plain).is_ok());
     let pdir = seg::read_dir(&plain).unwrap();
     let k = pdir

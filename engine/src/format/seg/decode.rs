@@ -659,7 +659,7 @@ pub(super) fn segment_order_holds(d: &SegData) -> Result<(), (usize, usize)> {
 }
 
 /// Decodes a segment and checks what loading it into a store checks of its values (ids
-/// within the dictionaries, legal times: `State::check_at`), without the index comparisons
+/// within the dictionaries, legal times: `SegData::check_at`), without the index comparisons
 /// of [`verify`]: `Err((file offset, what))` on the first problem.
 pub fn decode_structure(b: &[u8]) -> Result<(), SegErr> {
     let (_, d) = decode(b)?;

@@ -38,27 +38,17 @@ pub(super) fn opt_id(x: u32) -> i64 {
     }
 }
 
-/// Encodes a segment file, its rows already in segment order (§6.1). `rel_of` maps an edge
-/// identity id to its rel string id (for the zone map). With `indexes` and a full image
-/// (`d.base` all zero: compaction) the file is minor 4: random-access codecs only, plus the
-/// index chunks 64–80; otherwise (flush segments) it is minor 5. Both carry the closed-row
-/// sets 81–82.
-pub(crate) fn encode(
-    seq: u64,
-    d: &SegData,
-    rel_of: &dyn Fn(u32) -> u32,
-    indexes: bool,
-) -> (Vec<u8>, ZoneMap) {
-    let minor = if indexes && d.base == Marks::default() {
-        SEG_MINOR_SORTED
-    } else {
-        SEG_MINOR_FLUSH
-    };
-    encode_as(seq, d, rel_of, minor)
+/// Encodes a flush segment (minor 5), its rows already in segment order (§6.1). `rel_of`
+/// maps an edge identity id to its rel string id (for the zone map). Full images are
+/// written by compaction (`compact.rs`), which merges the image with the rows above it.
+pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec<u8>, ZoneMap) {
+    encode_as(seq, d, rel_of, SEG_MINOR_FLUSH)
 }
 
-/// [`encode`] as segment minor `minor`: 1 or 5, or (a full image only) 2, 3 or 4. (Minors 4
-/// and 5 expect rows in segment order; tests write older minors.)
+/// [`encode`] as segment minor `minor`: 1 or 5, or (a full image only) 2, 3 or 4, with the
+/// index chunks 64–80 from [`index_column`]. Minors 4 and 5 expect rows in segment order.
+/// Besides flush segments, this writes the image of no rows (`mapscan::Image::empty`) and
+/// the images of older minors that tests open.
 pub(crate) fn encode_as(
     seq: u64,
     d: &SegData,
@@ -348,7 +338,7 @@ pub(super) fn int_chunk(d: &SegData, id: u16) -> Vec<i64> {
 }
 
 /// Index chunk `id` (64–80) of a full image `d`, as an integer column: exactly what
-/// `State::load_seg` builds (postings, adjacency) plus heap offsets, sort orders and the
+/// a decoded delta builds (postings, adjacency) plus heap offsets, sort orders and the
 /// valid-time orders. One chunk at a time, so an encoder or verifier holds one such column
 /// (a few bytes per row) rather than all of them.
 pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
