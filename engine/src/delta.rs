@@ -73,8 +73,8 @@ pub(crate) struct Delta {
 /// of a key are one ascending slice, found by binary search (no allocation per key, which
 /// a million new identities would otherwise cost). Rows the memtable appends (all above
 /// the loaded ones) wait in `extra` until a flush loads them as a segment; those of keys at
-/// or above `dense_from` (the identities the memtable creates, numbered densely from the
-/// count at its start) wait in `dense`, indexed by `key - dense_from`, with no hashing.
+/// or above `dense_from` (the uids or identities the memtable creates, numbered densely from
+/// the count at its start) wait in `dense`, indexed by `key - dense_from`, with no hashing.
 struct Lists {
     keys: Vec<u32>,
     rows: Vec<u32>,
@@ -137,6 +137,14 @@ impl Lists {
         }
     }
 
+    /// Lists whose keys at or above `from` are dense.
+    fn dense_from(from: u64) -> Lists {
+        Lists {
+            dense_from: from as u32,
+            ..Lists::default()
+        }
+    }
+
     /// Makes the keys at or above `from` dense (the memtable holds no row: `dense` is
     /// empty).
     fn start_dense(&mut self, from: u32) {
@@ -187,12 +195,9 @@ impl Delta {
             rows: [Vec::new(), Vec::new()],
             closed: [FxHashMap::default(), FxHashMap::default()],
             closed_edges: Vec::new(),
-            node_postings: Lists::default(),
-            edge_postings: Lists {
-                dense_from: base.idents as u32,
-                ..Lists::default()
-            },
-            adj: [Lists::default(), Lists::default()],
+            node_postings: Lists::dense_from(base.uids),
+            edge_postings: Lists::dense_from(base.idents),
+            adj: [Lists::dense_from(base.uids), Lists::dense_from(base.uids)],
             index: [IndexCache::default(), IndexCache::default()],
             close_gen: 0,
             sealed: base,
@@ -325,8 +330,12 @@ impl Delta {
         self.close_gen += 1;
         self.sealed = self.end();
         self.pending.clear();
-        // The memtable starts empty: the identities it creates are numbered from here.
+        // The memtable starts empty: the uids and identities it creates are numbered from here.
         self.edge_postings.start_dense(self.sealed.idents as u32);
+        let uids = self.sealed.uids as u32;
+        for l in [&mut self.node_postings].into_iter().chain(&mut self.adj) {
+            l.start_dense(uids);
+        }
         Ok(())
     }
 
