@@ -8,7 +8,7 @@
 
 use crate::error::{Error, Result};
 use crate::ident;
-use crate::model::{ordinal_of, Content, Disc, Row, NONE};
+use crate::model::{ordinal_of, Content, Disc, Row, Table, NONE};
 use crate::op::{AssertEdge, AssertNode, Correct, IngestEvents, Op, Origin, Ref, Retract};
 use crate::time::{overlaps, OPEN_END};
 use rustc_hash::FxHashMap;
@@ -61,23 +61,6 @@ impl Ctx {
     }
 }
 
-/// Row kind selector.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Kind {
-    Node,
-    Edge,
-}
-
-impl Kind {
-    /// The row table number of the read path: 0 nodes, 1 edges.
-    pub(crate) fn table(self) -> usize {
-        match self {
-            Kind::Node => 0,
-            Kind::Edge => 1,
-        }
-    }
-}
-
 /// Believed rows of one identity (a few at most, by invariant I1).
 pub(crate) type Hits = SmallVec<[u32; 4]>;
 
@@ -105,21 +88,21 @@ pub(crate) trait Tables {
     /// Records identity `id` for ingest ordinal `k` unless the slot is taken.
     fn set_slot(&mut self, k: u64, id: u32);
     /// Row `r` of `kind`'s table, closure applied.
-    fn row(&self, kind: Kind, r: u32) -> Row;
+    fn row(&self, kind: Table, r: u32) -> Row;
     /// Every row of an identity (uid for nodes), ascending.
-    fn postings(&self, kind: Kind, ident: u32) -> Vec<u32>;
+    fn postings(&self, kind: Table, ident: u32) -> Vec<u32>;
     /// Supersede (§6.2): closes a row of an earlier batch at `cx.tt`, retires one of this
     /// batch.
-    fn supersede(&mut self, kind: Kind, r: u32, cx: Ctx);
+    fn supersede(&mut self, kind: Table, r: u32, cx: Ctx);
     /// Appends a believed row.
-    fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx);
+    fn insert(&mut self, kind: Table, ident: u32, content: u32, s: i64, e: i64, cx: Ctx);
     /// The ingest ordinal counter (§6.7).
     fn ordinal(&mut self) -> &mut u64;
     /// The observation trace of export (§13.3), when one is being recorded.
     fn trace(&mut self) -> Option<&mut Trace>;
 
     /// Currently believed rows of an identity that overlap `[s, e)`, by `vt_s`.
-    fn hits(&self, kind: Kind, ident: u32, s: i64, e: i64) -> Hits {
+    fn hits(&self, kind: Table, ident: u32, s: i64, e: i64) -> Hits {
         let mut h: SmallVec<[(i64, u32); 4]> = self
             .postings(kind, ident)
             .into_iter()
@@ -135,9 +118,9 @@ pub(crate) trait Tables {
 
     /// True when the uid has a believed node version.
     fn has_believed_node(&self, uid: u32) -> bool {
-        self.postings(Kind::Node, uid)
+        self.postings(Table::Nodes, uid)
             .into_iter()
-            .any(|r| self.row(Kind::Node, r).believed_now())
+            .any(|r| self.row(Table::Nodes, r).believed_now())
     }
 }
 
@@ -158,7 +141,7 @@ pub(crate) fn apply_op<T: Tables>(t: &mut T, tt: i64, op: &Op) -> Result<()> {
 /// Paranoid mode: invariant I1 (believed rows of an identity are disjoint) for `touched`.
 pub(crate) fn check_disjoint<T: Tables>(
     t: &T,
-    touched: impl IntoIterator<Item = (Kind, u32)>,
+    touched: impl IntoIterator<Item = (Table, u32)>,
     eid_hex: impl Fn(u32) -> String,
 ) -> Result<()> {
     for (kind, ident) in touched {
@@ -172,8 +155,8 @@ pub(crate) fn check_disjoint<T: Tables>(
         iv.sort_unstable();
         if iv.windows(2).any(|w| w[0].1 > w[1].0) {
             let shown = match kind {
-                Kind::Node => t.uid_name(ident).to_string(),
-                Kind::Edge => eid_hex(ident),
+                Table::Nodes => t.uid_name(ident).to_string(),
+                Table::Edges => eid_hex(ident),
             };
             return Err(Error::state(format!("disjointness violated for {shown}")));
         }
@@ -223,7 +206,7 @@ fn ident_for<T: Tables>(t: &mut T, key: EdgeKey) -> u32 {
 }
 
 /// The assert carving rule (§6.3 steps 2–4): remainders keep the hit's content.
-fn carve<T: Tables>(t: &mut T, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
+fn carve<T: Tables>(t: &mut T, kind: Table, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
     let hits = t.hits(kind, ident, s, e);
     replace(t, kind, ident, &hits, (s, e), cx);
     t.insert(kind, ident, content, s, e, cx);
@@ -233,7 +216,7 @@ fn carve<T: Tables>(t: &mut T, kind: Kind, ident: u32, content: u32, s: i64, e: 
 /// `[s, e)`.
 fn replace<T: Tables>(
     t: &mut T,
-    kind: Kind,
+    kind: Table,
     ident: u32,
     hits: &[u32],
     (s, e): (i64, i64),
@@ -264,7 +247,7 @@ fn assert_node<T: Tables>(t: &mut T, tt: i64, o: &AssertNode) -> Result<()> {
         &o.audit.source,
         &o.audit.provenance_ref,
     );
-    carve(t, Kind::Node, uid, c, o.vt_s, o.vt_e, cx);
+    carve(t, Table::Nodes, uid, c, o.vt_s, o.vt_e, cx);
     Ok(())
 }
 
@@ -278,7 +261,7 @@ fn assert_edge<T: Tables>(t: &mut T, tt: i64, o: &AssertEdge) -> Result<()> {
     let ident = ident_for(t, key);
     let cx = ctx(t, tt, Origin::Assert, o.audit.reason.as_deref());
     let c = make_content(t, "", &o.props, &o.audit.source, &o.audit.provenance_ref);
-    carve(t, Kind::Edge, ident, c, o.vt_s, o.vt_e, cx);
+    carve(t, Table::Edges, ident, c, o.vt_s, o.vt_e, cx);
     // D-W3: endpoints without any believed node version get one.
     let ends = [(key.src, &o.src_label), (key.dst, &o.dst_label)];
     let n = if key.src == key.dst { 1 } else { 2 };
@@ -286,7 +269,7 @@ fn assert_edge<T: Tables>(t: &mut T, tt: i64, o: &AssertEdge) -> Result<()> {
     for (k, &(uid, label)) in ends[..n].iter().enumerate() {
         if !t.has_believed_node(uid) {
             let nc = make_content(t, label, "{}", &o.audit.source, &o.audit.provenance_ref);
-            t.insert(Kind::Node, uid, nc, o.vt_s, OPEN_END, cx);
+            t.insert(Table::Nodes, uid, nc, o.vt_s, OPEN_END, cx);
             created[k] = true;
         }
     }
@@ -317,9 +300,9 @@ pub(crate) fn lookup_edge<T: Tables>(
 
 /// Resolves a ref to an existing identity, registering nothing (§6.5: a retract registers
 /// no uid). Returns the spec's display identity (uid or eid) too.
-fn resolve_ref<T: Tables>(t: &T, r: &Ref) -> (Kind, Option<u32>, String) {
+fn resolve_ref<T: Tables>(t: &T, r: &Ref) -> (Table, Option<u32>, String) {
     match r {
-        Ref::Node { uid } => (Kind::Node, t.uid_id(uid), uid.clone()),
+        Ref::Node { uid } => (Table::Nodes, t.uid_id(uid), uid.clone()),
         Ref::Edge {
             src,
             dst,
@@ -327,15 +310,15 @@ fn resolve_ref<T: Tables>(t: &T, r: &Ref) -> (Kind, Option<u32>, String) {
             disc,
         } => {
             let eid = ident::eid(src, dst, rel_type, disc);
-            (Kind::Edge, lookup_edge(t, src, dst, rel_type, disc), eid)
+            (Table::Edges, lookup_edge(t, src, dst, rel_type, disc), eid)
         }
     }
 }
 
-fn kind_name(k: Kind) -> &'static str {
+fn kind_name(k: Table) -> &'static str {
     match k {
-        Kind::Node => "node",
-        Kind::Edge => "edge",
+        Table::Nodes => "node",
+        Table::Edges => "edge",
     }
 }
 
@@ -451,18 +434,18 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
                 t.set_slot(k, id);
                 if new {
                     // A new identity has no rows: nothing to carve.
-                    t.insert(Kind::Edge, id, content, e.vt_s, e.end(), cx);
+                    t.insert(Table::Edges, id, content, e.vt_s, e.end(), cx);
                     continue;
                 }
                 id
             }
         };
-        if t.trace().is_some() && !t.hits(Kind::Edge, ident, e.vt_s, e.end()).is_empty() {
+        if t.trace().is_some() && !t.hits(Table::Edges, ident, e.vt_s, e.end()).is_empty() {
             if let Some(tr) = t.trace() {
                 tr.carved_events += 1;
             }
         }
-        carve(t, Kind::Edge, ident, content, e.vt_s, e.end(), cx);
+        carve(t, Table::Edges, ident, content, e.vt_s, e.end(), cx);
     }
     // New nodes in uid-name order (canonical, whatever the ids); the names are copied once
     // instead of being looked up at every comparison. A node is new when no believed row
@@ -487,7 +470,7 @@ fn ingest<T: Tables>(t: &mut T, tt: i64, o: &IngestEvents) -> Result<()> {
         &o.audit.provenance_ref,
     );
     for (uid, at, _) in firsts {
-        t.insert(Kind::Node, uid, nc, at, OPEN_END, cx);
+        t.insert(Table::Nodes, uid, nc, at, OPEN_END, cx);
     }
     *t.ordinal() = counter + o.events.len() as u64;
     Ok(())

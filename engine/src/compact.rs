@@ -17,7 +17,7 @@ use crate::format::base::Base;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
 use crate::lazy::Lazy;
-use crate::model::{closure_of, Closure, IdentPart, Marks, Row, NONE};
+use crate::model::{closure_of, Closure, IdentPart, Marks, Row, Table, NONE};
 use crate::op::Origin;
 use crate::time::OPEN_END;
 use rayon::prelude::*;
@@ -106,8 +106,8 @@ struct Merge<'a> {
 
 impl<'a> Merge<'a> {
     fn new(b: &'a Base, d: &'a Delta) -> Merge<'a> {
-        let order = [0, 1].map(|k| Order::new(b, d, k));
-        let closes = [0, 1].map(|k| closures(b, d, k, &order[k]));
+        let order = Table::BOTH.map(|k| Order::new(b, d, k));
+        let closes = Table::BOTH.map(|k| closures(b, d, k, &order[k as usize]));
         Merge {
             b,
             d,
@@ -146,7 +146,7 @@ impl<'a> Merge<'a> {
         let d = self.d;
         let uids = d.end().uids as usize;
         match off_id {
-            NODE_POST_OFF => seg::group_both(uids, self.idents(0)),
+            NODE_POST_OFF => seg::group_both(uids, self.idents(Table::Nodes)),
             EDGE_POST_OFF => {
                 seg::group_both(d.end().idents as usize, self.edge_idents().iter().copied())
             }
@@ -170,7 +170,8 @@ impl<'a> Merge<'a> {
 
     /// [`Merge::edge_idents`], decoded by the first caller.
     fn edge_idents(&self) -> &[u32] {
-        self.edge_idents.get_or_init(|| self.idents(1).collect())
+        self.edge_idents
+            .get_or_init(|| self.idents(Table::Edges).collect())
     }
 
     /// Part `part` (an end) of every identity of the image, by identity id, decoded a
@@ -222,17 +223,17 @@ impl<'a> Merge<'a> {
             SLOTS => above(d.slots.len(), &|i| i64::from(d.slots[i])),
             ROWS_NODE..=43 => {
                 let (k, c) = if id < ROWS_EDGE {
-                    (0, id - ROWS_NODE)
+                    (Table::Nodes, id - ROWS_NODE)
                 } else {
-                    (1, id - ROWS_EDGE)
+                    (Table::Edges, id - ROWS_EDGE)
                 };
                 if c >= CLOSE_ROW {
-                    return self.closes[k]
+                    return self.closes[k as usize]
                         .iter()
                         .map(|x| seg::close_value(c, x))
                         .collect();
                 }
-                let mut v = Vec::with_capacity(self.order[k].len());
+                let mut v = Vec::with_capacity(self.order[k as usize].len());
                 self.walk(k, [c], |[x], _| v.push(x));
                 v
             }
@@ -264,7 +265,7 @@ impl<'a> Merge<'a> {
                 (0..self.order[k].len() as i64).collect()
             }
             NODE_LONG_BY_END | EDGE_LONG_BY_END => {
-                self.long_order(usize::from(id == EDGE_LONG_BY_END))
+                self.long_order(Table::of(id == EDGE_LONG_BY_END))
             }
             _ => Vec::new(),
         }
@@ -276,11 +277,11 @@ impl<'a> Merge<'a> {
     /// search of the image's list, whose keys are read from the image, and the stretches
     /// between are copied renumbered. The delta's rows of a load in time order sort at the
     /// end, so few keys are read.
-    fn long_order(&self, k: usize) -> Vec<i64> {
+    fn long_order(&self, k: Table) -> Vec<i64> {
         let (b, d) = (self.b, self.d);
-        let new_of = &self.order[k];
+        let new_of = &self.order[k as usize];
         let nb = d.n_base(k);
-        let mut above: Vec<(i64, u32)> = d.rows[k]
+        let mut above: Vec<(i64, u32)> = d.rows[k as usize]
             .iter()
             .enumerate()
             .filter(|(_, r)| r.vt_e != r.vt_s.saturating_add(1))
@@ -319,20 +320,20 @@ impl<'a> Merge<'a> {
         out
     }
 
-    fn long_chunk(&self, k: usize) -> u16 {
-        [NODE_LONG_BY_END, EDGE_LONG_BY_END][k]
+    fn long_chunk(&self, k: Table) -> u16 {
+        [NODE_LONG_BY_END, EDGE_LONG_BY_END][k as usize]
     }
 
     /// Calls `f` with the stored values of row columns `cols` of every row of table `k`, in
     /// new order, and the row's new number. The image's rows come in ascending order, so
     /// its columns are decoded a stretch at a time.
-    fn walk<const N: usize>(&self, k: usize, cols: [u16; N], mut f: impl FnMut([i64; N], u32)) {
-        let g = [ROWS_NODE, ROWS_EDGE][k];
+    fn walk<const N: usize>(&self, k: Table, cols: [u16; N], mut f: impl FnMut([i64; N], u32)) {
+        let g = [ROWS_NODE, ROWS_EDGE][k as usize];
         let nb = self.d.n_base(k) as usize;
-        let rows = &self.d.rows[k];
+        let rows = &self.d.rows[k as usize];
         let mut at = 0;
         let mut bufs: [Vec<i64>; N] = std::array::from_fn(|_| Vec::new());
-        for (new, old) in self.order[k].iter().enumerate() {
+        for (new, old) in self.order[k as usize].iter().enumerate() {
             let (old, new) = (old as usize, new as u32);
             match old.checked_sub(nb) {
                 Some(j) => f(cols.map(|c| seg::row_value(c, &rows[j])), new),
@@ -356,11 +357,11 @@ impl<'a> Merge<'a> {
     /// The identity (edges) or uid (nodes) column of table `k`, in new order, as an
     /// iterator that decodes the image a stretch at a time (the node postings pass it twice
     /// instead of holding it; the edge table's is held, [`Merge::edge_idents`]).
-    fn idents(&self, k: usize) -> Idents<'_> {
+    fn idents(&self, k: Table) -> Idents<'_> {
         Idents {
             m: self,
             k,
-            rows: self.order[k].iter(),
+            rows: self.order[k as usize].iter(),
             at: 0,
             buf: Vec::new(),
         }
@@ -422,7 +423,7 @@ impl<'a> Merge<'a> {
             ..ZoneMap::default()
         };
         let (mut vt_min, mut vt_max, mut max_vt_e) = (i64::MAX, i64::MIN, 0);
-        self.walk(1, [VT_S, VT_LEN], |[s, len], _| {
+        self.walk(Table::Edges, [VT_S, VT_LEN], |[s, len], _| {
             vt_min = vt_min.min(s);
             vt_max = vt_max.max(s);
             max_vt_e = max_vt_e.max(vt_end(s, len));
@@ -431,7 +432,7 @@ impl<'a> Merge<'a> {
             (z.vt_min, z.vt_max, z.max_vt_e) = (vt_min, vt_max, max_vt_e);
         }
         let (mut tt_min, mut tt_max) = (i64::MAX, i64::MIN);
-        for k in 0..2 {
+        for k in Table::BOTH {
             self.walk(k, [TT_S], |[t], _| {
                 tt_min = tt_min.min(t);
                 tt_max = tt_max.max(t);
@@ -460,7 +461,7 @@ impl<'a> Merge<'a> {
 #[derive(Clone)]
 struct Idents<'a> {
     m: &'a Merge<'a>,
-    k: usize,
+    k: Table,
     /// The old rows in new order, from the next one on.
     rows: OrderIter<'a>,
     /// The image rows `[at, at + buf.len())`, decoded.
@@ -476,10 +477,10 @@ impl Iterator for Idents<'_> {
         let old = self.rows.next()? as usize;
         let nb = m.d.n_base(k) as usize;
         let x = match old.checked_sub(nb) {
-            Some(j) => return Some(m.d.rows[k][j].ident),
+            Some(j) => return Some(m.d.rows[k as usize][j].ident),
             None if old < self.at + self.buf.len() => self.buf[old - self.at],
             None => {
-                let g = [ROWS_NODE, ROWS_EDGE][k];
+                let g = [ROWS_NODE, ROWS_EDGE][k as usize];
                 self.at = old;
                 self.buf = m.b.chunk_range(g + IDENT, old, (old + STRETCH).min(nb));
                 self.buf.first().copied().unwrap_or(0)
@@ -536,9 +537,9 @@ struct Order {
 }
 
 impl Order {
-    fn new(b: &Base, d: &Delta, k: usize) -> Order {
-        let g = [ROWS_NODE, ROWS_EDGE][k];
-        let rows = &d.rows[k];
+    fn new(b: &Base, d: &Delta, k: Table) -> Order {
+        let g = [ROWS_NODE, ROWS_EDGE][k as usize];
+        let rows = &d.rows[k as usize];
         let key = |r: &Row| (r.vt_s, r.ident, r.tt_s);
         let mut above: Vec<u32> = (0..rows.len() as u32).collect();
         above.par_sort_by_key(|&j| key(&rows[j as usize])); // stable
@@ -627,8 +628,8 @@ impl Iterator for OrderIter<'_> {
 }
 
 /// Every closure of table `k`, its row renumbered by `order`, ascending by row.
-fn closures(b: &Base, d: &Delta, k: usize, order: &Order) -> Vec<Closure> {
-    let g = [ROWS_NODE, ROWS_EDGE][k];
+fn closures(b: &Base, d: &Delta, k: Table, order: &Order) -> Vec<Closure> {
+    let g = [ROWS_NODE, ROWS_EDGE][k as usize];
     let n = b.n_close(k);
     let col = |c: u16| b.chunk_range(g + c, 0, n);
     let (rows, tt_e, by, reason) = (
@@ -656,7 +657,7 @@ fn closures(b: &Base, d: &Delta, k: usize, order: &Order) -> Vec<Closure> {
             },
         })
         .collect();
-    for (&r, &(tt_e, by, reason)) in &d.closed[k] {
+    for (&r, &(tt_e, by, reason)) in &d.closed[k as usize] {
         v.push(Closure {
             row: renumber(r),
             tt_e,
@@ -665,7 +666,7 @@ fn closures(b: &Base, d: &Delta, k: usize, order: &Order) -> Vec<Closure> {
         });
     }
     let nb = d.n_base(k);
-    for (j, row) in d.rows[k].iter().enumerate() {
+    for (j, row) in d.rows[k as usize].iter().enumerate() {
         if let Some(c) = closure_of(renumber(nb + j as u32), row) {
             v.push(c);
         }

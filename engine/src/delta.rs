@@ -16,7 +16,7 @@ use crate::error::CorruptionKind;
 use crate::format::base::Base;
 use crate::ident::{self, Id12};
 use crate::interner::Interner;
-use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, SegData, NONE};
+use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, SegData, Table, NONE};
 use crate::op::Origin;
 use crate::time::OPEN_END;
 use crate::tindex::IndexCache;
@@ -41,7 +41,7 @@ pub(crate) struct Delta {
     /// Explicit (mapped) identities created above the image.
     pub(crate) mapped: FxHashMap<(u32, u32, u32, Disc), u32>,
     pub(crate) slots: Vec<u32>,
-    /// `rows[k][i]` is row `base + i` of table `k` (0 nodes, 1 edges), closures applied.
+    /// `rows[k][i]` is row `base + i` of table `k` (`Table as usize`), closures applied.
     pub(crate) rows: [Vec<Row>; 2],
     /// Image rows of table `k` that a flush segment closed.
     pub(crate) closed: [FxHashMap<u32, Close>; 2],
@@ -227,7 +227,7 @@ impl Delta {
     }
 
     /// Image rows of table `k`, as a count.
-    pub(crate) fn base_rows(&self, k: usize) -> u64 {
+    pub(crate) fn base_rows(&self, k: Table) -> u64 {
         u64::from(self.n_base(k))
     }
 
@@ -239,8 +239,8 @@ impl Delta {
 
     /// Image rows of table `k`.
     #[inline]
-    pub(crate) fn n_base(&self, k: usize) -> u32 {
-        [self.base.nodes, self.base.edges][k] as u32
+    pub(crate) fn n_base(&self, k: Table) -> u32 {
+        [self.base.nodes, self.base.edges][k as usize] as u32
     }
 
     /// Appends one flush segment's content (as `State::load_seg` appends it to a decoded
@@ -281,10 +281,10 @@ impl Delta {
             self.eids.push(OnceLock::new());
         }
         self.slots.extend(d.slots);
-        for (k, rows) in [d.nodes, d.edges].into_iter().enumerate() {
+        for (k, rows) in Table::BOTH.into_iter().zip([d.nodes, d.edges]) {
             for row in rows {
-                let idx = self.n_base(k) + self.rows[k].len() as u32;
-                if k == 0 {
+                let idx = self.n_base(k) + self.rows[k as usize].len() as u32;
+                if k == Table::Nodes {
                     self.node_postings.push(row.ident, idx);
                 } else {
                     self.edge_postings.push(row.ident, idx);
@@ -293,10 +293,10 @@ impl Delta {
                     self.adj[0].push(ends[0], idx);
                     self.adj[1].push(ends[1], idx);
                 }
-                self.rows[k].push(row);
+                self.rows[k as usize].push(row);
             }
         }
-        for (k, closes) in d.closes.iter().enumerate() {
+        for (k, closes) in Table::BOTH.into_iter().zip(&d.closes) {
             let nb = self.n_base(k);
             for c in closes {
                 let close = (c.tt_e, Some(c.closed_by), c.close_reason);
@@ -304,15 +304,15 @@ impl Delta {
                     let open = b.row_alive(k, c.row)
                         && b.row_close(k, c.row).0 == OPEN_END
                         && c.tt_e > b.row_tt_s(k, c.row);
-                    if !open || self.closed[k].insert(c.row, close).is_some() {
+                    if !open || self.closed[k as usize].insert(c.row, close).is_some() {
                         return Err(format!("closure of row {} is inconsistent", c.row).into());
                     }
-                    if k == 1 {
+                    if k == Table::Edges {
                         self.close_image_edge(b, c.row, c.tt_e);
                     }
                     continue;
                 }
-                let Some(row) = self.rows[k].get_mut((c.row - nb) as usize) else {
+                let Some(row) = self.rows[k as usize].get_mut((c.row - nb) as usize) else {
                     return Err(format!("closure of row {} that does not exist", c.row).into());
                 };
                 if row.tt_e != OPEN_END || !row.alive || c.tt_e <= row.tt_s {
@@ -341,23 +341,26 @@ impl Delta {
 
     /// Records image edge row `row`, closed at `tt_e`, for the start counts.
     pub(crate) fn close_image_edge(&mut self, b: &Base, row: u32, tt_e: i64) {
-        let (vt_s, ident) = (b.row_vt(1, row).0, b.row_ident(1, row));
+        let (vt_s, ident) = (
+            b.row_vt(Table::Edges, row).0,
+            b.row_ident(Table::Edges, row),
+        );
         self.closed_edges
-            .push((vt_s, ident, b.row_tt_s(1, row), tt_e, row));
+            .push((vt_s, ident, b.row_tt_s(Table::Edges, row), tt_e, row));
     }
 
     /// Appends a memtable row (store number `n_base + rows.len()`) to table `k`, with its
     /// postings and, for an edge, the adjacency of its ends `(src, dst)`.
-    pub(crate) fn push_row(&mut self, k: usize, row: Row, ends: (u32, u32)) {
-        let idx = self.n_base(k) + self.rows[k].len() as u32;
-        if k == 0 {
+    pub(crate) fn push_row(&mut self, k: Table, row: Row, ends: (u32, u32)) {
+        let idx = self.n_base(k) + self.rows[k as usize].len() as u32;
+        if k == Table::Nodes {
             self.node_postings.add(row.ident, idx);
         } else {
             self.edge_postings.add(row.ident, idx);
             self.adj[0].add(ends.0, idx);
             self.adj[1].add(ends.1, idx);
         }
-        self.rows[k].push(row);
+        self.rows[k as usize].push(row);
     }
 
     /// Cuts the delta back to the counts `to` (at or above the sealed marks): every row, dictionary entry and identity
@@ -368,18 +371,21 @@ impl Delta {
         let b = self.base;
         let local = |end: u64, base: u64| (end - base) as usize;
         for &(is_edge, r) in reopen.iter().rev() {
-            let k = usize::from(is_edge);
+            let k = Table::of(is_edge);
             match r.checked_sub(self.n_base(k)) {
                 None => {
-                    self.closed[k].remove(&r);
+                    self.closed[k as usize].remove(&r);
                 }
                 Some(j) => {
-                    let row = &mut self.rows[k][j as usize];
+                    let row = &mut self.rows[k as usize][j as usize];
                     (row.tt_e, row.closed_by, row.close_reason) = (OPEN_END, None, NONE);
                 }
             }
         }
-        if reopen.iter().any(|&(e, r)| e && r < self.n_base(1)) {
+        if reopen
+            .iter()
+            .any(|&(e, r)| e && r < self.n_base(Table::Edges))
+        {
             let closed = &self.closed[1];
             self.closed_edges.retain(|x| closed.contains_key(&x.4));
         }

@@ -19,7 +19,7 @@ use crate::delta::Delta;
 use crate::ident::Id12;
 use crate::mapscan;
 use crate::mapscan::Image;
-use crate::model::{ordinal_text, Content, Disc, IdentPart, IdentRec, Row, Stats};
+use crate::model::{ordinal_text, Content, Disc, IdentPart, IdentRec, Row, Stats, Table};
 use crate::op::Origin;
 use crate::rowscan::{self, believed_at, in_window};
 use crate::time::clamp_tt;
@@ -46,7 +46,7 @@ macro_rules! row_fields {
         impl Lazy {
             $(
                 #[inline]
-                pub(crate) fn $name(&self, k: usize, i: u32) -> $t {
+                pub(crate) fn $name(&self, k: Table, i: u32) -> $t {
                     match self.above(k, i) {
                         Some($r) => $field,
                         None => self.base.$name(k, i),
@@ -94,18 +94,18 @@ impl Lazy {
 
     /// Row `i` of table `k` when it lies above the image.
     #[inline]
-    fn above(&self, k: usize, i: u32) -> Option<&Row> {
+    fn above(&self, k: Table, i: u32) -> Option<&Row> {
         let j = i.checked_sub(self.delta.n_base(k))?;
-        self.delta.rows[k].get(j as usize)
+        self.delta.rows[k as usize].get(j as usize)
     }
 
     /// `(tt_e, closed_by, close_reason)`: a flush segment's closure of an image row wins
     /// over the image (where the row is open).
     #[inline]
-    pub(crate) fn row_close(&self, k: usize, i: u32) -> (i64, Option<Origin>, u32) {
+    pub(crate) fn row_close(&self, k: Table, i: u32) -> (i64, Option<Origin>, u32) {
         match self.above(k, i) {
             Some(r) => (r.tt_e, r.closed_by, r.close_reason),
-            None => match self.delta.closed[k].get(&i) {
+            None => match self.delta.closed[k as usize].get(&i) {
                 Some(&c) => c,
                 None => self.base.row_close(k, i),
             },
@@ -114,14 +114,14 @@ impl Lazy {
 
     /// The rows of table `k` above the image (flush segments and memtable), in position
     /// order from position `n_rows(k) - above_rows(k).len()`.
-    pub(crate) fn above_rows(&self, k: usize) -> &[Row] {
-        &self.delta.rows[k]
+    pub(crate) fn above_rows(&self, k: Table) -> &[Row] {
+        &self.delta.rows[k as usize]
     }
 
     /// `(position, tt_e)` of the image rows at `pos` that a flush segment closed since the
     /// image was written, in no particular order.
-    pub(crate) fn closed_since(&self, k: usize, pos: std::ops::Range<usize>) -> Vec<(usize, i64)> {
-        let closed = &self.delta.closed[k];
+    pub(crate) fn closed_since(&self, k: Table, pos: std::ops::Range<usize>) -> Vec<(usize, i64)> {
+        let closed = &self.delta.closed[k as usize];
         if closed.len() <= pos.len() {
             closed
                 .iter()
@@ -135,12 +135,12 @@ impl Lazy {
     }
 
     /// Row `i` of table `k` with its closure applied.
-    pub(crate) fn row(&self, k: usize, i: u32) -> Row {
+    pub(crate) fn row(&self, k: Table, i: u32) -> Row {
         if let Some(r) = self.above(k, i) {
             return *r;
         }
         let mut r = self.base.row(k, i);
-        if let Some(&(tt_e, by, reason)) = self.delta.closed[k].get(&i) {
+        if let Some(&(tt_e, by, reason)) = self.delta.closed[k as usize].get(&i) {
             (r.tt_e, r.closed_by, r.close_reason) = (tt_e, by, reason);
         }
         r
@@ -207,8 +207,8 @@ impl Lazy {
     }
 
     /// Rows of table `k`, image and above.
-    pub(crate) fn n_rows(&self, k: usize) -> usize {
-        self.delta.n_base(k) as usize + self.delta.rows[k].len()
+    pub(crate) fn n_rows(&self, k: Table) -> usize {
+        self.delta.n_base(k) as usize + self.delta.rows[k as usize].len()
     }
 
     /// The identity `(src, dst, rel, disc)` names, if it exists.
@@ -286,8 +286,8 @@ impl Lazy {
     /// True when image row `i` of table `k`, believed at `as_of` in the image, is still
     /// believed then under the closures above the image.
     #[inline]
-    fn still_believed(&self, k: usize, i: u32, as_of: i64) -> bool {
-        self.delta.closed[k]
+    fn still_believed(&self, k: Table, i: u32, as_of: i64) -> bool {
+        self.delta.closed[k as usize]
             .get(&i)
             .is_none_or(|c| clamp_tt(as_of) < c.0)
     }
@@ -296,12 +296,12 @@ impl Lazy {
     /// image) that a flush segment closed at or before `as_of`.
     fn without_closed<T>(
         &self,
-        k: usize,
+        k: Table,
         mut v: Vec<T>,
         as_of: i64,
         row: impl Fn(&T) -> u32,
     ) -> Vec<T> {
-        if !self.delta.closed[k].is_empty() {
+        if !self.delta.closed[k as usize].is_empty() {
             v.retain(|x| self.still_believed(k, row(x), as_of));
         }
         v
@@ -311,11 +311,11 @@ impl Lazy {
     /// index (by their local numbers), as store row numbers.
     fn above_ids(
         &self,
-        k: usize,
+        k: Table,
         pick: impl FnOnce(&[Row], &crate::tindex::IndexCache) -> Vec<u32>,
     ) -> Vec<u32> {
         let nb = self.delta.n_base(k);
-        pick(&self.delta.rows[k], &self.delta.index[k])
+        pick(&self.delta.rows[k as usize], &self.delta.index[k as usize])
             .into_iter()
             .map(|i| i + nb)
             .collect()
@@ -325,7 +325,7 @@ impl Lazy {
     /// of an identity with a rel id in `rels` when given (edges only).
     pub(crate) fn window_ids(
         &self,
-        k: usize,
+        k: Table,
         w: Option<(i64, i64)>,
         as_of: i64,
         rels: Option<&[u32]>,
@@ -347,7 +347,7 @@ impl Lazy {
     }
 
     /// Ascending rows of table `k` believed at `as_of` that start or end inside `(lo, hi]`.
-    pub(crate) fn boundary_ids(&self, k: usize, lo: i64, hi: i64, as_of: i64) -> Vec<u32> {
+    pub(crate) fn boundary_ids(&self, k: Table, lo: i64, hi: i64, as_of: i64) -> Vec<u32> {
         let mut ids = self.without_closed(
             k,
             mapscan::boundaries(&self.base, k, lo, hi, as_of),
@@ -382,7 +382,7 @@ impl Lazy {
             }
             add(from..r.end);
         }
-        let above = self.above_ids(1, |rows, ix| {
+        let above = self.above_ids(Table::Edges, |rows, ix| {
             rowscan::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
         });
         above.into_iter().for_each(|i| add(i..i + 1));
@@ -393,16 +393,16 @@ impl Lazy {
     /// `t_a <= vt_s < t_b`, in ascending row order.
     pub(crate) fn start_rows(&self, t_a: i64, t_b: i64, as_of: i64) -> Vec<(i64, u32, u32)> {
         let mut v = self.without_closed(
-            1,
+            Table::Edges,
             mapscan::start_rows(&self.base, t_a, t_b, as_of),
             as_of,
             |x| x.1,
         );
-        let above = self.above_ids(1, |rows, ix| {
+        let above = self.above_ids(Table::Edges, |rows, ix| {
             rowscan::starts(rows, ix, self.delta.close_gen, t_a, t_b, as_of).ids()
         });
         v.extend(above.into_iter().map(|i| {
-            let r = self.above(1, i).expect("row above the image");
+            let r = self.above(Table::Edges, i).expect("row above the image");
             (r.vt_s, i, r.ident)
         }));
         v

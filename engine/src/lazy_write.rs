@@ -9,9 +9,10 @@
 //!
 //! [`Delta::truncate`]: crate::delta::Delta::truncate
 
-use crate::apply::{self, Ctx, EdgeKey, Kind, Tables, Trace};
+use crate::apply::{self, Ctx, EdgeKey, Tables, Trace};
 use crate::error::{CorruptionKind, Result};
 use crate::lazy::Lazy;
+use crate::model::Table;
 use crate::model::{
     closure_of, open_row, permute_from, Content, IdentPart, IdentRec, Row, SegData, NONE,
 };
@@ -146,40 +147,40 @@ impl Tables for Lazy {
         }
     }
 
-    fn row(&self, kind: Kind, r: u32) -> Row {
-        Lazy::row(self, kind.table(), r)
+    fn row(&self, kind: Table, r: u32) -> Row {
+        Lazy::row(self, kind, r)
     }
 
-    fn postings(&self, kind: Kind, ident: u32) -> Vec<u32> {
+    fn postings(&self, kind: Table, ident: u32) -> Vec<u32> {
         match kind {
-            Kind::Node => self.node_postings(ident),
-            Kind::Edge => self.edge_postings(ident),
+            Table::Nodes => self.node_postings(ident),
+            Table::Edges => self.edge_postings(ident),
         }
     }
 
     /// Two fields of each row (`alive`, `tt_e`) instead of the whole row the default
     /// decodes from the image's columns.
     fn has_believed_node(&self, uid: u32) -> bool {
-        self.node_postings(uid)
-            .into_iter()
-            .any(|r| self.row_alive(0, r) && self.row_close(0, r).0 == OPEN_END)
+        self.node_postings(uid).into_iter().any(|r| {
+            self.row_alive(Table::Nodes, r) && self.row_close(Table::Nodes, r).0 == OPEN_END
+        })
     }
 
-    fn supersede(&mut self, kind: Kind, r: u32, cx: Ctx) {
-        let k = kind.table();
-        let is_edge = kind == Kind::Edge;
+    fn supersede(&mut self, kind: Table, r: u32, cx: Ctx) {
+        let k = kind;
+        let is_edge = kind == Table::Edges;
         let d = &mut self.delta;
         match r.checked_sub(d.n_base(k)) {
             // An image row is of an earlier batch.
             None => {
-                d.closed[k].insert(r, (cx.tt, Some(cx.kind), cx.reason));
+                d.closed[k as usize].insert(r, (cx.tt, Some(cx.kind), cx.reason));
                 if is_edge {
                     d.close_image_edge(&self.base, r, cx.tt);
                 }
                 d.batch_closes.push((is_edge, r));
             }
             Some(j) => {
-                let row = &mut d.rows[k][j as usize];
+                let row = &mut d.rows[k as usize][j as usize];
                 if row.tt_s != cx.tt {
                     (row.tt_e, row.closed_by, row.close_reason) = (cx.tt, Some(cx.kind), cx.reason);
                     d.batch_closes.push((is_edge, r));
@@ -193,16 +194,16 @@ impl Tables for Lazy {
         }
     }
 
-    fn insert(&mut self, kind: Kind, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
+    fn insert(&mut self, kind: Table, ident: u32, content: u32, s: i64, e: i64, cx: Ctx) {
         let row = cx.row(ident, content, s, e);
         let ends = match kind {
-            Kind::Node => (0, 0),
-            Kind::Edge => (
+            Table::Nodes => (0, 0),
+            Table::Edges => (
                 self.ident_part(ident, IdentPart::Src),
                 self.ident_part(ident, IdentPart::Dst),
             ),
         };
-        self.delta.push_row(kind.table(), row, ends);
+        self.delta.push_row(kind, row, ends);
     }
 
     fn ordinal(&mut self) -> &mut u64 {
@@ -223,11 +224,11 @@ impl Lazy {
         self.delta.batch_closes.clear();
         let mut result = ops.iter().try_for_each(|op| apply::apply_op(self, tt, op));
         if result.is_ok() && paranoid {
-            let touched: Vec<(Kind, u32)> = (0..2)
-                .flat_map(|k| {
-                    let kind = [Kind::Node, Kind::Edge][k];
-                    let n = [start.nodes, start.edges][k] - self.delta.base_rows(k);
-                    self.delta.rows[k][n as usize..]
+            let touched: Vec<(Table, u32)> = Table::BOTH
+                .into_iter()
+                .flat_map(|kind| {
+                    let n = [start.nodes, start.edges][kind as usize] - self.delta.base_rows(kind);
+                    self.delta.rows[kind as usize][n as usize..]
                         .iter()
                         .map(move |r| (kind, r.ident))
                 })
@@ -262,12 +263,12 @@ impl Lazy {
             }
         }
         self.stats.n_entities = self.delta.end().uids;
-        let first = |k: usize, at: u64| (at - self.delta.base_rows(k)) as usize;
-        self.stats.n_node_versions += self.delta.rows[0][first(0, start.nodes)..]
+        let first = |k: Table, at: u64| (at - self.delta.base_rows(k)) as usize;
+        self.stats.n_node_versions += self.delta.rows[0][first(Table::Nodes, start.nodes)..]
             .iter()
             .filter(|r| r.alive)
             .count() as u64;
-        let from = first(1, start.edges);
+        let from = first(Table::Edges, start.edges);
         // Counted by rel id, named once per rel type after the loop (not a string per row).
         let mut per_rel: rustc_hash::FxHashMap<u32, u64> = Default::default();
         for j in from..self.delta.rows[1].len() {
@@ -298,7 +299,7 @@ impl Lazy {
     fn out_degree_below(&self, uid: u32, limit: u32) -> u64 {
         self.adjacency(uid, true)
             .into_iter()
-            .filter(|&r| r < limit && self.row_alive(1, r))
+            .filter(|&r| r < limit && self.row_alive(Table::Edges, r))
             .count() as u64
     }
 
@@ -317,8 +318,8 @@ impl Lazy {
         let at = |x: u64, y: u64| (x - y) as usize;
         let mut closes: [Vec<_>; 2] = [Vec::new(), Vec::new()];
         for &(is_edge, r) in &d.pending {
-            let k = usize::from(is_edge);
-            closes[k].extend(closure_of(r, &self.row(k, r)));
+            let k = Table::of(is_edge);
+            closes[k as usize].extend(closure_of(r, &self.row(k, r)));
         }
         let mut rows: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
         for (k, (f, nb)) in [(from.nodes, b.nodes), (from.edges, b.edges)]

@@ -66,7 +66,7 @@ mod tindex;
 pub use cols::EdgeColumns;
 pub use error::{CorruptionKind, Error, Result, StateAbout};
 pub use load::Load;
-pub use model::Stats;
+pub use model::{Stats, Table};
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{
     EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, RowTimes, Snapshot, StartEvent, Touch,

@@ -20,7 +20,7 @@ use crate::format::base::{Base, RowBlock};
 use crate::format::mmap::SegBytes;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::model::{ordinal_text, Disc, IdentPart, SegData};
+use crate::model::{ordinal_text, Disc, IdentPart, SegData, Table};
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
 use std::ops::{Deref, Range};
@@ -36,7 +36,7 @@ pub(crate) struct Image {
 /// The read path's per-image caches (see the module doc).
 #[derive(Default)]
 pub(crate) struct ScanCaches {
-    /// Valid-time bounds of each zone of rows, per table (0 nodes, 1 edges).
+    /// Valid-time bounds of each zone of rows, per table (indexed by `Table as usize`).
     pub(crate) zones: [OnceLock<Vec<Zone>>; 2],
     /// The compact edge columns of every edge row.
     pub(crate) cols: OnceLock<Arc<EdgeColumns>>,
@@ -124,9 +124,9 @@ impl Zone {
     }
 }
 
-/// The zones of table `k` (0 nodes, 1 edges), computed by the first caller.
-fn zones(b: &Image, k: usize) -> &[Zone] {
-    b.caches.zones[k].get_or_init(|| {
+/// The zones of table `k`, computed by the first caller.
+fn zones(b: &Image, k: Table) -> &[Zone] {
+    b.caches.zones[k as usize].get_or_init(|| {
         (0..b.n_rows(k).div_ceil(ZONE_ROWS))
             .into_par_iter()
             .map(|z| {
@@ -142,7 +142,7 @@ fn zones(b: &Image, k: usize) -> &[Zone] {
 /// and, with `with_ident`, the identity column), in ascending row order.
 fn select<T: Send>(
     b: &Image,
-    k: usize,
+    k: Table,
     as_of_tt: i64,
     with_ident: bool,
     zone_ok: impl Fn(&Zone) -> bool + Sync,
@@ -156,7 +156,7 @@ fn select<T: Send>(
 /// [`select`] over the zones `hit` (ascending).
 fn select_zones<T: Send>(
     b: &Image,
-    k: usize,
+    k: Table,
     hit: &[usize],
     as_of_tt: i64,
     with_ident: bool,
@@ -195,7 +195,7 @@ const ZONE_GROUP: usize = 64;
 /// answered by decoding those zones; scattered ones row by row. Ascending row order.
 fn via_index<T: Send>(
     b: &Image,
-    k: usize,
+    k: Table,
     ranges: &[(bool, i64, i64)],
     as_of_tt: i64,
     with_ident: bool,
@@ -245,7 +245,7 @@ fn via_index<T: Send>(
 /// The index ranges of the rows that may overlap `[a, e)`: those starting in it, and the
 /// long rows starting before it that end after `a` — the shorter of the long rows with
 /// `vt_e > a` and all rows with `vt_s < a`.
-fn overlap_ranges(b: &Image, k: usize, a: i64, e: i64) -> Vec<(bool, i64, i64)> {
+fn overlap_ranges(b: &Image, k: Table, a: i64, e: i64) -> Vec<(bool, i64, i64)> {
     let mut v = vec![(false, a, e)];
     if a > i64::MIN {
         let long_after = b.n_long(k) - b.time_rank(k, true, a.saturating_add(1));
@@ -262,7 +262,7 @@ fn overlap_ranges(b: &Image, k: usize, a: i64, e: i64) -> Vec<(bool, i64, i64)> 
 /// of an edge identity with a rel id in `rels` when given (edges only).
 pub(crate) fn overlapping(
     b: &Image,
-    k: usize,
+    k: Table,
     w: Option<(i64, i64)>,
     as_of_tt: i64,
     rels: Option<&[u32]>,
@@ -290,7 +290,7 @@ pub(crate) fn overlapping(
 }
 
 /// Ascending rows of table `k` believed at `as_of_tt` that start or end inside `(lo, hi]`.
-pub(crate) fn boundaries(b: &Image, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
+pub(crate) fn boundaries(b: &Image, k: Table, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
     if lo >= hi {
         return Vec::new();
     }
@@ -327,10 +327,17 @@ pub(crate) fn start_rows(b: &Image, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<(i
         let t = blk.vt_s[j];
         (t_a <= t && t < t_b).then_some((t, r, blk.ident[j]))
     };
-    if let Some(v) = via_index(b, 1, &[(false, t_a, t_b)], as_of_tt, true, f) {
+    if let Some(v) = via_index(b, Table::Edges, &[(false, t_a, t_b)], as_of_tt, true, f) {
         return v;
     }
-    select(b, 1, as_of_tt, true, |z| z.may_start_in(t_a, t_b - 1), f)
+    select(
+        b,
+        Table::Edges,
+        as_of_tt,
+        true,
+        |z| z.may_start_in(t_a, t_b - 1),
+        f,
+    )
 }
 
 /// Part `part` of the identities `ids`, decoded as one range when they are dense (ingest
@@ -372,13 +379,13 @@ impl Unbelieved {
 /// The edge table's [`Unbelieved`], computed by the first caller.
 fn unbelieved(b: &Image) -> &Unbelieved {
     b.caches.unbelieved.get_or_init(|| {
-        let max_tt = b.max_tt(1);
+        let max_tt = b.max_tt(Table::Edges);
         let a = clamp_tt(max_tt);
-        let parts: Vec<Vec<(u32, i64)>> = (0..b.n_rows(1).div_ceil(ZONE_ROWS))
+        let parts: Vec<Vec<(u32, i64)>> = (0..b.n_rows(Table::Edges).div_ceil(ZONE_ROWS))
             .into_par_iter()
             .map(|z| {
                 let start = z * ZONE_ROWS;
-                let blk = b.row_block(1, start, start + ZONE_ROWS, a, false, false);
+                let blk = b.row_block(Table::Edges, start, start + ZONE_ROWS, a, false, false);
                 (0..blk.vt_s.len())
                     .filter(|&j| !blk.believed(j, a))
                     .map(|j| ((start + j) as u32, blk.vt_s[j]))
@@ -409,13 +416,13 @@ pub(crate) fn start_runs(b: &Image, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Ra
     }
     let f =
         |r: u32, blk: &RowBlock, j: usize| (t_a <= blk.vt_s[j] && blk.vt_s[j] < t_b).then_some(r);
-    if let Some(v) = via_index(b, 1, &[(false, t_a, t_b)], as_of_tt, false, f) {
+    if let Some(v) = via_index(b, Table::Edges, &[(false, t_a, t_b)], as_of_tt, false, f) {
         let mut runs = Vec::new();
         v.into_iter().for_each(|r| push_run(&mut runs, r..r + 1));
         return runs;
     }
-    let n = b.n_rows(1);
-    let zs = zones(b, 1);
+    let n = b.n_rows(Table::Edges);
+    let zs = zones(b, Table::Edges);
     let unb = unbelieved(b);
     let current = clamp_tt(as_of_tt) >= clamp_tt(unb.max_tt);
     let a = clamp_tt(as_of_tt);
@@ -436,7 +443,7 @@ pub(crate) fn start_runs(b: &Image, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Ra
                 push_run(&mut runs, from..end as u32);
                 return runs;
             }
-            let blk = b.row_block(1, start, end, a, false, false);
+            let blk = b.row_block(Table::Edges, start, end, a, false, false);
             for j in 0..blk.vt_s.len() {
                 if t_a <= blk.vt_s[j] && blk.vt_s[j] < t_b && blk.believed(j, a) {
                     let r = (start + j) as u32;
@@ -472,7 +479,8 @@ pub(crate) fn start_counts(
         // At the current belief state a bucket's count is the rows starting in it (two
         // binary searches in the valid-time index) less the unbelieved ones among them.
         let starting = |lo: i64, hi: i64| {
-            let below = |t: i64| b.time_rank(1, false, t) - unb.vt_s.partition_point(|&v| v < t);
+            let below =
+                |t: i64| b.time_rank(Table::Edges, false, t) - unb.vt_s.partition_point(|&v| v < t);
             below(hi).saturating_sub(below(lo)) as u64
         };
         return (0..n as i64)
@@ -482,8 +490,8 @@ pub(crate) fn start_counts(
             })
             .collect();
     }
-    let rows = b.n_rows(1);
-    let zs = zones(b, 1);
+    let rows = b.n_rows(Table::Edges);
+    let zs = zones(b, Table::Edges);
     let a = clamp_tt(as_of_tt);
     let bucket = |vt: i64| ((vt as i128 - t_a as i128) / stride as i128) as usize;
     let hit: Vec<usize> = (0..zs.len())
@@ -500,7 +508,7 @@ pub(crate) fn start_counts(
                     c[bucket(lo)] += (end - start - off) as u64;
                     return c;
                 }
-                let blk = b.row_block(1, start, end, a, rel.is_some(), false);
+                let blk = b.row_block(Table::Edges, start, end, a, rel.is_some(), false);
                 for j in 0..blk.vt_s.len() {
                     let vt = blk.vt_s[j];
                     if vt < t_a || vt >= t_b || !blk.believed(j, a) {
@@ -531,15 +539,15 @@ pub(crate) fn edge_columns(b: &Image) -> Arc<EdgeColumns> {
     b.caches
         .cols
         .get_or_init(|| {
-            let n = b.n_rows(1);
+            let n = b.n_rows(Table::Edges);
             let parts: Vec<EdgeColumns> = (0..n.div_ceil(ZONE_ROWS))
                 .into_par_iter()
                 .map(|z| {
                     let (a, e) = (z * ZONE_ROWS, ((z + 1) * ZONE_ROWS).min(n));
-                    let ids = b.ident_col(1, a, e);
+                    let ids = b.ident_col(Table::Edges, a, e);
                     let part = |p: IdentPart| ident_parts(b, &ids, p);
                     EdgeColumns {
-                        vt_s: b.vt_s_col(1, a, e),
+                        vt_s: b.vt_s_col(Table::Edges, a, e),
                         src: part(IdentPart::Src),
                         dst: part(IdentPart::Dst),
                         rel: part(IdentPart::Rel),
@@ -567,13 +575,13 @@ pub(crate) fn lower(b: &Image) -> &LowerHeap {
 
 /// Every alive node row in digest order `(uid bytes, tt_s, vt_s)`.
 pub(crate) fn node_digest_order(b: &Image) -> Vec<u32> {
-    let mut out = Vec::with_capacity(b.n_rows(0));
+    let mut out = Vec::with_capacity(b.n_rows(Table::Nodes));
     for i in 0..b.marks().uids as usize {
         let mut rows: Vec<(i64, i64, u32)> = b
             .node_postings(b.uid_by_rank(i))
             .into_iter()
-            .filter(|&r| b.row_alive(0, r))
-            .map(|r| (b.row_tt_s(0, r), b.row_vt(0, r).0, r))
+            .filter(|&r| b.row_alive(Table::Nodes, r))
+            .map(|r| (b.row_tt_s(Table::Nodes, r), b.row_vt(Table::Nodes, r).0, r))
             .collect();
         rows.sort_unstable();
         out.extend(rows.into_iter().map(|x| x.2));
@@ -781,7 +789,7 @@ mod tests {
             let mut answered = 0;
             for (a, e) in windows {
                 for as_of in [OPEN_END, 1, 5, 40, 0] {
-                    for k in [0, 1] {
+                    for k in Table::BOTH {
                         let rels = [Some(&[0u32, 1, 2, 3][..]), None];
                         for r in rels {
                             let v = overlapping(&x3, k, Some((a, e)), as_of, r);

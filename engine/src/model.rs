@@ -8,6 +8,26 @@ use crate::op::Origin;
 use crate::time::OPEN_END;
 use std::collections::BTreeMap;
 
+/// A row table: node versions or edge versions. An image, a segment and the delta each
+/// hold one of both, in this order (`Table as usize` indexes their pairs).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Table {
+    /// Node versions.
+    Nodes = 0,
+    /// Edge versions.
+    Edges = 1,
+}
+
+impl Table {
+    /// Both tables, in storage order.
+    pub const BOTH: [Table; 2] = [Table::Nodes, Table::Edges];
+
+    /// The edge table when `edges`, else the node table.
+    pub(crate) fn of(edges: bool) -> Table {
+        Table::BOTH[usize::from(edges)]
+    }
+}
+
 /// "No string" in optional string-id fields (`reason`, `close_reason`).
 pub(crate) const NONE: u32 = u32::MAX;
 

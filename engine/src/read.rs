@@ -15,7 +15,7 @@ use crate::ident::{self, Id12};
 use crate::lazy::Lazy;
 use crate::mapscan;
 use crate::mapscan::Image;
-use crate::model::{ordinal_of, Content, Disc, IdentPart, IdentRec, Row, Stats, NONE};
+use crate::model::{ordinal_of, Content, Disc, IdentPart, IdentRec, Row, Stats, Table, NONE};
 use crate::op::Origin;
 use crate::rowscan::{believed_at, Starts};
 use crate::time::{clamp_tt, overlaps};
@@ -146,7 +146,7 @@ impl<'a> Snapshot<'a> {
                 Some(u) => src
                     .node_postings(u)
                     .iter()
-                    .filter(|&&r| src.row_alive(0, r))
+                    .filter(|&&r| src.row_alive(Table::Nodes, r))
                     .map(|&r| Version::Node(NodeVersion { src, idx: r }))
                     .collect(),
             },
@@ -160,7 +160,7 @@ impl<'a> Snapshot<'a> {
                 Some(i) => src
                     .edge_postings(i)
                     .iter()
-                    .filter(|&&r| src.row_alive(1, r))
+                    .filter(|&&r| src.row_alive(Table::Edges, r))
                     .map(|&r| Version::Edge(EdgeVersion { src, idx: r }))
                     .collect(),
             },
@@ -184,7 +184,7 @@ impl<'a> Snapshot<'a> {
             .iter()
             .chain(src.adjacency(u, false).iter())
             .copied()
-            .filter(|&i| src.row_alive(1, i))
+            .filter(|&i| src.row_alive(Table::Edges, i))
             .collect();
         idx.sort_unstable();
         idx.dedup();
@@ -203,15 +203,16 @@ impl<'a> Snapshot<'a> {
             .rel_types
             .map(|rs| rs.iter().filter_map(|r| src.string_id(r)).collect());
         let rel_ok = |i: u32| {
-            rels.as_ref()
-                .is_none_or(|rs| rs.contains(&src.ident_part(src.row_ident(1, i), IdentPart::Rel)))
+            rels.as_ref().is_none_or(|rs| {
+                rs.contains(&src.ident_part(src.row_ident(Table::Edges, i), IdentPart::Rel))
+            })
         };
         // The window is tested on the valid interval first: a mapped row's belief columns
         // are read only when it can be in the answer.
         let keep = |i: u32| {
-            let (s, e) = src.row_vt(1, i);
+            let (s, e) = src.row_vt(Table::Edges, i);
             scan.vt_window.is_none_or(|(a, b)| overlaps(s, e, a, b))
-                && src.believed(1, i, scan.as_of_tt)
+                && src.believed(Table::Edges, i, scan.as_of_tt)
                 && rel_ok(i)
         };
         let idx: Vec<u32> = match scan.touching {
@@ -224,7 +225,9 @@ impl<'a> Snapshot<'a> {
                     // Each row is in the out-list of its one source: no duplicates.
                     v.extend(src.adjacency(u, true).iter().copied().filter(|&i| {
                         (mode == Touch::Either
-                            || member(src.ident_part(src.row_ident(1, i), IdentPart::Dst)))
+                            || member(
+                                src.ident_part(src.row_ident(Table::Edges, i), IdentPart::Dst),
+                            ))
                             && keep(i)
                     }));
                     if mode == Touch::Either {
@@ -250,8 +253,8 @@ impl<'a> Snapshot<'a> {
         rels: Option<&[u32]>,
     ) -> Vec<u32> {
         match self.src() {
-            Src::Map(b) => mapscan::overlapping(b, 1, window, as_of_tt, rels),
-            Src::Over(o) => o.window_ids(1, window, as_of_tt, rels),
+            Src::Map(b) => mapscan::overlapping(b, Table::Edges, window, as_of_tt, rels),
+            Src::Over(o) => o.window_ids(Table::Edges, window, as_of_tt, rels),
         }
     }
 
@@ -266,8 +269,8 @@ impl<'a> Snapshot<'a> {
             .par_iter()
             .with_min_len(4096)
             .map(|&i| {
-                let ident = src.row_ident(1, i);
-                let (vt_s, vt_e) = src.row_vt(1, i);
+                let ident = src.row_ident(Table::Edges, i);
+                let (vt_s, vt_e) = src.row_vt(Table::Edges, i);
                 EdgeSpan {
                     src: src.ident_part(ident, IdentPart::Src),
                     dst: src.ident_part(ident, IdentPart::Dst),
@@ -308,9 +311,10 @@ impl<'a> Snapshot<'a> {
             .adjacency(u, out)
             .iter()
             .filter_map(|&i| {
-                let (s, e) = src.row_vt(1, i);
-                (w.is_none_or(|(a, b)| overlaps(s, e, a, b)) && src.believed(1, i, as_of))
-                    .then_some((s, i))
+                let (s, e) = src.row_vt(Table::Edges, i);
+                (w.is_none_or(|(a, b)| overlaps(s, e, a, b))
+                    && src.believed(Table::Edges, i, as_of))
+                .then_some((s, i))
             })
             .collect();
         src.sorted_pairs(keyed)
@@ -366,12 +370,12 @@ impl<'a> Snapshot<'a> {
                 })
                 .collect(),
             Src::Over(o) => {
-                let mut idx: Vec<u32> = (0..o.n_rows(0) as u32)
-                    .filter(|&i| o.row_alive(0, i))
+                let mut idx: Vec<u32> = (0..o.n_rows(Table::Nodes) as u32)
+                    .filter(|&i| o.row_alive(Table::Nodes, i))
                     .collect();
                 idx.sort_by_cached_key(|&i| {
-                    let (vt_s, tt_s) = (o.row_vt(0, i).0, o.row_tt_s(0, i));
-                    (o.uid_name(o.row_ident(0, i)), tt_s, vt_s)
+                    let (vt_s, tt_s) = (o.row_vt(Table::Nodes, i).0, o.row_tt_s(Table::Nodes, i));
+                    (o.uid_name(o.row_ident(Table::Nodes, i)), tt_s, vt_s)
                 });
                 idx.into_iter()
                     .map(|i| NodeVersion {
@@ -449,7 +453,7 @@ impl<'a> Snapshot<'a> {
     /// O(log n + boundary rows) through the valid-time index.
     pub fn node_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
         let src = self.src();
-        src.boundary_ids(0, lo, hi, as_of_tt)
+        src.boundary_ids(Table::Nodes, lo, hi, as_of_tt)
             .into_iter()
             .map(|i| NodeVersion { src, idx: i })
             .collect()
@@ -459,7 +463,7 @@ impl<'a> Snapshot<'a> {
     /// `(lo, hi]`, in storage order. O(log n + boundary rows) through the valid-time index.
     pub fn edge_boundaries(&self, lo: i64, hi: i64, as_of_tt: i64) -> Vec<EdgeVersion<'a>> {
         let src = self.src();
-        src.boundary_ids(1, lo, hi, as_of_tt)
+        src.boundary_ids(Table::Edges, lo, hi, as_of_tt)
             .into_iter()
             .map(|i| EdgeVersion { src, idx: i })
             .collect()
@@ -538,18 +542,18 @@ impl<'a> Snapshot<'a> {
     /// The number of storage positions of edge rows: the index space of
     /// [`Snapshot::edge_starts_in`] and [`Snapshot::edges_stored_in`].
     pub fn edge_positions(&self) -> usize {
-        self.positions(1)
+        self.positions(Table::Edges)
     }
 
     /// The number of storage positions of node rows: the index space of
     /// [`Snapshot::nodes_stored_in`].
     pub fn node_positions(&self) -> usize {
-        self.positions(0)
+        self.positions(Table::Nodes)
     }
 
-    /// Storage positions of table `k` (0 nodes, 1 edges), stored rows and the dead rows of
+    /// Storage positions of table `k`, stored rows and the dead rows of
     /// failed batches alike.
-    fn positions(&self, k: usize) -> usize {
+    fn positions(&self, k: Table) -> usize {
         match self.src() {
             Src::Map(b) => b.n_rows(k),
             Src::Over(o) => o.n_rows(k),
@@ -557,7 +561,7 @@ impl<'a> Snapshot<'a> {
     }
 
     /// The positions of `pos` (clamped to `0..positions(k)`) that hold a stored row.
-    fn stored_in(&self, k: usize, pos: Range<usize>) -> impl Iterator<Item = u32> + 'a {
+    fn stored_in(&self, k: Table, pos: Range<usize>) -> impl Iterator<Item = u32> + 'a {
         let src = self.src();
         let start = pos.start.min(self.positions(k));
         let end = pos.end.clamp(start, self.positions(k));
@@ -570,15 +574,15 @@ impl<'a> Snapshot<'a> {
     /// [`Snapshot::all_nodes`], in storage order instead of digest order.
     pub fn nodes_stored_in(&self, pos: Range<usize>) -> impl Iterator<Item = NodeVersion<'a>> + 'a {
         let src = self.src();
-        self.stored_in(0, pos)
+        self.stored_in(Table::Nodes, pos)
             .map(move |idx| NodeVersion { src, idx })
     }
 
-    /// The times of the rows of table `k` (0 nodes, 1 edges) at storage positions `pos`
+    /// The times of the rows of table `k` at storage positions `pos`
     /// (clamped), each column decoded in one sequential pass where the rows are mapped:
     /// the unit of a columnar scan (`tgms sql`), which reads the other fields of the rows
     /// it keeps only.
-    pub fn row_times(&self, k: usize, pos: Range<usize>) -> RowTimes {
+    pub fn row_times(&self, k: Table, pos: Range<usize>) -> RowTimes {
         let start = pos.start.min(self.positions(k));
         let end = pos.end.clamp(start, self.positions(k));
         let mut t = RowTimes::default();
@@ -621,7 +625,7 @@ impl<'a> Snapshot<'a> {
     /// (clamped; index `j` is position `start + j`), the image's content ids decoded in one
     /// sequential pass, as [`Snapshot::row_times`] does for the times. Rows that share a
     /// content share the `&str`.
-    pub fn row_props(&self, k: usize, pos: Range<usize>) -> Vec<&'a str> {
+    pub fn row_props(&self, k: Table, pos: Range<usize>) -> Vec<&'a str> {
         let start = pos.start.min(self.positions(k));
         let end = pos.end.clamp(start, self.positions(k));
         let src = self.src();
@@ -652,7 +656,7 @@ impl<'a> Snapshot<'a> {
     /// [`Snapshot::nodes_stored_in`] for edges ([`Snapshot::all_edges`] in storage order).
     pub fn edges_stored_in(&self, pos: Range<usize>) -> impl Iterator<Item = EdgeVersion<'a>> + 'a {
         let src = self.src();
-        self.stored_in(1, pos)
+        self.stored_in(Table::Edges, pos)
             .map(move |idx| EdgeVersion { src, idx })
     }
 
@@ -670,8 +674,8 @@ impl<'a> Snapshot<'a> {
         let start = pos.start.min(self.edge_positions());
         let end = pos.end.clamp(start, self.edge_positions());
         (start as u32..end as u32).filter_map(move |i| {
-            let vt_s = src.row_vt(1, i).0;
-            (t_a <= vt_s && vt_s < t_b && src.believed(1, i, as_of_tt))
+            let vt_s = src.row_vt(Table::Edges, i).0;
+            (t_a <= vt_s && vt_s < t_b && src.believed(Table::Edges, i, as_of_tt))
                 .then_some(EdgeVersion { src, idx: i })
         })
     }
@@ -737,7 +741,7 @@ pub struct RowTimes {
 
 /// Positions `[start, end)` of table `k` over an image: the image's are `[start, mid)`
 /// (`mid` returned), the rest are the rows above it (returned).
-fn split_at_image(o: &Lazy, k: usize, start: usize, end: usize) -> (usize, &[Row]) {
+fn split_at_image(o: &Lazy, k: Table, start: usize, end: usize) -> (usize, &[Row]) {
     let above = o.above_rows(k);
     // The first position above the image.
     let nb = o.n_rows(k) - above.len();
@@ -754,7 +758,7 @@ impl<'a> Snapshot<'a> {
     /// (every believed node version when `None`), in storage order.
     pub fn node_scan(&self, vt_window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<NodeVersion<'a>> {
         let src = self.src();
-        src.window_ids(0, vt_window, as_of_tt)
+        src.window_ids(Table::Nodes, vt_window, as_of_tt)
             .into_iter()
             .map(|i| NodeVersion { src, idx: i })
             .collect()
@@ -768,7 +772,7 @@ impl<'a> Snapshot<'a> {
         as_of_tt: i64,
     ) -> Vec<EdgeVersion<'a>> {
         let src = self.src();
-        src.window_ids(1, vt_window, as_of_tt)
+        src.window_ids(Table::Edges, vt_window, as_of_tt)
             .into_iter()
             .map(|i| EdgeVersion { src, idx: i })
             .collect()
@@ -822,7 +826,7 @@ impl<'a> Snapshot<'a> {
         let rows = src.node_postings(uid_id);
         (0..rows.len())
             .map(move |k| rows[k])
-            .filter(move |&i| src.believed(0, i, as_of_tt))
+            .filter(move |&i| src.believed(Table::Nodes, i, as_of_tt))
             .map(move |i| NodeVersion { src, idx: i })
     }
 }

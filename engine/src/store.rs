@@ -11,7 +11,7 @@ use crate::format::mmap::{IoMode, SegBytes};
 use crate::format::seg;
 use crate::format::wal::{self, Record, Tail, Wal};
 use crate::lazy::Lazy;
-use crate::model::{IdentPart, Marks, SegData, Stats};
+use crate::model::{IdentPart, Marks, SegData, Stats, Table};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Snapshot;
 use serde_json::json;
@@ -301,11 +301,11 @@ fn open_generation(
     }
     // The statistics the newest record publishes, against what the rows give (S3).
     let delta = &lazy.delta;
-    let alive = |k: usize| delta.rows[k].iter().filter(|r| r.alive).count() as u64;
+    let alive = |k: Table| delta.rows[k as usize].iter().filter(|r| r.alive).count() as u64;
     let st = &last.stats;
     if st.n_entities != delta.end().uids
-        || st.n_node_versions != image_stats.n_node_versions + alive(0)
-        || st.n_edge_versions != image_stats.n_edge_versions + alive(1)
+        || st.n_node_versions != image_stats.n_node_versions + alive(Table::Nodes)
+        || st.n_edge_versions != image_stats.n_edge_versions + alive(Table::Edges)
     {
         return Err(corrupt(
             &mpath,

@@ -7,7 +7,7 @@
 
 use crate::columns::{prop_kinds, schema, Kind};
 use crate::filter::Pushed;
-use crate::scan::{batch, Shape, Table};
+use crate::scan::{batch, Shape};
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
@@ -20,6 +20,7 @@ use datafusion::physical_plan::ExecutionPlan;
 use std::ops::Range;
 use std::sync::Arc;
 use tgms_engine::Store;
+use tgms_engine::Table;
 
 /// Fewest storage positions in one partition: smaller ranges cost more in scheduling than
 /// they gain in parallelism.

@@ -18,14 +18,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
-use tgms_engine::{canon, EdgeVersion, NodeVersion, Origin, Snapshot, OPEN_END};
-
-/// The two tables of version rows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Table {
-    Nodes,
-    Edges,
-}
+use tgms_engine::{canon, EdgeVersion, NodeVersion, Origin, Snapshot, Table, OPEN_END};
 
 /// What every batch of one scan builds.
 #[derive(Debug)]
@@ -97,11 +90,7 @@ pub(crate) fn batch(
             }
         })
         .collect();
-    let k = match table {
-        Table::Nodes => 0,
-        Table::Edges => 1,
-    };
-    let t = snap.row_times(k, pos.clone());
+    let t = snap.row_times(table, pos.clone());
     // The rows kept (offsets into `t`) and their `tt_e` as shown.
     let mut keep: Vec<usize> = Vec::new();
     let mut shown: Vec<i64> = Vec::new();
@@ -190,7 +179,7 @@ pub(crate) fn batch(
     {
         let wants_props = outs.iter().any(|o| matches!(o, Out::Prop(..)));
         let props = if wants_props {
-            snap.row_props(k, pos.clone())
+            snap.row_props(table, pos.clone())
         } else {
             Vec::new()
         };

@@ -25,7 +25,7 @@ use crate::format::bitmap::RoaringView;
 use crate::format::mmap::SegBytes;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk, codec, SegErr, SEG_MINOR_TIME_INDEX};
-use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, NONE};
+use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, Table, NONE};
 use crate::op::Origin;
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
@@ -327,10 +327,10 @@ impl Base {
         None
     }
 
-    /// Row `r` of table `k` (0 nodes, 1 edges) with its closure applied; a row of `NONE`
+    /// Row `r` of table `k` with its closure applied; a row of `NONE`
     /// ids, not alive, when out of range.
-    pub(crate) fn row(&self, k: usize, r: u32) -> Row {
-        if r as usize >= self.rows[k].n {
+    pub(crate) fn row(&self, k: Table, r: u32) -> Row {
+        if r as usize >= self.rows[k as usize].n {
             return missing_row();
         }
         let (vt_s, vt_e) = self.row_vt(k, r);
@@ -353,24 +353,24 @@ impl Base {
     // One field of row `r` of table `k`, read from its column alone (accessors that need
     // one field skip the rest of the row). Out of range: the `missing_row` value.
 
-    pub(crate) fn row_ident(&self, k: usize, r: u32) -> u32 {
-        self.rows[k].ident.id(self.b(), r as usize)
+    pub(crate) fn row_ident(&self, k: Table, r: u32) -> u32 {
+        self.rows[k as usize].ident.id(self.b(), r as usize)
     }
 
-    pub(crate) fn row_content(&self, k: usize, r: u32) -> u32 {
-        self.rows[k].content.id(self.b(), r as usize)
+    pub(crate) fn row_content(&self, k: Table, r: u32) -> u32 {
+        self.rows[k as usize].content.id(self.b(), r as usize)
     }
 
     /// The content ids of rows `[a, e)` of table `k` (clamped), decoded in one sequential
     /// pass.
-    pub(crate) fn row_content_range(&self, k: usize, a: usize, e: usize) -> Vec<u32> {
-        let e = e.min(self.rows[k].n);
-        id_list(self.rows[k].content.range(self.b(), a.min(e), e))
+    pub(crate) fn row_content_range(&self, k: Table, a: usize, e: usize) -> Vec<u32> {
+        let e = e.min(self.rows[k as usize].n);
+        id_list(self.rows[k as usize].content.range(self.b(), a.min(e), e))
     }
 
     /// `vt_s` alone (0 out of range), without reading the length column.
-    pub(crate) fn row_vt_s(&self, k: usize, r: u32) -> i64 {
-        let t = &self.rows[k];
+    pub(crate) fn row_vt_s(&self, k: Table, r: u32) -> i64 {
+        let t = &self.rows[k as usize];
         if r as usize >= t.n {
             return 0;
         }
@@ -378,8 +378,8 @@ impl Base {
     }
 
     /// `[vt_s, vt_e)`.
-    pub(crate) fn row_vt(&self, k: usize, r: u32) -> (i64, i64) {
-        let (t, b, i) = (&self.rows[k], self.b(), r as usize);
+    pub(crate) fn row_vt(&self, k: Table, r: u32) -> (i64, i64) {
+        let (t, b, i) = (&self.rows[k as usize], self.b(), r as usize);
         if i >= t.n {
             return (0, OPEN_END);
         }
@@ -398,14 +398,14 @@ impl Base {
     /// table is alive.
     pub(crate) fn row_block(
         &self,
-        k: usize,
+        k: Table,
         a: usize,
         e: usize,
         as_of: i64,
         with_ident: bool,
         with_vt_e: bool,
     ) -> RowBlock {
-        let (t, b) = (&self.rows[k], self.b());
+        let (t, b) = (&self.rows[k as usize], self.b());
         let e = e.min(t.n);
         let a = a.min(e);
         let len = e - a;
@@ -450,8 +450,8 @@ impl Base {
     }
 
     /// The `tt_s` column of rows `[a, e)` of table `k` (clamped), runs expanded.
-    fn tt_s_range(&self, k: usize, a: usize, e: usize) -> Vec<i64> {
-        let t = &self.rows[k];
+    fn tt_s_range(&self, k: Table, a: usize, e: usize) -> Vec<i64> {
+        let t = &self.rows[k as usize];
         let e = e.min(t.n);
         let a = a.min(e);
         match &t.tt_s {
@@ -486,11 +486,11 @@ impl Base {
             SLOTS => &self.slots,
             ROWS_NODE..=43 => {
                 let (k, c) = if id < ROWS_EDGE {
-                    (0, id - ROWS_NODE)
+                    (Table::Nodes, id - ROWS_NODE)
                 } else {
-                    (1, id - ROWS_EDGE)
+                    (Table::Edges, id - ROWS_EDGE)
                 };
-                let t = &self.rows[k];
+                let t = &self.rows[k as usize];
                 match c {
                     IDENT => &t.ident,
                     CONTENT => &t.content,
@@ -523,8 +523,8 @@ impl Base {
     }
 
     /// The number of closures of table `k`.
-    pub(crate) fn n_close(&self, k: usize) -> usize {
-        self.rows[k].n_close
+    pub(crate) fn n_close(&self, k: Table) -> usize {
+        self.rows[k as usize].n_close
     }
 
     /// The string bytes of the uid heap (`uids`) or of the string heap, back to back.
@@ -540,22 +540,22 @@ impl Base {
     }
 
     /// `(vt_s, vt_e)` columns of rows `[a, e)` of table `k` (clamped).
-    pub(crate) fn vt_cols(&self, k: usize, a: usize, e: usize) -> (Vec<i64>, Vec<i64>) {
-        let (t, b) = (&self.rows[k], self.b());
+    pub(crate) fn vt_cols(&self, k: Table, a: usize, e: usize) -> (Vec<i64>, Vec<i64>) {
+        let (t, b) = (&self.rows[k as usize], self.b());
         let vt_s = t.vt_s.range(b, a, e);
         let vt_e = vt_ends(&vt_s, t.vt_len.range(b, a, e));
         (vt_s, vt_e)
     }
 
     /// The `vt_s` column of rows `[a, e)` of table `k` (clamped).
-    pub(crate) fn vt_s_col(&self, k: usize, a: usize, e: usize) -> Vec<i64> {
-        self.rows[k].vt_s.range(self.b(), a, e)
+    pub(crate) fn vt_s_col(&self, k: Table, a: usize, e: usize) -> Vec<i64> {
+        self.rows[k as usize].vt_s.range(self.b(), a, e)
     }
 
     /// Identity ids of edge rows (`k` = 1) or uid ids of node rows (`k` = 0) `[a, e)`
     /// (clamped).
-    pub(crate) fn ident_col(&self, k: usize, a: usize, e: usize) -> Vec<u32> {
-        id_list(self.rows[k].ident.range(self.b(), a, e))
+    pub(crate) fn ident_col(&self, k: Table, a: usize, e: usize) -> Vec<u32> {
+        id_list(self.rows[k as usize].ident.range(self.b(), a, e))
     }
 
     /// Part `part` of edge identities `[a, e)` (clamped).
@@ -564,22 +564,22 @@ impl Base {
     }
 
     /// The number of rows of table `k`.
-    pub(crate) fn n_rows(&self, k: usize) -> usize {
-        self.rows[k].n
+    pub(crate) fn n_rows(&self, k: Table) -> usize {
+        self.rows[k as usize].n
     }
 
     /// The largest `tt_s` or closure `tt_e` of table `k` (`i64::MIN` when it has no rows):
     /// at every belief state at or after it, a row is believed exactly when it is alive
     /// and not closed.
-    pub(crate) fn max_tt(&self, k: usize) -> i64 {
-        let t = &self.rows[k];
+    pub(crate) fn max_tt(&self, k: Table) -> i64 {
+        let t = &self.rows[k as usize];
         let ends = t.close_tt_e.range(self.b(), 0, t.n_close);
         ends.into_iter().fold(self.max_tt_s(k), i64::max)
     }
 
     /// The largest `tt_s` of table `k` (`i64::MIN` when it has no rows).
-    fn max_tt_s(&self, k: usize) -> i64 {
-        let t = &self.rows[k];
+    fn max_tt_s(&self, k: Table) -> i64 {
+        let t = &self.rows[k as usize];
         *t.tt_max.get_or_init(|| {
             match &t.tt_s {
                 TtCol::Runs(runs) => runs.iter().map(|&(_, v)| v).max(),
@@ -597,9 +597,9 @@ impl Base {
     /// In the valid-time index of table `k`: the number of rows with `vt_s < t` (`by_end`:
     /// of long rows with `vt_e < t`), by binary search through the rows' columns; 0
     /// without an index.
-    pub(crate) fn time_rank(&self, k: usize, by_end: bool, t: i64) -> usize {
+    pub(crate) fn time_rank(&self, k: Table, by_end: bool, t: i64) -> usize {
         let Some(ti) = &self.time else { return 0 };
-        let (c, b) = (ti[k].col(by_end), self.b());
+        let (c, b) = (ti[k as usize].col(by_end), self.b());
         let key = |p: usize| {
             let (s, e) = self.row_vt(k, c.id(b, p));
             if by_end {
@@ -613,25 +613,25 @@ impl Base {
 
     /// Entries `[a, e)` of the valid-time index of table `k` (`by_end`: the long rows by
     /// `vt_e`), as row numbers.
-    pub(crate) fn time_rows(&self, k: usize, by_end: bool, a: usize, e: usize) -> Vec<u32> {
+    pub(crate) fn time_rows(&self, k: Table, by_end: bool, a: usize, e: usize) -> Vec<u32> {
         match &self.time {
             None => Vec::new(),
-            Some(ti) => id_list(ti[k].col(by_end).range(self.b(), a, e)),
+            Some(ti) => id_list(ti[k as usize].col(by_end).range(self.b(), a, e)),
         }
     }
 
     /// Entry `i` of the long-row end order of table `k` (chunk 78 or 80), a row number;
     /// `NONE` when out of range or without the index.
-    pub(crate) fn long_row(&self, k: usize, i: usize) -> u32 {
+    pub(crate) fn long_row(&self, k: Table, i: usize) -> u32 {
         match &self.time {
-            Some(t) => t[k].by_end.id(self.b(), i),
+            Some(t) => t[k as usize].by_end.id(self.b(), i),
             None => NONE,
         }
     }
 
     /// The number of long rows of table `k` in the valid-time index.
-    pub(crate) fn n_long(&self, k: usize) -> usize {
-        self.time.as_ref().map_or(0, |t| t[k].by_end.len())
+    pub(crate) fn n_long(&self, k: Table) -> usize {
+        self.time.as_ref().map_or(0, |t| t[k as usize].by_end.len())
     }
 
     /// The `i`-th uid id in uid byte order (`NONE` when out of range).
@@ -639,8 +639,8 @@ impl Base {
         self.uids.order.id(self.b(), i)
     }
 
-    pub(crate) fn row_tt_s(&self, k: usize, r: u32) -> i64 {
-        match &self.rows[k].tt_s {
+    pub(crate) fn row_tt_s(&self, k: Table, r: u32) -> i64 {
+        match &self.rows[k as usize].tt_s {
             TtCol::Runs(runs) => {
                 let run = runs.partition_point(|&(start, _)| start <= r as usize);
                 run.checked_sub(1)
@@ -655,13 +655,13 @@ impl Base {
     /// (strictly ascending) close rows; `(OPEN_END, None, NONE)` for an open row. The
     /// image's closed-row set (minor 4; else a bitset built at first use) answers first,
     /// and a table without closures has nothing to test.
-    pub(crate) fn row_close(&self, k: usize, r: u32) -> (i64, Option<Origin>, u32) {
-        let (t, b) = (&self.rows[k], self.b());
+    pub(crate) fn row_close(&self, k: Table, r: u32) -> (i64, Option<Origin>, u32) {
+        let (t, b) = (&self.rows[k as usize], self.b());
         let closed = t.n_close > 0
             && match t.closed {
                 Some(set) => set.contains(b, r),
                 None => {
-                    let bits = self.caches.closed[k].get_or_init(|| {
+                    let bits = self.caches.closed[k as usize].get_or_init(|| {
                         let mut bits = vec![0u64; t.n.div_ceil(64)];
                         for x in t.close_row.range(b, 0, t.n_close) {
                             let w = usize::try_from(x).ok().and_then(|x| bits.get_mut(x / 64));
@@ -693,19 +693,20 @@ impl Base {
         )
     }
 
-    pub(crate) fn row_reason(&self, k: usize, r: u32) -> u32 {
-        opt_id(self.rows[k].reason.get(self.b(), r as usize))
+    pub(crate) fn row_reason(&self, k: Table, r: u32) -> u32 {
+        opt_id(self.rows[k as usize].reason.get(self.b(), r as usize))
     }
 
-    pub(crate) fn row_origin(&self, k: usize, r: u32) -> Origin {
-        u8::try_from(self.rows[k].origin.get(self.b(), r as usize))
+    pub(crate) fn row_origin(&self, k: Table, r: u32) -> Origin {
+        u8::try_from(self.rows[k as usize].origin.get(self.b(), r as usize))
             .ok()
             .and_then(Origin::from_u8)
             .unwrap_or(Origin::Assert)
     }
 
-    pub(crate) fn row_alive(&self, k: usize, r: u32) -> bool {
-        (r as usize) < self.rows[k].n && self.rows[k].alive.get(self.b(), r as usize) == 1
+    pub(crate) fn row_alive(&self, k: Table, r: u32) -> bool {
+        (r as usize) < self.rows[k as usize].n
+            && self.rows[k as usize].alive.get(self.b(), r as usize) == 1
     }
 
     /// Part `part` of edge identity `id`; `NONE` when out of range.

@@ -15,7 +15,7 @@ pub(crate) enum Src<'a> {
     Over(&'a Lazy),
 }
 
-/// Single fields of row `i` of table `k` (0 nodes, 1 edges): the same-named accessor of
+/// Single fields of row `i` of table `k`: the same-named accessor of
 /// the image (which reads that field's column alone) or of the image with the delta.
 macro_rules! row_fields {
     ($($(#[$m:meta])* $name:ident -> $t:ty;)*) => {
@@ -23,7 +23,7 @@ macro_rules! row_fields {
             $(
                 $(#[$m])*
                 #[inline]
-                pub(super) fn $name(self, k: usize, i: u32) -> $t {
+                pub(super) fn $name(self, k: Table, i: u32) -> $t {
                     match self {
                         Src::Map(b) => b.$name(k, i),
                         Src::Over(o) => o.$name(k, i),
@@ -52,20 +52,20 @@ impl<'a> Src<'a> {
     /// Row `i` of table `k` is believed at `as_of_tt` (a mapped row reads its alive,
     /// `tt_s` and closure columns only).
     #[inline]
-    pub(super) fn believed(self, k: usize, i: u32, as_of_tt: i64) -> bool {
+    pub(super) fn believed(self, k: Table, i: u32, as_of_tt: i64) -> bool {
         let a = clamp_tt(as_of_tt);
         self.row_alive(k, i) && self.row_tt_s(k, i) <= a && a < self.row_close(k, i).0
     }
-    /// Row `i` of table `k` (0 nodes, 1 edges).
+    /// Row `i` of table `k`.
     #[inline]
-    pub(super) fn row(self, k: usize, i: u32) -> Row {
+    pub(super) fn row(self, k: Table, i: u32) -> Row {
         match self {
             Src::Map(b) => b.row(k, i),
             Src::Over(o) => o.row(k, i),
         }
     }
     #[inline]
-    pub(super) fn row_content(self, k: usize, i: u32) -> Content {
+    pub(super) fn row_content(self, k: Table, i: u32) -> Content {
         let c = match self {
             Src::Map(b) => b.row_content(k, i),
             Src::Over(o) => o.row_content(k, i),
@@ -209,8 +209,14 @@ impl<'a> Src<'a> {
         let mut rows: Vec<(i64, i64, u32)> = self
             .edge_postings(id)
             .iter()
-            .filter(|&&r| self.row_alive(1, r))
-            .map(|&r| (self.row_tt_s(1, r), self.row_vt(1, r).0, r))
+            .filter(|&&r| self.row_alive(Table::Edges, r))
+            .map(|&r| {
+                (
+                    self.row_tt_s(Table::Edges, r),
+                    self.row_vt(Table::Edges, r).0,
+                    r,
+                )
+            })
             .collect();
         rows.sort_unstable();
         rows.into_iter().map(|x| x.2).collect()
@@ -219,7 +225,7 @@ impl<'a> Src<'a> {
     /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that overlap the
     /// window (every believed row when `None`).
     #[inline]
-    pub(super) fn window_ids(self, k: usize, w: Option<(i64, i64)>, as_of_tt: i64) -> Vec<u32> {
+    pub(super) fn window_ids(self, k: Table, w: Option<(i64, i64)>, as_of_tt: i64) -> Vec<u32> {
         match self {
             Src::Map(b) => mapscan::overlapping(b, k, w, as_of_tt, None),
             Src::Over(o) => o.window_ids(k, w, as_of_tt, None),
@@ -229,7 +235,7 @@ impl<'a> Src<'a> {
     /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that start or end
     /// inside `(lo, hi]`.
     #[inline]
-    pub(super) fn boundary_ids(self, k: usize, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
+    pub(super) fn boundary_ids(self, k: Table, lo: i64, hi: i64, as_of_tt: i64) -> Vec<u32> {
         match self {
             Src::Map(b) => mapscan::boundaries(b, k, lo, hi, as_of_tt),
             Src::Over(o) => o.boundary_ids(k, lo, hi, as_of_tt),
@@ -241,7 +247,10 @@ impl<'a> Src<'a> {
     /// and derive eids only to order rows that share a `vt_s`.
     #[inline]
     pub(super) fn sorted_edges(self, idx: Vec<u32>) -> Vec<EdgeVersion<'a>> {
-        let rows: Vec<(i64, u32)> = idx.iter().map(|&i| (self.row_vt(1, i).0, i)).collect();
+        let rows: Vec<(i64, u32)> = idx
+            .iter()
+            .map(|&i| (self.row_vt(Table::Edges, i).0, i))
+            .collect();
         self.sorted_pairs(rows)
     }
 
@@ -259,7 +268,13 @@ impl<'a> Src<'a> {
             }
             let mut keys: Vec<(Id12, i64, u32)> = run
                 .iter()
-                .map(|&(_, i)| (self.eid(self.row_ident(1, i)), self.row_tt_s(1, i), i))
+                .map(|&(_, i)| {
+                    (
+                        self.eid(self.row_ident(Table::Edges, i)),
+                        self.row_tt_s(Table::Edges, i),
+                        i,
+                    )
+                })
                 .collect();
             keys.sort_unstable();
             out.extend(keys.into_iter().map(|k| EdgeVersion {
@@ -286,6 +301,6 @@ impl Src<'_> {
     /// `vt_s`: `(eid, tt_s, row)`, as [`Src::sorted_edges`] orders them.
     #[inline]
     pub(super) fn tie_key(self, row: u32, ident: u32) -> (Id12, i64, u32) {
-        (self.eid(ident), self.row_tt_s(1, row), row)
+        (self.eid(ident), self.row_tt_s(Table::Edges, row), row)
     }
 }

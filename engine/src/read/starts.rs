@@ -117,11 +117,11 @@ impl Snapshot<'_> {
             .with_min_len(64)
             .fold(Vec::new, |mut ev, &u| {
                 ev.extend(src.adjacency(u, true).iter().filter_map(|&i| {
-                    let ident = src.row_ident(1, i);
+                    let ident = src.row_ident(Table::Edges, i);
                     let d = src.ident_part(ident, IdentPart::Dst);
                     set.binary_search(&d).ok()?;
-                    let t = src.row_vt_s(1, i);
-                    (t_a <= t && t < t_b && src.believed(1, i, as_of_tt))
+                    let t = src.row_vt_s(Table::Edges, i);
+                    (t_a <= t && t < t_b && src.believed(Table::Edges, i, as_of_tt))
                         .then_some((t, i, ident, u, d))
                 }));
                 ev

@@ -120,8 +120,8 @@ pub struct EdgeVersion<'a> {
     pub(super) idx: u32,
 }
 
-common_fields!(NodeVersion, 0);
-common_fields!(EdgeVersion, 1);
+common_fields!(NodeVersion, Table::Nodes);
+common_fields!(EdgeVersion, Table::Edges);
 
 pub(super) fn opt_str(s: &mut String, v: Option<&str>) {
     match v {
@@ -168,7 +168,8 @@ impl<'a> NodeVersion<'a> {
     /// The node's label.
     #[inline]
     pub fn label(&self) -> &'a str {
-        self.src.string(self.src.row_content(0, self.idx).label)
+        self.src
+            .string(self.src.row_content(Table::Nodes, self.idx).label)
     }
     /// `vid(uid, tt_s, vt_s)`.
     pub fn vid(&self) -> String {
@@ -244,7 +245,7 @@ impl<'a> EdgeVersion<'a> {
     /// equal ids ⇔ same `(src, dst, rel_type, disc)`.
     #[inline]
     pub fn ident_id(&self) -> u32 {
-        self.src.row_ident(1, self.idx)
+        self.src.row_ident(Table::Edges, self.idx)
     }
     /// The 12 eid bytes (the hex of [`EdgeVersion::eid`] orders as these bytes do).
     #[inline]
@@ -296,6 +297,6 @@ impl NodeVersion<'_> {
     /// The snapshot-local interned id of the version's uid (see [`Snapshot::uid_id`]).
     #[inline]
     pub fn uid_id(&self) -> u32 {
-        self.src.row_ident(0, self.idx)
+        self.src.row_ident(Table::Nodes, self.idx)
     }
 }

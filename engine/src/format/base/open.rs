@@ -282,11 +282,11 @@ fn tt_runs(
 /// hold it to [`seg::decode_structure`]: what it accepts, the decoding path accepts too.
 pub fn open_image(b: &[u8]) -> Result<(), SegErr> {
     let base = Base::open(SegBytes::Heap(b.to_vec()))?;
-    for k in 0..2 {
+    for k in crate::model::Table::BOTH {
         for r in 0..base.n_rows(k) as u32 {
             let row = base.row(k, r);
             let _ = base.content(row.content);
-            if k == 1 {
+            if k == Table::Edges {
                 let _ = base.ident(row.ident);
             }
         }

@@ -16,7 +16,7 @@
 use super::{Base, Col, Exc, ForCol};
 use crate::error::CorruptionKind;
 use crate::format::seg::{chunk, SegErr, DFORS_STRIDE};
-use crate::model::NONE;
+use crate::model::{Table, NONE};
 use crate::time::OPEN_END;
 
 /// Rows read per block by the checks that pair two columns.
@@ -521,9 +521,9 @@ impl Base {
                 .map(drop)
                 .map_err(|e| err(SLOTS, e))
         }));
-        for (k, g) in [ROWS_NODE, ROWS_EDGE].into_iter().enumerate() {
-            let t = &self.rows[k];
-            let (limit, name) = [(nu, "uids"), (ni, "identities")][k];
+        for (k, g) in Table::BOTH.into_iter().zip([ROWS_NODE, ROWS_EDGE]) {
+            let t = &self.rows[k as usize];
+            let (limit, name) = [(nu, "uids"), (ni, "identities")][k as usize];
             tasks.push(ids(&t.ident, g + IDENT, limit, name));
             tasks.push(ids(&t.content, g + CONTENT, nc, "contents"));
             tasks.push(opt_strings(&t.reason, g + REASON));
@@ -642,13 +642,13 @@ impl Base {
     /// (invariant S5), and the closed-row set (minor 4) holding exactly the close rows.
     fn check_closures(
         &self,
-        k: usize,
+        k: Table,
         g: u16,
         err: &(dyn Fn(u16, CorruptionKind) -> SegErr + Sync),
     ) -> Result<(), SegErr> {
         use chunk::*;
         let b = self.b();
-        let t = &self.rows[k];
+        let t = &self.rows[k as usize];
         let tt = "a transaction time (0 to the open end)";
         let mut prev = -1i64;
         t.close_row
@@ -684,7 +684,7 @@ impl Base {
             }
         }
         if let Some(set) = t.closed {
-            let id = [NODE_CLOSED, EDGE_CLOSED][k];
+            let id = [NODE_CLOSED, EDGE_CLOSED][k as usize];
             t.close_row
                 .scan(b, |i, r| match set.contains(b, r as u32) {
                     true => Ok(()),

@@ -444,7 +444,7 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
     // The valid-time index against a brute-force sort of the rows.
     {
         let b = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
-        for (k, rows) in [&d.nodes, &d.edges].into_iter().enumerate() {
+        for (k, rows) in Table::BOTH.into_iter().zip([&d.nodes, &d.edges]) {
             let mut by_start: Vec<(i64, u32)> =
                 (0..rows.len()).map(|r| (rows[r].vt_s, r as u32)).collect();
             by_start.sort();
@@ -525,10 +525,16 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
         assert_eq!(base.slot(k), (s != NONE).then_some(s));
     }
     for r in 0..m.nodes as u32 {
-        assert!(row_eq(&base.row(0, r), &st.row(0, r)), "node row {r}");
+        assert!(
+            row_eq(&base.row(Table::Nodes, r), &st.row(Table::Nodes, r)),
+            "node row {r}"
+        );
     }
     for r in 0..m.edges as u32 {
-        assert!(row_eq(&base.row(1, r), &st.row(1, r)), "edge row {r}");
+        assert!(
+            row_eq(&base.row(Table::Edges, r), &st.row(Table::Edges, r)),
+            "edge row {r}"
+        );
     }
     // Out of range: defaults, no panic.
     let (nu, ns) = (m.uids as u32, m.strings as u32);
@@ -542,8 +548,8 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
     assert_eq!(base.slot(u64::MAX), None);
     assert_eq!(base.content(m.contents as u32).label, NONE);
     assert_eq!(base.ident(m.idents as u32).src, NONE);
-    assert_eq!(base.row(0, m.nodes as u32).ident, NONE);
-    assert!(!base.row(1, u32::MAX).alive);
+    assert_eq!(base.row(Table::Nodes, m.nodes as u32).ident, NONE);
+    assert!(!base.row(Table::Edges, u32::MAX).alive);
     let rows = || st.delta.rows[0].iter().chain(st.delta.rows[1].iter());
     [
         rows().filter(|r| r.tt_e != OPEN_END).count(),
@@ -1051,7 +1057,7 @@ fn base_open_timing() {
         hits += base.uid_id(base.uid_name(u)).is_some() as usize;
         hits += base.out_adj(u).len() + base.node_postings(u).len();
         let r = (k as u64 * 104_729 % m.edges.max(1)) as u32;
-        hits += base.row(1, r).alive as usize;
+        hits += base.row(Table::Edges, r).alive as usize;
     }
     let lookups = t.elapsed();
     let time = |what: &str, f: &dyn Fn(u32) -> usize| {
@@ -1067,7 +1073,9 @@ fn base_open_timing() {
     });
     time("out_adj", &|k| base.out_adj(uid(k)).len());
     time("node_postings", &|k| base.node_postings(uid(k)).len());
-    time("edge_row", &|k| base.row(1, row(k)).alive as usize);
+    time("edge_row", &|k| {
+        base.row(Table::Edges, row(k)).alive as usize
+    });
     time("ident", &|k| base.ident(row(k)).src as usize);
     let t = std::time::Instant::now();
     let all = std::fs::read(path).unwrap();
