@@ -1,10 +1,10 @@
 //! The write rules of `data-model.md` §6 (carving, supersede, same-batch retirement, D-W3
 //! endpoint nodes, ingest ordinals), written once over [`Tables`]: the dictionaries, rows and
 //! postings a batch reads and appends to, implemented by a store's rows (a base image with
-//! its writable delta above it, [`Lazy`](crate::lazy::Lazy), `lazy_write.rs`), so the rules
+//! its writable delta above it, [`Rows`](crate::rows::Rows), `rows/write.rs`), so the rules
 //! read as the data model states them, apart from how rows are stored, and a writer or a
 //! reader replaying a log tail need not decode the image. Batch atomicity (the undo of a
-//! failed batch) and the statistics are `lazy_write.rs`'s.
+//! failed batch) and the statistics are `rows/write.rs`'s.
 
 use crate::error::{Error, Result};
 use crate::ident;

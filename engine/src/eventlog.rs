@@ -10,8 +10,8 @@
 use crate::apply::Trace;
 use crate::canon;
 use crate::error::{Error, Result, StateAbout};
-use crate::lazy::Lazy;
 use crate::op::{self, AssertEdge, AssertNode, Op};
+use crate::rows::Rows;
 use crate::store::{read_log_with, LogMode, Salvage, Store};
 use crate::time::OPEN_END;
 use serde_json::{json, Value};
@@ -414,7 +414,7 @@ pub fn export_with(
 ) -> Result<ExportReport> {
     let out_err = |e: std::io::Error| Error::io(PathBuf::from("<export output>"), e);
     let mut report = ExportReport::default();
-    let mut state = Lazy::empty(crate::model::Stats::default());
+    let mut state = Rows::empty(crate::model::Stats::default());
     let mut last_tt: Option<i64> = None;
     let mut carved_events = 0u64;
     let mut carved_batches = 0u64;

@@ -37,33 +37,23 @@
 // allows it and justifies each block with a SAFETY paragraph.
 
 mod apply;
-mod bulk;
 pub mod canon;
 pub mod clock;
-mod cols;
-mod compact;
-mod delta;
 pub mod error;
 pub mod eventlog;
 pub mod fault;
 pub mod format;
 pub mod ident;
-mod interner;
-mod lazy;
-mod lazy_write;
 pub mod load;
 mod lowercase;
-mod mapscan;
 mod model;
 pub mod op;
 pub mod op_input;
 pub mod read;
-mod rowscan;
+mod rows;
 pub mod store;
 pub mod time;
-mod tindex;
 
-pub use cols::EdgeColumns;
 pub use error::{CorruptionKind, Error, Result, StateAbout};
 pub use load::Load;
 pub use model::{Stats, Table};
@@ -72,5 +62,6 @@ pub use read::{
     EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, RowTimes, Snapshot, StartEvent, Touch,
     Version,
 };
+pub use rows::cols::EdgeColumns;
 pub use store::{IngestReport, Options, Store};
 pub use time::OPEN_END;

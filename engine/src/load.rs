@@ -1,5 +1,5 @@
 //! [`Load`]: the write entry points of a store during one bulk load
-//! ([`Store::bulk_load`]). Pure ingest batches are built in bulk (`bulk.rs`); any other
+//! ([`Store::bulk_load`]). Pure ingest batches are built in bulk (`store/bulk.rs`); any other
 //! batch ends the bulk build and is written one by one.
 
 use crate::error::Result;
@@ -12,7 +12,7 @@ impl Store {
     /// Runs `f` as one bulk load of at most `max_decoded_rows` rows held decoded at a time
     /// (the bound of [`Store::set_bulk_load`], which holds during the load), then ends it.
     ///
-    /// Into a fresh store (an empty log) the load builds its rows in bulk (`bulk.rs`,
+    /// Into a fresh store (an empty log) the load builds its rows in bulk (`store/bulk.rs`,
     /// `format-spec.md` §9.3, "Bulk build"): its batches are logged as usual, but as long
     /// as they are pure
     /// ingest batches (one `ingest_events` op, no discriminators) their rows are appended

@@ -3,21 +3,21 @@
 //! Row views derive `eid` / `vid` hex on output; nothing is stored as hex.
 //!
 //! Every call is served from one of two sources (`Src`): a store's base image alone, read
-//! through its index chunks (point reads) and zone-pruned block scans (`mapscan.rs`), never
-//! decoded into memory; or that image with the delta above it (`lazy.rs`, `delta.rs`: the
+//! through its index chunks (point reads) and zone-pruned block scans (`rows/mapscan.rs`), never
+//! decoded into memory; or that image with the delta above it (`rows.rs`, `rows/delta.rs`: the
 //! decoded flush segments and the memtable, whose window reads go through the valid-time
-//! indexes of `tindex.rs`). A store without an image file reads over the image of no rows.
+//! indexes of `rows/tindex.rs`). A store without an image file reads over the image of no rows.
 //! Both give the same answers.
 
 use crate::canon;
 use crate::format::base::Base;
 use crate::ident::{self, Id12};
-use crate::lazy::Lazy;
-use crate::mapscan;
-use crate::mapscan::Image;
 use crate::model::{ordinal_of, Content, Disc, IdentPart, IdentRec, Row, Stats, Table, NONE};
 use crate::op::Origin;
-use crate::rowscan::{believed_at, Starts};
+use crate::rows::mapscan;
+use crate::rows::mapscan::Image;
+use crate::rows::rowscan::{believed_at, Starts};
+use crate::rows::Rows;
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
 use std::borrow::Cow;
@@ -91,7 +91,7 @@ impl EdgeScan<'_> {
 /// A read view of the store at the time it was taken.
 #[derive(Clone, Copy)]
 pub struct Snapshot<'a> {
-    pub(crate) db: &'a Lazy,
+    pub(crate) db: &'a Rows,
     /// The process-unique number of the store handle it reads ([`Snapshot::state_token`]).
     pub(crate) instance: u64,
 }
@@ -514,7 +514,7 @@ impl<'a> Snapshot<'a> {
     /// `[0, covered())`, shared and built on first use; positions above are read with
     /// [`Snapshot::edge_at`]. Belief is not in them: pair with
     /// [`Snapshot::edge_start_positions`] or another belief-checked read.
-    pub fn edge_columns(&self) -> std::sync::Arc<crate::cols::EdgeColumns> {
+    pub fn edge_columns(&self) -> std::sync::Arc<crate::rows::cols::EdgeColumns> {
         match self.src() {
             Src::Map(b) => mapscan::edge_columns(b),
             Src::Over(o) => mapscan::edge_columns(&o.base),
@@ -741,7 +741,7 @@ pub struct RowTimes {
 
 /// Positions `[start, end)` of table `k` over an image: the image's are `[start, mid)`
 /// (`mid` returned), the rest are the rows above it (returned).
-fn split_at_image(o: &Lazy, k: Table, start: usize, end: usize) -> (usize, &[Row]) {
+fn split_at_image(o: &Rows, k: Table, start: usize, end: usize) -> (usize, &[Row]) {
     let above = o.above_rows(k);
     // The first position above the image.
     let nb = o.n_rows(k) - above.len();

@@ -2,18 +2,28 @@
 //! write path (`design.md` §3): HLC tick → WAL record fsynced → apply under the carving
 //! rules → acknowledge. Read-only handles perform no recovery and touch no file.
 
+pub(crate) mod bulk;
+mod check;
+pub(crate) mod compact;
+mod log;
+
+pub use check::{check, check_with, CheckReport, Problem};
+pub use log::{
+    checkpoint, read_log, read_log_with, replay, replay_with, verify_log_reaches_checkpoint,
+    Checkpoint, LogMode, LoggedBatch, Salvage,
+};
+
 use crate::clock::{system_clock, Hlc, WallClock};
-use crate::compact;
 use crate::error::{CorruptionKind, Error, Result, StateAbout};
 use crate::format::base::Base;
 use crate::format::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
 use crate::format::mmap::{IoMode, SegBytes};
 use crate::format::seg;
 use crate::format::wal::{self, Record, Tail, Wal};
-use crate::lazy::Lazy;
 use crate::model::{IdentPart, Marks, SegData, Stats, Table};
 use crate::op::{Audit, Event, IngestEvents, Op, INGEST_CHUNK};
 use crate::read::Snapshot;
+use crate::rows::Rows;
 use serde_json::json;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -85,19 +95,6 @@ pub const LEAN_ROWS_PER_DECODED_ROW: u64 = 2;
 /// as long as mapping an image.
 pub const CLOSE_IMAGE_ROWS: u64 = 1 << 16;
 
-/// One batch as found in the log, with its outcome when the log recorded it.
-#[derive(Debug, Clone)]
-pub struct LoggedBatch {
-    /// 0-based number of the batch's record in the log.
-    pub record: u64,
-    /// The batch's transaction time (µs).
-    pub tt: i64,
-    /// The batch's ops, in order.
-    pub ops: Vec<Op>,
-    /// The batch's idempotency key, when it was written with one.
-    pub key: Option<String>,
-}
-
 /// Counts reported by a bulk ingest.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct IngestReport {
@@ -117,7 +114,7 @@ pub struct IngestReport {
 pub struct Store {
     dir: PathBuf,
     /// The rows: the image (mapped, or the image of no rows) and the delta above it.
-    mem: Box<Lazy>,
+    rows: Box<Rows>,
     /// Re-check invariant I1 after every batch (`Options::paranoid`).
     paranoid: bool,
     /// Decode every segment instead of mapping the image (`Options::eager`).
@@ -154,9 +151,9 @@ pub struct Store {
     instance: u64,
     /// [`Store::close`] may seal by compacting ([`Store::set_close_compacts`]).
     close_compacts: bool,
-    /// During a bulk load that builds its rows in bulk ([`Store::bulk_load`], `bulk.rs`):
+    /// During a bulk load that builds its rows in bulk ([`Store::bulk_load`], `store/bulk.rs`):
     /// what the build keeps besides the rows. The memtable is then not readable.
-    lean: Option<Box<crate::bulk::Lean>>,
+    lean: Option<Box<crate::store::bulk::Lean>>,
 }
 
 /// The next process-unique store handle number: two handles never share one, so a state
@@ -256,14 +253,14 @@ fn open_generation(
     dir: &Path,
     io: IoMode,
     eager: bool,
-) -> Result<Option<(Lazy, Vec<SegEntry>, u64)>> {
+) -> Result<Option<(Rows, Vec<SegEntry>, u64)>> {
     let mpath = dir.join(MANIFEST_FILE);
     if !mpath.exists() {
-        return Ok(Some((Lazy::empty(Stats::default()), Vec::new(), 0)));
+        return Ok(Some((Rows::empty(Stats::default()), Vec::new(), 0)));
     }
     let (entries, good_len) = manifest::read(&mpath)?;
     let Some(last) = entries.last() else {
-        return Ok(Some((Lazy::empty(Stats::default()), entries, good_len)));
+        return Ok(Some((Rows::empty(Stats::default()), entries, good_len)));
     };
     let corrupt = |path: &Path, offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
@@ -280,14 +277,14 @@ fn open_generation(
         },
     };
     // The image's own statistics are its record's; rows above it are counted below.
-    let (mut lazy, above, image_stats) = match image {
+    let (mut rows, above, image_stats) = match image {
         Some(b) => (
-            Lazy::over(crate::mapscan::Image::new(*b), last.stats.clone()),
+            Rows::over(crate::rows::mapscan::Image::new(*b), last.stats.clone()),
             &entries[1..],
             first.stats.clone(),
         ),
         None => (
-            Lazy::empty(last.stats.clone()),
+            Rows::empty(last.stats.clone()),
             &entries[..],
             Stats::default(),
         ),
@@ -296,11 +293,11 @@ fn open_generation(
         let Some((path, data)) = decode_listed(dir, e, io)? else {
             return Ok(None);
         };
-        let Lazy { base, delta, .. } = &mut lazy;
+        let Rows { base, delta, .. } = &mut rows;
         delta.load(data, base).map_err(|k| corrupt(&path, 0, k))?;
     }
     // The statistics the newest record publishes, against what the rows give (S3).
-    let delta = &lazy.delta;
+    let delta = &rows.delta;
     let alive = |k: Table| delta.rows[k as usize].iter().filter(|r| r.alive).count() as u64;
     let st = &last.stats;
     if st.n_entities != delta.end().uids
@@ -313,7 +310,7 @@ fn open_generation(
             "manifest statistics disagree with the segments".into(),
         ));
     }
-    Ok(Some((lazy, entries, good_len)))
+    Ok(Some((rows, entries, good_len)))
 }
 
 /// What [`map_image`] found for the first segment of a generation.
@@ -445,7 +442,7 @@ impl Store {
         fsync_dir(dir)?;
         Ok(Store {
             dir: dir.to_path_buf(),
-            mem: Box::new(Lazy::empty(Stats::default())),
+            rows: Box::new(Rows::empty(Stats::default())),
             paranoid: opts.paranoid,
             eager: opts.eager,
             io: opts.io.unwrap_or(IoMode::Mmap),
@@ -510,12 +507,12 @@ impl Store {
         // Published segments first (a reader racing a compaction retries), then the log
         // from the position they cover.
         let mut attempts = 0;
-        let (mut mem, entries, manifest_len) = loop {
+        let (mut rows, entries, manifest_len) = loop {
             if opts.replay_whole_log {
                 if !opts.read_only {
                     return Err(Error::invalid("replay_whole_log needs a read-only open"));
                 }
-                break (Lazy::empty(Stats::default()), Vec::new(), 0);
+                break (Rows::empty(Stats::default()), Vec::new(), 0);
             }
             if let Some(generation) = open_generation(dir, io, eager)? {
                 break generation;
@@ -530,7 +527,7 @@ impl Store {
         let covered = entries
             .last()
             .map_or((wal::HEADER_LEN, 0), |e| (e.wal_offset, e.wal_record));
-        let mut last: Option<(u64, i64, bool)> = mem.stats.last_tt.map(|t| (0, t, true));
+        let mut last: Option<(u64, i64, bool)> = rows.stats.last_tt.map(|t| (0, t, true));
         let mut tail_records = 0u64;
         if opts.replay_to.is_some() && !opts.read_only {
             return Err(Error::invalid("replay_to needs a read-only open"));
@@ -564,7 +561,7 @@ impl Store {
                                 });
                             }
                         }
-                        let ok = mem.apply_batch(tt, &ops, opts.paranoid).is_ok();
+                        let ok = rows.apply_batch(tt, &ops, opts.paranoid).is_ok();
                         last = Some((no, tt, ok));
                     }
                     Record::Outcome {
@@ -619,11 +616,11 @@ impl Store {
             collect_garbage(dir, &entries)?;
             (Some(w), m)
         };
-        let last_tt = mem.stats.last_tt;
+        let last_tt = rows.stats.last_tt;
         let next_seq = entries.iter().map(|e| e.seq).max().unwrap_or(0) + 1;
         Ok(Store {
             dir: dir.to_path_buf(),
-            mem: Box::new(mem),
+            rows: Box::new(rows),
             paranoid: opts.paranoid,
             eager,
             io,
@@ -668,7 +665,7 @@ impl Store {
 
     /// A read view of the current state.
     pub fn snapshot(&self) -> Snapshot<'_> {
-        let db = &*self.mem;
+        let db = &*self.rows;
         Snapshot {
             db,
             instance: self.instance,
@@ -679,7 +676,7 @@ impl Store {
     /// and log tail above it decoded), without decoding the image: see `format-spec.md`
     /// §9.4. False for a store without an image (new, never compacted) and an eager open.
     pub fn is_lazy(&self) -> bool {
-        self.mem.has_image()
+        self.rows.has_image()
     }
 
     /// Statistics (O(1)).
@@ -814,14 +811,14 @@ impl Store {
             None => self.clock.tick()?,
         };
         // ordinal_base is fixed when the batch is recorded (§6.7).
-        let mut base = self.mem.stats.ingest_ordinal;
+        let mut base = self.rows.stats.ingest_ordinal;
         for op in &mut ops {
             if let Op::IngestEvents(o) = op {
                 o.ordinal_base = base;
                 base += o.events.len() as u64;
             }
         }
-        let seq = self.mem.stats.n_batches;
+        let seq = self.rows.stats.n_batches;
         let record = self.wal_records;
         let wal = self.wal.as_mut().ok_or(Error::Poisoned)?;
         if let Err(e) = wal.append_keyed_batch(tt, key.as_deref(), &ops) {
@@ -835,8 +832,8 @@ impl Store {
             });
         }
         let result = match &mut self.lean {
-            Some(lean) => crate::bulk::apply_lean(&mut self.mem, lean, tt, &ops),
-            None => self.mem.apply_batch(tt, &ops, self.paranoid),
+            Some(lean) => crate::store::bulk::apply_lean(&mut self.rows, lean, tt, &ops),
+            None => self.rows.apply_batch(tt, &ops, self.paranoid),
         };
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
@@ -861,7 +858,7 @@ impl Store {
         if self.lean.is_none()
             && !self.poisoned
             && self.flush_rows > 0
-            && self.mem.memtable_rows() >= self.flush_rows
+            && self.rows.memtable_rows() >= self.flush_rows
         {
             // A failed flush poisons the handle (the batch is in the log already).
             if let Err(e) = self.flush() {
@@ -927,7 +924,7 @@ impl Store {
         self.wal_records == 0
             && self.segments.is_empty()
             && !self.eager
-            && self.mem.delta.end() == Marks::default()
+            && self.rows.delta.end() == Marks::default()
     }
 
     /// True during a bulk build (`Store::bulk_load` into a fresh store, pure batches).
@@ -945,7 +942,7 @@ impl Store {
         ops: Vec<Op>,
         key: Option<String>,
     ) -> Result<Committed> {
-        if !crate::bulk::is_pure(&ops) {
+        if !crate::store::bulk::is_pure(&ops) {
             self.end_lean()?;
         }
         if self.lean.is_none() {
@@ -954,7 +951,7 @@ impl Store {
         // Built in bulk (`commit_keyed` applies a batch by `load::apply_lean` and does not
         // flush while `self.lean` is set).
         let c = self.commit_keyed(tt, ops, key)?;
-        let held = (self.mem.delta.rows[0].len() + self.mem.delta.rows[1].len()) as u64;
+        let held = (self.rows.delta.rows[0].len() + self.rows.delta.rows[1].len()) as u64;
         if !self.poisoned && held >= self.load_rows.saturating_mul(LEAN_ROWS_PER_DECODED_ROW) {
             if let Err(e) = self.compact_inner() {
                 self.poisoned = true;
@@ -972,7 +969,7 @@ impl Store {
         if self.lean.take().is_none() {
             return Ok(());
         }
-        if self.mem.delta.end() == self.mem.delta.base {
+        if self.rows.delta.end() == self.rows.delta.base {
             return Ok(());
         }
         let merged = if self.poisoned {
@@ -981,8 +978,8 @@ impl Store {
             self.compact_inner()
         };
         if merged.is_err() {
-            let data = self.mem.flush_data();
-            let _ = self.mem.reseal(data);
+            let data = self.rows.flush_data();
+            let _ = self.rows.reseal(data);
         }
         self.poison(merged).map(|_| ())
     }
@@ -1000,7 +997,7 @@ impl Store {
 
     /// Rows in the memtable: added since the last flush, plus sealed rows closed since.
     pub fn memtable_rows(&self) -> u64 {
-        self.mem.memtable_rows()
+        self.rows.memtable_rows()
     }
 
     fn writable(&self) -> Result<()> {
@@ -1046,7 +1043,7 @@ impl Store {
     /// [`Options::compact_rows`] (during a bulk load, [`Store::decoded_limit`]): the flush then
     /// merges the memtable into the image.
     fn merges_at_flush(&self) -> bool {
-        let l = &self.mem;
+        let l = &self.rows;
         let above: u64 = self.segments.iter().skip(1).map(seg_rows).sum();
         let unflushed = self
             .wal
@@ -1071,14 +1068,14 @@ impl Store {
     /// the flush segments above its mapped image, or every row when it has no image (it
     /// maps the image the compaction writes). So a bulk load's memory stays bounded by
     /// about one memtable of decoded rows, each compaction merging them into the image
-    /// without decoding it (`compact.rs`).
+    /// without decoding it (`store/compact.rs`).
     fn wants_compaction(&self) -> bool {
         let n = self.segments.len();
         let (first, rest) = match self.segments.split_first() {
             Some((f, rest)) => (seg_rows(f), rest.iter().map(seg_rows).sum::<u64>()),
             None => return false,
         };
-        let (decoded, limit) = if self.mem.has_image() {
+        let (decoded, limit) = if self.rows.has_image() {
             (rest, self.decoded_limit(first))
         } else if !self.eager {
             (first + rest, self.compact_rows)
@@ -1125,9 +1122,9 @@ impl Store {
     /// True when [`Store::close`] writes an image: no mapped image, automatic compaction on,
     /// not an eager store, and at least [`CLOSE_IMAGE_ROWS`] rows in all.
     fn seals_as_image(&self) -> bool {
-        let rows = self.segments.iter().map(seg_rows).sum::<u64>() + self.mem.memtable_rows();
+        let rows = self.segments.iter().map(seg_rows).sum::<u64>() + self.rows.memtable_rows();
         self.close_compacts
-            && !self.mem.has_image()
+            && !self.rows.has_image()
             && !self.eager
             && self.compact_rows > 0
             && rows >= CLOSE_IMAGE_ROWS
@@ -1142,7 +1139,7 @@ impl Store {
             return Ok(false);
         }
         wal.sync()?;
-        let data = self.mem.flush_data();
+        let data = self.rows.flush_data();
         let entry = self.write_segment(&data)?;
         match self.manifest.as_mut() {
             Some(m) => m.append(&entry)?,
@@ -1160,7 +1157,7 @@ impl Store {
         }
         let path = self.dir.join(manifest::seg_name(entry.seq));
         // The memtable is renumbered as the segment numbers it.
-        self.mem.reseal(data).map_err(|kind| Error::Corruption {
+        self.rows.reseal(data).map_err(|kind| Error::Corruption {
             file: path,
             offset: 0,
             kind,
@@ -1180,8 +1177,8 @@ impl Store {
     /// Encodes and durably writes flush segment `next_seq`; returns its manifest record.
     fn write_segment(&mut self, data: &SegData) -> Result<SegEntry> {
         let seq = self.next_seq;
-        let mem = &self.mem;
-        let (bytes, zone) = seg::encode(seq, data, &|i| mem.ident_part(i, IdentPart::Rel));
+        let rows = &self.rows;
+        let (bytes, zone) = seg::encode(seq, data, &|i| rows.ident_part(i, IdentPart::Rel));
         let (path, mut f) = self.create_segment(seq)?;
         crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&bytes))
             .and_then(|_| f.write_all(&bytes))
@@ -1234,16 +1231,16 @@ impl Store {
             wal_offset,
             wal_record: self.wal_records,
             zone: w.zone,
-            stats: self.mem.stats.clone(),
+            stats: self.rows.stats.clone(),
         })
     }
 
     /// Writes the full image of `rows` (the writer's own when `None`), whose image is of
     /// minor 4, by merging the image with the delta, column by column, straight to the file
-    /// (`compact.rs`): the image is not decoded.
-    fn write_merged_image(&mut self, rows: Option<&Lazy>) -> Result<SegEntry> {
+    /// (`store/compact.rs`): the image is not decoded.
+    fn write_merged_image(&mut self, rows: Option<&Rows>) -> Result<SegEntry> {
         let seq = self.next_seq;
-        let l = rows.unwrap_or(&self.mem);
+        let l = rows.unwrap_or(&self.rows);
         let (path, f) = self.create_segment(seq)?;
         crate::fault::write_point(&path, crate::fault::FaultPoint::Write(&[]))
             .map_err(|e| Error::io(&path, e))?;
@@ -1294,7 +1291,7 @@ impl Store {
         // A writer over an older image (rows in write order) decodes its segments to
         // compact, so its memtable is flushed first; over a minor-4 image (the image of no
         // rows included) the memtable is merged with the rest.
-        let sorted = self.mem.base.is_sorted();
+        let sorted = self.rows.base.is_sorted();
         if !sorted && unflushed {
             self.flush_inner()?;
             unflushed = false;
@@ -1327,15 +1324,15 @@ impl Store {
         self.segments = vec![entry];
         // The out-degrees a mapped writer counted (a cache: a source missing from it is
         // recounted from the rows) hold over the new image, whose rows are the same.
-        let degree = std::mem::take(&mut self.mem.delta.degree);
+        let degree = std::mem::take(&mut self.rows.delta.degree);
         // The image numbers rows in segment order: the writer's rows and every row number it
         // holds are rebuilt from it (the old ones are dropped first): the image is mapped,
         // or, for an eager writer, decoded.
-        *self.mem = Lazy::empty(Stats::default());
+        *self.rows = Rows::empty(Stats::default());
         match open_generation(&self.dir, self.io, self.eager)? {
-            Some((mut lazy, _, _)) => {
-                lazy.delta.degree = degree;
-                *self.mem = lazy;
+            Some((mut rows, _, _)) => {
+                rows.delta.degree = degree;
+                *self.rows = rows;
             }
             None => return Err(Error::state("the image just published cannot be opened")),
         }
@@ -1451,578 +1448,4 @@ impl Committed {
     pub fn into_result(self) -> Result<i64> {
         self.result.map(|()| self.tt)
     }
-}
-
-/// How a recovery command (`replay`, `export-eventlog`) treats a log that is shorter than
-/// the history the store's segments publish.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum LogMode {
-    /// Refuse (before reading a batch) a log whose good records end before the manifest's
-    /// checkpoint: the history would silently lose what the segments hold.
-    Whole,
-    /// Read the readable prefix of the log (up to the first damage or the end) and report
-    /// exactly what is missing ([`Salvage`]).
-    Salvage,
-}
-
-/// The log position the newest published manifest record covers: the batches before it are
-/// in the segments, and an intact log holds them too (W5).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Checkpoint {
-    /// The log byte offset replay starts from.
-    pub wal_offset: u64,
-    /// The log record number at `wal_offset`.
-    pub wal_record: u64,
-    /// Batches (failed ones included) the store held at the checkpoint.
-    pub n_batches: u64,
-}
-
-/// The store's newest checkpoint, `None` without a manifest (or one with no record).
-pub fn checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
-    let mpath = dir.join(MANIFEST_FILE);
-    if !mpath.exists() {
-        return Ok(None);
-    }
-    let (entries, _) = manifest::read(&mpath)?;
-    Ok(entries.last().map(|e| Checkpoint {
-        wal_offset: e.wal_offset,
-        wal_record: e.wal_record,
-        n_batches: e.stats.n_batches,
-    }))
-}
-
-/// The refusal of a log whose good records end at `end` before checkpoint `c`.
-fn shortened(path: &Path, end: wal::End, c: &Checkpoint, why: &str) -> Error {
-    Error::State {
-        message: format!(
-            "the log is shorter than the history the store's segments publish: its good \
-             records end at byte {} (record {}), the manifest's checkpoint is at byte {} \
-             (record {}){why}; refusing to read a shortened history. Restore {} from a backup, \
-             or pass --salvage to rebuild from the readable log and list what is lost",
-            end.offset,
-            end.record,
-            c.wal_offset,
-            c.wal_record,
-            path.display()
-        ),
-        about: StateAbout::ShortenedLog {
-            file: path.to_path_buf(),
-            log_good_bytes: end.offset,
-            log_good_records: end.record,
-            checkpoint_offset: c.wal_offset,
-            checkpoint_record: c.wal_record,
-        },
-    }
-}
-
-/// Refuses a log that does not reach the store's checkpoint at a record boundary (cut,
-/// zero-filled or damaged below it; `format-spec.md` §4.2). Reads the log's frames up to
-/// the checkpoint, without decoding payloads. Returns the checkpoint.
-pub fn verify_log_reaches_checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
-    let path = dir.join(WAL_FILE);
-    if !path.exists() {
-        return Err(Error::state(format!("no tgms store at {}", dir.display())));
-    }
-    let Some(c) = checkpoint(dir)? else {
-        return Ok(None);
-    };
-    let (_, end) = match wal::extent(&path, c.wal_offset) {
-        Ok(r) => r,
-        Err(Error::LogDamaged {
-            record,
-            offset,
-            kind,
-            ..
-        }) => {
-            let end = wal::End { offset, record };
-            return Err(shortened(
-                &path,
-                end,
-                &c,
-                &format!(" (damaged there: {kind})"),
-            ));
-        }
-        Err(e) => return Err(e),
-    };
-    if end.offset != c.wal_offset || end.record != c.wal_record {
-        return Err(shortened(&path, end, &c, ""));
-    }
-    Ok(Some(c))
-}
-
-/// What a salvaging read ([`LogMode::Salvage`]) could not recover.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Salvage {
-    /// Log records (batch and outcome) read, and the byte where the readable prefix ends.
-    pub records_read: u64,
-    /// The byte offset where the readable prefix of the log ends.
-    pub good_bytes: u64,
-    /// The log file's length; bytes from `good_bytes` on were not read.
-    pub file_bytes: u64,
-    /// Batches read.
-    pub batches_read: u64,
-    /// Why reading stopped before the end of the file (damage or a torn tail), if it did.
-    pub stopped: Option<String>,
-    /// The manifest's checkpoint, when it lies beyond the readable prefix: the batches it
-    /// covers beyond `batches_read` are lost from the history (their rows are in the
-    /// segments, their batches are not in the log).
-    pub checkpoint: Option<Checkpoint>,
-    /// Intact batches after a checkpoint that lies beyond the readable prefix (read from
-    /// the checkpoint's record boundary on): not applied, since they would apply to a
-    /// state that lacks the lost batches.
-    pub batches_after_checkpoint: u64,
-    /// Where the count of lost batches becomes unknown: reading stopped at damage there
-    /// (nothing after it can be counted), or the log ends before the checkpoint (batches
-    /// committed after it, if any, are gone). `None` when the loss is counted exactly.
-    pub unknown_beyond_offset: Option<u64>,
-}
-
-impl Salvage {
-    /// True when the whole log was read and it reaches the checkpoint: nothing lost.
-    pub fn is_complete(&self) -> bool {
-        self.stopped.is_none() && self.checkpoint.is_none()
-    }
-
-    /// Batches the checkpoint says existed and the readable log does not hold, plus the
-    /// intact batches after the checkpoint that were not applied (exact unless
-    /// [`Salvage::unknown_beyond_offset`] is set; then a lower bound).
-    pub fn batches_lost(&self) -> u64 {
-        self.lost_batch_seqs().map_or(0, |(a, e)| e - a) + self.batches_after_checkpoint
-    }
-
-    /// The sequence numbers `[first, end)` of the batches the checkpoint covers that the
-    /// readable log does not hold (their rows are in the segments).
-    pub fn lost_batch_seqs(&self) -> Option<(u64, u64)> {
-        let c = self.checkpoint.as_ref()?;
-        (c.n_batches > self.batches_read).then_some((self.batches_read, c.n_batches))
-    }
-
-    /// The report as JSON, for the CLI.
-    pub fn to_json(&self) -> serde_json::Value {
-        json!({
-            "complete": self.is_complete(),
-            "records_read": self.records_read, "batches_read": self.batches_read,
-            "good_bytes": self.good_bytes, "file_bytes": self.file_bytes,
-            "unread_bytes": self.file_bytes - self.good_bytes,
-            "stopped": self.stopped,
-            "checkpoint": self.checkpoint.as_ref().map(|c| json!({
-                "offset": c.wal_offset, "record": c.wal_record, "n_batches": c.n_batches})),
-            "batches_lost_at_least": self.batches_lost(),
-            "lost_batch_seqs": self.lost_batch_seqs().map(|(a, e)| json!({"first": a, "end": e})),
-            "batches_after_checkpoint": self.batches_after_checkpoint,
-            "unknown_beyond_offset": self.unknown_beyond_offset,
-            "lost_count_exact": self.unknown_beyond_offset.is_none(),
-        })
-    }
-}
-
-/// Reads the batches of a store's log in order (outcome records skipped), without opening
-/// the store: no lock, no recovery, nothing modified. A torn final record is ignored. A log
-/// shorter than the manifest's checkpoint is refused before any batch is read
-/// ([`verify_log_reaches_checkpoint`]).
-pub fn read_log(dir: &Path, f: impl FnMut(LoggedBatch) -> Result<()>) -> Result<()> {
-    read_log_with(dir, LogMode::Whole, f).map(|_| ())
-}
-
-/// [`read_log`] with an explicit [`LogMode`]. Under [`LogMode::Salvage`] damage ends the
-/// read instead of failing it, and the returned [`Salvage`] says what was not read.
-pub fn read_log_with(
-    dir: &Path,
-    mode: LogMode,
-    mut f: impl FnMut(LoggedBatch) -> Result<()>,
-) -> Result<Salvage> {
-    let path = dir.join(WAL_FILE);
-    if !path.exists() {
-        return Err(Error::state(format!("no tgms store at {}", dir.display())));
-    }
-    let ckpt = match mode {
-        LogMode::Whole => verify_log_reaches_checkpoint(dir)?,
-        // A damaged manifest does not stop a salvage: the log is the history.
-        LogMode::Salvage => checkpoint(dir).ok().flatten(),
-    };
-    let file_bytes = fs::metadata(&path).map_err(|e| Error::io(&path, e))?.len();
-    let mut rep = Salvage {
-        file_bytes,
-        ..Salvage::default()
-    };
-    let mut batches = 0u64;
-    let mut records = 0u64;
-    let mut damaged = false;
-    let scanned = wal::scan(&path, |record, _, rec| {
-        records += 1;
-        match rec {
-            Record::Batch { tt, ops, key } => {
-                batches += 1;
-                f(LoggedBatch {
-                    record,
-                    tt,
-                    ops,
-                    key,
-                })
-            }
-            Record::Outcome { .. } => Ok(()),
-        }
-    });
-    rep.batches_read = batches;
-    match scanned {
-        Ok((tail, good)) => {
-            rep.good_bytes = good;
-            rep.records_read = records;
-            if let Tail::Torn { offset, reason } = tail {
-                rep.stopped = Some(format!("torn tail at byte {offset}: {reason}"));
-            }
-        }
-        Err(Error::LogDamaged {
-            record,
-            offset,
-            kind,
-            ..
-        }) if mode == LogMode::Salvage => {
-            damaged = true;
-            rep.good_bytes = offset;
-            rep.records_read = record;
-            rep.stopped = Some(format!(
-                "record {record} at byte {offset} is damaged: {kind}"
-            ));
-        }
-        Err(e) => return Err(e),
-    }
-    rep.checkpoint = ckpt.filter(|c| c.wal_offset > rep.good_bytes);
-    match &rep.checkpoint {
-        // Nothing after damage can be counted.
-        None if damaged => rep.unknown_beyond_offset = Some(rep.good_bytes),
-        None => {}
-        // The log ends before the checkpoint: what followed it, if anything, is gone.
-        Some(c) if c.wal_offset >= file_bytes => rep.unknown_beyond_offset = Some(c.wal_offset),
-        // The batches after the checkpoint, read from its record boundary on.
-        Some(c) => {
-            let mut after = 0u64;
-            let scanned = wal::scan_from(&path, c.wal_offset, c.wal_record, |_, _, rec| {
-                after += u64::from(matches!(rec, Record::Batch { .. }));
-                Ok(())
-            });
-            rep.batches_after_checkpoint = after;
-            match scanned {
-                Ok(_) => {}
-                Err(Error::LogDamaged { offset, .. }) => rep.unknown_beyond_offset = Some(offset),
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    if mode == LogMode::Whole {
-        // A torn tail is ordinary crash debris here, not a loss.
-        rep.stopped = None;
-    }
-    Ok(rep)
-}
-
-/// Rebuilds `out` from `src`'s log alone: every batch is applied at its recorded tt;
-/// failed batches fail again and are kept. Returns the number of batches replayed.
-pub fn replay(src: &Path, out: &mut Store, progress: &mut dyn FnMut(u64)) -> Result<u64> {
-    replay_with(src, out, LogMode::Whole, progress).map(|(n, _)| n)
-}
-
-/// [`replay`] under a [`LogMode`]; also returns what a salvage could not read.
-pub fn replay_with(
-    src: &Path,
-    out: &mut Store,
-    mode: LogMode,
-    progress: &mut dyn FnMut(u64),
-) -> Result<(u64, Salvage)> {
-    let mut n = 0;
-    let rep = read_log_with(src, mode, |b| {
-        out.commit_keyed(Some(b.tt), b.ops, b.key)?;
-        n += 1;
-        progress(n);
-        Ok(())
-    })?;
-    Ok((n, rep))
-}
-
-/// One problem `tgms check` found: the file, the byte offset and what is wrong.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Problem {
-    /// The damaged file.
-    pub file: PathBuf,
-    /// Byte offset of the damage (0 when the error names no place).
-    pub offset: u64,
-    /// What is wrong.
-    pub kind: CorruptionKind,
-}
-
-impl Problem {
-    fn from_error(e: &Error, fallback: &Path) -> Problem {
-        match e {
-            Error::Corruption { file, offset, kind } => Problem {
-                file: file.clone(),
-                offset: *offset,
-                kind: kind.clone(),
-            },
-            Error::LogDamaged {
-                file,
-                record,
-                offset,
-                kind,
-            } => Problem {
-                file: file.clone(),
-                offset: *offset,
-                kind: format!("record {record}: {kind}").into(),
-            },
-            other => Problem {
-                file: fallback.to_path_buf(),
-                offset: 0,
-                kind: other.message().into(),
-            },
-        }
-    }
-}
-
-/// What `tgms check` saw.
-#[derive(Clone, Debug, Default)]
-pub struct CheckReport {
-    /// Every damage found; an intact store has none.
-    pub problems: Vec<Problem>,
-    /// Segments the manifest publishes.
-    pub segments: u64,
-    /// Records read from the log.
-    pub wal_records: u64,
-    /// Findings that are not damage: a torn final record (cut by the next writable open),
-    /// files no manifest references (collected by the next writable open).
-    pub notes: Vec<String>,
-}
-
-/// Verifies a store without modifying it (`format-spec.md` §11): every WAL record's
-/// checksums; the manifest's records; every segment's length, BLAKE3 digest, header,
-/// footer and chunk checksums, column decoding and chaining (invariants S1–S6, and S8 for
-/// indexed segments); and that the published segments plus the log tail equal a replay of
-/// the whole log (digest and statistics, S7). Every problem found is reported, not only the first.
-pub fn check(dir: &Path) -> Result<CheckReport> {
-    check_with(dir, None, false)
-}
-
-/// [`check`] whose comparison opens (S7) read segments with `io` and decode them when
-/// `eager`, as [`Options::io`] and [`Options::eager`] say.
-pub fn check_with(dir: &Path, io: Option<IoMode>, eager: bool) -> Result<CheckReport> {
-    // A live store may publish a generation (flush, compaction) while it is checked: the
-    // check pins the manifest it read first, and when it finds problems while the manifest
-    // has changed since, it starts over on the new generation (as an open does, §9.4).
-    // Real damage is still there on the next attempt; a publication race is not.
-    const ATTEMPTS: usize = 8;
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        let (rep, pinned) = check_once(dir, io, eager)?;
-        if rep.problems.is_empty() || attempt == ATTEMPTS || read_entries(dir) == pinned {
-            return Ok(rep);
-        }
-    }
-}
-
-/// The manifest's records as read now (`None`: no manifest, or unreadable).
-fn read_entries(dir: &Path) -> Option<Vec<SegEntry>> {
-    manifest::read(&dir.join(MANIFEST_FILE))
-        .ok()
-        .map(|(e, _)| e)
-        .filter(|e| !e.is_empty())
-}
-
-/// One pass of [`check`] over the generation the manifest publishes when it is read; also
-/// returns the records it read.
-fn check_once(
-    dir: &Path,
-    io: Option<IoMode>,
-    eager: bool,
-) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
-    let wal_path = dir.join(WAL_FILE);
-    if !wal_path.exists() {
-        return Err(Error::State {
-            message: format!("no tgms store at {}", dir.display()),
-            about: StateAbout::NoStore {
-                path: dir.to_path_buf(),
-            },
-        });
-    }
-    let mut rep = CheckReport::default();
-    // The manifest first: the log only grows, so a log scanned after it reaches every
-    // position the manifest covers.
-    let mpath = dir.join(MANIFEST_FILE);
-    let mut entries = Vec::new();
-    if mpath.exists() {
-        match manifest::read(&mpath) {
-            Ok((e, good)) => {
-                let len = fs::metadata(&mpath).map(|m| m.len()).unwrap_or(good);
-                if good != len {
-                    rep.notes.push(format!(
-                        "{}: torn final record at offset {good} (an unfinished publication)",
-                        mpath.display()
-                    ));
-                }
-                entries = e;
-            }
-            Err(e) => rep.problems.push(Problem::from_error(&e, &mpath)),
-        }
-    }
-    let pinned = read_pinned(&entries, &rep);
-    let mut wal_len = 0;
-    match wal::scan(&wal_path, |_, _, _| {
-        rep.wal_records += 1;
-        Ok(())
-    }) {
-        Ok((tail, len)) => {
-            wal_len = len;
-            if let Tail::Torn { offset, reason } = tail {
-                rep.notes.push(format!(
-                    "{}: torn final record at offset {offset} (a writable open truncates it): {reason}",
-                    wal_path.display()
-                ));
-            }
-        }
-        Err(e) => rep.problems.push(Problem::from_error(&e, &wal_path)),
-    }
-    rep.segments = entries.len() as u64;
-    let mut prev: Option<&SegEntry> = None;
-    for e in &entries {
-        let path = dir.join(manifest::seg_name(e.seq));
-        let mut bad = |offset: u64, kind: CorruptionKind| {
-            rep.problems.push(Problem {
-                file: path.clone(),
-                offset,
-                kind,
-            })
-        };
-        if let Some(p) = prev {
-            if e.seq <= p.seq {
-                bad(
-                    0,
-                    format!("S1: segment seq {} does not follow {}", e.seq, p.seq).into(),
-                );
-            }
-            if e.base != p.end {
-                bad(
-                    0,
-                    "S2: segment does not start where the previous one ends".into(),
-                );
-            }
-            if e.wal_offset < p.wal_offset || e.wal_record < p.wal_record {
-                bad(0, "S5: covered log position moves backwards".into());
-            }
-        } else if e.base != crate::model::Marks::default() {
-            bad(0, "S2: first segment does not start at zero".into());
-        }
-        if e.wal_offset > wal_len.max(wal::HEADER_LEN) {
-            bad(
-                0,
-                format!(
-                    "S5: covers log offset {} beyond the log's good length {wal_len}",
-                    e.wal_offset
-                )
-                .into(),
-            );
-        }
-        prev = Some(e);
-        let held = match SegBytes::read(&path) {
-            Ok(b) => b,
-            Err(err) => {
-                bad(0, format!("segment file unreadable: {err}").into());
-                continue;
-            }
-        };
-        let bytes = held.bytes();
-        if bytes.len() as u64 != e.file_len {
-            bad(
-                0,
-                format!(
-                    "S3: {} bytes, the manifest says {}",
-                    bytes.len(),
-                    e.file_len
-                )
-                .into(),
-            );
-        }
-        if content_digest(bytes) != e.blake3 {
-            bad(
-                0,
-                "S3: content digest (blake3) differs from the manifest".into(),
-            );
-        }
-        // An indexed image is also opened the way a mapped open does (checksums and the
-        // structural pass), so `check` names what a store's open would refuse.
-        if seg::header_minor(bytes).is_some_and(seg::is_indexed) {
-            if let Err((o, k)) = crate::format::open_image(bytes) {
-                bad(o, k);
-            }
-        }
-        match seg::decode_checked(bytes) {
-            Err((o, k)) => bad(o, k),
-            Ok((sq, d)) => {
-                if sq != e.seq || d.base != e.base || d.end() != e.end {
-                    bad(
-                        0,
-                        "S4: segment header or row counts differ from the manifest".into(),
-                    );
-                }
-            }
-        }
-    }
-    if let Ok(rd) = fs::read_dir(dir) {
-        for ent in rd.flatten() {
-            let name = ent.file_name().to_string_lossy().into_owned();
-            let referenced =
-                manifest::seg_seq(&name).is_some_and(|sq| entries.iter().any(|e| e.seq == sq));
-            if (manifest::seg_seq(&name).is_some() && !referenced) || name == MANIFEST_TMP {
-                rep.notes
-                    .push(format!("{name}: referenced by no manifest (garbage)"));
-            }
-        }
-    }
-    if rep.problems.is_empty() {
-        // S7: the published state plus the log tail equals a replay of the whole log.
-        // Both opens stop at the same log position: a writer appending meanwhile adds
-        // batches that the first open did not see.
-        let ro = |whole: bool, replay_to: Option<u64>| {
-            Store::open_with(
-                dir,
-                Options {
-                    read_only: true,
-                    replay_whole_log: whole,
-                    replay_to,
-                    io,
-                    eager,
-                    ..Options::default()
-                },
-            )
-        };
-        let published = ro(false, None);
-        let whole = match &published {
-            Ok(a) => ro(true, Some(a.opened_log_end())),
-            Err(_) => ro(true, None),
-        };
-        match (published, whole) {
-            (Ok(a), Ok(b)) => {
-                if a.stats() != b.stats() {
-                    rep.problems.push(Problem {
-                        file: mpath.clone(),
-                        offset: 0,
-                        kind: "S7: statistics of segments + log tail differ from a replay of the whole log".into(),
-                    });
-                }
-                if a.digest() != b.digest() {
-                    rep.problems.push(Problem {
-                        file: mpath.clone(),
-                        offset: 0,
-                        kind: "S7: digest of segments + log tail differs from a replay of the whole log".into(),
-                    });
-                }
-            }
-            (Err(e), _) | (_, Err(e)) => rep.problems.push(Problem::from_error(&e, dir)),
-        }
-    }
-    Ok((rep, pinned))
-}
-
-/// The records a check pinned, as [`read_entries`] would give them (`None` when the
-/// manifest is absent or was unreadable).
-fn read_pinned(entries: &[SegEntry], rep: &CheckReport) -> Option<Vec<SegEntry>> {
-    let unreadable = rep.problems.iter().any(|p| p.file.ends_with(MANIFEST_FILE));
-    (!entries.is_empty() && !unreadable).then(|| entries.to_vec())
 }

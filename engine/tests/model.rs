@@ -1474,7 +1474,7 @@ struct Coverage {
     crashes: u64,
     /// Read-only handles after a close served from an image with flush segments above it.
     overlays: u64,
-    /// Batches applied and failed by a writer over a mapped image (`lazy_write.rs`).
+    /// Batches applied and failed by a writer over a mapped image (`rows/write.rs`).
     lazy_applied: u64,
     lazy_failed: u64,
     applied_ops: BTreeMap<String, u64>,

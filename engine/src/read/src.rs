@@ -11,8 +11,8 @@ use super::*;
 #[derive(Clone, Copy)]
 pub(crate) enum Src<'a> {
     Map(&'a Image),
-    /// The mapped image with decoded flush segments above it (`lazy.rs`).
-    Over(&'a Lazy),
+    /// The mapped image with decoded flush segments above it (`rows.rs`).
+    Over(&'a Rows),
 }
 
 /// Single fields of row `i` of table `k`: the same-named accessor of

@@ -1,6 +1,6 @@
 use super::*;
 use crate::format::seg::{put_dfors, put_for, put_pfor, DFORS_STRIDE};
-use crate::lazy::Lazy;
+use crate::rows::Rows;
 use crate::store::{Options, Store};
 use crate::Op;
 use proptest::prelude::*;
@@ -479,9 +479,9 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
     }
     // The same segment decoded: every row in a delta above the image of no rows, whose
     // lookups are built from the rows, not read from the image's indexes.
-    let mut st = Lazy::empty(Default::default());
+    let mut st = Rows::empty(Default::default());
     {
-        let Lazy { base, delta, .. } = &mut st;
+        let Rows { base, delta, .. } = &mut st;
         delta.load(d, base).unwrap();
     }
     let base = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
@@ -1080,8 +1080,8 @@ fn base_open_timing() {
     let t = std::time::Instant::now();
     let all = std::fs::read(path).unwrap();
     let (_, d) = seg::decode(&all).unwrap();
-    let mut st = Lazy::empty(Default::default());
-    let Lazy {
+    let mut st = Rows::empty(Default::default());
+    let Rows {
         base: b0, delta, ..
     } = &mut st;
     delta.load(d, b0).unwrap();

@@ -40,7 +40,7 @@ pub(super) fn opt_id(x: u32) -> i64 {
 
 /// Encodes a flush segment (minor 5), its rows already in segment order (§6.1). `rel_of`
 /// maps an edge identity id to its rel string id (for the zone map). Full images are
-/// written by compaction (`compact.rs`), which merges the image with the rows above it.
+/// written by compaction (`store/compact.rs`), which merges the image with the rows above it.
 pub(crate) fn encode(seq: u64, d: &SegData, rel_of: &dyn Fn(u32) -> u32) -> (Vec<u8>, ZoneMap) {
     encode_as(seq, d, rel_of, SEG_MINOR_FLUSH)
 }

@@ -1,11 +1,11 @@
 //! Index-assisted scans of decoded rows — the memtable's tables and a delta's rows above
 //! an image: storage-order ids of the rows in a valid-time window, starting in one, or
-//! with a boundary in one, found through the valid-time index (`tindex.rs`). The read path
-//! (`read.rs`, `lazy.rs`) calls them; the mapped image has its own (`mapscan.rs`).
+//! with a boundary in one, found through the valid-time index (`rows/tindex.rs`). The read path
+//! (`read.rs`, `rows.rs`) calls them; the mapped image has its own (`rows/mapscan.rs`).
 
 use crate::model::Row;
+use crate::rows::tindex::{IndexCache, TableIndex, Unbelieved};
 use crate::time::{clamp_tt, overlaps};
-use crate::tindex::{IndexCache, TableIndex, Unbelieved};
 use rayon::prelude::*;
 use std::ops::Range;
 use std::sync::Arc;
@@ -24,7 +24,7 @@ pub(crate) fn in_window(r: &Row, w: Option<(i64, i64)>) -> bool {
 }
 
 // ---------------------------------------------------------------------------------------
-// Window selection through the valid-time index (`tindex.rs`). Every window read names its
+// Window selection through the valid-time index (`rows/tindex.rs`). Every window read names its
 // candidate rows by binary search in the index (plus the unindexed tail of newest rows),
 // checks the exact predicate on each candidate in parallel chunks, and sorts the ids back
 // to storage order (ids are unique, so the order does not depend on the thread count). When

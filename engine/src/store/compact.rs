@@ -12,13 +12,13 @@
 //! the image's rows are in segment order already, and the merge keeps ties in their
 //! previous order (image rows before the delta's, the delta's in their store order).
 
-use crate::delta::Delta;
 use crate::format::base::Base;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
-use crate::lazy::Lazy;
 use crate::model::{closure_of, Closure, IdentPart, Marks, Row, Table, NONE};
 use crate::op::Origin;
+use crate::rows::delta::Delta;
+use crate::rows::Rows;
 use crate::time::OPEN_END;
 use rayon::prelude::*;
 use std::io::Write;
@@ -39,7 +39,7 @@ pub(crate) struct Written {
 /// Writes the full image of `l` (its memtable included) as segment `seq` (minor 4) to `w`.
 /// `l`'s image must be of minor 4 (rows in segment order); an older image is decoded with
 /// the segments above it into a delta over the image of no rows first (`Store::compact`).
-pub(crate) fn write_image<W: Write>(l: &Lazy, seq: u64, w: W) -> std::io::Result<(W, Written)> {
+pub(crate) fn write_image<W: Write>(l: &Rows, seq: u64, w: W) -> std::io::Result<(W, Written)> {
     let m = Merge::new(&l.base, &l.delta);
     let mut sw = seg::SegWriter::new(w, seq, SEG_MINOR_SORTED, Marks::default());
     // The chunks are built a window of tasks at a time, one task per thread, and written in

@@ -8,7 +8,7 @@
 //! (`mapscan::edge_columns`, built zone by zone by the first read that needs them); rows
 //! above are read by the caller.
 
-use crate::tindex::Covers;
+use crate::rows::tindex::Covers;
 
 /// The columns of edge rows `[0, len)`.
 #[derive(Clone, Default)]

@@ -10,9 +10,9 @@
 //! believed node row exactly when an earlier batch registered it (every registered uid gets
 //! one at the end of its first batch, and nothing closes node rows). `apply_lean` appends
 //! the rows `apply::ingest` would, with the dictionary entries, identities and slots in its
-//! order, and counts the statistics as `Lazy::commit_stats` would, but keeps none of the per-row
+//! order, and counts the statistics as `Rows::commit_stats` would, but keeps none of the per-row
 //! lookups a read needs (postings, adjacency, valid-time indexes): until they are merged
-//! into the image (`compact.rs`, which needs only the rows) the delta is not readable, which
+//! into the image (`store/compact.rs`, which needs only the rows) the delta is not readable, which
 //! [`crate::Load`] enforces by borrowing the store for the whole load. The image written is the
 //! one the per-event path writes, byte for byte (tested in `engine/tests/bulk_load.rs`).
 //!
@@ -22,9 +22,9 @@
 
 use crate::apply::{self, Ctx, Tables};
 use crate::error::{Error, Result};
-use crate::lazy::Lazy;
 use crate::model::{Disc, IdentRec, NONE};
 use crate::op::{IngestEvents, Op, Origin};
+use crate::rows::Rows;
 use crate::time::OPEN_END;
 use crate::Event;
 use rustc_hash::FxHashMap;
@@ -43,9 +43,9 @@ pub(crate) fn is_pure(ops: &[Op]) -> bool {
 }
 
 /// Applies one pure batch ([`is_pure`]) at `tt` to a writer of a pure load, as
-/// `Lazy::apply_batch` would, without the delta's read indexes. A batch that fails (an
+/// `Rows::apply_batch` would, without the delta's read indexes. A batch that fails (an
 /// invalid op) changes nothing but the batch counts.
-pub(crate) fn apply_lean(l: &mut Lazy, lean: &mut Lean, tt: i64, ops: &[Op]) -> Result<()> {
+pub(crate) fn apply_lean(l: &mut Rows, lean: &mut Lean, tt: i64, ops: &[Op]) -> Result<()> {
     let [op @ Op::IngestEvents(o)] = ops else {
         return Err(Error::state(
             "a bulk build was given a batch that is not pure",
@@ -74,7 +74,7 @@ pub(crate) fn apply_lean(l: &mut Lazy, lean: &mut Lean, tt: i64, ops: &[Op]) -> 
 
 /// The rows of a valid pure batch, in the order `apply::ingest` writes them, and their
 /// statistics.
-fn append(l: &mut Lazy, lean: &mut Lean, tt: i64, o: &IngestEvents) {
+fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
     let cx = Ctx {
         tt,
         kind: Origin::Ingest,
@@ -157,7 +157,7 @@ fn append(l: &mut Lazy, lean: &mut Lean, tt: i64, o: &IngestEvents) {
 /// The content of event `e` (as `apply::ingest` picks it: `plain` without props, the
 /// previous event's when its props are the same text).
 fn content_of<'o>(
-    l: &mut Lazy,
+    l: &mut Rows,
     e: &'o Event,
     plain: u32,
     last: &mut Option<(&'o str, u32)>,

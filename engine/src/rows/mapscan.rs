@@ -15,12 +15,12 @@
 //!
 //! Memory: a selection holds its answer plus one zone's decoded columns per worker.
 
-use crate::cols::EdgeColumns;
 use crate::format::base::{Base, RowBlock};
 use crate::format::mmap::SegBytes;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
 use crate::model::{ordinal_text, Disc, IdentPart, SegData, Table};
+use crate::rows::cols::EdgeColumns;
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
 use std::ops::{Deref, Range};

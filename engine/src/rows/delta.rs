@@ -1,7 +1,7 @@
 //! The flush segments published after a store's base image, decoded
 //! (`format-spec.md` §9.4): their dictionaries, rows and closures, numbered on from the
 //! image's counts, with the postings, adjacency and valid-time indexes the read path needs.
-//! The image stays mapped and is never decoded: the read path ([`crate::lazy`]) answers each
+//! The image stays mapped and is never decoded: the read path ([`crate::rows`]) answers each
 //! read from the image and from here, and the closures that the flush segments record for
 //! image rows are kept apart and applied over the image's own.
 //!
@@ -9,17 +9,17 @@
 //!
 //! A writer, and a reader that replays a log tail, append above the segments here too (the
 //! memtable: everything at or above [`Delta::sealed`]), through the write rules of
-//! `apply.rs` (`lazy_write.rs`). A failed batch, and a flush that renumbers the memtable into
+//! `apply.rs` (`rows/write.rs`). A failed batch, and a flush that renumbers the memtable into
 //! segment order, cut the delta back to earlier counts ([`Delta::truncate`]).
 
 use crate::error::CorruptionKind;
 use crate::format::base::Base;
 use crate::ident::{self, Id12};
-use crate::interner::Interner;
 use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, SegData, Table, NONE};
 use crate::op::Origin;
+use crate::rows::interner::Interner;
+use crate::rows::tindex::IndexCache;
 use crate::time::OPEN_END;
-use crate::tindex::IndexCache;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 use std::sync::OnceLock;

@@ -1,5 +1,5 @@
 //! Writes over a mapped base image (`format-spec.md` §9.4): the primitives of the write
-//! rules ([`Tables`]) on [`Lazy`], so a writer, or a reader replaying the log after the
+//! rules ([`Tables`]) on [`Rows`], so a writer, or a reader replaying the log after the
 //! newest segment, appends to the delta above the image and never decodes the image. New
 //! rows, dictionary entries and identities continue the delta's numbering; closing an image
 //! row records its closure in the delta. A batch is atomic: a failed one cuts the delta back
@@ -7,16 +7,16 @@
 //! segment order and then reloads it from that segment, so the writer's row numbers are the
 //! ones every later open gives.
 //!
-//! [`Delta::truncate`]: crate::delta::Delta::truncate
+//! [`Delta::truncate`]: crate::rows::delta::Delta::truncate
 
 use crate::apply::{self, Ctx, EdgeKey, Tables, Trace};
 use crate::error::{CorruptionKind, Result};
-use crate::lazy::Lazy;
 use crate::model::Table;
 use crate::model::{
     closure_of, open_row, permute_from, Content, IdentPart, IdentRec, Row, SegData, NONE,
 };
 use crate::op::Op;
+use crate::rows::Rows;
 use crate::time::OPEN_END;
 
 /// The dictionaries a name lives in: uids (0) or strings (1), as `Base::find_hashed`
@@ -24,9 +24,9 @@ use crate::time::OPEN_END;
 const UIDS: usize = 0;
 const STRINGS: usize = 1;
 
-impl Lazy {
+impl Rows {
     /// The delta's dictionary `k` and the id of its first entry.
-    fn names(&mut self, k: usize) -> (&mut crate::interner::Interner, u32) {
+    fn names(&mut self, k: usize) -> (&mut crate::rows::interner::Interner, u32) {
         let d = &mut self.delta;
         if k == UIDS {
             (&mut d.uids, d.base.uids as u32)
@@ -49,7 +49,7 @@ impl Lazy {
         })
     }
 
-    /// [`Lazy::find_name`], adding `s` to the delta when it is new.
+    /// [`Rows::find_name`], adding `s` to the delta when it is new.
     fn add_name(&mut self, k: usize, s: &str) -> u32 {
         match self.base.find_hashed(k, s) {
             Some(id) => id,
@@ -61,7 +61,7 @@ impl Lazy {
     }
 }
 
-impl Tables for Lazy {
+impl Tables for Rows {
     fn register(&mut self, uid: &str) -> u32 {
         self.add_name(UIDS, uid)
     }
@@ -71,7 +71,7 @@ impl Tables for Lazy {
     }
 
     fn uid_name(&self, id: u32) -> &str {
-        Lazy::uid_name(self, id)
+        Rows::uid_name(self, id)
     }
 
     fn intern(&mut self, s: &str) -> u32 {
@@ -83,7 +83,7 @@ impl Tables for Lazy {
     }
 
     fn string(&self, id: u32) -> &str {
-        Lazy::string(self, id)
+        Rows::string(self, id)
     }
 
     fn content_id(&mut self, c: Content) -> u32 {
@@ -100,11 +100,11 @@ impl Tables for Lazy {
     }
 
     fn content(&self, id: u32) -> Content {
-        Lazy::content(self, id)
+        Rows::content(self, id)
     }
 
     fn find_ident(&self, key: EdgeKey) -> Option<u32> {
-        Lazy::find_ident(self, key.src, key.dst, key.rel, key.disc)
+        Rows::find_ident(self, key.src, key.dst, key.rel, key.disc)
     }
 
     fn find_mapped(&self, key: EdgeKey) -> Option<u32> {
@@ -148,7 +148,7 @@ impl Tables for Lazy {
     }
 
     fn row(&self, kind: Table, r: u32) -> Row {
-        Lazy::row(self, kind, r)
+        Rows::row(self, kind, r)
     }
 
     fn postings(&self, kind: Table, ident: u32) -> Vec<u32> {
@@ -215,7 +215,7 @@ impl Tables for Lazy {
     }
 }
 
-impl Lazy {
+impl Rows {
     /// Applies one batch at `tt` (the write rules of `apply.rs`); on error the delta is cut back
     /// to where the batch began. `paranoid` re-checks invariant I1 for what it touched.
     pub(crate) fn apply_batch(&mut self, tt: i64, ops: &[Op], paranoid: bool) -> Result<()> {
@@ -353,7 +353,7 @@ impl Lazy {
         }
     }
 
-    /// After `data` (from [`Lazy::flush_data`]) was published: the memtable is replaced by
+    /// After `data` (from [`Rows::flush_data`]) was published: the memtable is replaced by
     /// the segment's content, so rows take the numbers the segment gives them.
     pub(crate) fn reseal(&mut self, data: SegData) -> std::result::Result<(), CorruptionKind> {
         let pending = std::mem::take(&mut self.delta.pending);

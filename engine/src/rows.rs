@@ -4,24 +4,38 @@
 //! ([`Delta`]); otherwise (no segment yet, segments without indexes, or
 //! [`crate::Options::eager`]) the image is the image of no rows and every segment is
 //! decoded into the delta. The log after the segments is applied to the delta
-//! (`lazy_write.rs`; a writer's commits go there too), and every read is answered from the
+//! (`rows/write.rs`; a writer's commits go there too), and every read is answered from the
 //! two: point reads through the image's indexes and the delta's postings, scans and window
-//! reads through zone-pruned block decodes of the image (`mapscan.rs`) and the delta's
+//! reads through zone-pruned block decodes of the image (`rows/mapscan.rs`) and the delta's
 //! valid-time indexes. A mapped image is never decoded, so a reader's memory is the pages it
 //! touches, the delta's rows and each answer's working set.
 //!
 //! Numbering: the delta's ids continue the image's (uids, strings, contents, identities,
 //! slots, rows), exactly as decoding the image into the delta numbers them, so answers, ids
-//! and orders are the same either way. A flush segment may close image rows; those closures are applied over
-//! the image's own (an image row is open in the image when a later segment closes it).
+//! and orders are the same either way. A flush segment may close image rows; those closures
+//! are applied over the image's own (an image row is open in the image when a later segment
+//! closes it).
+//!
+//! The parts: the delta (`rows/delta.rs`) and its name dictionaries (`rows/interner.rs`)
+//! and valid-time indexes (`rows/tindex.rs`), the write primitives over image and delta
+//! (`rows/write.rs`), the image as the read path holds it and its zone scans
+//! (`rows/mapscan.rs`), the image's compact edge columns (`rows/cols.rs`), and the
+//! index-assisted scans of decoded rows (`rows/rowscan.rs`).
 
-use crate::delta::Delta;
+pub(crate) mod cols;
+pub(crate) mod delta;
+pub(crate) mod interner;
+pub(crate) mod mapscan;
+pub(crate) mod rowscan;
+pub(crate) mod tindex;
+mod write;
+
 use crate::ident::Id12;
-use crate::mapscan;
-use crate::mapscan::Image;
 use crate::model::{ordinal_text, Content, Disc, IdentPart, IdentRec, Row, Stats, Table};
 use crate::op::Origin;
-use crate::rowscan::{self, believed_at, in_window};
+use crate::rows::delta::Delta;
+use crate::rows::mapscan::Image;
+use crate::rows::rowscan::{believed_at, in_window};
 use crate::time::clamp_tt;
 use std::ops::Range;
 
@@ -30,8 +44,8 @@ use std::ops::Range;
 ///
 /// Every store is read and written in this one form: a store without an image (new, never
 /// compacted, or opened with [`crate::Options::eager`]) has the image of no rows, encoded
-/// in memory ([`Lazy::empty`]), and every row in the delta.
-pub(crate) struct Lazy {
+/// in memory ([`Rows::empty`]), and every row in the delta.
+pub(crate) struct Rows {
     pub(crate) base: Image,
     pub(crate) delta: Delta,
     pub(crate) stats: Stats,
@@ -43,7 +57,7 @@ pub(crate) struct Lazy {
 /// image, else the same-named image accessor (fields no closure changes).
 macro_rules! row_fields {
     ($($name:ident -> $t:ty = |$r:ident| $field:expr;)*) => {
-        impl Lazy {
+        impl Rows {
             $(
                 #[inline]
                 pub(crate) fn $name(&self, k: Table, i: u32) -> $t {
@@ -68,16 +82,16 @@ row_fields! {
     row_alive -> bool = |r| r.alive;
 }
 
-impl Lazy {
+impl Rows {
     /// A store of no rows (no file: the image of no rows, encoded in memory) with the
     /// statistics `stats`.
-    pub(crate) fn empty(stats: Stats) -> Lazy {
-        Lazy::over(Image::empty(), stats)
+    pub(crate) fn empty(stats: Stats) -> Rows {
+        Rows::over(Image::empty(), stats)
     }
 
     /// `base` with nothing above it yet, and the statistics `stats`.
-    pub(crate) fn over(base: Image, stats: Stats) -> Lazy {
-        Lazy {
+    pub(crate) fn over(base: Image, stats: Stats) -> Rows {
+        Rows {
             delta: Delta::new(base.marks()),
             base,
             stats,
@@ -312,7 +326,7 @@ impl Lazy {
     fn above_ids(
         &self,
         k: Table,
-        pick: impl FnOnce(&[Row], &crate::tindex::IndexCache) -> Vec<u32>,
+        pick: impl FnOnce(&[Row], &crate::rows::tindex::IndexCache) -> Vec<u32>,
     ) -> Vec<u32> {
         let nb = self.delta.n_base(k);
         pick(&self.delta.rows[k as usize], &self.delta.index[k as usize])
