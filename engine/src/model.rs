@@ -24,7 +24,63 @@ impl Table {
 
     /// The edge table when `edges`, else the node table.
     pub(crate) fn of(edges: bool) -> Table {
-        Table::BOTH[usize::from(edges)]
+        if edges {
+            Table::Edges
+        } else {
+            Table::Nodes
+        }
+    }
+}
+
+/// A dictionary of names: the uids, or the strings (rel types, labels, reasons, props
+/// texts, discriminators).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Dict {
+    Uids,
+    Strings,
+}
+
+/// One value per row table, indexed by [`Table`] (the image's, a segment's and the delta's
+/// pairs of columns, lists and indexes).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct PerTable<T> {
+    pub(crate) nodes: T,
+    pub(crate) edges: T,
+}
+
+impl<T> PerTable<T> {
+    /// `f` of each table.
+    pub(crate) fn from_fn(mut f: impl FnMut(Table) -> T) -> PerTable<T> {
+        PerTable {
+            nodes: f(Table::Nodes),
+            edges: f(Table::Edges),
+        }
+    }
+
+    /// The two values, nodes first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        [&self.nodes, &self.edges].into_iter()
+    }
+}
+
+impl<T> std::ops::Index<Table> for PerTable<T> {
+    type Output = T;
+    #[inline]
+    fn index(&self, k: Table) -> &T {
+        match k {
+            Table::Nodes => &self.nodes,
+            Table::Edges => &self.edges,
+        }
+    }
+}
+
+impl<T> std::ops::IndexMut<Table> for PerTable<T> {
+    #[inline]
+    fn index_mut(&mut self, k: Table) -> &mut T {
+        match k {
+            Table::Nodes => &mut self.nodes,
+            Table::Edges => &mut self.edges,
+        }
     }
 }
 
@@ -127,6 +183,14 @@ pub(crate) struct Marks {
 }
 
 impl Marks {
+    /// The row count of table `k`.
+    pub(crate) fn rows(self, k: Table) -> u64 {
+        match k {
+            Table::Nodes => self.nodes,
+            Table::Edges => self.edges,
+        }
+    }
+
     pub(crate) fn to_array(self) -> [u64; 7] {
         [
             self.uids,
@@ -252,7 +316,7 @@ pub(crate) struct SegData {
     pub(crate) nodes: Vec<Row>,
     pub(crate) edges: Vec<Row>,
     /// `[node closures, edge closures]`, each sorted by row.
-    pub(crate) closes: [Vec<Closure>; 2],
+    pub(crate) closes: PerTable<Vec<Closure>>,
 }
 
 impl SegData {

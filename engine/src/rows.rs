@@ -110,7 +110,7 @@ impl Rows {
     #[inline]
     fn above(&self, k: Table, i: u32) -> Option<&Row> {
         let j = i.checked_sub(self.delta.n_base(k))?;
-        self.delta.rows[k as usize].get(j as usize)
+        self.delta.rows[k].get(j as usize)
     }
 
     /// `(tt_e, closed_by, close_reason)`: a flush segment's closure of an image row wins
@@ -119,7 +119,7 @@ impl Rows {
     pub(crate) fn row_close(&self, k: Table, i: u32) -> (i64, Option<Origin>, u32) {
         match self.above(k, i) {
             Some(r) => (r.tt_e, r.closed_by, r.close_reason),
-            None => match self.delta.closed[k as usize].get(&i) {
+            None => match self.delta.closed[k].get(&i) {
                 Some(&c) => c,
                 None => self.base.row_close(k, i),
             },
@@ -129,13 +129,13 @@ impl Rows {
     /// The rows of table `k` above the image (flush segments and memtable), in position
     /// order from position `n_rows(k) - above_rows(k).len()`.
     pub(crate) fn above_rows(&self, k: Table) -> &[Row] {
-        &self.delta.rows[k as usize]
+        &self.delta.rows[k]
     }
 
     /// `(position, tt_e)` of the image rows at `pos` that a flush segment closed since the
     /// image was written, in no particular order.
     pub(crate) fn closed_since(&self, k: Table, pos: std::ops::Range<usize>) -> Vec<(usize, i64)> {
-        let closed = &self.delta.closed[k as usize];
+        let closed = &self.delta.closed[k];
         if closed.len() <= pos.len() {
             closed
                 .iter()
@@ -154,7 +154,7 @@ impl Rows {
             return *r;
         }
         let mut r = self.base.row(k, i);
-        if let Some(&(tt_e, by, reason)) = self.delta.closed[k as usize].get(&i) {
+        if let Some(&(tt_e, by, reason)) = self.delta.closed[k].get(&i) {
             (r.tt_e, r.closed_by, r.close_reason) = (tt_e, by, reason);
         }
         r
@@ -222,7 +222,7 @@ impl Rows {
 
     /// Rows of table `k`, image and above.
     pub(crate) fn n_rows(&self, k: Table) -> usize {
-        self.delta.n_base(k) as usize + self.delta.rows[k as usize].len()
+        self.delta.n_base(k) as usize + self.delta.rows[k].len()
     }
 
     /// The identity `(src, dst, rel, disc)` names, if it exists.
@@ -301,7 +301,7 @@ impl Rows {
     /// believed then under the closures above the image.
     #[inline]
     fn still_believed(&self, k: Table, i: u32, as_of: i64) -> bool {
-        self.delta.closed[k as usize]
+        self.delta.closed[k]
             .get(&i)
             .is_none_or(|c| clamp_tt(as_of) < c.0)
     }
@@ -315,7 +315,7 @@ impl Rows {
         as_of: i64,
         row: impl Fn(&T) -> u32,
     ) -> Vec<T> {
-        if !self.delta.closed[k as usize].is_empty() {
+        if !self.delta.closed[k].is_empty() {
             v.retain(|x| self.still_believed(k, row(x), as_of));
         }
         v
@@ -329,7 +329,7 @@ impl Rows {
         pick: impl FnOnce(&[Row], &crate::rows::tindex::IndexCache) -> Vec<u32>,
     ) -> Vec<u32> {
         let nb = self.delta.n_base(k);
-        pick(&self.delta.rows[k as usize], &self.delta.index[k as usize])
+        pick(&self.delta.rows[k], &self.delta.index[k])
             .into_iter()
             .map(|i| i + nb)
             .collect()
@@ -381,7 +381,7 @@ impl Rows {
             _ => runs.push(r),
         };
         // Image runs, cut at the image rows closed above it.
-        let mut cut: Vec<u32> = self.delta.closed[1]
+        let mut cut: Vec<u32> = self.delta.closed[Table::Edges]
             .iter()
             .filter(|(_, c)| clamp_tt(as_of) >= c.0)
             .map(|(&i, _)| i)
@@ -446,7 +446,7 @@ impl Rows {
                 c[bucket(vt_s)] -= 1;
             }
         }
-        for r in &self.delta.rows[1] {
+        for r in &self.delta.rows[Table::Edges] {
             if believed_at(r, as_of) && counted(r.vt_s, r.ident) {
                 c[bucket(r.vt_s)] += 1;
             }

@@ -298,7 +298,7 @@ fn open_generation(
     }
     // The statistics the newest record publishes, against what the rows give (S3).
     let delta = &rows.delta;
-    let alive = |k: Table| delta.rows[k as usize].iter().filter(|r| r.alive).count() as u64;
+    let alive = |k: Table| delta.rows[k].iter().filter(|r| r.alive).count() as u64;
     let st = &last.stats;
     if st.n_entities != delta.end().uids
         || st.n_node_versions != image_stats.n_node_versions + alive(Table::Nodes)
@@ -951,7 +951,8 @@ impl Store {
         // Built in bulk (`commit_keyed` applies a batch by `load::apply_lean` and does not
         // flush while `self.lean` is set).
         let c = self.commit_keyed(tt, ops, key)?;
-        let held = (self.rows.delta.rows[0].len() + self.rows.delta.rows[1].len()) as u64;
+        let held = (self.rows.delta.rows[Table::Nodes].len()
+            + self.rows.delta.rows[Table::Edges].len()) as u64;
         if !self.poisoned && held >= self.load_rows.saturating_mul(LEAN_ROWS_PER_DECODED_ROW) {
             if let Err(e) = self.compact_inner() {
                 self.poisoned = true;

@@ -25,7 +25,7 @@ use crate::format::bitmap::RoaringView;
 use crate::format::mmap::SegBytes;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk, codec, SegErr, SEG_MINOR_TIME_INDEX};
-use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, Table, NONE};
+use crate::model::{Content, Dict, Disc, IdentPart, IdentRec, Marks, PerTable, Row, Table, NONE};
 use crate::op::Origin;
 use crate::time::OPEN_END;
 use std::cmp::Ordering;
@@ -38,7 +38,7 @@ mod structure;
 
 pub use open::open_image;
 
-use heap::Heap;
+use heap::{Heap, HeapCaches};
 
 use crate::format::le::{i64_at, u32_at};
 use col::{Col, Dfors, Exc, ForCol};
@@ -98,7 +98,7 @@ impl RowBlock {
     /// decoded for).
     #[inline]
     pub(crate) fn believed(&self, j: usize, as_of: i64) -> bool {
-        as_of < self.tt_e[j]
+        self.tt_e.get(j).is_some_and(|&e| as_of < e)
             && self.alive.get(j).is_none_or(|&x| x)
             && self.tt_s.get(j).is_none_or(|&x| x <= as_of)
     }
@@ -108,19 +108,16 @@ impl RowBlock {
 /// image itself never changes, so they never go stale.
 #[derive(Default)]
 pub(crate) struct Caches {
-    /// The offsets of the uid heap (0) and of the string heap (1), decoded when small
-    /// enough (see [`Base::cached_str`]; empty otherwise).
-    heap_offs: [OnceLock<Vec<u32>>; 2],
-    /// The uid and string orders (chunks 66, 67), decoded under the same condition.
-    heap_order: [OnceLock<Vec<u32>>; 2],
-    /// Hash tables of the uid and string ids (`Base::find_hashed`), built for writers.
-    heap_hash: [OnceLock<Vec<u64>>; 2],
+    /// The uid heap's decodings.
+    uid_heap: HeapCaches,
+    /// The string heap's decodings.
+    string_heap: HeapCaches,
     /// Hash table of the content ids (`Base::find_content`), built for writers.
     content_hash: OnceLock<Vec<u64>>,
     /// Per table, a bit per row: set when the row is closed (1 bit per row), so a point
     /// read of an open row skips the search in the close rows (images before minor 4,
     /// which carry no closed-row set).
-    closed: [OnceLock<Vec<u64>>; 2],
+    closed: PerTable<OnceLock<Vec<u64>>>,
 }
 
 /// A grouped index: `off` (n + 1 offsets) into `vals`.
@@ -159,14 +156,14 @@ pub(crate) struct Base {
     /// src, dst, rel, disc tag, disc value.
     ident: [Col; 5],
     slots: Col,
-    rows: [Rows; 2],
+    rows: PerTable<Rows>,
     node_post: Postings,
     edge_post: Postings,
     out_adj: Postings,
     in_adj: Postings,
     mapped: Col,
     /// The valid-time index of each row table (minor ≥ 3).
-    time: Option<[TimeIndex; 2]>,
+    time: Option<PerTable<TimeIndex>>,
     pub(crate) caches: Caches,
 }
 
@@ -330,7 +327,7 @@ impl Base {
     /// Row `r` of table `k` with its closure applied; a row of `NONE`
     /// ids, not alive, when out of range.
     pub(crate) fn row(&self, k: Table, r: u32) -> Row {
-        if r as usize >= self.rows[k as usize].n {
+        if r as usize >= self.rows[k].n {
             return missing_row();
         }
         let (vt_s, vt_e) = self.row_vt(k, r);
@@ -354,23 +351,23 @@ impl Base {
     // one field skip the rest of the row). Out of range: the `missing_row` value.
 
     pub(crate) fn row_ident(&self, k: Table, r: u32) -> u32 {
-        self.rows[k as usize].ident.id(self.b(), r as usize)
+        self.rows[k].ident.id(self.b(), r as usize)
     }
 
     pub(crate) fn row_content(&self, k: Table, r: u32) -> u32 {
-        self.rows[k as usize].content.id(self.b(), r as usize)
+        self.rows[k].content.id(self.b(), r as usize)
     }
 
     /// The content ids of rows `[a, e)` of table `k` (clamped), decoded in one sequential
     /// pass.
     pub(crate) fn row_content_range(&self, k: Table, a: usize, e: usize) -> Vec<u32> {
-        let e = e.min(self.rows[k as usize].n);
-        id_list(self.rows[k as usize].content.range(self.b(), a.min(e), e))
+        let e = e.min(self.rows[k].n);
+        id_list(self.rows[k].content.range(self.b(), a.min(e), e))
     }
 
     /// `vt_s` alone (0 out of range), without reading the length column.
     pub(crate) fn row_vt_s(&self, k: Table, r: u32) -> i64 {
-        let t = &self.rows[k as usize];
+        let t = &self.rows[k];
         if r as usize >= t.n {
             return 0;
         }
@@ -379,7 +376,7 @@ impl Base {
 
     /// `[vt_s, vt_e)`.
     pub(crate) fn row_vt(&self, k: Table, r: u32) -> (i64, i64) {
-        let (t, b, i) = (&self.rows[k as usize], self.b(), r as usize);
+        let (t, b, i) = (&self.rows[k], self.b(), r as usize);
         if i >= t.n {
             return (0, OPEN_END);
         }
@@ -405,7 +402,7 @@ impl Base {
         with_ident: bool,
         with_vt_e: bool,
     ) -> RowBlock {
-        let (t, b) = (&self.rows[k as usize], self.b());
+        let (t, b) = (&self.rows[k], self.b());
         let e = e.min(t.n);
         let a = a.min(e);
         let len = e - a;
@@ -422,7 +419,9 @@ impl Base {
             if r < a as i64 || r >= e as i64 {
                 break;
             }
-            tt_e[r as usize - a] = t.close_tt_e.get(b, c);
+            if let Some(x) = tt_e.get_mut(r as usize - a) {
+                *x = t.close_tt_e.get(b, c);
+            }
             c += 1;
         }
         let vt_s = t.vt_s.range(b, a, e);
@@ -451,7 +450,7 @@ impl Base {
 
     /// The `tt_s` column of rows `[a, e)` of table `k` (clamped), runs expanded.
     fn tt_s_range(&self, k: Table, a: usize, e: usize) -> Vec<i64> {
-        let t = &self.rows[k as usize];
+        let t = &self.rows[k];
         let e = e.min(t.n);
         let a = a.min(e);
         match &t.tt_s {
@@ -481,8 +480,15 @@ impl Base {
     pub(crate) fn chunk_range(&self, id: u16, a: usize, e: usize) -> Vec<i64> {
         use chunk::*;
         let col = match id {
-            CONTENT_LABEL..=CONTENT_PROV => &self.content[usize::from(id - CONTENT_LABEL)],
-            IDENT_SRC..=IDENT_DISC_VAL => &self.ident[usize::from(id - IDENT_SRC)],
+            CONTENT_LABEL..=CONTENT_PROV => match self.content.get(usize::from(id - CONTENT_LABEL))
+            {
+                Some(c) => c,
+                None => return Vec::new(),
+            },
+            IDENT_SRC..=IDENT_DISC_VAL => match self.ident.get(usize::from(id - IDENT_SRC)) {
+                Some(c) => c,
+                None => return Vec::new(),
+            },
             SLOTS => &self.slots,
             ROWS_NODE..=43 => {
                 let (k, c) = if id < ROWS_EDGE {
@@ -490,7 +496,7 @@ impl Base {
                 } else {
                     (Table::Edges, id - ROWS_EDGE)
                 };
-                let t = &self.rows[k as usize];
+                let t = &self.rows[k];
                 match c {
                     IDENT => &t.ident,
                     CONTENT => &t.content,
@@ -513,7 +519,7 @@ impl Base {
             STR_ORDER => &self.strings.order,
             MAPPED_ORDER => &self.mapped,
             NODE_LONG_BY_END | EDGE_LONG_BY_END => match &self.time {
-                Some(t) => &t[usize::from(id == EDGE_LONG_BY_END)].by_end,
+                Some(t) => &t[Table::of(id == EDGE_LONG_BY_END)].by_end,
                 None => return Vec::new(),
             },
             _ => return Vec::new(),
@@ -524,24 +530,24 @@ impl Base {
 
     /// The number of closures of table `k`.
     pub(crate) fn n_close(&self, k: Table) -> usize {
-        self.rows[k as usize].n_close
+        self.rows[k].n_close
     }
 
     /// The string bytes of the uid heap (`uids`) or of the string heap, back to back.
     pub(crate) fn heap_bytes(&self, uids: bool) -> &[u8] {
         let h = if uids { &self.uids } else { &self.strings };
-        &self.b()[h.data..h.data + h.len]
+        self.b().get(h.data..h.data + h.len).unwrap_or(&[])
     }
 
     /// True for an image of segment minor 4: rows in segment order (§6.1), with the
     /// valid-time index and the closed-row sets.
     pub(crate) fn is_sorted(&self) -> bool {
-        self.time.is_some() && self.rows[0].closed.is_some()
+        self.time.is_some() && self.rows[Table::Nodes].closed.is_some()
     }
 
     /// `(vt_s, vt_e)` columns of rows `[a, e)` of table `k` (clamped).
     pub(crate) fn vt_cols(&self, k: Table, a: usize, e: usize) -> (Vec<i64>, Vec<i64>) {
-        let (t, b) = (&self.rows[k as usize], self.b());
+        let (t, b) = (&self.rows[k], self.b());
         let vt_s = t.vt_s.range(b, a, e);
         let vt_e = vt_ends(&vt_s, t.vt_len.range(b, a, e));
         (vt_s, vt_e)
@@ -549,37 +555,37 @@ impl Base {
 
     /// The `vt_s` column of rows `[a, e)` of table `k` (clamped).
     pub(crate) fn vt_s_col(&self, k: Table, a: usize, e: usize) -> Vec<i64> {
-        self.rows[k as usize].vt_s.range(self.b(), a, e)
+        self.rows[k].vt_s.range(self.b(), a, e)
     }
 
     /// Identity ids of edge rows (`k` = 1) or uid ids of node rows (`k` = 0) `[a, e)`
     /// (clamped).
     pub(crate) fn ident_col(&self, k: Table, a: usize, e: usize) -> Vec<u32> {
-        id_list(self.rows[k as usize].ident.range(self.b(), a, e))
+        id_list(self.rows[k].ident.range(self.b(), a, e))
     }
 
     /// Part `part` of edge identities `[a, e)` (clamped).
     pub(crate) fn ident_part_range(&self, part: IdentPart, a: usize, e: usize) -> Vec<u32> {
-        id_list(self.ident[part as usize].range(self.b(), a, e))
+        id_list(self.ident_part_col(part).range(self.b(), a, e))
     }
 
     /// The number of rows of table `k`.
     pub(crate) fn n_rows(&self, k: Table) -> usize {
-        self.rows[k as usize].n
+        self.rows[k].n
     }
 
     /// The largest `tt_s` or closure `tt_e` of table `k` (`i64::MIN` when it has no rows):
     /// at every belief state at or after it, a row is believed exactly when it is alive
     /// and not closed.
     pub(crate) fn max_tt(&self, k: Table) -> i64 {
-        let t = &self.rows[k as usize];
+        let t = &self.rows[k];
         let ends = t.close_tt_e.range(self.b(), 0, t.n_close);
         ends.into_iter().fold(self.max_tt_s(k), i64::max)
     }
 
     /// The largest `tt_s` of table `k` (`i64::MIN` when it has no rows).
     fn max_tt_s(&self, k: Table) -> i64 {
-        let t = &self.rows[k as usize];
+        let t = &self.rows[k];
         *t.tt_max.get_or_init(|| {
             match &t.tt_s {
                 TtCol::Runs(runs) => runs.iter().map(|&(_, v)| v).max(),
@@ -599,7 +605,7 @@ impl Base {
     /// without an index.
     pub(crate) fn time_rank(&self, k: Table, by_end: bool, t: i64) -> usize {
         let Some(ti) = &self.time else { return 0 };
-        let (c, b) = (ti[k as usize].col(by_end), self.b());
+        let (c, b) = (ti[k].col(by_end), self.b());
         let key = |p: usize| {
             let (s, e) = self.row_vt(k, c.id(b, p));
             if by_end {
@@ -616,7 +622,7 @@ impl Base {
     pub(crate) fn time_rows(&self, k: Table, by_end: bool, a: usize, e: usize) -> Vec<u32> {
         match &self.time {
             None => Vec::new(),
-            Some(ti) => id_list(ti[k as usize].col(by_end).range(self.b(), a, e)),
+            Some(ti) => id_list(ti[k].col(by_end).range(self.b(), a, e)),
         }
     }
 
@@ -624,14 +630,14 @@ impl Base {
     /// `NONE` when out of range or without the index.
     pub(crate) fn long_row(&self, k: Table, i: usize) -> u32 {
         match &self.time {
-            Some(t) => t[k as usize].by_end.id(self.b(), i),
+            Some(t) => t[k].by_end.id(self.b(), i),
             None => NONE,
         }
     }
 
     /// The number of long rows of table `k` in the valid-time index.
     pub(crate) fn n_long(&self, k: Table) -> usize {
-        self.time.as_ref().map_or(0, |t| t[k as usize].by_end.len())
+        self.time.as_ref().map_or(0, |t| t[k].by_end.len())
     }
 
     /// The `i`-th uid id in uid byte order (`NONE` when out of range).
@@ -640,7 +646,7 @@ impl Base {
     }
 
     pub(crate) fn row_tt_s(&self, k: Table, r: u32) -> i64 {
-        match &self.rows[k as usize].tt_s {
+        match &self.rows[k].tt_s {
             TtCol::Runs(runs) => {
                 let run = runs.partition_point(|&(start, _)| start <= r as usize);
                 run.checked_sub(1)
@@ -656,12 +662,12 @@ impl Base {
     /// image's closed-row set (minor 4; else a bitset built at first use) answers first,
     /// and a table without closures has nothing to test.
     pub(crate) fn row_close(&self, k: Table, r: u32) -> (i64, Option<Origin>, u32) {
-        let (t, b) = (&self.rows[k as usize], self.b());
+        let (t, b) = (&self.rows[k], self.b());
         let closed = t.n_close > 0
             && match t.closed {
                 Some(set) => set.contains(b, r),
                 None => {
-                    let bits = self.caches.closed[k as usize].get_or_init(|| {
+                    let bits = self.caches.closed[k].get_or_init(|| {
                         let mut bits = vec![0u64; t.n.div_ceil(64)];
                         for x in t.close_row.range(b, 0, t.n_close) {
                             let w = usize::try_from(x).ok().and_then(|x| bits.get_mut(x / 64));
@@ -694,24 +700,33 @@ impl Base {
     }
 
     pub(crate) fn row_reason(&self, k: Table, r: u32) -> u32 {
-        opt_id(self.rows[k as usize].reason.get(self.b(), r as usize))
+        opt_id(self.rows[k].reason.get(self.b(), r as usize))
     }
 
     pub(crate) fn row_origin(&self, k: Table, r: u32) -> Origin {
-        u8::try_from(self.rows[k as usize].origin.get(self.b(), r as usize))
+        u8::try_from(self.rows[k].origin.get(self.b(), r as usize))
             .ok()
             .and_then(Origin::from_u8)
             .unwrap_or(Origin::Assert)
     }
 
     pub(crate) fn row_alive(&self, k: Table, r: u32) -> bool {
-        (r as usize) < self.rows[k as usize].n
-            && self.rows[k as usize].alive.get(self.b(), r as usize) == 1
+        (r as usize) < self.rows[k].n && self.rows[k].alive.get(self.b(), r as usize) == 1
     }
 
     /// Part `part` of edge identity `id`; `NONE` when out of range.
     pub(crate) fn ident_part(&self, id: u32, part: IdentPart) -> u32 {
-        self.ident[part as usize].id(self.b(), id as usize)
+        self.ident_part_col(part).id(self.b(), id as usize)
+    }
+
+    /// The identity column of part `part`.
+    fn ident_part_col(&self, part: IdentPart) -> &Col {
+        let [src, dst, rel, ..] = &self.ident;
+        match part {
+            IdentPart::Src => src,
+            IdentPart::Dst => dst,
+            IdentPart::Rel => rel,
+        }
     }
 
     /// Node rows of uid `uid`, ascending (every row, alive or not); empty when out of range.

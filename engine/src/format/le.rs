@@ -52,7 +52,7 @@ pub(crate) fn u128_at(b: &[u8], at: usize) -> u128 {
     }
     let mut buf = [0u8; 16];
     if let Some(s) = b.get(at..) {
-        buf[..s.len()].copy_from_slice(s);
+        buf.iter_mut().zip(s).for_each(|(d, &x)| *d = x);
     }
     u128::from_le_bytes(buf)
 }
@@ -99,7 +99,22 @@ impl<'a> Cursor<'a> {
         }
     }
     pub(crate) fn u8(&mut self) -> Result<u8, AtErr> {
-        Ok(self.take(1)?[0])
+        let [x] = *self.array::<1>()?;
+        Ok(x)
+    }
+    /// The next `N` bytes.
+    pub(crate) fn array<const N: usize>(&mut self) -> Result<&'a [u8; N], AtErr> {
+        let at = self.pos;
+        let s = self.take(N)?;
+        s.try_into().map_err(|_| {
+            (
+                at,
+                CorruptionKind::Truncated {
+                    need: N,
+                    left: s.len(),
+                },
+            )
+        })
     }
     pub(crate) fn u32(&mut self) -> Result<u32, AtErr> {
         Ok(u32_at(self.take(4)?, 0))

@@ -124,7 +124,7 @@ fn read_opt(r: &mut Cursor<'_>) -> std::result::Result<Option<i64>, CorruptionKi
 /// Decodes a segment record payload.
 pub fn decode_entry(b: &[u8]) -> std::result::Result<SegEntry, CorruptionKind> {
     let mut r = Cursor::new(b);
-    let t = r.take(1)?[0];
+    let t = r.u8()?;
     if t != REC_SEGMENT {
         return Err(format!("unknown manifest record type {t}").into());
     }
@@ -211,7 +211,7 @@ pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
         offset,
         kind,
     };
-    if b.len() < 16 || &b[..8] != MANIFEST_MAGIC {
+    if b.len() < 16 || b.get(..8) != Some(MANIFEST_MAGIC.as_slice()) {
         let format = "manifest";
         return Err(corrupt(0, CorruptionKind::BadMagic { format }));
     }
@@ -233,7 +233,7 @@ pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
         if b.len() - pos < frame_len {
             break;
         }
-        let len_bytes = &b[pos..pos + 4];
+        let len_bytes = b.get(pos..pos + 4).unwrap_or(&[]);
         let (len, len_crc, crc) = (u32_at(&b, pos), u32_at(&b, pos + 4), u32_at(&b, pos + 8));
         if crc32fast::hash(len_bytes) != len_crc || len > MAX_PAYLOAD {
             return Err(corrupt(
@@ -245,7 +245,7 @@ pub fn read(path: &Path) -> Result<(Vec<SegEntry>, u64)> {
         if end > b.len() {
             break;
         }
-        let payload = &b[pos + frame_len..end];
+        let payload = b.get(pos + frame_len..end).unwrap_or(&[]);
         if crc32fast::hash(payload) != crc {
             if end == b.len() {
                 break;

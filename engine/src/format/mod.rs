@@ -5,6 +5,11 @@
 //! checks in `base/structure.rs`), the manifest (`manifest`), the roaring-bitmap chunks
 //! (`bitmap`), file mapping (`mmap`), and what its decoders share: the little-endian reader
 //! (`le`) and the binary search over positions (`search`).
+//!
+//! Readers of stored bytes must not panic on any input: they read through the
+//! bounds-checked reader (`le`) or `get`, never by indexing, and never unwrap (denied
+//! below outside tests; the exceptions say why they hold).
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::indexing_slicing))]
 
 pub(crate) mod base;
 pub(crate) mod bitmap;

@@ -7,7 +7,7 @@
 //! the verifying decoders in `seg/decode.rs`.
 
 use crate::error::CorruptionKind;
-use crate::model::{Closure, Content, Disc, IdentRec, Marks, Row, SegData, NONE};
+use crate::model::{Closure, Content, Disc, IdentRec, Marks, Row, SegData, Table, NONE};
 use crate::op::Origin;
 use crate::time::OPEN_END;
 

@@ -617,10 +617,11 @@ fn garbage_tail(
     let mut at = offset;
     while at < file_len {
         let n = ((file_len - at) as usize).min(buf.len());
-        file.read_exact_at(&mut buf[..n], at)?;
+        let window = buf.get_mut(..n).unwrap_or_default();
+        file.read_exact_at(window, at)?;
         if let Some(h) = whole.as_mut() {
             let from = ((offset + FRAME_LEN).saturating_sub(at) as usize).min(n);
-            h.update(&buf[from..n.min(WINDOW).max(from)]);
+            h.update(buf.get(from..n.min(WINDOW).max(from)).unwrap_or_default());
         }
         let positions = n.saturating_sub(FRAME_LEN as usize - 1).min(WINDOW);
         for i in 0..positions {
@@ -628,12 +629,14 @@ fn garbage_tail(
             if p <= offset {
                 continue;
             }
-            let w = &buf[i..i + FRAME_LEN as usize];
+            let Some(w) = buf.get(i..i + FRAME_LEN as usize) else {
+                break;
+            };
             let len = u32_at(w, 0);
             if len == 0 || len > MAX_PAYLOAD || p + FRAME_LEN + u64::from(len) > file_len {
                 continue;
             }
-            if crc32fast::hash(&w[..4]) != u32_at(w, 4) {
+            if crc32fast::hash(w.get(..4).unwrap_or_default()) != u32_at(w, 4) {
                 continue;
             }
             payload.resize(len as usize, 0);

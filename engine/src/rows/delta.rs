@@ -15,7 +15,9 @@
 use crate::error::CorruptionKind;
 use crate::format::base::Base;
 use crate::ident::{self, Id12};
-use crate::model::{Content, Disc, IdentPart, IdentRec, Marks, Row, SegData, Table, NONE};
+use crate::model::{
+    Content, Disc, IdentPart, IdentRec, Marks, PerTable, Row, SegData, Table, NONE,
+};
 use crate::op::Origin;
 use crate::rows::interner::Interner;
 use crate::rows::tindex::IndexCache;
@@ -42,9 +44,9 @@ pub(crate) struct Delta {
     pub(crate) mapped: FxHashMap<(u32, u32, u32, Disc), u32>,
     pub(crate) slots: Vec<u32>,
     /// `rows[k][i]` is row `base + i` of table `k` (`Table as usize`), closures applied.
-    pub(crate) rows: [Vec<Row>; 2],
+    pub(crate) rows: PerTable<Vec<Row>>,
     /// Image rows of table `k` that a flush segment closed.
-    pub(crate) closed: [FxHashMap<u32, Close>; 2],
+    pub(crate) closed: PerTable<FxHashMap<u32, Close>>,
     /// The closed image edge rows' `(vt_s, identity, tt_s, tt_e, row)`, read from the image
     /// once (per-bucket start counts take them off the image's counts on every call).
     pub(crate) closed_edges: Vec<(i64, u32, i64, i64, u32)>,
@@ -55,7 +57,7 @@ pub(crate) struct Delta {
     /// Per uid: edge rows above the image with that src (`[0]`) / dst (`[1]`).
     adj: [Lists; 2],
     /// Valid-time indexes of `rows` (local row numbers).
-    pub(crate) index: [IndexCache; 2],
+    pub(crate) index: PerTable<IndexCache>,
     /// Bumped whenever a row above the image is closed or removed: the valid-time indexes'
     /// caches of unbelieved rows compare it.
     pub(crate) close_gen: u64,
@@ -192,13 +194,13 @@ impl Delta {
             eids: Vec::new(),
             mapped: FxHashMap::default(),
             slots: Vec::new(),
-            rows: [Vec::new(), Vec::new()],
-            closed: [FxHashMap::default(), FxHashMap::default()],
+            rows: PerTable::default(),
+            closed: PerTable::default(),
             closed_edges: Vec::new(),
             node_postings: Lists::dense_from(base.uids),
             edge_postings: Lists::dense_from(base.idents),
             adj: [Lists::dense_from(base.uids), Lists::dense_from(base.uids)],
-            index: [IndexCache::default(), IndexCache::default()],
+            index: PerTable::default(),
             close_gen: 0,
             sealed: base,
             pending: Vec::new(),
@@ -221,8 +223,8 @@ impl Delta {
             self.contents.len(),
             self.idents.len(),
             self.slots.len(),
-            self.rows[0].len(),
-            self.rows[1].len(),
+            self.rows[Table::Nodes].len(),
+            self.rows[Table::Edges].len(),
         ])
     }
 
@@ -240,7 +242,7 @@ impl Delta {
     /// Image rows of table `k`.
     #[inline]
     pub(crate) fn n_base(&self, k: Table) -> u32 {
-        [self.base.nodes, self.base.edges][k as usize] as u32
+        self.base.rows(k) as u32
     }
 
     /// Appends one flush segment's content (as `State::load_seg` appends it to a decoded
@@ -283,7 +285,7 @@ impl Delta {
         self.slots.extend(d.slots);
         for (k, rows) in Table::BOTH.into_iter().zip([d.nodes, d.edges]) {
             for row in rows {
-                let idx = self.n_base(k) + self.rows[k as usize].len() as u32;
+                let idx = self.n_base(k) + self.rows[k].len() as u32;
                 if k == Table::Nodes {
                     self.node_postings.push(row.ident, idx);
                 } else {
@@ -293,10 +295,10 @@ impl Delta {
                     self.adj[0].push(ends[0], idx);
                     self.adj[1].push(ends[1], idx);
                 }
-                self.rows[k as usize].push(row);
+                self.rows[k].push(row);
             }
         }
-        for (k, closes) in Table::BOTH.into_iter().zip(&d.closes) {
+        for (k, closes) in Table::BOTH.into_iter().zip(d.closes.iter()) {
             let nb = self.n_base(k);
             for c in closes {
                 let close = (c.tt_e, Some(c.closed_by), c.close_reason);
@@ -304,7 +306,7 @@ impl Delta {
                     let open = b.row_alive(k, c.row)
                         && b.row_close(k, c.row).0 == OPEN_END
                         && c.tt_e > b.row_tt_s(k, c.row);
-                    if !open || self.closed[k as usize].insert(c.row, close).is_some() {
+                    if !open || self.closed[k].insert(c.row, close).is_some() {
                         return Err(format!("closure of row {} is inconsistent", c.row).into());
                     }
                     if k == Table::Edges {
@@ -312,7 +314,7 @@ impl Delta {
                     }
                     continue;
                 }
-                let Some(row) = self.rows[k as usize].get_mut((c.row - nb) as usize) else {
+                let Some(row) = self.rows[k].get_mut((c.row - nb) as usize) else {
                     return Err(format!("closure of row {} that does not exist", c.row).into());
                 };
                 if row.tt_e != OPEN_END || !row.alive || c.tt_e <= row.tt_s {
@@ -352,7 +354,7 @@ impl Delta {
     /// Appends a memtable row (store number `n_base + rows.len()`) to table `k`, with its
     /// postings and, for an edge, the adjacency of its ends `(src, dst)`.
     pub(crate) fn push_row(&mut self, k: Table, row: Row, ends: (u32, u32)) {
-        let idx = self.n_base(k) + self.rows[k as usize].len() as u32;
+        let idx = self.n_base(k) + self.rows[k].len() as u32;
         if k == Table::Nodes {
             self.node_postings.add(row.ident, idx);
         } else {
@@ -360,7 +362,7 @@ impl Delta {
             self.adj[0].add(ends.0, idx);
             self.adj[1].add(ends.1, idx);
         }
-        self.rows[k as usize].push(row);
+        self.rows[k].push(row);
     }
 
     /// Cuts the delta back to the counts `to` (at or above the sealed marks): every row, dictionary entry and identity
@@ -374,10 +376,10 @@ impl Delta {
             let k = Table::of(is_edge);
             match r.checked_sub(self.n_base(k)) {
                 None => {
-                    self.closed[k as usize].remove(&r);
+                    self.closed[k].remove(&r);
                 }
                 Some(j) => {
-                    let row = &mut self.rows[k as usize][j as usize];
+                    let row = &mut self.rows[k][j as usize];
                     (row.tt_e, row.closed_by, row.close_reason) = (OPEN_END, None, NONE);
                 }
             }
@@ -386,11 +388,11 @@ impl Delta {
             .iter()
             .any(|&(e, r)| e && r < self.n_base(Table::Edges))
         {
-            let closed = &self.closed[1];
+            let closed = &self.closed[Table::Edges];
             self.closed_edges.retain(|x| closed.contains_key(&x.4));
         }
-        for (k, end) in [to.nodes, to.edges].into_iter().enumerate() {
-            let n = local(end, [b.nodes, b.edges][k]);
+        for k in Table::BOTH {
+            let n = local(to.rows(k), b.rows(k));
             self.rows[k].truncate(n);
             self.index[k].truncate(n);
         }

@@ -19,7 +19,7 @@ use crate::format::base::{Base, RowBlock};
 use crate::format::mmap::SegBytes;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
-use crate::model::{ordinal_text, Disc, IdentPart, SegData, Table};
+use crate::model::{ordinal_text, Disc, IdentPart, PerTable, SegData, Table};
 use crate::rows::cols::EdgeColumns;
 use crate::time::{clamp_tt, overlaps};
 use rayon::prelude::*;
@@ -37,7 +37,7 @@ pub(crate) struct Image {
 #[derive(Default)]
 pub(crate) struct ScanCaches {
     /// Valid-time bounds of each zone of rows, per table (indexed by `Table as usize`).
-    pub(crate) zones: [OnceLock<Vec<Zone>>; 2],
+    pub(crate) zones: PerTable<OnceLock<Vec<Zone>>>,
     /// The compact edge columns of every edge row.
     pub(crate) cols: OnceLock<Arc<EdgeColumns>>,
     /// The lowercase uid search heap.
@@ -126,7 +126,7 @@ impl Zone {
 
 /// The zones of table `k`, computed by the first caller.
 fn zones(b: &Image, k: Table) -> &[Zone] {
-    b.caches.zones[k as usize].get_or_init(|| {
+    b.caches.zones[k].get_or_init(|| {
         (0..b.n_rows(k).div_ceil(ZONE_ROWS))
             .into_par_iter()
             .map(|z| {
@@ -720,10 +720,10 @@ mod tests {
                 new_of[old] = new as u32;
             }
             d.edges = order.iter().map(|&old| d.edges[old]).collect();
-            for c in &mut d.closes[1] {
+            for c in &mut d.closes[Table::Edges] {
                 c.row = new_of[c.row as usize];
             }
-            d.closes[1].sort_by_key(|c| c.row);
+            d.closes[Table::Edges].sort_by_key(|c| c.row);
             seg::SEG_MINOR_TIME_INDEX
         } else {
             seg::SEG_MINOR_SORTED

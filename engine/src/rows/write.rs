@@ -11,46 +11,39 @@
 
 use crate::apply::{self, Ctx, EdgeKey, Tables, Trace};
 use crate::error::{CorruptionKind, Result};
-use crate::model::Table;
 use crate::model::{
     closure_of, open_row, permute_from, Content, IdentPart, IdentRec, Row, SegData, NONE,
 };
+use crate::model::{Dict, PerTable, Table};
 use crate::op::Op;
 use crate::rows::Rows;
 use crate::time::OPEN_END;
 
-/// The dictionaries a name lives in: uids (0) or strings (1), as `Base::find_hashed`
-/// numbers them.
-const UIDS: usize = 0;
-const STRINGS: usize = 1;
-
 impl Rows {
     /// The delta's dictionary `k` and the id of its first entry.
-    fn names(&mut self, k: usize) -> (&mut crate::rows::interner::Interner, u32) {
+    fn names(&mut self, k: Dict) -> (&mut crate::rows::interner::Interner, u32) {
         let d = &mut self.delta;
-        if k == UIDS {
-            (&mut d.uids, d.base.uids as u32)
-        } else {
-            (&mut d.strings, d.base.strings as u32)
+        match k {
+            Dict::Uids => (&mut d.uids, d.base.uids as u32),
+            Dict::Strings => (&mut d.strings, d.base.strings as u32),
         }
     }
 
     /// A writer's lookup of name `s` in dictionary `k`: the image's through its hash table
     /// (`Base::find_hashed`), then the delta's.
-    fn find_name(&self, k: usize, s: &str) -> Option<u32> {
+    fn find_name(&self, k: Dict, s: &str) -> Option<u32> {
         self.base.find_hashed(k, s).or_else(|| {
             let d = &self.delta;
-            let (names, first) = if k == UIDS {
-                (&d.uids, d.base.uids)
-            } else {
-                (&d.strings, d.base.strings)
+            let (names, first) = match k {
+                Dict::Uids => (&d.uids, d.base.uids),
+                Dict::Strings => (&d.strings, d.base.strings),
             };
             names.get(s).map(|j| j + first as u32)
         })
     }
 
     /// [`Rows::find_name`], adding `s` to the delta when it is new.
-    fn add_name(&mut self, k: usize, s: &str) -> u32 {
+    fn add_name(&mut self, k: Dict, s: &str) -> u32 {
         match self.base.find_hashed(k, s) {
             Some(id) => id,
             None => {
@@ -63,11 +56,11 @@ impl Rows {
 
 impl Tables for Rows {
     fn register(&mut self, uid: &str) -> u32 {
-        self.add_name(UIDS, uid)
+        self.add_name(Dict::Uids, uid)
     }
 
     fn uid_id(&self, uid: &str) -> Option<u32> {
-        self.find_name(UIDS, uid)
+        self.find_name(Dict::Uids, uid)
     }
 
     fn uid_name(&self, id: u32) -> &str {
@@ -75,11 +68,11 @@ impl Tables for Rows {
     }
 
     fn intern(&mut self, s: &str) -> u32 {
-        self.add_name(STRINGS, s)
+        self.add_name(Dict::Strings, s)
     }
 
     fn string_id(&self, s: &str) -> Option<u32> {
-        self.find_name(STRINGS, s)
+        self.find_name(Dict::Strings, s)
     }
 
     fn string(&self, id: u32) -> &str {
@@ -173,14 +166,14 @@ impl Tables for Rows {
         match r.checked_sub(d.n_base(k)) {
             // An image row is of an earlier batch.
             None => {
-                d.closed[k as usize].insert(r, (cx.tt, Some(cx.kind), cx.reason));
+                d.closed[k].insert(r, (cx.tt, Some(cx.kind), cx.reason));
                 if is_edge {
                     d.close_image_edge(&self.base, r, cx.tt);
                 }
                 d.batch_closes.push((is_edge, r));
             }
             Some(j) => {
-                let row = &mut d.rows[k as usize][j as usize];
+                let row = &mut d.rows[k][j as usize];
                 if row.tt_s != cx.tt {
                     (row.tt_e, row.closed_by, row.close_reason) = (cx.tt, Some(cx.kind), cx.reason);
                     d.batch_closes.push((is_edge, r));
@@ -227,8 +220,8 @@ impl Rows {
             let touched: Vec<(Table, u32)> = Table::BOTH
                 .into_iter()
                 .flat_map(|kind| {
-                    let n = [start.nodes, start.edges][kind as usize] - self.delta.base_rows(kind);
-                    self.delta.rows[kind as usize][n as usize..]
+                    let n = start.rows(kind) - self.delta.base_rows(kind);
+                    self.delta.rows[kind][n as usize..]
                         .iter()
                         .map(move |r| (kind, r.ident))
                 })
@@ -264,15 +257,16 @@ impl Rows {
         }
         self.stats.n_entities = self.delta.end().uids;
         let first = |k: Table, at: u64| (at - self.delta.base_rows(k)) as usize;
-        self.stats.n_node_versions += self.delta.rows[0][first(Table::Nodes, start.nodes)..]
+        self.stats.n_node_versions += self.delta.rows[Table::Nodes]
+            [first(Table::Nodes, start.nodes)..]
             .iter()
             .filter(|r| r.alive)
             .count() as u64;
         let from = first(Table::Edges, start.edges);
         // Counted by rel id, named once per rel type after the loop (not a string per row).
         let mut per_rel: rustc_hash::FxHashMap<u32, u64> = Default::default();
-        for j in from..self.delta.rows[1].len() {
-            let r = self.delta.rows[1][j];
+        for j in from..self.delta.rows[Table::Edges].len() {
+            let r = self.delta.rows[Table::Edges][j];
             if !r.alive {
                 continue;
             }
@@ -316,16 +310,14 @@ impl Rows {
         let d = &self.delta;
         let (from, b) = (d.sealed, d.base);
         let at = |x: u64, y: u64| (x - y) as usize;
-        let mut closes: [Vec<_>; 2] = [Vec::new(), Vec::new()];
+        let mut closes: PerTable<Vec<_>> = PerTable::default();
         for &(is_edge, r) in &d.pending {
             let k = Table::of(is_edge);
-            closes[k as usize].extend(closure_of(r, &self.row(k, r)));
+            closes[k].extend(closure_of(r, &self.row(k, r)));
         }
-        let mut rows: [Vec<Row>; 2] = [Vec::new(), Vec::new()];
-        for (k, (f, nb)) in [(from.nodes, b.nodes), (from.edges, b.edges)]
-            .into_iter()
-            .enumerate()
-        {
+        let mut rows: PerTable<Vec<Row>> = PerTable::default();
+        for k in Table::BOTH {
+            let (f, nb) = (from.rows(k), b.rows(k));
             for (j, r) in d.rows[k].iter().enumerate().skip(at(f, nb)) {
                 closes[k].extend(closure_of((nb as usize + j) as u32, r));
                 rows[k].push(open_row(r));
@@ -333,7 +325,7 @@ impl Rows {
             closes[k].sort_unstable_by_key(|c| c.row);
             permute_from(&mut rows[k], &mut closes[k], f as u32);
         }
-        let [nodes, edges] = rows;
+        let PerTable { nodes, edges } = rows;
         SegData {
             base: from,
             uids: d.uids.names[at(from.uids, b.uids)..]

@@ -22,7 +22,7 @@
 
 use crate::apply::{self, Ctx, Tables};
 use crate::error::{Error, Result};
-use crate::model::{Disc, IdentRec, NONE};
+use crate::model::{Disc, IdentRec, Table, NONE};
 use crate::op::{IngestEvents, Op, Origin};
 use crate::rows::Rows;
 use crate::time::OPEN_END;
@@ -89,7 +89,7 @@ fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
     let mut last_props: Option<(&str, u32)> = None;
     let mut last_rel: Option<(&str, u32)> = None;
     let mut per_rel: FxHashMap<u32, u64> = FxHashMap::default();
-    l.delta.rows[1].reserve(o.events.len());
+    l.delta.rows[Table::Edges].reserve(o.events.len());
     for (i, e) in o.events.iter().enumerate() {
         let src = l.register(&e.src);
         let dst = l.register(&e.dst);
@@ -125,7 +125,7 @@ fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
         });
         l.set_slot(k, id);
         let end = e.end();
-        l.delta.rows[1].push(cx.row(id, content, e.vt_s, end));
+        l.delta.rows[Table::Edges].push(cx.row(id, content, e.vt_s, end));
         l.stats.count_edge_version(e.vt_s, end);
         *per_rel.entry(rel).or_insert(0) += 1;
         let s = src as usize;
@@ -141,7 +141,7 @@ fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
     let news = first_new..l.delta.end().uids as u32;
     let nc = apply::make_content(l, &o.node_label, "{}", source, prov);
     for (u, &at) in news.clone().zip(&first_seen) {
-        l.delta.rows[0].push(cx.row(u, nc, at, OPEN_END));
+        l.delta.rows[Table::Nodes].push(cx.row(u, nc, at, OPEN_END));
     }
     let n = o.events.len() as u64;
     let st = &mut l.stats;

@@ -15,7 +15,7 @@
 use crate::format::base::Base;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
-use crate::model::{closure_of, Closure, IdentPart, Marks, Row, Table, NONE};
+use crate::model::{closure_of, Closure, IdentPart, Marks, PerTable, Row, Table, NONE};
 use crate::op::Origin;
 use crate::rows::delta::Delta;
 use crate::rows::Rows;
@@ -95,10 +95,10 @@ struct Merge<'a> {
     b: &'a Base,
     d: &'a Delta,
     /// Per table, the merged order of the image's rows and the delta's.
-    order: [Order; 2],
+    order: PerTable<Order>,
     /// Per table, every closure (the image's, the delta's of image rows and of its own
     /// rows) with its row's new number, ascending.
-    closes: [Vec<Closure>; 2],
+    closes: PerTable<Vec<Closure>>,
     /// The identity of every edge row in new order (4 bytes an edge row), decoded once for
     /// the edge postings, both adjacencies and the zone map.
     edge_idents: OnceLock<Vec<u32>>,
@@ -106,8 +106,8 @@ struct Merge<'a> {
 
 impl<'a> Merge<'a> {
     fn new(b: &'a Base, d: &'a Delta) -> Merge<'a> {
-        let order = Table::BOTH.map(|k| Order::new(b, d, k));
-        let closes = Table::BOTH.map(|k| closures(b, d, k, &order[k as usize]));
+        let order = PerTable::from_fn(|k| Order::new(b, d, k));
+        let closes = PerTable::from_fn(|k| closures(b, d, k, &order[k]));
         Merge {
             b,
             d,
@@ -195,7 +195,7 @@ impl<'a> Merge<'a> {
                 codec
             }
             NODE_CLOSED | EDGE_CLOSED => {
-                let k = usize::from(id == EDGE_CLOSED);
+                let k = Table::of(id == EDGE_CLOSED);
                 body = crate::format::bitmap::serialize(self.closes[k].iter().map(|c| c.row));
                 codec
             }
@@ -228,12 +228,12 @@ impl<'a> Merge<'a> {
                     (Table::Edges, id - ROWS_EDGE)
                 };
                 if c >= CLOSE_ROW {
-                    return self.closes[k as usize]
+                    return self.closes[k]
                         .iter()
                         .map(|x| seg::close_value(c, x))
                         .collect();
                 }
-                let mut v = Vec::with_capacity(self.order[k as usize].len());
+                let mut v = Vec::with_capacity(self.order[k].len());
                 self.walk(k, [c], |[x], _| v.push(x));
                 v
             }
@@ -261,7 +261,7 @@ impl<'a> Merge<'a> {
             MAPPED_ORDER => self.mapped_order(),
             // The rows are in `vt_s` order.
             NODE_BY_START | EDGE_BY_START => {
-                let k = usize::from(id == EDGE_BY_START);
+                let k = Table::of(id == EDGE_BY_START);
                 (0..self.order[k].len() as i64).collect()
             }
             NODE_LONG_BY_END | EDGE_LONG_BY_END => {
@@ -279,9 +279,9 @@ impl<'a> Merge<'a> {
     /// end, so few keys are read.
     fn long_order(&self, k: Table) -> Vec<i64> {
         let (b, d) = (self.b, self.d);
-        let new_of = &self.order[k as usize];
+        let new_of = &self.order[k];
         let nb = d.n_base(k);
-        let mut above: Vec<(i64, u32)> = d.rows[k as usize]
+        let mut above: Vec<(i64, u32)> = d.rows[k]
             .iter()
             .enumerate()
             .filter(|(_, r)| r.vt_e != r.vt_s.saturating_add(1))
@@ -330,10 +330,10 @@ impl<'a> Merge<'a> {
     fn walk<const N: usize>(&self, k: Table, cols: [u16; N], mut f: impl FnMut([i64; N], u32)) {
         let g = [ROWS_NODE, ROWS_EDGE][k as usize];
         let nb = self.d.n_base(k) as usize;
-        let rows = &self.d.rows[k as usize];
+        let rows = &self.d.rows[k];
         let mut at = 0;
         let mut bufs: [Vec<i64>; N] = std::array::from_fn(|_| Vec::new());
-        for (new, old) in self.order[k as usize].iter().enumerate() {
+        for (new, old) in self.order[k].iter().enumerate() {
             let (old, new) = (old as usize, new as u32);
             match old.checked_sub(nb) {
                 Some(j) => f(cols.map(|c| seg::row_value(c, &rows[j])), new),
@@ -361,7 +361,7 @@ impl<'a> Merge<'a> {
         Idents {
             m: self,
             k,
-            rows: self.order[k as usize].iter(),
+            rows: self.order[k].iter(),
             at: 0,
             buf: Vec::new(),
         }
@@ -418,8 +418,8 @@ impl<'a> Merge<'a> {
     /// The zone map of the new image (as `seg::encode` computes it from the rows).
     fn zone(&self) -> ZoneMap {
         let mut z = ZoneMap {
-            node_rows: self.order[0].len() as u64,
-            edge_rows: self.order[1].len() as u64,
+            node_rows: self.order[Table::Nodes].len() as u64,
+            edge_rows: self.order[Table::Edges].len() as u64,
             ..ZoneMap::default()
         };
         let (mut vt_min, mut vt_max, mut max_vt_e) = (i64::MAX, i64::MIN, 0);
@@ -477,7 +477,7 @@ impl Iterator for Idents<'_> {
         let old = self.rows.next()? as usize;
         let nb = m.d.n_base(k) as usize;
         let x = match old.checked_sub(nb) {
-            Some(j) => return Some(m.d.rows[k as usize][j].ident),
+            Some(j) => return Some(m.d.rows[k][j].ident),
             None if old < self.at + self.buf.len() => self.buf[old - self.at],
             None => {
                 let g = [ROWS_NODE, ROWS_EDGE][k as usize];
@@ -539,7 +539,7 @@ struct Order {
 impl Order {
     fn new(b: &Base, d: &Delta, k: Table) -> Order {
         let g = [ROWS_NODE, ROWS_EDGE][k as usize];
-        let rows = &d.rows[k as usize];
+        let rows = &d.rows[k];
         let key = |r: &Row| (r.vt_s, r.ident, r.tt_s);
         let mut above: Vec<u32> = (0..rows.len() as u32).collect();
         above.par_sort_by_key(|&j| key(&rows[j as usize])); // stable
@@ -657,7 +657,7 @@ fn closures(b: &Base, d: &Delta, k: Table, order: &Order) -> Vec<Closure> {
             },
         })
         .collect();
-    for (&r, &(tt_e, by, reason)) in &d.closed[k as usize] {
+    for (&r, &(tt_e, by, reason)) in &d.closed[k] {
         v.push(Closure {
             row: renumber(r),
             tt_e,
@@ -666,7 +666,7 @@ fn closures(b: &Base, d: &Delta, k: Table, order: &Order) -> Vec<Closure> {
         });
     }
     let nb = d.n_base(k);
-    for (j, row) in d.rows[k as usize].iter().enumerate() {
+    for (j, row) in d.rows[k].iter().enumerate() {
         if let Some(c) = closure_of(renumber(nb + j as u32), row) {
             v.push(c);
         }

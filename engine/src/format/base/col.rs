@@ -41,7 +41,10 @@ impl ForCol {
             return Err("column header cut short".into());
         }
         let min = i64_at(b, at);
-        let width = b[at + 8] as u32;
+        let Some(&width) = b.get(at + 8) else {
+            return Err("column header cut short".into());
+        };
+        let width = u32::from(width);
         if width > 64 {
             return Err(format!("bit width {width} exceeds 64").into());
         }

@@ -13,6 +13,16 @@ pub(super) struct Heap {
     pub(super) order: Col,
 }
 
+/// What the first reads of a heap that need them decode: its offsets and its order (chunks
+/// 66, 67), when small enough (see [`Base::cached_str`]; empty otherwise), and the hash
+/// table of its ids (`Base::find_hashed`), built for writers.
+#[derive(Default)]
+pub(super) struct HeapCaches {
+    offs: OnceLock<Vec<u32>>,
+    order: OnceLock<Vec<u32>>,
+    hash: OnceLock<Vec<u64>>,
+}
+
 /// An open-addressing hash table of the ids `0..n` (given their hashes in id order):
 /// linear probing, at most two thirds full. Each slot holds an id with its hash tag
 /// (`tag << 32 | id`, the tag the high 32 bits of the hash; `u64::MAX` an empty slot), so a
@@ -23,11 +33,15 @@ fn id_table(n: usize, hashes: impl Iterator<Item = usize>) -> Vec<u64> {
     let mut t = vec![u64::MAX; (n + n / 2).next_power_of_two().max(16)];
     let mask = t.len() - 1;
     for (id, h) in hashes.enumerate() {
+        // At most two thirds full: the probe finds an empty slot.
         let mut at = h & mask;
-        while t[at] != u64::MAX {
+        while let Some(slot) = t.get_mut(at) {
+            if *slot == u64::MAX {
+                *slot = (h as u64 >> 32) << 32 | id as u64;
+                break;
+            }
             at = (at + 1) & mask;
         }
-        t[at] = (h as u64 >> 32) << 32 | id as u64;
     }
     t
 }
@@ -39,7 +53,7 @@ fn probe(t: &[u64], h: usize, is: impl Fn(u32) -> bool) -> Option<u32> {
     let tag = h as u64 >> 32;
     let mut at = h & mask;
     loop {
-        match t[at] {
+        match *t.get(at)? {
             u64::MAX => return None,
             e if e >> 32 == tag && is(e as u32) => return Some(e as u32),
             _ => at = (at + 1) & mask,
@@ -83,11 +97,20 @@ impl Base {
             .unwrap_or("")
     }
 
-    fn heap_find(&self, h: &Heap, k: usize, s: &str) -> Option<u32> {
+    /// Dictionary `d`'s heap and its decodings.
+    fn heap(&self, d: Dict) -> (&Heap, &HeapCaches) {
+        match d {
+            Dict::Uids => (&self.uids, &self.caches.uid_heap),
+            Dict::Strings => (&self.strings, &self.caches.string_heap),
+        }
+    }
+
+    fn heap_find(&self, d: Dict, s: &str) -> Option<u32> {
         let b = self.b();
-        let cache = &self.caches.heap_offs[k];
+        let (h, caches) = self.heap(d);
+        let cache = &caches.offs;
         // The order, decoded once beside the offsets (4 bytes a string) when they are.
-        let order = self.caches.heap_order[k].get_or_init(|| {
+        let order = caches.order.get_or_init(|| {
             if h.n > CACHED_HEAP_STRINGS {
                 return Vec::new();
             }
@@ -111,7 +134,7 @@ impl Base {
 
     /// The uid string of uid id `id` ("" when out of range).
     pub(crate) fn uid_name(&self, id: u32) -> &str {
-        self.cached_str(&self.uids, &self.caches.heap_offs[0], id)
+        self.cached_str(&self.uids, &self.caches.uid_heap.offs, id)
     }
 
     /// Heap string `id` through the heap's offsets decoded once into `cache` (4 bytes per
@@ -144,15 +167,15 @@ impl Base {
         }
     }
 
-    /// The id of string `s` of heap `k` (0 uids, 1 strings) through a hash table of the
+    /// The id of name `s` of dictionary `d` through a hash table of the
     /// heap's ids ([`id_table`]), built by the first call; a heap too large for its offsets
     /// to be cached is searched in its order instead. Writers look up every name they write
     /// (two uids an event); reads keep the binary search, which needs no table and so costs
     /// a fresh process nothing.
-    pub(crate) fn find_hashed(&self, k: usize, s: &str) -> Option<u32> {
-        let h = [&self.uids, &self.strings][k];
-        let cache = &self.caches.heap_offs[k];
-        let table = self.caches.heap_hash[k].get_or_init(|| {
+    pub(crate) fn find_hashed(&self, d: Dict, s: &str) -> Option<u32> {
+        let (h, caches) = self.heap(d);
+        let cache = &caches.offs;
+        let table = caches.hash.get_or_init(|| {
             if h.n > CACHED_HEAP_STRINGS {
                 return Vec::new();
             }
@@ -160,7 +183,7 @@ impl Base {
             id_table(h.n, hashes)
         });
         if table.is_empty() {
-            return self.heap_find(h, k, s);
+            return self.heap_find(d, s);
         }
         probe(table, hash_bytes(s.as_bytes()), |id| {
             self.cached_bytes(h, cache, id) == s.as_bytes()
@@ -197,17 +220,17 @@ impl Base {
 
     /// The id of uid `s`, by binary search in the uid order.
     pub(crate) fn uid_id(&self, s: &str) -> Option<u32> {
-        self.heap_find(&self.uids, 0, s)
+        self.heap_find(Dict::Uids, s)
     }
 
     /// Heap string `id` ("" when out of range).
     pub(crate) fn string(&self, id: u32) -> &str {
-        self.cached_str(&self.strings, &self.caches.heap_offs[1], id)
+        self.cached_str(&self.strings, &self.caches.string_heap.offs, id)
     }
 
     /// The id of heap string `s`.
     pub(crate) fn string_id(&self, s: &str) -> Option<u32> {
-        self.heap_find(&self.strings, 1, s)
+        self.heap_find(Dict::Strings, s)
     }
 }
 

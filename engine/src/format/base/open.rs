@@ -33,12 +33,19 @@ impl Base {
             return Err((24, "a base image must start at zero marks".into()));
         }
         let pos = |id: u16| dir.layout.iter().position(|&(c, _)| c == id).unwrap_or(0);
+        // The layout of the minor was checked: every chunk named here has its entry (a
+        // missing one reads as an empty span, which its decoder refuses).
+        let offset = |id: u16| dir.offsets.get(pos(id)).copied().unwrap_or(0);
+        let codec = |id: u16| dir.codecs.get(pos(id)).copied().unwrap_or(0);
         let span = |id: u16| {
-            let k = pos(id);
-            let at = dir.offsets[k] as usize;
-            (at, at + dir.lens[k], dir.codecs[k])
+            let at = offset(id) as usize;
+            (
+                at,
+                at + dir.lens.get(pos(id)).copied().unwrap_or(0),
+                codec(id),
+            )
         };
-        let err = |id: u16, what: CorruptionKind| (dir.offsets[pos(id)], what.in_chunk(id));
+        let err = |id: u16, what: CorruptionKind| (offset(id), what.in_chunk(id));
         // An integer column of chunk `id` holding `want` values (None: any count).
         let col = |id: u16, want: Option<usize>| -> Result<Col, SegErr> {
             let (at, end, c) = span(id);
@@ -57,8 +64,10 @@ impl Base {
             let (at, end, _) = span(id);
             let (lens, data) = ForCol::parse(b, at, end, None).map_err(|k| err(id, k))?;
             let n = lens.n;
-            let text = std::str::from_utf8(&b[data..end])
-                .map_err(|_| err(id, "string heap is not UTF-8".into()))?;
+            let text = b
+                .get(data..end)
+                .and_then(|s| std::str::from_utf8(s).ok())
+                .ok_or_else(|| err(id, "string heap is not UTF-8".into()))?;
             let offs = col(offs_id, Some(n + 1))?;
             let mut prev = 0i64;
             // The heap's own lengths (what the decoding path reads) agree with the offsets
@@ -127,11 +136,11 @@ impl Base {
             col(IDENT_DISC_VAL, Some(ni))?,
         ];
         let slots = col(SLOTS, None)?;
-        let mut rows: [Rows; 2] = Default::default();
-        for (k, g) in [ROWS_NODE, ROWS_EDGE].into_iter().enumerate() {
+        let mut rows: PerTable<Rows> = Default::default();
+        for (k, g) in Table::BOTH.into_iter().zip([ROWS_NODE, ROWS_EDGE]) {
             let id_col = col(g + IDENT, None)?;
             let n = id_col.len();
-            let tt_s = if dir.codecs[pos(g + TT_S)] == codec::RUNS {
+            let tt_s = if codec(g + TT_S) == codec::RUNS {
                 TtCol::Runs(tt_runs(b, span(g + TT_S), n).map_err(|k| err(g + TT_S, k))?)
             } else {
                 TtCol::Col(col(g + TT_S, Some(n))?)
@@ -157,7 +166,7 @@ impl Base {
                 close_reason: col(g + CLOSE_REASON, Some(nclose))?,
             };
         }
-        let (nn, ne) = (rows[0].n, rows[1].n);
+        let (nn, ne) = (rows[Table::Nodes].n, rows[Table::Edges].n);
         let nu = uids.n;
         let postings = |off: u16, vals: u16, keys: usize, n: usize| -> Result<Postings, SegErr> {
             let off_col = col(off, Some(keys + 1))?;
@@ -188,14 +197,11 @@ impl Base {
             ));
         }
         let time = if dir.minor >= SEG_MINOR_TIME_INDEX {
-            let mut t: [TimeIndex; 2] = Default::default();
-            for (k, (s, e)) in [
+            let mut t: PerTable<TimeIndex> = Default::default();
+            for (k, (s, e)) in Table::BOTH.into_iter().zip([
                 (NODE_BY_START, NODE_LONG_BY_END),
                 (EDGE_BY_START, EDGE_LONG_BY_END),
-            ]
-            .into_iter()
-            .enumerate()
-            {
+            ]) {
                 let by_end = col(e, None)?;
                 if by_end.len() > rows[k].n {
                     return Err(err(e, "more long rows than rows".into()));
@@ -210,7 +216,7 @@ impl Base {
             None
         };
         if seg::is_sorted(dir.minor) {
-            for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
+            for (k, id) in Table::BOTH.into_iter().zip([NODE_CLOSED, EDGE_CLOSED]) {
                 let (at, end, _) = span(id);
                 let set = RoaringView::parse(b, at, end).map_err(|e| err(id, e))?;
                 if set.len() != rows[k].n_close as u64 {

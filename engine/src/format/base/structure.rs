@@ -61,6 +61,9 @@ fn for_each_group<const W: usize>(bytes: &[u8], f: &mut impl FnMut(&[u64; GROUP]
             *w = u64::from_le_bytes(le);
         }
         let mut vals = [0u64; GROUP];
+        // `i = j·W/64 < W` for `j < GROUP = 64`, and `i + 1 < W` when the value straddles
+        // two words (`s + W > 64`): in bounds, and indexed so that the loop vectorises.
+        #[allow(clippy::indexing_slicing)]
         for (j, v) in vals.iter_mut().enumerate() {
             let (i, s) = (j * W / 64, j * W % 64);
             let mut x = words[i] >> s;
@@ -522,8 +525,11 @@ impl Base {
                 .map_err(|e| err(SLOTS, e))
         }));
         for (k, g) in Table::BOTH.into_iter().zip([ROWS_NODE, ROWS_EDGE]) {
-            let t = &self.rows[k as usize];
-            let (limit, name) = [(nu, "uids"), (ni, "identities")][k as usize];
+            let t = &self.rows[k];
+            let (limit, name) = match k {
+                Table::Nodes => (nu, "uids"),
+                Table::Edges => (ni, "identities"),
+            };
             tasks.push(ids(&t.ident, g + IDENT, limit, name));
             tasks.push(ids(&t.content, g + CONTENT, nc, "contents"));
             tasks.push(opt_strings(&t.reason, g + REASON));
@@ -571,7 +577,7 @@ impl Base {
             tasks.push(ids(&h.order, order, h.n, name));
         }
         // Postings and adjacency: offsets ascending within the values, values row numbers.
-        let (nn, ne) = (self.rows[0].n, self.rows[1].n);
+        let (nn, ne) = (self.rows[Table::Nodes].n, self.rows[Table::Edges].n);
         for (p, off, vals, rows, name) in [
             (&self.node_post, NODE_POST_OFF, NODE_POST, nn, "node rows"),
             (&self.edge_post, EDGE_POST_OFF, EDGE_POST, ne, "edge rows"),
@@ -592,8 +598,11 @@ impl Base {
                 (NODE_BY_START, NODE_LONG_BY_END),
                 (EDGE_BY_START, EDGE_LONG_BY_END),
             ];
-            for (k, (t, (s, e))) in time.iter().zip(chunks).enumerate() {
-                let name = ["node rows", "edge rows"][k];
+            for ((k, t), (s, e)) in Table::BOTH.into_iter().zip(time.iter()).zip(chunks) {
+                let name = match k {
+                    Table::Nodes => "node rows",
+                    Table::Edges => "edge rows",
+                };
                 tasks.push(ids(&t.by_start, s, self.rows[k].n, name));
                 tasks.push(ids(&t.by_end, e, self.rows[k].n, name));
             }
@@ -648,7 +657,7 @@ impl Base {
     ) -> Result<(), SegErr> {
         use chunk::*;
         let b = self.b();
-        let t = &self.rows[k as usize];
+        let t = &self.rows[k];
         let tt = "a transaction time (0 to the open end)";
         let mut prev = -1i64;
         t.close_row
@@ -684,7 +693,10 @@ impl Base {
             }
         }
         if let Some(set) = t.closed {
-            let id = [NODE_CLOSED, EDGE_CLOSED][k as usize];
+            let id = match k {
+                Table::Nodes => NODE_CLOSED,
+                Table::Edges => EDGE_CLOSED,
+            };
             t.close_row
                 .scan(b, |i, r| match set.contains(b, r as u32) {
                     true => Ok(()),

@@ -410,13 +410,12 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
     // neither.
     {
         let b = Base::open(SegBytes::Heap(bytes.to_vec())).unwrap();
-        for (k, names) in [&d.uids, &d.strings].into_iter().enumerate() {
+        for (k, names) in [(Dict::Uids, &d.uids), (Dict::Strings, &d.strings)] {
             for (id, name) in names.iter().enumerate() {
                 assert_eq!(b.find_hashed(k, name), Some(id as u32), "{name:?}");
-                let found = if k == 0 {
-                    b.uid_id(name)
-                } else {
-                    b.string_id(name)
+                let found = match k {
+                    Dict::Uids => b.uid_id(name),
+                    Dict::Strings => b.string_id(name),
                 };
                 assert_eq!(found, Some(id as u32), "{name:?}");
             }
@@ -550,7 +549,11 @@ fn compare(bytes: &[u8]) -> [usize; 5] {
     assert_eq!(base.ident(m.idents as u32).src, NONE);
     assert_eq!(base.row(Table::Nodes, m.nodes as u32).ident, NONE);
     assert!(!base.row(Table::Edges, u32::MAX).alive);
-    let rows = || st.delta.rows[0].iter().chain(st.delta.rows[1].iter());
+    let rows = || {
+        st.delta.rows[Table::Nodes]
+            .iter()
+            .chain(st.delta.rows[Table::Edges].iter())
+    };
     [
         rows().filter(|r| r.tt_e != OPEN_END).count(),
         rows().filter(|r| !r.alive).count(),
@@ -759,11 +762,15 @@ fn forged_index_chunks_with_valid_crcs() {
             let d = seg::decode(&b).unwrap().1;
             (b, d)
         })
-        .find(|(_, d)| !d.closes[1].is_empty())
+        .find(|(_, d)| !d.closes[Table::Edges].is_empty())
         .unwrap();
-    let first = i64::from(d.closes[1][0].row);
+    let first = i64::from(d.closes[Table::Edges][0].row);
     let other = (0..d.edges.len() as i64)
-        .find(|r| d.closes[1].iter().all(|c| i64::from(c.row) != *r))
+        .find(|r| {
+            d.closes[Table::Edges]
+                .iter()
+                .all(|c| i64::from(c.row) != *r)
+        })
         .unwrap();
     let swapped = forge(&bytes, chunk::EDGE_CLOSED, |v| {
         v.retain(|&x| x != first);
@@ -798,7 +805,7 @@ fn rich_compacted() -> Vec<u8> {
         .map(|seed| random_compacted(seed, 60))
         .find(|b| {
             let (_, d) = seg::decode(b).unwrap();
-            !d.closes[1].is_empty()
+            !d.closes[Table::Edges].is_empty()
                 && !d.slots.is_empty()
                 && d.idents.iter().any(|i| i.mapped)
                 && d.edges.iter().any(|r| r.vt_e != r.vt_s + 1)
@@ -1154,7 +1161,7 @@ fn codec_and_minor_rules_of_the_directory() {
         .unwrap();
     d.edges.swap(i - 1, i);
     let (a, z) = (i as u32 - 1, i as u32);
-    for c in &mut d.closes[1] {
+    for c in &mut d.closes[Table::Edges] {
         c.row = if c.row == a {
             z
         } else if c.row == z {
@@ -1163,7 +1170,7 @@ fn codec_and_minor_rules_of_the_directory() {
             c.row
         };
     }
-    d.closes[1].sort_by_key(|c| c.row);
+    d.closes[Table::Edges].sort_by_key(|c| c.row);
     seg::verify(&seg::encode_as(seq, &d, &|_| 0, SEG_MINOR_TIME_INDEX).0).unwrap();
     let e = seg::verify(&seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_SORTED).0)
         .unwrap_err()

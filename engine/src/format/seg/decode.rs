@@ -78,13 +78,15 @@ impl Cursor<'_> {
             let at = self.pos;
             let i = self.u32()? as usize;
             let d = self.i64()?;
-            if i >= vals.len() || exc.last().is_some_and(|&p| i <= p) {
-                return Err((
-                    at,
-                    format!("exception index {i} out of order or range").into(),
-                ));
+            match vals.get_mut(i) {
+                Some(v) if exc.last().is_none_or(|&p| i > p) => *v = d,
+                _ => {
+                    return Err((
+                        at,
+                        format!("exception index {i} out of order or range").into(),
+                    ))
+                }
             }
-            vals[i] = d;
             exc.push(i);
         }
         Ok(exc)
@@ -146,7 +148,7 @@ impl Cursor<'_> {
             let at = self.pos;
             let skips = self.for_col(n.div_ceil(DFORS_STRIDE))?;
             for (k, s) in skips.into_iter().enumerate() {
-                if out[k * DFORS_STRIDE] != s {
+                if out.get(k * DFORS_STRIDE) != Some(&s) {
                     return Err((
                         at,
                         format!("skip value {k} disagrees with the deltas").into(),
@@ -264,6 +266,10 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
 
 /// [`read_dir`], calling `checked(end)` after each chunk's crc check with the offset where
 /// the chunk ends (the caller may release the pages before it).
+// Indexes the header and the directory at offsets checked against the file's length before
+// use (the file is at least header + trailer long, the footer lies inside it, every entry
+// inside the footer); moving it onto the bounds-checked `Cursor` is open work.
+#[allow(clippy::indexing_slicing)]
 pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<Dir, SegErr> {
     if b.len() < SEG_HEADER_LEN + SEG_TRAILER_LEN {
         return Err((
@@ -399,6 +405,10 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     })
 }
 
+// Indexes the chunks `read_dir` checked and, row by row, columns that were decoded with
+// exactly the table's count (`col(id, n)` refuses any other count), so every `[i]` is below
+// it; moving it onto the bounds-checked `Cursor` and zipped columns is open work.
+#[allow(clippy::indexing_slicing)]
 pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> {
     use chunk::*;
     let Dir {
@@ -521,7 +531,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
     }
     let ns = count_of(SLOTS)?;
     d.slots = as_u32(SLOTS, col(SLOTS, ns)?)?;
-    for (k, g) in [ROWS_NODE, ROWS_EDGE].into_iter().enumerate() {
+    for (k, g) in Table::BOTH.into_iter().zip([ROWS_NODE, ROWS_EDGE]) {
         let n = count_of(g + IDENT)?;
         let ident = as_u32(g + IDENT, col(g + IDENT, n)?)?;
         let content = as_u32(g + CONTENT, col(g + CONTENT, n)?)?;
@@ -600,10 +610,9 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
                 close_reason: creason[i],
             });
         }
-        if k == 0 {
-            d.nodes = rows;
-        } else {
-            d.edges = rows;
+        match k {
+            Table::Nodes => d.nodes = rows,
+            Table::Edges => d.edges = rows,
         }
         d.closes[k] = closes;
     }
@@ -619,7 +628,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
                 .into(),
             )
         })?;
-        for (k, id) in [NODE_CLOSED, EDGE_CLOSED].into_iter().enumerate() {
+        for (k, id) in Table::BOTH.into_iter().zip([NODE_CLOSED, EDGE_CLOSED]) {
             let at = offsets[idx(id)];
             let rows = crate::format::bitmap::values(chunks[idx(id)]).map_err(|e| (at, e))?;
             if !rows.iter().eq(d.closes[k].iter().map(|c| &c.row)) {
@@ -651,7 +660,11 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
 pub(super) fn segment_order_holds(d: &SegData) -> Result<(), (usize, usize)> {
     for (k, rows) in [&d.nodes, &d.edges].into_iter().enumerate() {
         let key = |r: &crate::model::Row| (r.vt_s, r.ident, r.tt_s);
-        if let Some(i) = rows.windows(2).position(|w| key(&w[0]) > key(&w[1])) {
+        if let Some(i) = rows
+            .iter()
+            .zip(rows.iter().skip(1))
+            .position(|(a, b)| key(a) > key(b))
+        {
             return Err((k, i + 1));
         }
     }

@@ -1,6 +1,11 @@
 //! The writer: the manifest's zone map of a segment, the column values of rows, contents
 //! and identities, the index columns, and [`SegWriter`], which streams chunks and
 //! finishes the directory, footer and trailer.
+//!
+//! Writers index only what they built and sized themselves (the values they encode, the
+//! offsets they count); the format layer's ban on indexing guards its readers of
+//! untrusted bytes.
+#![allow(clippy::indexing_slicing)]
 
 use super::*;
 
@@ -63,7 +68,7 @@ pub(crate) fn encode_as(
         body.clear();
         let used = match id {
             NODE_CLOSED | EDGE_CLOSED => {
-                let k = usize::from(id == EDGE_CLOSED);
+                let k = Table::of(id == EDGE_CLOSED);
                 body = crate::format::bitmap::serialize(d.closes[k].iter().map(|c| c.row));
                 codec
             }
@@ -323,9 +328,9 @@ pub(super) fn int_chunk(d: &SegData, id: u16) -> Vec<i64> {
         SLOTS => u32s(d.slots.iter().copied()),
         _ => {
             let (g, rows, closes) = if id < ROWS_EDGE {
-                (ROWS_NODE, &d.nodes, &d.closes[0])
+                (ROWS_NODE, &d.nodes, &d.closes[Table::Nodes])
             } else {
-                (ROWS_EDGE, &d.edges, &d.closes[1])
+                (ROWS_EDGE, &d.edges, &d.closes[Table::Edges])
             };
             let c = id - g;
             if c < CLOSE_ROW {
