@@ -18,6 +18,12 @@ fn bytes_at<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
         .unwrap_or([0; N])
 }
 
+/// The byte at `at`, or 0 when the bytes end first.
+#[inline]
+pub(crate) fn u8_at(b: &[u8], at: usize) -> u8 {
+    b.get(at).copied().unwrap_or(0)
+}
+
 /// The `u16` at `at`, or 0 when the bytes end first.
 #[inline]
 pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {

@@ -3,7 +3,7 @@
 //! checks (crcs, layout, counts, and for [`verify`] the index chunks and segment order).
 
 use super::*;
-use crate::format::le::{u16_at, u32_at, u64_at, AtErr, Cursor};
+use crate::format::le::{u16_at, u32_at, u64_at, u8_at, AtErr, Cursor};
 
 /// The column codecs' decoders, read through the format's cursor over one chunk.
 impl Cursor<'_> {
@@ -266,10 +266,6 @@ pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
 
 /// [`read_dir`], calling `checked(end)` after each chunk's crc check with the offset where
 /// the chunk ends (the caller may release the pages before it).
-// Indexes the header and the directory at offsets checked against the file's length before
-// use (the file is at least header + trailer long, the footer lies inside it, every entry
-// inside the footer); moving it onto the bounds-checked `Cursor` is open work.
-#[allow(clippy::indexing_slicing)]
 pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<Dir, SegErr> {
     if b.len() < SEG_HEADER_LEN + SEG_TRAILER_LEN {
         return Err((
@@ -277,12 +273,12 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
             format!("file of {} bytes is too short for a segment", b.len()).into(),
         ));
     }
-    if &b[..8] != SEG_MAGIC {
+    if b.get(..8) != Some(SEG_MAGIC.as_slice()) {
         let format = "segment";
         return Err((0, CorruptionKind::BadMagic { format }));
     }
     let hcrc = u32_at(b, 80);
-    if crc32fast::hash(&b[..80]) != hcrc {
+    if crc32fast::hash(b.get(..80).unwrap_or_default()) != hcrc {
         let what = "header".into();
         return Err((80, CorruptionKind::ChecksumMismatch { what }));
     }
@@ -308,7 +304,7 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
         *m = u64_at(b, 24 + 8 * k);
     }
     let t = b.len() - SEG_TRAILER_LEN;
-    if &b[t + 20..] != SEG_TRAILER_MAGIC {
+    if b.get(t + 20..) != Some(SEG_TRAILER_MAGIC.as_slice()) {
         return Err((t as u64 + 20, "bad trailer magic (file truncated?)".into()));
     }
     let (f_off, f_len, f_crc) = (u64_at(b, t), u64_at(b, t + 8), u32_at(b, t + 16));
@@ -318,7 +314,7 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
             "footer position inconsistent with file length".into(),
         ));
     }
-    let footer = &b[f_off as usize..t];
+    let footer = b.get(f_off as usize..t).unwrap_or_default();
     if crc32fast::hash(footer) != f_crc {
         let what = "footer".into();
         return Err((f_off, CorruptionKind::ChecksumMismatch { what }));
@@ -355,10 +351,13 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     let mut offsets: Vec<u64> = Vec::with_capacity(layout.len());
     let mut lens: Vec<usize> = Vec::with_capacity(layout.len());
     let mut expect_off = SEG_HEADER_LEN as u64;
-    for (k, &(id, codec)) in layout.iter().enumerate() {
-        let e = &footer[4 + DIR_ENTRY_LEN * k..4 + DIR_ENTRY_LEN * (k + 1)];
+    let entries = footer
+        .get(4..)
+        .unwrap_or_default()
+        .chunks_exact(DIR_ENTRY_LEN);
+    for (k, (&(id, codec), e)) in layout.iter().zip(entries).enumerate() {
         let at = f_off + 4 + (DIR_ENTRY_LEN * k) as u64;
-        let (eid, off) = (u16_at(e, 0), u64_at(e, 4));
+        let (eid, off, entry_codec) = (u16_at(e, 0), u64_at(e, 4), u8_at(e, 2));
         let (len, crc) = (u64::from(u32_at(e, 12)), u32_at(e, 16));
         // The integer codecs a FOR chunk may use instead: DFOR in flush segments (minors
         // 1 and 5), the random-access ones in full images (2–4); a sorted segment (4, 5)
@@ -368,17 +367,19 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
             1 | SEG_MINOR_FLUSH => &[codec::FOR, codec::DFOR],
             _ => &[codec::FOR, codec::DFORS, codec::PFOR],
         };
-        let codec_ok = e[2] == codec
-            || (codec == codec::FOR && ints.contains(&e[2]))
-            || (codec == codec::RUNS && is_sorted(minor) && ints.contains(&e[2]));
+        let codec_ok = entry_codec == codec
+            || (codec == codec::FOR && ints.contains(&entry_codec))
+            || (codec == codec::RUNS && is_sorted(minor) && ints.contains(&entry_codec));
         if eid != id || !codec_ok || off != expect_off || off + len > f_off {
             return Err((
                 at,
                 format!("directory entry {k} (chunk {eid}) is inconsistent").into(),
             ));
         }
-        codecs.push(e[2]);
-        let body = &b[off as usize..(off + len) as usize];
+        codecs.push(entry_codec);
+        let body = b
+            .get(off as usize..(off + len) as usize)
+            .unwrap_or_default();
         if crc32fast::hash(body) != crc {
             let what = format!("chunk {id}");
             return Err((off, CorruptionKind::ChecksumMismatch { what }));
@@ -405,10 +406,13 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
     })
 }
 
-// Indexes the chunks `read_dir` checked and, row by row, columns that were decoded with
-// exactly the table's count (`col(id, n)` refuses any other count), so every `[i]` is below
-// it; moving it onto the bounds-checked `Cursor` and zipped columns is open work.
-#[allow(clippy::indexing_slicing)]
+/// Value `i` of a column decoded with its table's count (`col(id, n)` refuses any other), so
+/// `i` is in range; a default otherwise, never a panic.
+#[inline]
+fn at<T: Copy + Default>(v: &[T], i: usize) -> T {
+    v.get(i).copied().unwrap_or_default()
+}
+
 pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData), SegErr> {
     use chunk::*;
     let Dir {
@@ -420,48 +424,53 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         offsets,
         lens,
     } = read_dir(b)?;
-    let chunks: Vec<&[u8]> = offsets
-        .iter()
-        .zip(&lens)
-        .map(|(&o, &l)| &b[o as usize..o as usize + l])
-        .collect();
+    // Chunk `id`'s bytes, file offset and stored codec. `read_dir` checked the layout of the
+    // minor and every chunk's place in the file; a missing one reads as empty.
+    let chunk = |id: u16| {
+        let k = layout
+            .iter()
+            .position(|&(c, _)| c == id)
+            .unwrap_or(usize::MAX);
+        let off = offsets.get(k).copied().unwrap_or(0);
+        let len = lens.get(k).copied().unwrap_or(0);
+        let bytes = b.get(off as usize..off as usize + len).unwrap_or_default();
+        (bytes, off, codecs.get(k).copied().unwrap_or(0))
+    };
+    let offset = |id: u16| chunk(id).1;
     // Decode. Counts come from the directory's chunks themselves; every column of a table
     // must agree with the first.
-    let idx = |id: u16| layout.iter().position(|&(c, _)| c == id).unwrap_or(0);
     let count_of = |id: u16| -> Result<usize, SegErr> {
-        let c = chunks[idx(id)];
-        if c.len() < 4 {
-            return Err((offsets[idx(id)], "chunk too short".into()));
+        let (c, off, _) = chunk(id);
+        if layout
+            .iter()
+            .any(|&(x, codec)| x == id && codec == codec::RUNS)
+        {
+            return Err((off, "count of a runs chunk".into()));
         }
-        let at = if layout[idx(id)].1 == codec::RUNS {
-            usize::MAX
-        } else {
-            0
-        };
-        if at == usize::MAX {
-            return Err((offsets[idx(id)], "count of a runs chunk".into()));
+        if c.len() < 4 {
+            return Err((off, "chunk too short".into()));
         }
         Ok(u32_at(c, 0) as usize)
     };
     let col = |id: u16, want: usize| -> Result<Vec<i64>, SegErr> {
-        let mut r = Cursor::new(chunks[idx(id)]);
-        let v = r
-            .int_col(codecs[idx(id)], want)
-            .and_then(|v| r.done().map(|_| v));
-        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, k.in_chunk(id)))
+        let (c, off, codec) = chunk(id);
+        let mut r = Cursor::new(c);
+        let v = r.int_col(codec, want).and_then(|v| r.done().map(|_| v));
+        v.map_err(|(o, k)| (off + o as u64, k.in_chunk(id)))
     };
     let heap = |id: u16| -> Result<Vec<String>, SegErr> {
         let want = count_of(id)?;
-        let mut r = Cursor::new(chunks[idx(id)]);
+        let (c, off, _) = chunk(id);
+        let mut r = Cursor::new(c);
         let v = r.heap(want).and_then(|v| r.done().map(|_| v));
-        v.map_err(|(o, k)| (offsets[idx(id)] + o as u64, k.in_chunk(id)))
+        v.map_err(|(o, k)| (off + o as u64, k.in_chunk(id)))
     };
     let as_u32 = |id: u16, v: Vec<i64>| -> Result<Vec<u32>, SegErr> {
         v.into_iter()
             .map(|x| {
                 u32::try_from(x).map_err(|_| {
                     (
-                        offsets[idx(id)],
+                        offset(id),
                         CorruptionKind::from(format!("value {x} out of range")).in_chunk(id),
                     )
                 })
@@ -474,7 +483,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
                 0 => Ok(NONE),
                 x if x > 0 && x <= u32::MAX as i64 => Ok((x - 1) as u32),
                 x => Err((
-                    offsets[idx(id)],
+                    offset(id),
                     CorruptionKind::from(format!("value {x} out of range")).in_chunk(id),
                 )),
             })
@@ -487,16 +496,15 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         ..SegData::default()
     };
     let nc = count_of(CONTENT_LABEL)?;
-    let cols: Vec<Vec<u32>> = [CONTENT_LABEL, CONTENT_PROPS, CONTENT_SOURCE, CONTENT_PROV]
-        .iter()
-        .map(|&id| col(id, nc).and_then(|v| as_u32(id, v)))
-        .collect::<Result<_, _>>()?;
+    let content_col = |id: u16| col(id, nc).and_then(|v| as_u32(id, v));
+    let (label, props) = (content_col(CONTENT_LABEL)?, content_col(CONTENT_PROPS)?);
+    let (source, prov) = (content_col(CONTENT_SOURCE)?, content_col(CONTENT_PROV)?);
     d.contents = (0..nc)
         .map(|i| Content {
-            label: cols[0][i],
-            props: cols[1][i],
-            source: cols[2][i],
-            provenance: cols[3][i],
+            label: at(&label, i),
+            props: at(&props, i),
+            source: at(&source, i),
+            provenance: at(&prov, i),
         })
         .collect();
     let ni = count_of(IDENT_SRC)?;
@@ -506,27 +514,26 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
     let tag = col(IDENT_DISC_TAG, ni)?;
     let val = col(IDENT_DISC_VAL, ni)?;
     for i in 0..ni {
-        let disc = match tag[i] & 1 {
-            0 => Disc::Ordinal(val[i] as u64),
-            _ => Disc::Str(u32::try_from(val[i]).map_err(|_| {
-                (
-                    offsets[idx(IDENT_DISC_VAL)],
-                    "disc string id out of range".into(),
-                )
-            })?),
+        let (tag, val) = (at(&tag, i), at(&val, i));
+        let disc = match tag & 1 {
+            0 => Disc::Ordinal(val as u64),
+            _ => Disc::Str(
+                u32::try_from(val)
+                    .map_err(|_| (offset(IDENT_DISC_VAL), "disc string id out of range".into()))?,
+            ),
         };
-        if tag[i] & !3 != 0 {
+        if tag & !3 != 0 {
             return Err((
-                offsets[idx(IDENT_DISC_TAG)],
-                format!("unknown disc tag {}", tag[i]).into(),
+                offset(IDENT_DISC_TAG),
+                format!("unknown disc tag {tag}").into(),
             ));
         }
         d.idents.push(IdentRec {
-            src: src[i],
-            dst: dst[i],
-            rel: rel[i],
+            src: at(&src, i),
+            dst: at(&dst, i),
+            rel: at(&rel, i),
             disc,
-            mapped: tag[i] & 2 != 0,
+            mapped: tag & 2 != 0,
         });
     }
     let ns = count_of(SLOTS)?;
@@ -539,11 +546,12 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         let vt_len = col(g + VT_LEN, n)?;
         let tt_s = {
             let id = g + TT_S;
-            let mut r = Cursor::new(chunks[idx(id)]);
-            if codecs[idx(id)] == codec::RUNS {
+            let (c, off, codec) = chunk(id);
+            let mut r = Cursor::new(c);
+            if codec == codec::RUNS {
                 r.runs(n)
                     .and_then(|v| r.done().map(|_| v))
-                    .map_err(|(o, kd)| (offsets[idx(id)] + o as u64, kd.in_chunk(id)))?
+                    .map_err(|(o, kd)| (off + o as u64, kd.in_chunk(id)))?
             } else {
                 col(id, n)?
             }
@@ -553,32 +561,32 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         let alive = col(g + ALIVE, n)?;
         let mut rows = Vec::with_capacity(n);
         for i in 0..n {
-            let bad =
-                |id: u16, what: &str| (offsets[idx(g + id)], format!("row {i}: {what}").into());
-            let vt_e = match vt_len[i] {
+            let bad = |id: u16, what: &str| (offset(g + id), format!("row {i}: {what}").into());
+            let (vt_s, alive) = (at(&vt_s, i), at(&alive, i));
+            let vt_e = match at(&vt_len, i) {
                 0 => OPEN_END,
-                l if l > 0 && vt_s[i].checked_add(l).is_some_and(|e| e < OPEN_END) => vt_s[i] + l,
+                l if l > 0 && vt_s.checked_add(l).is_some_and(|e| e < OPEN_END) => vt_s + l,
                 _ => return Err(bad(VT_LEN, "illegal valid-time length")),
             };
-            let origin = u8::try_from(origin[i])
+            let origin = u8::try_from(at(&origin, i))
                 .ok()
                 .and_then(Origin::from_u8)
                 .ok_or_else(|| bad(ORIGIN, "unknown origin"))?;
-            if !(0..=1).contains(&alive[i]) {
+            if !(0..=1).contains(&alive) {
                 return Err(bad(ALIVE, "alive flag is not 0 or 1"));
             }
             rows.push(Row {
-                ident: ident[i],
-                content: content[i],
-                vt_s: vt_s[i],
+                ident: at(&ident, i),
+                content: at(&content, i),
+                vt_s,
                 vt_e,
-                tt_s: tt_s[i],
+                tt_s: at(&tt_s, i),
                 tt_e: OPEN_END,
-                reason: reason[i],
+                reason: at(&reason, i),
                 close_reason: NONE,
                 origin,
                 closed_by: None,
-                alive: alive[i] == 1,
+                alive: alive == 1,
             });
         }
         let nclose = count_of(g + CLOSE_ROW)?;
@@ -588,26 +596,27 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
         let creason = opt_u32(g + CLOSE_REASON, col(g + CLOSE_REASON, nclose)?)?;
         let mut closes = Vec::with_capacity(nclose);
         for i in 0..nclose {
-            let closed_by = u8::try_from(cby[i])
+            let closed_by = u8::try_from(at(&cby, i))
                 .ok()
                 .and_then(Origin::from_u8)
                 .ok_or_else(|| {
                     (
-                        offsets[idx(g + CLOSE_BY)],
+                        offset(g + CLOSE_BY),
                         format!("closure {i}: unknown kind").into(),
                     )
                 })?;
-            if i > 0 && crow[i] <= crow[i - 1] {
+            let row = at(&crow, i);
+            if i > 0 && row <= at(&crow, i - 1) {
                 return Err((
-                    offsets[idx(g + CLOSE_ROW)],
+                    offset(g + CLOSE_ROW),
                     "closure rows not strictly ascending".into(),
                 ));
             }
             closes.push(Closure {
-                row: crow[i],
-                tt_e: ctt[i],
+                row,
+                tt_e: at(&ctt, i),
                 closed_by,
-                close_reason: creason[i],
+                close_reason: at(&creason, i),
             });
         }
         match k {
@@ -618,22 +627,22 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
     }
     if check_indexes && is_sorted(minor) {
         segment_order_holds(&d).map_err(|(k, row)| {
-            let id = [ROWS_NODE, ROWS_EDGE][k] + VT_S;
+            let (g, name) = match k {
+                Table::Nodes => (ROWS_NODE, "node"),
+                Table::Edges => (ROWS_EDGE, "edge"),
+            };
             (
-                offsets[idx(id)],
-                format!(
-                    "row {row} of the {} table is out of segment order (invariant S9)",
-                    ["node", "edge"][k]
-                )
-                .into(),
+                offset(g + VT_S),
+                format!("row {row} of the {name} table is out of segment order (invariant S9)")
+                    .into(),
             )
         })?;
         for (k, id) in Table::BOTH.into_iter().zip([NODE_CLOSED, EDGE_CLOSED]) {
-            let at = offsets[idx(id)];
-            let rows = crate::format::bitmap::values(chunks[idx(id)]).map_err(|e| (at, e))?;
+            let (c, off, _) = chunk(id);
+            let rows = crate::format::bitmap::values(c).map_err(|e| (off, e))?;
             if !rows.iter().eq(d.closes[k].iter().map(|c| &c.row)) {
                 return Err((
-                    at,
+                    off,
                     format!("closed-row set {id} disagrees with the close rows (invariant S8)")
                         .into(),
                 ));
@@ -646,7 +655,7 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
             let want = index_column(&d, id);
             if col(id, want.len())? != want {
                 return Err((
-                    offsets[idx(id)],
+                    offset(id),
                     format!("index chunk {id} disagrees with the rows (invariant S8)").into(),
                 ));
             }
@@ -655,10 +664,10 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
     Ok((seq, d))
 }
 
-/// `Err((table, row))` for the first row of a full image (nodes 0, edges 1) that sorts
-/// before its predecessor in segment order `(vt_s, ident, tt_s)` (invariant S9).
-pub(super) fn segment_order_holds(d: &SegData) -> Result<(), (usize, usize)> {
-    for (k, rows) in [&d.nodes, &d.edges].into_iter().enumerate() {
+/// `Err((table, row))` for the first row of a full image that sorts before its predecessor
+/// in segment order `(vt_s, ident, tt_s)` (invariant S9).
+pub(super) fn segment_order_holds(d: &SegData) -> Result<(), (Table, usize)> {
+    for (k, rows) in Table::BOTH.into_iter().zip([&d.nodes, &d.edges]) {
         let key = |r: &crate::model::Row| (r.vt_s, r.ident, r.tt_s);
         if let Some(i) = rows
             .iter()
