@@ -456,6 +456,46 @@ fn golden_v1_5_stores_read_back() {
     }
 }
 
+/// Golden files of formats 1.2, 1.3 and 1.4, written by the commits that last wrote each
+/// (`b144c97`, `b7c0035`, `5bb5132`: the v1.1 workload as two flush segments of minor 1
+/// plus a log tail, and the same workload compacted into one image of minor 1, 2 or 3),
+/// open with this build: an image of minor 2 or 3 is mapped, a minor-1 image decoded; the
+/// v1.1 golden store's digest; `check` passes; and a writable open's compaction rewrites
+/// the image as minor 4 (the upgrade) with the same digest.
+#[test]
+fn golden_v1_2_to_v1_4_stores_read_back() {
+    let v11: Value =
+        serde_json::from_str(&fs::read_to_string(golden_dir().join("expected.json")).unwrap())
+            .unwrap();
+    let digest = v11["digest"].as_str().unwrap();
+    for (version, image_minor) in [("v1.2", 1u16), ("v1.3", 2), ("v1.4", 3)] {
+        let expected: Value = serde_json::from_str(
+            &fs::read_to_string(golden_version(version).join("expected.json")).unwrap(),
+        )
+        .unwrap();
+        for (name, want_minors) in [("store", vec![1, 1]), ("compacted", vec![image_minor])] {
+            let at = format!("{version}/{name}");
+            assert_eq!(expected[name]["digest"].as_str(), Some(digest), "{at}");
+            let t = tempfile::tempdir().unwrap();
+            let dir = t.path().join("s");
+            copy_dir(&golden_version(version).join(name), &dir);
+            assert_eq!(minors(&dir), want_minors, "{at}");
+            let s = Store::open_read_only(&dir).unwrap();
+            assert_eq!(s.is_lazy(), name == "compacted" && image_minor >= 2, "{at}");
+            assert_eq!(s.digest(), digest, "{at}");
+            drop(s);
+            assert!(check(&dir).unwrap().problems.is_empty(), "{at}");
+            let mut s = Store::open_with(&dir, opts()).unwrap();
+            s.compact().unwrap();
+            assert_eq!(s.digest(), digest, "{at}");
+            drop(s);
+            assert_eq!(minors(&dir), [4], "{at}");
+            let s = Store::open_read_only(&dir).unwrap();
+            assert!(s.is_lazy() && s.digest() == digest, "{at}");
+        }
+    }
+}
+
 /// Writes the format-1.6 golden store (`--ignored`, once; committed, never regenerated for
 /// 1.6): the v1.1 workload with every batch under a batch key (log minor 1, keyed records),
 /// as two minor-5 flush segments plus a log tail.
