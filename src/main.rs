@@ -1382,7 +1382,7 @@ fn log_mode(salvage: bool) -> tgms_engine::store::LogMode {
 
 fn cmd_replay(src: &Path, dst: &Path, salvage: bool) -> CmdResult {
     if !src.join(tgms_engine::store::WAL_FILE).exists() {
-        return Err(Error::state(format!("no tgms store at {}", src.display())).into());
+        return Err(Error::no_store(src).into());
     }
     // Refused before the target is created: a refusal leaves nothing behind.
     if !salvage {
@@ -1474,7 +1474,7 @@ impl std::io::Write for LazyFile {
 
 fn cmd_export(store: &Path, path: &Path, strict: bool, salvage: bool) -> CmdResult {
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
-        return Err(Error::state(format!("no tgms store at {}", store.display())).into());
+        return Err(Error::no_store(store).into());
     }
     let mut w = LazyFile {
         path: path.to_path_buf(),
@@ -2295,7 +2295,7 @@ fn cmd_sql(
     format: tgms_sql::out::Format,
 ) -> CmdResult {
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
-        return Err(Error::state(format!("no tgms store at {}", store.display())).into());
+        return Err(Error::no_store(store).into());
     }
     let st = std::sync::Arc::new(store_env::open_read_only(store)?);
     let result = tgms_sql::session(st, as_of).and_then(|ctx| tgms_sql::query(&ctx, query));
@@ -2341,7 +2341,7 @@ fn cmd_export_rows(
         ));
     }
     if !store.join(tgms_engine::store::WAL_FILE).exists() {
-        return Err(Error::state(format!("no tgms store at {}", store.display())).into());
+        return Err(Error::no_store(store).into());
     }
     let st = store_env::open_read_only(store)?;
     if format == Format::Arrow || typed_asked {

@@ -316,6 +316,16 @@ impl Error {
         }
     }
 
+    /// `E_STATE`: `dir` holds no store (no `wal.log`).
+    pub fn no_store(dir: &std::path::Path) -> Self {
+        Error::State {
+            message: format!("no tgms store at {}", dir.display()),
+            about: StateAbout::NoStore {
+                path: dir.to_path_buf(),
+            },
+        }
+    }
+
     /// Wraps an I/O error with the path it concerns.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io {

@@ -490,12 +490,7 @@ impl Store {
     pub fn open_with(dir: &Path, opts: Options) -> Result<Store> {
         let wal_path = dir.join(WAL_FILE);
         if !wal_path.exists() {
-            return Err(Error::State {
-                message: format!("no tgms store at {}", dir.display()),
-                about: StateAbout::NoStore {
-                    path: dir.to_path_buf(),
-                },
-            });
+            return Err(Error::no_store(dir));
         }
         let lock = if opts.read_only {
             None

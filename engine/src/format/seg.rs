@@ -158,6 +158,33 @@ pub mod chunk {
     pub const NODE_CLOSED: u16 = 81;
     /// the edge rows that have a closure.
     pub const EDGE_CLOSED: u16 = 82;
+
+    use crate::model::Table;
+
+    /// The first chunk id of table `k`'s row columns (`ROWS_NODE` or `ROWS_EDGE`; a column
+    /// is this plus its offset, `IDENT` … `CLOSE_REASON`).
+    pub const fn row_columns(k: Table) -> u16 {
+        match k {
+            Table::Nodes => ROWS_NODE,
+            Table::Edges => ROWS_EDGE,
+        }
+    }
+
+    /// Table `k`'s long rows by `vt_e` (`NODE_LONG_BY_END` or `EDGE_LONG_BY_END`).
+    pub const fn long_by_end(k: Table) -> u16 {
+        match k {
+            Table::Nodes => NODE_LONG_BY_END,
+            Table::Edges => EDGE_LONG_BY_END,
+        }
+    }
+
+    /// Table `k`'s closed-row set (`NODE_CLOSED` or `EDGE_CLOSED`).
+    pub const fn closed_rows(k: Table) -> u16 {
+        match k {
+            Table::Nodes => NODE_CLOSED,
+            Table::Edges => EDGE_CLOSED,
+        }
+    }
 }
 
 /// Codec tags of the chunk directory.

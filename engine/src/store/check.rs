@@ -100,12 +100,7 @@ fn check_once(
 ) -> Result<(CheckReport, Option<Vec<SegEntry>>)> {
     let wal_path = dir.join(WAL_FILE);
     if !wal_path.exists() {
-        return Err(Error::State {
-            message: format!("no tgms store at {}", dir.display()),
-            about: StateAbout::NoStore {
-                path: dir.to_path_buf(),
-            },
-        });
+        return Err(Error::no_store(dir));
     }
     let mut rep = CheckReport::default();
     // The manifest first: the log only grows, so a log scanned after it reaches every

@@ -321,14 +321,14 @@ impl<'a> Merge<'a> {
     }
 
     fn long_chunk(&self, k: Table) -> u16 {
-        [NODE_LONG_BY_END, EDGE_LONG_BY_END][k as usize]
+        long_by_end(k)
     }
 
     /// Calls `f` with the stored values of row columns `cols` of every row of table `k`, in
     /// new order, and the row's new number. The image's rows come in ascending order, so
     /// its columns are decoded a stretch at a time.
     fn walk<const N: usize>(&self, k: Table, cols: [u16; N], mut f: impl FnMut([i64; N], u32)) {
-        let g = [ROWS_NODE, ROWS_EDGE][k as usize];
+        let g = row_columns(k);
         let nb = self.d.n_base(k) as usize;
         let rows = &self.d.rows[k];
         let mut at = 0;
@@ -480,7 +480,7 @@ impl Iterator for Idents<'_> {
             Some(j) => return Some(m.d.rows[k][j].ident),
             None if old < self.at + self.buf.len() => self.buf[old - self.at],
             None => {
-                let g = [ROWS_NODE, ROWS_EDGE][k as usize];
+                let g = row_columns(k);
                 self.at = old;
                 self.buf = m.b.chunk_range(g + IDENT, old, (old + STRETCH).min(nb));
                 self.buf.first().copied().unwrap_or(0)
@@ -538,7 +538,7 @@ struct Order {
 
 impl Order {
     fn new(b: &Base, d: &Delta, k: Table) -> Order {
-        let g = [ROWS_NODE, ROWS_EDGE][k as usize];
+        let g = row_columns(k);
         let rows = &d.rows[k];
         let key = |r: &Row| (r.vt_s, r.ident, r.tt_s);
         let mut above: Vec<u32> = (0..rows.len() as u32).collect();
@@ -629,7 +629,7 @@ impl Iterator for OrderIter<'_> {
 
 /// Every closure of table `k`, its row renumbered by `order`, ascending by row.
 fn closures(b: &Base, d: &Delta, k: Table, order: &Order) -> Vec<Closure> {
-    let g = [ROWS_NODE, ROWS_EDGE][k as usize];
+    let g = row_columns(k);
     let n = b.n_close(k);
     let col = |c: u16| b.chunk_range(g + c, 0, n);
     let (rows, tt_e, by, reason) = (

@@ -86,7 +86,7 @@ fn shortened(path: &Path, end: wal::End, c: &Checkpoint, why: &str) -> Error {
 pub fn verify_log_reaches_checkpoint(dir: &Path) -> Result<Option<Checkpoint>> {
     let path = dir.join(WAL_FILE);
     if !path.exists() {
-        return Err(Error::state(format!("no tgms store at {}", dir.display())));
+        return Err(Error::no_store(dir));
     }
     let Some(c) = checkpoint(dir)? else {
         return Ok(None);
@@ -198,7 +198,7 @@ pub fn read_log_with(
 ) -> Result<Salvage> {
     let path = dir.join(WAL_FILE);
     if !path.exists() {
-        return Err(Error::state(format!("no tgms store at {}", dir.display())));
+        return Err(Error::no_store(dir));
     }
     let ckpt = match mode {
         LogMode::Whole => verify_log_reaches_checkpoint(dir)?,

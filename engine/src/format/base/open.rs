@@ -137,7 +137,8 @@ impl Base {
         ];
         let slots = col(SLOTS, None)?;
         let mut rows: PerTable<Rows> = Default::default();
-        for (k, g) in Table::BOTH.into_iter().zip([ROWS_NODE, ROWS_EDGE]) {
+        for k in Table::BOTH {
+            let g = row_columns(k);
             let id_col = col(g + IDENT, None)?;
             let n = id_col.len();
             let tt_s = if codec(g + TT_S) == codec::RUNS {
@@ -216,7 +217,8 @@ impl Base {
             None
         };
         if seg::is_sorted(dir.minor) {
-            for (k, id) in Table::BOTH.into_iter().zip([NODE_CLOSED, EDGE_CLOSED]) {
+            for k in Table::BOTH {
+                let id = closed_rows(k);
                 let (at, end, _) = span(id);
                 let set = RoaringView::parse(b, at, end).map_err(|e| err(id, e))?;
                 if set.len() != rows[k].n_close as u64 {

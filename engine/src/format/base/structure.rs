@@ -524,7 +524,8 @@ impl Base {
                 .map(drop)
                 .map_err(|e| err(SLOTS, e))
         }));
-        for (k, g) in Table::BOTH.into_iter().zip([ROWS_NODE, ROWS_EDGE]) {
+        for k in Table::BOTH {
+            let g = row_columns(k);
             let t = &self.rows[k];
             let (limit, name) = match k {
                 Table::Nodes => (nu, "uids"),
@@ -693,10 +694,7 @@ impl Base {
             }
         }
         if let Some(set) = t.closed {
-            let id = match k {
-                Table::Nodes => NODE_CLOSED,
-                Table::Edges => EDGE_CLOSED,
-            };
+            let id = closed_rows(k);
             t.close_row
                 .scan(b, |i, r| match set.contains(b, r as u32) {
                     true => Ok(()),

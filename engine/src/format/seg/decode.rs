@@ -538,7 +538,8 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
     }
     let ns = count_of(SLOTS)?;
     d.slots = as_u32(SLOTS, col(SLOTS, ns)?)?;
-    for (k, g) in Table::BOTH.into_iter().zip([ROWS_NODE, ROWS_EDGE]) {
+    for k in Table::BOTH {
+        let g = row_columns(k);
         let n = count_of(g + IDENT)?;
         let ident = as_u32(g + IDENT, col(g + IDENT, n)?)?;
         let content = as_u32(g + CONTENT, col(g + CONTENT, n)?)?;
@@ -627,17 +628,19 @@ pub(super) fn decode_with(b: &[u8], check_indexes: bool) -> Result<(u64, SegData
     }
     if check_indexes && is_sorted(minor) {
         segment_order_holds(&d).map_err(|(k, row)| {
-            let (g, name) = match k {
-                Table::Nodes => (ROWS_NODE, "node"),
-                Table::Edges => (ROWS_EDGE, "edge"),
+            let name = match k {
+                Table::Nodes => "node",
+                Table::Edges => "edge",
             };
+            let g = row_columns(k);
             (
                 offset(g + VT_S),
                 format!("row {row} of the {name} table is out of segment order (invariant S9)")
                     .into(),
             )
         })?;
-        for (k, id) in Table::BOTH.into_iter().zip([NODE_CLOSED, EDGE_CLOSED]) {
+        for k in Table::BOTH {
+            let id = closed_rows(k);
             let (c, off, _) = chunk(id);
             let rows = crate::format::bitmap::values(c).map_err(|e| (off, e))?;
             if !rows.iter().eq(d.closes[k].iter().map(|c| &c.row)) {
