@@ -58,15 +58,21 @@ impl Image {
     /// The image of no rows, encoded in memory (sequence number 0, which no segment file
     /// has): what a store without an image file reads and writes over.
     pub(crate) fn empty() -> Image {
-        let (bytes, _) = crate::format::seg::encode_as(
-            0,
-            &SegData::default(),
-            &|_| 0,
-            crate::format::seg::SEG_MINOR_SORTED,
-        );
+        // Encoded once per process: every store without an image (and every compaction's
+        // reload) starts from these bytes.
+        static BYTES: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+        let bytes = BYTES.get_or_init(|| {
+            crate::format::seg::encode_as(
+                0,
+                &SegData::default(),
+                &|_| 0,
+                crate::format::seg::SEG_MINOR_SORTED,
+            )
+            .0
+        });
         // The encoder's own output for no rows: a failure to open it is a bug of the
         // format layer, caught by every test that creates a store.
-        let base = Base::open(SegBytes::Heap(bytes)).expect("the image of no rows opens");
+        let base = Base::open(SegBytes::Heap(bytes.clone())).expect("the image of no rows opens");
         Image::new(base)
     }
 }
