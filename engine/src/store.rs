@@ -1262,7 +1262,7 @@ impl Store {
     /// True when segment `e` is a full image of the newest minor, 4 (or its header cannot
     /// be read: then nothing is rewritten).
     fn is_current_image(&self, e: &SegEntry) -> bool {
-        let mut h = [0u8; seg::MINOR_AT + 2];
+        let mut h = [0u8; seg::MINOR_END];
         File::open(self.dir.join(manifest::seg_name(e.seq)))
             .and_then(|mut f| f.read_exact(&mut h))
             .map_or(true, |_| {

@@ -48,10 +48,12 @@ pub const SEG_HEADER_LEN: usize = 88;
 
 /// Byte offset of the minor version (`u16`) in a segment header.
 pub const MINOR_AT: usize = 10;
+/// Header bytes up to and including the minor version: what [`header_minor`] needs.
+pub const MINOR_END: usize = MINOR_AT + 2;
 
 /// The minor version a segment header names; `None` when `b` ends before it.
 pub fn header_minor(b: &[u8]) -> Option<u16> {
-    (b.len() >= MINOR_AT + 2).then(|| crate::format::le::u16_at(b, MINOR_AT))
+    (b.len() >= MINOR_END).then(|| crate::format::le::u16_at(b, MINOR_AT))
 }
 /// Trailer bytes: footer offset 8, footer length 8, footer crc 4, magic 4.
 pub const SEG_TRAILER_LEN: usize = 24;
