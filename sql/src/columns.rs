@@ -215,13 +215,33 @@ impl PropCol {
     /// value of its prop, so a value of another type only occurs for JSON columns (which
     /// take anything).
     pub fn push(&mut self, v: Option<&Value>) {
+        self.push_n(v, 1)
+    }
+
+    /// Appends one value `n` times.
+    pub fn push_n(&mut self, v: Option<&Value>, n: usize) {
         let v = v.filter(|v| !v.is_null());
         match self {
-            PropCol::Int(b) => b.append_option(v.and_then(Value::as_i64)),
-            PropCol::Float(b) => b.append_option(v.and_then(Value::as_f64)),
-            PropCol::Str(b) => b.append_option(v.and_then(Value::as_str)),
-            PropCol::Bool(b) => b.append_option(v.and_then(Value::as_bool)),
-            PropCol::Json(b) => b.append_option(v.map(canon::to_string)),
+            PropCol::Int(b) => match v.and_then(Value::as_i64) {
+                Some(x) => b.append_value_n(x, n),
+                None => b.append_nulls(n),
+            },
+            PropCol::Float(b) => match v.and_then(Value::as_f64) {
+                Some(x) => b.append_value_n(x, n),
+                None => b.append_nulls(n),
+            },
+            PropCol::Str(b) => match v.and_then(Value::as_str) {
+                Some(x) => b.append_value_n(x, n),
+                None => b.append_nulls(n),
+            },
+            PropCol::Bool(b) => match v.and_then(Value::as_bool) {
+                Some(x) => b.append_n(n, x),
+                None => b.append_nulls(n),
+            },
+            PropCol::Json(b) => match v {
+                Some(x) => b.append_value_n(canon::to_string(x), n),
+                None => b.append_nulls(n),
+            },
         }
     }
 

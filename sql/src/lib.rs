@@ -12,6 +12,7 @@
 //! `SET` are refused.
 
 pub mod columns;
+mod date_trunc;
 mod filter;
 pub mod out;
 mod provider;
@@ -67,11 +68,13 @@ impl SqlError {
 /// row, or with `as_of_tt` the rows believed at that transaction time, as believed then.
 /// The session also has `open_end()`, the open end of an interval (`TIMESTAMP` 2^62 µs
 /// UTC): `WHERE tt_e = open_end()` keeps the current beliefs, and is a literal the scan
-/// filters by.
+/// filters by. Its `date_trunc` truncates the UTC time columns by integer arithmetic
+/// ([`date_trunc`]).
 pub fn session(store: Arc<Store>, as_of_tt: Option<i64>) -> Result<SessionContext, SqlError> {
     let ctx = SessionContext::new();
     ctx.register_table(TABLE, Arc::new(StoreTable::new(store, as_of_tt)))?;
     ctx.register_udf(open_end_udf());
+    ctx.register_udf(date_trunc::UtcDateTrunc::udf());
     Ok(ctx)
 }
 

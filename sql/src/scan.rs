@@ -66,8 +66,10 @@ enum Out {
 
 /// The batch of the rows of `table` at storage positions `pos` in `snap` (`None` when no
 /// row there is kept). The rows kept are found first (from the block-decoded times alone);
-/// then each column is built over them, the time and identity columns in one tight loop
-/// each and the columns read from a row's version in one loop over the rows.
+/// then each column is built over them in one loop of its own: the times and identities
+/// from their decoded columns, the props from runs of rows that share a props text, the
+/// close columns from the few rows whose close is shown, and the other text columns from
+/// each row's version.
 pub(crate) fn batch(
     snap: &Snapshot<'_>,
     shape: &Shape,
@@ -122,23 +124,27 @@ pub(crate) fn batch(
     }
     let at = |j: usize| (pos.start + j) as u32;
     let mut arrays: Vec<Option<ArrayRef>> = vec![None; outs.len()];
-    // The identity ids of the kept edge rows: from the shared edge columns (one array read
-    // each instead of the identity's three random reads), where a query reads them.
-    let ids: Option<Vec<Option<[u32; 3]>>> =
-        (table == Table::Edges && outs.iter().any(|o| matches!(o, Out::Ident(_)))).then(|| {
-            let cols = snap.edge_columns();
-            keep.iter()
-                .map(|&j| {
-                    let i = at(j) as usize;
-                    if i < cols.covered() {
-                        Some([cols.src()[i], cols.dst()[i], cols.rel()[i]])
-                    } else {
-                        let e = snap.edge_at(at(j))?;
-                        Some([e.src_id(), e.dst_id(), e.rel_id()])
-                    }
-                })
-                .collect()
-        });
+    // The identity ids (`c`: 5 `src`, 6 `dst`, 7 `rel_type`) of the kept edge rows: from the
+    // shared edge columns (one array read instead of the identity's random reads), the
+    // rows above them from their versions.
+    let ids = |c: usize| -> Vec<Option<u32>> {
+        let cols = snap.edge_columns();
+        let col = match c {
+            5 => cols.src(),
+            6 => cols.dst(),
+            _ => cols.rel(),
+        };
+        keep.iter()
+            .map(|&j| match col.get(at(j) as usize) {
+                Some(&id) => Some(id),
+                None => snap.edge_at(at(j)).map(|e| match c {
+                    5 => e.src_id(),
+                    6 => e.dst_id(),
+                    _ => e.rel_id(),
+                }),
+            })
+            .collect()
+    };
     for (o, slot) in outs.iter().zip(&mut arrays) {
         match *o {
             Out::Time(i) => {
@@ -152,17 +158,15 @@ pub(crate) fn batch(
                 *slot = Some(Arc::new(a));
             }
             Out::Ident(c) => {
-                let a = match &ids {
-                    None => new_null_array(&DataType::Utf8View, keep.len()),
-                    Some(ids) if c == 7 => {
-                        names_column(ids.iter().map(|x| x.map(|x| x[2])), |r| {
-                            snap.rel_type_name(r)
-                        })?
+                let a = match table {
+                    Table::Nodes => new_null_array(&DataType::Utf8View, keep.len()),
+                    Table::Edges if c == 7 => {
+                        names_column(ids(c).into_iter(), |r| snap.rel_type_name(r))?
                     }
-                    Some(ids) => {
-                        let mut b = StringViewBuilder::with_capacity(ids.len());
-                        for x in ids {
-                            b.append_option(x.map(|x| snap.uid_name(x[c - 5])));
+                    Table::Edges => {
+                        let mut b = StringViewBuilder::with_capacity(keep.len());
+                        for id in ids(c) {
+                            b.append_option(id.map(|id| snap.uid_name(id)));
                         }
                         Arc::new(b.finish())
                     }
@@ -173,60 +177,89 @@ pub(crate) fn batch(
             Out::Text(..) | Out::Prop(..) => {}
         }
     }
-    if outs
-        .iter()
-        .any(|o| matches!(o, Out::Text(..) | Out::Prop(..)))
-    {
-        let wants_props = outs.iter().any(|o| matches!(o, Out::Prop(..)));
-        let props = if wants_props {
-            snap.row_props(table, pos.clone())
-        } else {
-            Vec::new()
-        };
-        // The last props text parsed (rows repeat their props text; the store interns it).
-        let mut parsed: Option<(&str, Map<String, Value>)> = None;
-        for (r, &j) in keep.iter().enumerate() {
-            // The row's version, looked up by the first column that reads it.
-            let mut v: Option<Option<Ver>> = None;
-            let version = || match table {
-                Table::Nodes => snap.node_at(at(j)).map(Ver::N),
-                Table::Edges => snap.edge_at(at(j)).map(Ver::E),
-            };
-            let closed = closed(r, j);
-            if let Some(&text) = props.get(j) {
-                if parsed.as_ref().is_none_or(|(t, _)| !std::ptr::eq(*t, text)) {
-                    let m = match canon::parse(text) {
-                        Ok(Value::Object(m)) => m,
-                        _ => Map::new(),
-                    };
-                    parsed = Some((text, m));
-                }
-            }
-            for o in &mut outs {
-                match o {
-                    Out::Text(0, b) => b.append_value(match table {
-                        Table::Nodes => "node",
-                        Table::Edges => "edge",
-                    }),
-                    // `closed_by`, `close_reason`: no close shown.
-                    Out::Text(18 | 19, b) if !closed => b.append_null(),
-                    Out::Text(c, b) => match *v.get_or_insert_with(version) {
-                        Some(v) => append_text(b, *c, v, closed),
-                        None => b.append_null(),
-                    },
-                    Out::Prop(name, col) => {
-                        col.push(parsed.as_ref().and_then(|(_, m)| m.get(name.as_str())))
-                    }
-                    _ => {}
-                }
+    // The version of the row at storage offset `j`.
+    let version = |j: usize| match table {
+        Table::Nodes => snap.node_at(at(j)).map(Ver::N),
+        Table::Edges => snap.edge_at(at(j)).map(Ver::E),
+    };
+    // The kept rows' props texts, in runs of one text (rows repeat their props text; the
+    // store interns it, so a run is found by the text's address): each run's text is parsed
+    // once and each prop column appends its value once per run.
+    let props_runs: Vec<(&str, usize)> = if outs.iter().any(|o| matches!(o, Out::Prop(..))) {
+        let props = snap.row_props(table, pos.clone());
+        let mut runs: Vec<(&str, usize)> = Vec::new();
+        for &j in &keep {
+            let text = props.get(j).copied().unwrap_or("{}");
+            match runs.last_mut() {
+                Some((t, n)) if std::ptr::eq(*t, text) => *n += 1,
+                _ => runs.push((text, 1)),
             }
         }
-        for (o, slot) in outs.iter_mut().zip(&mut arrays) {
-            match o {
-                Out::Text(_, b) => *slot = Some(Arc::new(b.finish())),
-                Out::Prop(_, col) => *slot = Some(col.finish()),
-                _ => {}
+        runs
+    } else {
+        Vec::new()
+    };
+    // Each distinct text parsed once; `run_map[i]` indexes run `i`'s parse.
+    let mut maps: Vec<Map<String, Value>> = Vec::new();
+    let mut seen: HashMap<&str, usize> = HashMap::new();
+    let run_map: Vec<usize> = props_runs
+        .iter()
+        .map(|&(text, _)| {
+            *seen.entry(text).or_insert_with(|| {
+                maps.push(match canon::parse(text) {
+                    Ok(Value::Object(m)) => m,
+                    _ => Map::new(),
+                });
+                maps.len() - 1
+            })
+        })
+        .collect();
+    for (o, slot) in outs.iter_mut().zip(&mut arrays) {
+        match o {
+            Out::Text(0, b) => b.append_value_n(
+                match table {
+                    Table::Nodes => "node",
+                    Table::Edges => "edge",
+                },
+                keep.len(),
+            ),
+            // `closed_by`, `close_reason`: null but where a close is shown (few rows), in
+            // runs of nulls.
+            Out::Text(c @ (18 | 19), b) => {
+                let mut nulls = 0;
+                for (r, &j) in keep.iter().enumerate() {
+                    if !closed(r, j) {
+                        nulls += 1;
+                        continue;
+                    }
+                    b.append_nulls(nulls);
+                    nulls = 0;
+                    match version(j) {
+                        Some(v) => append_text(b, *c, v, true),
+                        None => b.append_null(),
+                    }
+                }
+                b.append_nulls(nulls);
             }
+            Out::Text(c, b) => {
+                for (r, &j) in keep.iter().enumerate() {
+                    match version(j) {
+                        Some(v) => append_text(b, *c, v, closed(r, j)),
+                        None => b.append_null(),
+                    }
+                }
+            }
+            Out::Prop(name, col) => {
+                for (&(_, n), &m) in props_runs.iter().zip(&run_map) {
+                    col.push_n(maps[m].get(name.as_str()), n);
+                }
+            }
+            _ => {}
+        }
+        match o {
+            Out::Text(_, b) => *slot = Some(Arc::new(b.finish())),
+            Out::Prop(_, col) => *slot = Some(col.finish()),
+            _ => {}
         }
     }
     let arrays: Vec<ArrayRef> = arrays.into_iter().flatten().collect();
