@@ -541,8 +541,22 @@ impl Order {
         let g = row_columns(k);
         let rows = &d.rows[k];
         let key = |r: &Row| (r.vt_s, r.ident, r.tt_s);
-        let mut above: Vec<u32> = (0..rows.len() as u32).collect();
-        above.par_sort_by_key(|&j| key(&rows[j as usize])); // stable
+        // Sorted stably: equal keys keep the delta's order. The keys are sorted with their
+        // row numbers (24 bytes a row, the number breaking ties), not row numbers by a key
+        // read through them: a comparison then reads no row, which for rows in random
+        // order (a Parquet export read back) was a cache miss each. Rows already in order
+        // (a load of increasing times) are not sorted.
+        let above: Vec<u32> = if rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
+            (0..rows.len() as u32).collect()
+        } else {
+            let mut keyed: Vec<(i64, u32, i64, u32)> = rows
+                .iter()
+                .enumerate()
+                .map(|(j, r)| (r.vt_s, r.ident, r.tt_s, j as u32))
+                .collect();
+            keyed.par_sort_unstable();
+            keyed.into_iter().map(|k| k.3).collect()
+        };
         let nb = d.n_base(k);
         let mut image_before = Vec::with_capacity(above.len());
         for a in (0..nb as usize).step_by(STRETCH) {
