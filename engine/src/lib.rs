@@ -59,8 +59,8 @@ pub use load::Load;
 pub use model::{Stats, Table};
 pub use op::{Event, EventEnd, Op, Origin, Ref};
 pub use read::{
-    EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, RowTimes, Snapshot, StartEvent, Touch,
-    Version,
+    EdgeScan, EdgeSpan, EdgeVersion, Identity, NodeVersion, RowTimes, Snapshot, StartEvent,
+    TimeCols, Touch, Version,
 };
 pub use rows::cols::EdgeColumns;
 pub use store::{IngestReport, Options, Store};

@@ -10,7 +10,7 @@
 //! Both give the same answers.
 
 use crate::canon;
-use crate::format::base::Base;
+use crate::format::base::{Base, BlockCols};
 use crate::ident::{self, Id12};
 use crate::model::{ordinal_of, Content, Disc, IdentPart, IdentRec, Row, Stats, Table, NONE};
 use crate::op::Origin;
@@ -581,18 +581,28 @@ impl<'a> Snapshot<'a> {
     /// The times of the rows of table `k` at storage positions `pos`
     /// (clamped), each column decoded in one sequential pass where the rows are mapped:
     /// the unit of a columnar scan (`tgms sql`), which reads the other fields of the rows
-    /// it keeps only.
-    pub fn row_times(&self, k: Table, pos: Range<usize>) -> RowTimes {
+    /// it keeps only. `stored` and `tt_e` are always decoded, the other times where `cols`
+    /// asks for them (they are empty otherwise).
+    pub fn row_times(&self, k: Table, pos: Range<usize>, cols: TimeCols) -> RowTimes {
         let start = pos.start.min(self.positions(k));
         let end = pos.end.clamp(start, self.positions(k));
         let mut t = RowTimes::default();
         let base_block = |b: &Base, a: usize, e: usize, t: &mut RowTimes| {
-            // i64::MIN: decode `tt_s` whatever the rows' transaction times.
-            let blk = b.row_block(k, a, e, i64::MIN, false, true);
-            let n = blk.vt_s.len();
+            // `as_of` i64::MIN decodes `tt_s` whatever the rows' transaction times; i64::MAX
+            // leaves it out (no row starts after it).
+            let as_of = if cols.tt_s { i64::MIN } else { i64::MAX };
+            let want = BlockCols {
+                vt_s: cols.vt_s,
+                vt_e: cols.vt_e,
+                ident: false,
+            };
+            let blk = b.row_block(k, a, e, as_of, want);
+            let n = blk.tt_e.len();
             t.stored
                 .extend((0..n).map(|j| blk.alive.get(j).is_none_or(|&x| x)));
-            t.vt_s.extend(blk.vt_s);
+            if cols.vt_s {
+                t.vt_s.extend(blk.vt_s);
+            }
             t.vt_e.extend(blk.vt_e);
             t.tt_s.extend(blk.tt_s);
             t.tt_e.extend(blk.tt_e);
@@ -600,11 +610,16 @@ impl<'a> Snapshot<'a> {
         let rows = |rows: &[Row], t: &mut RowTimes| {
             for r in rows {
                 t.stored.push(r.alive);
-                t.vt_s.push(r.vt_s);
-                t.vt_e.push(r.vt_e);
-                t.tt_s.push(r.tt_s);
                 t.tt_e.push(r.tt_e);
             }
+            let col = |on: bool, v: &mut Vec<i64>, f: fn(&Row) -> i64| {
+                if on {
+                    v.extend(rows.iter().map(f));
+                }
+            };
+            col(cols.vt_s, &mut t.vt_s, |r| r.vt_s);
+            col(cols.vt_e, &mut t.vt_e, |r| r.vt_e);
+            col(cols.tt_s, &mut t.tt_s, |r| r.tt_s);
         };
         match self.src() {
             Src::Map(b) => base_block(b, start, end, &mut t),
@@ -724,7 +739,8 @@ impl<'a> Snapshot<'a> {
 
 /// The times of a run of rows at consecutive storage positions ([`Snapshot::row_times`]);
 /// index `j` is position `start + j`. A position whose row is not stored (a failed batch's
-/// row) has `stored[j] = false` and times that mean nothing.
+/// row) has `stored[j] = false` and times that mean nothing. A time not asked for
+/// ([`TimeCols`]) is empty.
 #[derive(Clone, Debug, Default)]
 pub struct RowTimes {
     /// The row is stored (not a failed batch's).
@@ -737,6 +753,26 @@ pub struct RowTimes {
     pub tt_s: Vec<i64>,
     /// Transaction-time end, µs (`OPEN_END` while believed).
     pub tt_e: Vec<i64>,
+}
+
+/// The times [`Snapshot::row_times`] decodes besides `stored` and `tt_e`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeCols {
+    /// Valid-time starts.
+    pub vt_s: bool,
+    /// Valid-time ends.
+    pub vt_e: bool,
+    /// Transaction-time starts.
+    pub tt_s: bool,
+}
+
+impl TimeCols {
+    /// Every time.
+    pub const ALL: TimeCols = TimeCols {
+        vt_s: true,
+        vt_e: true,
+        tt_s: true,
+    };
 }
 
 /// Positions `[start, end)` of table `k` over an image: the image's are `[start, mid)`

@@ -150,6 +150,11 @@ impl Pushed {
         true
     }
 
+    /// True when a bound compares time `time` (0..4: `vt_s, vt_e, tt_s, tt_e`).
+    pub fn reads(&self, time: usize) -> bool {
+        self.bounds.iter().any(|b| b.time == time)
+    }
+
     /// True when a row with times `[vt_s, vt_e, tt_s, tt_e]` (as the scan returns them)
     /// passes every bound.
     pub fn passes(&self, times: &[i64; 4]) -> bool {

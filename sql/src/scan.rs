@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use std::collections::HashMap;
 use std::ops::Range;
 use std::sync::Arc;
-use tgms_engine::{canon, EdgeVersion, NodeVersion, Origin, Snapshot, Table, OPEN_END};
+use tgms_engine::{canon, EdgeVersion, NodeVersion, Origin, Snapshot, Table, TimeCols, OPEN_END};
 
 /// What every batch of one scan builds.
 #[derive(Debug)]
@@ -92,19 +92,30 @@ pub(crate) fn batch(
             }
         })
         .collect();
-    let t = snap.row_times(table, pos.clone());
+    // The times a projected column, a pushed filter or the belief test (`tt_s`, with an
+    // `as_of`) reads; the others are not decoded, and read as 0 here.
+    let reads = |i: usize| {
+        outs.iter().any(|o| matches!(o, Out::Time(x) if *x == i)) || shape.pushed.reads(i)
+    };
+    let cols = TimeCols {
+        vt_s: reads(0),
+        vt_e: reads(1),
+        tt_s: reads(2) || shape.as_of.is_some(),
+    };
+    let t = snap.row_times(table, pos.clone(), cols);
+    let time = |v: &[i64], j: usize| v.get(j).copied().unwrap_or(0);
     // The rows kept (offsets into `t`) and their `tt_e` as shown.
     let mut keep: Vec<usize> = Vec::new();
     let mut shown: Vec<i64> = Vec::new();
     for j in 0..t.stored.len() {
-        let (tt_s, tt_e) = (t.tt_s[j], t.tt_e[j]);
+        let (tt_s, tt_e) = (time(&t.tt_s, j), t.tt_e[j]);
         let shown_tt_e = match believed_tt_e(tt_s, tt_e, shape.as_of) {
             Some(x) if t.stored[j] => x,
             _ => continue,
         };
         if shape
             .pushed
-            .passes(&[t.vt_s[j], t.vt_e[j], tt_s, shown_tt_e])
+            .passes(&[time(&t.vt_s, j), time(&t.vt_e, j), tt_s, shown_tt_e])
         {
             keep.push(j);
             shown.push(shown_tt_e);

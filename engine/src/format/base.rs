@@ -82,8 +82,29 @@ impl Default for TtCol {
     }
 }
 
-/// Columns of a run of rows (see [`Base::row_block`]); `ident` and `vt_e` are empty unless
-/// asked for, `tt_s` and `alive` are empty when they cannot fail a belief test.
+/// The columns a [`Base::row_block`] decodes besides `tt_e`, `alive` and (by its `as_of`)
+/// `tt_s`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BlockCols {
+    pub(crate) vt_s: bool,
+    pub(crate) vt_e: bool,
+    pub(crate) ident: bool,
+}
+
+impl BlockCols {
+    /// `vt_s`, with `vt_e` and `ident` where asked for.
+    pub(crate) fn starts(vt_e: bool, ident: bool) -> BlockCols {
+        BlockCols {
+            vt_s: true,
+            vt_e,
+            ident,
+        }
+    }
+}
+
+/// Columns of a run of rows (see [`Base::row_block`]); `vt_s` is empty unless it or `vt_e`
+/// is asked for, `vt_e` and `ident` unless asked for, `tt_s` and `alive` when they cannot
+/// fail a belief test; `tt_e` always holds a value per row.
 pub(crate) struct RowBlock {
     pub(crate) vt_s: Vec<i64>,
     pub(crate) vt_e: Vec<i64>,
@@ -399,8 +420,7 @@ impl Base {
         a: usize,
         e: usize,
         as_of: i64,
-        with_ident: bool,
-        with_vt_e: bool,
+        cols: BlockCols,
     ) -> RowBlock {
         let (t, b) = (&self.rows[k], self.b());
         let e = e.min(t.n);
@@ -424,8 +444,12 @@ impl Base {
             }
             c += 1;
         }
-        let vt_s = t.vt_s.range(b, a, e);
-        let vt_e = if with_vt_e {
+        let vt_s = if cols.vt_s || cols.vt_e {
+            t.vt_s.range(b, a, e)
+        } else {
+            Vec::new()
+        };
+        let vt_e = if cols.vt_e {
             vt_ends(&vt_s, t.vt_len.range(b, a, e))
         } else {
             Vec::new()
@@ -440,7 +464,7 @@ impl Base {
             },
             tt_s,
             tt_e,
-            ident: if with_ident {
+            ident: if cols.ident {
                 id_list(t.ident.range(b, a, e))
             } else {
                 Vec::new()

@@ -15,7 +15,7 @@
 //!
 //! Memory: a selection holds its answer plus one zone's decoded columns per worker.
 
-use crate::format::base::{Base, RowBlock};
+use crate::format::base::{Base, BlockCols, RowBlock};
 use crate::format::mmap::SegBytes;
 use crate::ident::{self, Id12};
 use crate::lowercase::LowerHeap;
@@ -178,7 +178,13 @@ fn select_zones<T: Send>(
             .par_iter()
             .map(|&z| {
                 let start = z * ZONE_ROWS;
-                let blk = b.row_block(k, start, start + ZONE_ROWS, a, with_ident, true);
+                let blk = b.row_block(
+                    k,
+                    start,
+                    start + ZONE_ROWS,
+                    a,
+                    BlockCols::starts(true, with_ident),
+                );
                 (0..blk.vt_s.len())
                     .filter(|&j| blk.believed(j, a))
                     .filter_map(|j| f((start + j) as u32, &blk, j))
@@ -239,7 +245,13 @@ fn via_index<T: Send>(
         rows.par_iter()
             .with_min_len(1024)
             .filter_map(|&r| {
-                let blk = b.row_block(k, r as usize, r as usize + 1, a, with_ident, true);
+                let blk = b.row_block(
+                    k,
+                    r as usize,
+                    r as usize + 1,
+                    a,
+                    BlockCols::starts(true, with_ident),
+                );
                 (!blk.vt_s.is_empty() && blk.believed(0, a))
                     .then(|| f(r, &blk, 0))
                     .flatten()
@@ -391,7 +403,13 @@ fn unbelieved(b: &Image) -> &Unbelieved {
             .into_par_iter()
             .map(|z| {
                 let start = z * ZONE_ROWS;
-                let blk = b.row_block(Table::Edges, start, start + ZONE_ROWS, a, false, false);
+                let blk = b.row_block(
+                    Table::Edges,
+                    start,
+                    start + ZONE_ROWS,
+                    a,
+                    BlockCols::starts(false, false),
+                );
                 (0..blk.vt_s.len())
                     .filter(|&j| !blk.believed(j, a))
                     .map(|j| ((start + j) as u32, blk.vt_s[j]))
@@ -449,7 +467,7 @@ pub(crate) fn start_runs(b: &Image, t_a: i64, t_b: i64, as_of_tt: i64) -> Vec<Ra
                 push_run(&mut runs, from..end as u32);
                 return runs;
             }
-            let blk = b.row_block(Table::Edges, start, end, a, false, false);
+            let blk = b.row_block(Table::Edges, start, end, a, BlockCols::starts(false, false));
             for j in 0..blk.vt_s.len() {
                 if t_a <= blk.vt_s[j] && blk.vt_s[j] < t_b && blk.believed(j, a) {
                     let r = (start + j) as u32;
@@ -514,7 +532,13 @@ pub(crate) fn start_counts(
                     c[bucket(lo)] += (end - start - off) as u64;
                     return c;
                 }
-                let blk = b.row_block(Table::Edges, start, end, a, rel.is_some(), false);
+                let blk = b.row_block(
+                    Table::Edges,
+                    start,
+                    end,
+                    a,
+                    BlockCols::starts(false, rel.is_some()),
+                );
                 for j in 0..blk.vt_s.len() {
                     let vt = blk.vt_s[j];
                     if vt < t_a || vt >= t_b || !blk.believed(j, a) {
