@@ -124,7 +124,11 @@ impl Columns {
             only: self
                 .only
                 .iter()
-                .map(|(c, v)| Ok((at(c)?, v.clone())))
+                .map(|(c, v)| {
+                    // The integer whose text `v` is, if any (`Display` writes it back as `v`).
+                    let int = v.parse::<i64>().ok().filter(|n| n.to_string() == *v);
+                    Ok((at(c)?, v.clone(), int))
+                })
                 .collect::<Result<_>>()?,
         })
     }
@@ -140,7 +144,8 @@ struct Resolved {
     disc: Option<usize>,
     props: Vec<(String, usize)>,
     props_json: Option<usize>,
-    only: Vec<(usize, String)>,
+    /// `--only` column, value, and the integer whose text the value is.
+    only: Vec<(usize, String, Option<i64>)>,
 }
 
 /// One cell as read: CSV cells are text (an empty cell is `Null`); Parquet cells keep
@@ -176,6 +181,16 @@ impl Cell {
         }
     }
 
+    /// The cell's text ([`Cell::text`]) is `v`, whose integer is `int` (that integer's
+    /// text is `v`): an integer cell is compared without writing its text.
+    fn has_text(&self, v: &str, int: Option<i64>) -> bool {
+        match self {
+            Cell::Text(s) => s == v,
+            Cell::Int(i) | Cell::TimeUs(i) => int == Some(*i),
+            c => c.text() == v,
+        }
+    }
+
     /// The cell's text for `--only` comparisons (null: the empty string).
     fn text(&self) -> String {
         match self {
@@ -198,7 +213,11 @@ impl Resolved {
         no: u64,
         cells: &[Cell],
     ) -> std::result::Result<Record, BadLine> {
-        if self.only.iter().any(|(i, v)| cells[*i].text() != *v) {
+        if self
+            .only
+            .iter()
+            .any(|(i, v, int)| !cells[*i].has_text(v, *int))
+        {
             return Ok(Record::Filtered);
         }
         let bad = |col: &str, expected: &str, c: &Cell| BadLine {
@@ -215,13 +234,15 @@ impl Resolved {
         let src = uid(self.src, &cols.src)?;
         let dst = uid(self.dst, &cols.dst)?;
         let unit = cols.time_unit;
-        let time_expected = format!(
-            "an integer time in {} since 1970-01-01 UTC (--time-unit), 0 to 2^62 - 2 µs",
-            unit.as_str()
-        );
         let vt_s = time_us(&cells[self.time], unit)
             .filter(|t| instant_ok(*t))
-            .ok_or_else(|| bad(&cols.time, &time_expected, &cells[self.time]))?;
+            .ok_or_else(|| {
+                let expected = format!(
+                    "an integer time in {} since 1970-01-01 UTC (--time-unit), 0 to 2^62 - 2 µs",
+                    unit.as_str()
+                );
+                bad(&cols.time, &expected, &cells[self.time])
+            })?;
         let vt_e = match self.end {
             None => EventEnd::Absent,
             Some(i) => match &cells[i] {
@@ -551,7 +572,7 @@ impl Resolved {
             .chain([self.end, self.rel_type, self.disc, self.props_json])
             .flatten()
             .chain(self.props.iter().map(|(_, i)| *i))
-            .chain(self.only.iter().map(|(i, _)| *i));
+            .chain(self.only.iter().map(|(i, _, _)| *i));
         for i in named {
             v[i] = true;
         }
@@ -643,5 +664,37 @@ pub fn arrow_cell(a: &dyn arrow_array::Array, row: usize) -> Cell {
             _ => Cell::Other("a dictionary with a non-integer key".into()),
         },
         other => Cell::Other(format!("an Arrow {other} value")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cell;
+
+    /// `--only COL=VALUE` keeps a cell whose text is `VALUE`: an integer cell compares as
+    /// the text `Display` writes, so `007` or `+7` keep no integer 7.
+    #[test]
+    fn an_integer_cell_has_only_its_own_text() {
+        let int = |v: &str| v.parse::<i64>().ok().filter(|n| n.to_string() == v);
+        for (cell, v, want) in [
+            (Cell::Int(7), "7", true),
+            (Cell::Int(7), "007", false),
+            (Cell::Int(7), "+7", false),
+            (Cell::Int(0), "-0", false),
+            (Cell::TimeUs(-3), "-3", true),
+            (Cell::Int(4611686018427387904), "4611686018427387904", true),
+            (Cell::Int(7), "8", false),
+            (Cell::Text("7".into()), "7", true),
+            (Cell::Text("007".into()), "7", false),
+            (Cell::Null, "", true),
+            (Cell::Bool(true), "true", true),
+        ] {
+            assert_eq!(cell.has_text(v, int(v)), want, "{cell:?} against {v:?}");
+            assert_eq!(
+                cell.has_text(v, int(v)),
+                cell.text() == v,
+                "{cell:?} as text"
+            );
+        }
     }
 }
