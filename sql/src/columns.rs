@@ -18,7 +18,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit}
 use serde_json::Value;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use tgms_engine::{canon, Snapshot, OPEN_END};
+use tgms_engine::{canon, Snapshot, Table, TimeCols, OPEN_END};
 
 /// The columns of a version row, in order.
 pub const COLUMNS: [&str; 20] = [
@@ -126,30 +126,54 @@ pub fn believed_tt_e(tt_s: i64, tt_e: i64, as_of: Option<i64>) -> Option<i64> {
 }
 
 /// The kind of every prop name across the stored rows (believed at `as_of` when given):
-/// one pass over the rows, parsing each distinct props text once.
+/// one pass over the rows' content ids and transaction ends, a stretch of positions at a
+/// time, parsing each distinct props text once (rows share their props text: the store
+/// interns it, so a text seen is found by its address before it is hashed).
 pub fn prop_kinds(snap: &Snapshot<'_>, as_of: Option<i64>) -> BTreeMap<String, Kind> {
     let mut kinds: BTreeMap<String, Kind> = BTreeMap::new();
-    // Rows share their props text (the store interns it), so most rows repeat a text seen.
     let mut seen: HashSet<&str> = HashSet::new();
-    let nodes = snap
-        .nodes_stored_in(0..snap.node_positions())
-        .map(|n| (n.props(), n.tt_s(), n.tt_e()));
-    let edges = snap
-        .edges_stored_in(0..snap.edge_positions())
-        .map(|e| (e.props(), e.tt_s(), e.tt_e()));
-    for (props, tt_s, tt_e) in nodes.chain(edges) {
-        if props == "{}" || believed_tt_e(tt_s, tt_e, as_of).is_none() || !seen.insert(props) {
-            continue;
-        }
-        if let Ok(Value::Object(m)) = canon::parse(props) {
-            for (k, v) in m {
-                let e = kinds.entry(k).or_insert(Kind::Null);
-                *e = e.join(Kind::of(&v));
+    let cols = TimeCols {
+        vt_s: false,
+        vt_e: false,
+        tt_s: as_of.is_some(),
+    };
+    for table in [Table::Nodes, Table::Edges] {
+        let n = match table {
+            Table::Nodes => snap.node_positions(),
+            Table::Edges => snap.edge_positions(),
+        };
+        for start in (0..n).step_by(PROP_KINDS_STRETCH) {
+            let pos = start..(start + PROP_KINDS_STRETCH).min(n);
+            let t = snap.row_times(table, pos.clone(), cols);
+            let props = snap.row_props(table, pos);
+            let mut last: Option<&str> = None;
+            for (j, &text) in props.iter().enumerate() {
+                if last.is_some_and(|l| std::ptr::eq(l, text)) || text == "{}" {
+                    continue;
+                }
+                let tt_s = t.tt_s.get(j).copied().unwrap_or(0);
+                let believed = t.tt_e.get(j).and_then(|&e| believed_tt_e(tt_s, e, as_of));
+                if !t.stored.get(j).copied().unwrap_or(false) || believed.is_none() {
+                    continue;
+                }
+                last = Some(text);
+                if !seen.insert(text) {
+                    continue;
+                }
+                if let Ok(Value::Object(m)) = canon::parse(text) {
+                    for (k, v) in m {
+                        let e = kinds.entry(k).or_insert(Kind::Null);
+                        *e = e.join(Kind::of(&v));
+                    }
+                }
             }
         }
     }
     kinds
 }
+
+/// Storage positions [`prop_kinds`] reads at a time.
+const PROP_KINDS_STRETCH: usize = 1 << 16;
 
 /// The typed schema of the version rows with these prop columns.
 pub fn schema(props: &BTreeMap<String, Kind>) -> SchemaRef {
