@@ -766,15 +766,6 @@ pub struct TimeCols {
     pub tt_s: bool,
 }
 
-impl TimeCols {
-    /// Every time.
-    pub const ALL: TimeCols = TimeCols {
-        vt_s: true,
-        vt_e: true,
-        tt_s: true,
-    };
-}
-
 /// Positions `[start, end)` of table `k` over an image: the image's are `[start, mid)`
 /// (`mid` returned), the rest are the rows above it (returned).
 fn split_at_image(o: &Rows, k: Table, start: usize, end: usize) -> (usize, &[Row]) {
