@@ -69,7 +69,7 @@ impl SqlError {
 /// The session also has `open_end()`, the open end of an interval (`TIMESTAMP` 2^62 µs
 /// UTC): `WHERE tt_e = open_end()` keeps the current beliefs, and is a literal the scan
 /// filters by. Its `date_trunc` truncates the UTC time columns by integer arithmetic
-/// ([`date_trunc`]).
+/// (`docs/sql.md`).
 pub fn session(store: Arc<Store>, as_of_tt: Option<i64>) -> Result<SessionContext, SqlError> {
     let ctx = SessionContext::new();
     ctx.register_table(TABLE, Arc::new(StoreTable::new(store, as_of_tt)))?;
