@@ -124,14 +124,16 @@ impl Columns {
             only: self
                 .only
                 .iter()
-                .map(|(c, v)| {
-                    // The integer whose text `v` is, if any (`Display` writes it back as `v`).
-                    let int = v.parse::<i64>().ok().filter(|n| n.to_string() == *v);
-                    Ok((at(c)?, v.clone(), int))
-                })
+                .map(|(c, v)| Ok((at(c)?, v.clone(), int_of_text(v))))
                 .collect::<Result<_>>()?,
         })
     }
+}
+
+/// The integer whose text (as `Display` writes it) is `v`, if any: `7` for "7", none for
+/// "007" or "+7".
+fn int_of_text(v: &str) -> Option<i64> {
+    v.parse::<i64>().ok().filter(|n| n.to_string() == v)
 }
 
 /// Column indexes of a [`Columns`] mapping in one file.
@@ -669,13 +671,12 @@ pub fn arrow_cell(a: &dyn arrow_array::Array, row: usize) -> Cell {
 
 #[cfg(test)]
 mod tests {
-    use super::Cell;
+    use super::{int_of_text, Cell};
 
     /// `--only COL=VALUE` keeps a cell whose text is `VALUE`: an integer cell compares as
     /// the text `Display` writes, so `007` or `+7` keep no integer 7.
     #[test]
     fn an_integer_cell_has_only_its_own_text() {
-        let int = |v: &str| v.parse::<i64>().ok().filter(|n| n.to_string() == v);
         for (cell, v, want) in [
             (Cell::Int(7), "7", true),
             (Cell::Int(7), "007", false),
@@ -689,9 +690,13 @@ mod tests {
             (Cell::Null, "", true),
             (Cell::Bool(true), "true", true),
         ] {
-            assert_eq!(cell.has_text(v, int(v)), want, "{cell:?} against {v:?}");
             assert_eq!(
-                cell.has_text(v, int(v)),
+                cell.has_text(v, int_of_text(v)),
+                want,
+                "{cell:?} against {v:?}"
+            );
+            assert_eq!(
+                cell.has_text(v, int_of_text(v)),
                 cell.text() == v,
                 "{cell:?} as text"
             );

@@ -245,25 +245,22 @@ impl PropCol {
     /// Appends one value `n` times.
     pub fn push_n(&mut self, v: Option<&Value>, n: usize) {
         let v = v.filter(|v| !v.is_null());
+        // `x` `n` times, or `n` nulls.
+        macro_rules! fill {
+            ($b:expr, $x:expr) => {
+                match $x {
+                    Some(x) => $b.append_value_n(x, n),
+                    None => $b.append_nulls(n),
+                }
+            };
+        }
         match self {
-            PropCol::Int(b) => match v.and_then(Value::as_i64) {
-                Some(x) => b.append_value_n(x, n),
-                None => b.append_nulls(n),
-            },
-            PropCol::Float(b) => match v.and_then(Value::as_f64) {
-                Some(x) => b.append_value_n(x, n),
-                None => b.append_nulls(n),
-            },
-            PropCol::Str(b) => match v.and_then(Value::as_str) {
-                Some(x) => b.append_value_n(x, n),
-                None => b.append_nulls(n),
-            },
+            PropCol::Int(b) => fill!(b, v.and_then(Value::as_i64)),
+            PropCol::Float(b) => fill!(b, v.and_then(Value::as_f64)),
+            PropCol::Str(b) => fill!(b, v.and_then(Value::as_str)),
+            PropCol::Json(b) => fill!(b, v.map(canon::to_string)),
             PropCol::Bool(b) => match v.and_then(Value::as_bool) {
                 Some(x) => b.append_n(n, x),
-                None => b.append_nulls(n),
-            },
-            PropCol::Json(b) => match v {
-                Some(x) => b.append_value_n(canon::to_string(x), n),
                 None => b.append_nulls(n),
             },
         }

@@ -69,27 +69,25 @@ impl ScalarUDFImpl for UtcDateTrunc {
     }
 
     fn invoke_with_args(&self, mut args: ScalarFunctionArgs) -> Result<ColumnarValue> {
+        // The timestamp argument, where it is an array of UTC instants.
         let utc = match args.args.get(1) {
             Some(ColumnarValue::Array(a)) => match a.data_type() {
-                DataType::Timestamp(unit, Some(tz)) if tz.as_ref() == "UTC" => Some(*unit),
+                DataType::Timestamp(unit, Some(tz)) if tz.as_ref() == "UTC" => {
+                    Some((a.clone(), *unit))
+                }
                 _ => None,
             },
             _ => None,
         };
-        let Some(unit) = utc else {
+        let Some((a, unit)) = utc else {
             return self.inner.invoke_with_args(args);
         };
         let naive = DataType::Timestamp(unit, None);
-        if let ColumnarValue::Array(a) = &args.args[1] {
-            args.args[1] = ColumnarValue::Array(retyped(a, naive.clone())?);
-        }
+        args.args[1] = ColumnarValue::Array(retyped(&a, naive.clone())?);
         // The types DataFusion's function is checked against.
-        args.arg_fields[1] = Arc::new(
-            args.arg_fields[1]
-                .as_ref()
-                .clone()
-                .with_data_type(naive.clone()),
-        );
+        if let Some(f) = args.arg_fields.get_mut(1) {
+            *f = Arc::new(f.as_ref().clone().with_data_type(naive.clone()));
+        }
         args.return_field = Arc::new(args.return_field.as_ref().clone().with_data_type(naive));
         match self.inner.invoke_with_args(args)? {
             ColumnarValue::Array(a) => Ok(ColumnarValue::Array(retyped(

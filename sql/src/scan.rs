@@ -57,9 +57,9 @@ enum Out {
     /// `src`, `dst` or `rel_type` (5..=7), built from identity ids.
     Ident(usize),
     /// Another text column (its index into `COLUMNS`), read from each row's version.
-    Text(usize, StringBuilder),
-    /// A prop column (the prop's name), read from each row's props.
-    Prop(String, PropCol),
+    Text(usize),
+    /// A prop column (the prop's name and kind), read from each row's props.
+    Prop(String, Kind),
     /// `closed_by` or `close_reason` of a batch without a close to show: all null.
     NoClose,
 }
@@ -85,10 +85,10 @@ pub(crate) fn batch(
             } else if (5..=7).contains(&c) {
                 Out::Ident(c)
             } else if c < COLUMNS.len() {
-                Out::Text(c, StringBuilder::new())
+                Out::Text(c)
             } else {
                 let (name, kind) = &shape.props[c - COLUMNS.len()];
-                Out::Prop(name.clone(), PropCol::new(*kind))
+                Out::Prop(name.clone(), *kind)
             }
         })
         .collect();
@@ -128,13 +128,12 @@ pub(crate) fn batch(
     let closed = |r: usize, j: usize| t.tt_e[j] != OPEN_END && shown[r] == t.tt_e[j];
     if !keep.iter().enumerate().any(|(r, &j)| closed(r, j)) {
         for o in &mut outs {
-            if matches!(o, Out::Text(18 | 19, _)) {
+            if matches!(o, Out::Text(18 | 19)) {
                 *o = Out::NoClose;
             }
         }
     }
     let at = |j: usize| (pos.start + j) as u32;
-    let mut arrays: Vec<Option<ArrayRef>> = vec![None; outs.len()];
     // The identity ids (`c`: 5 `src`, 6 `dst`, 7 `rel_type`) of the kept edge rows: from the
     // shared edge columns (one array read instead of the identity's random reads), the
     // rows above them from their versions.
@@ -156,38 +155,6 @@ pub(crate) fn batch(
             })
             .collect()
     };
-    for (o, slot) in outs.iter().zip(&mut arrays) {
-        match *o {
-            Out::Time(i) => {
-                let values: Vec<i64> = match i {
-                    0 => keep.iter().map(|&j| t.vt_s[j]).collect(),
-                    1 => keep.iter().map(|&j| t.vt_e[j]).collect(),
-                    2 => keep.iter().map(|&j| t.tt_s[j]).collect(),
-                    _ => shown.clone(),
-                };
-                let a = TimestampMicrosecondArray::from(values).with_timezone("UTC");
-                *slot = Some(Arc::new(a));
-            }
-            Out::Ident(c) => {
-                let a = match table {
-                    Table::Nodes => new_null_array(&DataType::Utf8View, keep.len()),
-                    Table::Edges if c == 7 => {
-                        names_column(ids(c).into_iter(), |r| snap.rel_type_name(r))?
-                    }
-                    Table::Edges => {
-                        let mut b = StringViewBuilder::with_capacity(keep.len());
-                        for id in ids(c) {
-                            b.append_option(id.map(|id| snap.uid_name(id)));
-                        }
-                        Arc::new(b.finish())
-                    }
-                };
-                *slot = Some(a);
-            }
-            Out::NoClose => *slot = Some(new_null_array(&DataType::Utf8, keep.len())),
-            Out::Text(..) | Out::Prop(..) => {}
-        }
-    }
     // The version of the row at storage offset `j`.
     let version = |j: usize| match table {
         Table::Nodes => snap.node_at(at(j)).map(Ver::N),
@@ -225,18 +192,44 @@ pub(crate) fn batch(
             })
         })
         .collect();
-    for (o, slot) in outs.iter_mut().zip(&mut arrays) {
-        match o {
-            Out::Text(0, b) => b.append_value_n(
-                match table {
+    let column = |o: &Out| -> Result<ArrayRef, ArrowError> {
+        Ok(match *o {
+            Out::Time(i) => {
+                let values: Vec<i64> = match i {
+                    0 => keep.iter().map(|&j| t.vt_s[j]).collect(),
+                    1 => keep.iter().map(|&j| t.vt_e[j]).collect(),
+                    2 => keep.iter().map(|&j| t.tt_s[j]).collect(),
+                    _ => shown.clone(),
+                };
+                Arc::new(TimestampMicrosecondArray::from(values).with_timezone("UTC"))
+            }
+            Out::Ident(c) => match table {
+                Table::Nodes => new_null_array(&DataType::Utf8View, keep.len()),
+                Table::Edges if c == 7 => {
+                    names_column(ids(c).into_iter(), |r| snap.rel_type_name(r))?
+                }
+                Table::Edges => {
+                    let mut b = StringViewBuilder::with_capacity(keep.len());
+                    for id in ids(c) {
+                        b.append_option(id.map(|id| snap.uid_name(id)));
+                    }
+                    Arc::new(b.finish())
+                }
+            },
+            Out::NoClose => new_null_array(&DataType::Utf8, keep.len()),
+            Out::Text(0) => {
+                let kind = match table {
                     Table::Nodes => "node",
                     Table::Edges => "edge",
-                },
-                keep.len(),
-            ),
+                };
+                let mut b = StringBuilder::new();
+                b.append_value_n(kind, keep.len());
+                Arc::new(b.finish())
+            }
             // `closed_by`, `close_reason`: null but where a close is shown (few rows), in
             // runs of nulls.
-            Out::Text(c @ (18 | 19), b) => {
+            Out::Text(c @ (18 | 19)) => {
+                let mut b = StringBuilder::new();
                 let mut nulls = 0;
                 for (r, &j) in keep.iter().enumerate() {
                     if !closed(r, j) {
@@ -246,34 +239,33 @@ pub(crate) fn batch(
                     b.append_nulls(nulls);
                     nulls = 0;
                     match version(j) {
-                        Some(v) => append_text(b, *c, v, true),
+                        Some(v) => append_text(&mut b, c, v, true),
                         None => b.append_null(),
                     }
                 }
                 b.append_nulls(nulls);
+                Arc::new(b.finish())
             }
-            Out::Text(c, b) => {
+            Out::Text(c) => {
+                let mut b = StringBuilder::new();
                 for (r, &j) in keep.iter().enumerate() {
                     match version(j) {
-                        Some(v) => append_text(b, *c, v, closed(r, j)),
+                        Some(v) => append_text(&mut b, c, v, closed(r, j)),
                         None => b.append_null(),
                     }
                 }
+                Arc::new(b.finish())
             }
-            Out::Prop(name, col) => {
+            Out::Prop(ref name, kind) => {
+                let mut col = PropCol::new(kind);
                 for (&(_, n), &m) in props_runs.iter().zip(&run_map) {
                     col.push_n(maps[m].get(name.as_str()), n);
                 }
+                col.finish()
             }
-            _ => {}
-        }
-        match o {
-            Out::Text(_, b) => *slot = Some(Arc::new(b.finish())),
-            Out::Prop(_, col) => *slot = Some(col.finish()),
-            _ => {}
-        }
-    }
-    let arrays: Vec<ArrayRef> = arrays.into_iter().flatten().collect();
+        })
+    };
+    let arrays = outs.iter().map(column).collect::<Result<Vec<_>, _>>()?;
     let opts = RecordBatchOptions::new().with_row_count(Some(keep.len()));
     RecordBatch::try_new_with_options(shape.schema.clone(), arrays, &opts).map(Some)
 }
