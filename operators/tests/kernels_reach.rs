@@ -387,16 +387,17 @@ fn one_pass_scan_agrees_with_label_setting() {
     let mut rng = Rng::new(77);
     for case in 0..20 {
         let n = 30 + case;
-        let mut edges = random_edges(&mut rng, n as u32, 400, 60, false, 1);
+        let edges = random_edges(&mut rng, n as u32, 400, 60, false, 1);
         let ix_scan = ReachIndex::new(&edges, n + 2, 5, 55);
-        edges.push(TEdge {
+        let mut with_interval = edges.clone();
+        with_interval.push(TEdge {
             src: n as u32,
             dst: n as u32 + 1,
             t: 0,
             t_end: 50,
             eid: eid_from(u64::MAX),
         });
-        let ix_heap = ReachIndex::new(&edges, n + 2, 5, 55);
+        let ix_heap = ReachIndex::new(&with_interval, n + 2, 5, 55);
         for src in 0..n as u32 {
             let a = reachability(&ix_scan, src, Direction::Both, None, None).unwrap();
             let b = reachability(&ix_heap, src, Direction::Both, None, None).unwrap();

@@ -22,6 +22,7 @@ use super::{BudgetExceeded, TEdge};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
+use std::sync::OnceLock;
 
 /// Search direction (§12).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -41,128 +42,154 @@ struct Arc {
     e: i64,
 }
 
-/// The candidate edges of one window (`vt_e > t_a` and `vt_s < t_b`) as out- and in-adjacency.
-/// Build once, query many sources.
-pub struct ReachIndex {
+impl Arc {
+    /// The arc of edge `e` to `other`.
+    fn of(other: u32, e: &TEdge) -> Arc {
+        Arc {
+            other,
+            s: e.t,
+            e: e.t_end,
+        }
+    }
+}
+
+/// The candidate edges of one window (`vt_e > t_a` and `vt_s < t_b`). Build once, query
+/// many sources: each search builds, on first use, only the form it reads — the time-ordered
+/// scan lists for the uncapped searches over instantaneous edges, the out- and in-adjacency
+/// for the others (at 10M edges the adjacency alone is about a gigabyte of fresh memory).
+pub struct ReachIndex<'e> {
     t_a: i64,
     t_b: i64,
     n: usize,
-    out_off: Vec<usize>,
-    out: Vec<Arc>,
-    in_off: Vec<usize>,
-    inn: Vec<Arc>,
-    /// When every candidate edge is instantaneous (`vt_e = vt_s + 1`): the candidate edges as
-    /// `(t, src, dst)` and as `(t, dst, src)`, each sorted, for the one-pass scans of the
-    /// uncapped searches.
-    scan_fwd: Option<Vec<(i64, u32, u32)>>,
-    scan_bwd: Option<Vec<(i64, u32, u32)>>,
-    /// Start offsets of the equal-time groups of the scan lists, plus the total length.
-    scan_groups: Vec<usize>,
+    edges: &'e [TEdge],
+    /// Every candidate edge is instantaneous (`vt_e = vt_s + 1`): the uncapped searches are
+    /// one-pass scans.
+    instant: bool,
+    /// Out-arcs by `vt_e` and in-arcs by `vt_s` per node, so that the label-setting and
+    /// capped searches skip the arcs that are over (forward: `vt_e <= a`) or not yet open
+    /// (backward: `vt_s > d`).
+    out_arcs: OnceLock<Csr>,
+    in_arcs: OnceLock<Csr>,
+    /// The candidate edges as `(t, src, dst)` and as `(t, dst, src)`, each sorted, for the
+    /// one-pass scans of the uncapped searches (when `instant`).
+    scan_fwd: OnceLock<Vec<(i64, u32, u32)>>,
+    scan_bwd: OnceLock<Vec<(i64, u32, u32)>>,
 }
 
-fn csr(n: usize, items: &[(u32, Arc)]) -> (Vec<usize>, Vec<Arc>) {
-    let mut off = vec![0usize; n + 1];
-    for (k, _) in items {
-        off[*k as usize + 1] += 1;
-    }
-    for k in 0..n {
-        off[k + 1] += off[k];
-    }
-    let mut pos = off.clone();
-    let mut v = vec![
-        Arc {
-            other: 0,
-            s: 0,
-            e: 0
-        };
-        items.len()
-    ];
-    for (k, a) in items {
-        v[pos[*k as usize]] = *a;
-        pos[*k as usize] += 1;
-    }
-    (off, v)
+/// Arcs grouped by node: node `u`'s are `arcs[off[u]..off[u + 1]]`.
+struct Csr {
+    off: Vec<usize>,
+    arcs: Vec<Arc>,
 }
 
-impl ReachIndex {
-    /// `n` = number of dense node ids (at least max id + 1 of the edges and of every source).
-    pub fn new(edges: &[TEdge], n: usize, t_a: i64, t_b: i64) -> ReachIndex {
-        let cand: Vec<&TEdge> = edges
-            .iter()
-            .filter(|e| e.t_end > t_a && e.t < t_b)
-            .collect();
-        let outs: Vec<(u32, Arc)> = cand
-            .iter()
-            .map(|e| {
-                (
-                    e.src,
-                    Arc {
-                        other: e.dst,
-                        s: e.t,
-                        e: e.t_end,
-                    },
-                )
-            })
-            .collect();
-        let ins: Vec<(u32, Arc)> = cand
-            .iter()
-            .map(|e| {
-                (
-                    e.dst,
-                    Arc {
-                        other: e.src,
-                        s: e.t,
-                        e: e.t_end,
-                    },
-                )
-            })
-            .collect();
-        let (out_off, mut out) = csr(n, &outs);
-        let (in_off, mut inn) = csr(n, &ins);
-        // Out-arcs by vt_e and in-arcs by vt_s, so that the uncapped searches skip the arcs
-        // that are over (forward: vt_e <= a) or not yet open (backward: vt_s > d).
+impl Csr {
+    /// The arcs of `items` (node, arc) for nodes `0..n`, each node's sorted by `key`. Two
+    /// passes over `items` (a count, then a fill): no list of every pair is held.
+    fn new<K: Ord>(
+        n: usize,
+        items: impl Iterator<Item = (u32, Arc)> + Clone,
+        key: impl Fn(&Arc) -> K,
+    ) -> Csr {
+        let mut off = vec![0usize; n + 1];
+        for (k, _) in items.clone() {
+            off[k as usize + 1] += 1;
+        }
+        for k in 0..n {
+            off[k + 1] += off[k];
+        }
+        let mut pos = off.clone();
+        let mut arcs = vec![
+            Arc {
+                other: 0,
+                s: 0,
+                e: 0
+            };
+            off[n]
+        ];
+        for (k, a) in items {
+            arcs[pos[k as usize]] = a;
+            pos[k as usize] += 1;
+        }
         for u in 0..n {
-            out[out_off[u]..out_off[u + 1]].sort_unstable_by_key(|a| (a.e, a.s, a.other));
-            inn[in_off[u]..in_off[u + 1]].sort_unstable_by_key(|a| (a.s, a.e, a.other));
+            arcs[off[u]..off[u + 1]].sort_unstable_by_key(&key);
         }
-        let (scan_fwd, scan_bwd) = if cand.iter().all(|e| e.t_end == e.t + 1) {
-            let mut f: Vec<(i64, u32, u32)> = cand.iter().map(|e| (e.t, e.src, e.dst)).collect();
-            let mut b: Vec<(i64, u32, u32)> = cand.iter().map(|e| (e.t, e.dst, e.src)).collect();
-            f.sort_unstable();
-            b.sort_unstable();
-            (Some(f), Some(b))
-        } else {
-            (None, None)
-        };
-        let mut scan_groups = Vec::new();
-        if let Some(f) = &scan_fwd {
-            for k in 0..f.len() {
-                if k == 0 || f[k].0 != f[k - 1].0 {
-                    scan_groups.push(k);
-                }
-            }
-            scan_groups.push(f.len());
-        }
-        ReachIndex {
+        Csr { off, arcs }
+    }
+
+    fn of(&self, u: u32) -> &[Arc] {
+        &self.arcs[self.off[u as usize]..self.off[u as usize + 1]]
+    }
+}
+
+impl<'e> ReachIndex<'e> {
+    /// `n` = number of dense node ids (at least max id + 1 of the edges and of every source).
+    pub fn new(edges: &'e [TEdge], n: usize, t_a: i64, t_b: i64) -> ReachIndex<'e> {
+        let mut ix = ReachIndex {
             t_a,
             t_b,
             n,
-            out_off,
-            out,
-            in_off,
-            inn,
-            scan_fwd,
-            scan_bwd,
-            scan_groups,
+            edges,
+            instant: false,
+            out_arcs: OnceLock::new(),
+            in_arcs: OnceLock::new(),
+            scan_fwd: OnceLock::new(),
+            scan_bwd: OnceLock::new(),
+        };
+        let instant = ix.candidates().all(|e| e.t_end == e.t + 1);
+        ix.instant = instant;
+        ix
+    }
+
+    fn candidates(&self) -> impl Iterator<Item = &'e TEdge> + Clone + '_ {
+        self.edges
+            .iter()
+            .filter(|e| e.t_end > self.t_a && e.t < self.t_b)
+    }
+
+    /// The scan list of the forward (`(t, src, dst)`) or backward (`(t, dst, src)`) scan,
+    /// sorted; `None` unless every candidate edge is instantaneous.
+    fn scan(&self, backward: bool) -> Option<&[(i64, u32, u32)]> {
+        if !self.instant {
+            return None;
         }
+        let cell = if backward {
+            &self.scan_bwd
+        } else {
+            &self.scan_fwd
+        };
+        Some(cell.get_or_init(|| {
+            let mut v: Vec<(i64, u32, u32)> = self
+                .candidates()
+                .map(|e| {
+                    if backward {
+                        (e.t, e.dst, e.src)
+                    } else {
+                        (e.t, e.src, e.dst)
+                    }
+                })
+                .collect();
+            // Distinct-or-equal tuples: any sort gives the same list.
+            v.par_sort_unstable();
+            v
+        }))
     }
 
     fn outs(&self, u: u32) -> &[Arc] {
-        &self.out[self.out_off[u as usize]..self.out_off[u as usize + 1]]
+        self.out_arcs
+            .get_or_init(|| {
+                let items = self.candidates().map(|e| (e.src, Arc::of(e.dst, e)));
+                Csr::new(self.n, items, |a| (a.e, a.s, a.other))
+            })
+            .of(u)
     }
 
     fn ins(&self, u: u32) -> &[Arc] {
-        &self.inn[self.in_off[u as usize]..self.in_off[u as usize + 1]]
+        self.in_arcs
+            .get_or_init(|| {
+                let items = self.candidates().map(|e| (e.dst, Arc::of(e.src, e)));
+                Csr::new(self.n, items, |a| (a.s, a.e, a.other))
+            })
+            .of(u)
     }
 
     /// Number of candidate out-edges of `u` (one budget unit each per dequeued state).
@@ -241,28 +268,41 @@ fn scan_pass(
     let none = if desc { i64::MIN } else { i64::MAX };
     let mut lab = vec![none; n];
     lab[src as usize] = start;
-    // `reached(l, t)`: label `l` allows using an edge at `t`; `better(l, t)`: `t` improves `l`.
     let reached = |l: i64, t: i64| if desc { l != none && l >= t } else { l <= t };
     let better = |l: i64, t: i64| if desc { l < t } else { l > t };
     let mut stack = Vec::new();
-    // Nothing happens before src's first out-edge (forward) or after its last in-edge
-    // (backward): only src holds a label until then.
-    let gs = &ix.scan_groups;
-    let ng = gs.len().saturating_sub(1);
+    // The source's own edges (`from == src`: its out-edges forward, its in-edges backward)
+    // bound the scan: forward from the group of the earliest, backward from the group of
+    // the latest.
+    let own = es.iter().filter(|e| e.1 == src).map(|e| e.0);
     let (first, last) = if desc {
-        match ix.ins(src).iter().map(|a| a.s).max() {
+        match own.max() {
             None => return Ok(lab),
-            Some(t_last) => (0, gs[..ng].partition_point(|&k| es[k].0 <= t_last)),
+            Some(t_last) => (0, es.partition_point(|e| e.0 <= t_last)),
         }
     } else {
-        match ix.outs(src).iter().map(|a| a.s).min() {
+        match own.min() {
             None => return Ok(lab),
-            Some(t_first) => (gs[..ng].partition_point(|&k| es[k].0 < t_first), ng),
+            Some(t_first) => (es.partition_point(|e| e.0 < t_first), es.len()),
         }
     };
-    for q in 0..last - first {
-        let gi = if desc { last - 1 - q } else { first + q };
-        let g = &es[gs[gi]..gs[gi + 1]];
+    // The equal-time groups of `es[first..last]`, in scan order.
+    let mut at = if desc { last } else { first };
+    while (desc && at > first) || (!desc && at < last) {
+        let (mut lo, mut hi) = (at, at);
+        if desc {
+            let t = es[at - 1].0;
+            while lo > first && es[lo - 1].0 == t {
+                lo -= 1;
+            }
+        } else {
+            let t = es[at].0;
+            while hi < last && es[hi].0 == t {
+                hi += 1;
+            }
+        }
+        at = if desc { lo } else { hi };
+        let g = &es[lo..hi];
         let t = g[0].0;
         b.spend(g.len())?;
         for &(_, from, to) in g {
@@ -292,7 +332,7 @@ fn forward_plain(
     src: u32,
     b: &mut Budget,
 ) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
-    if let Some(es) = &ix.scan_fwd {
+    if let Some(es) = ix.scan(false) {
         let lab = scan_pass(ix, es, src, ix.t_a, false, b)?;
         return Ok(collect(lab, src, i64::MAX, false));
     }
@@ -323,7 +363,7 @@ fn backward_plain(
     src: u32,
     b: &mut Budget,
 ) -> Result<Vec<(u32, i64)>, BudgetExceeded> {
-    if let Some(es) = &ix.scan_bwd {
+    if let Some(es) = ix.scan(true) {
         let lab = scan_pass(ix, es, src, ix.t_b - 1, true, b)?;
         return Ok(collect(lab, src, i64::MIN, true));
     }

@@ -61,8 +61,7 @@ impl<'s> Graph<'s> {
             .with_min_len(1024)
             .map(|e| (e.src_id(), e.dst_id(), e.vt_s(), e.vt_e(), e.eid_bytes()))
             .collect();
-        let ends: Vec<(u32, u32)> = fields.iter().map(|f| (f.0, f.1)).collect();
-        let (uids, ends) = dense_ids(&ends, |k, src| {
+        let (uids, ids) = dense_ids(fields.iter().map(|f| (f.0, f.1)), |k, src| {
             if src {
                 versions[k].src()
             } else {
@@ -70,11 +69,11 @@ impl<'s> Graph<'s> {
             }
         });
         let edges = fields
-            .iter()
-            .zip(&ends)
-            .map(|(f, &(s, d))| TEdge {
-                src: s,
-                dst: d,
+            .par_iter()
+            .with_min_len(4096)
+            .map(|f| TEdge {
+                src: ids.get(f.0),
+                dst: ids.get(f.1),
                 t: f.2,
                 t_end: f.3,
                 eid: f.4,
@@ -113,16 +112,15 @@ impl<'s> SpanGraph<'s> {
     /// Believed edge versions overlapping `window` under `as_of_tt`.
     pub fn load(snap: Snapshot<'s>, window: Option<(i64, i64)>, as_of_tt: i64) -> SpanGraph<'s> {
         let spans = snap.edge_spans(window, as_of_tt);
-        let ends: Vec<(u32, u32)> = spans.iter().map(|e| (e.src, e.dst)).collect();
-        let (uids, ends) = dense_ids(&ends, |k, src| {
+        let (uids, ids) = dense_ids(spans.iter().map(|e| (e.src, e.dst)), |k, src| {
             snap.uid_name(if src { spans[k].src } else { spans[k].dst })
         });
         let edges = spans
-            .iter()
-            .zip(&ends)
-            .map(|(e, &(s, d))| TEdge {
-                src: s,
-                dst: d,
+            .par_iter()
+            .with_min_len(4096)
+            .map(|e| TEdge {
+                src: ids.get(e.src),
+                dst: ids.get(e.dst),
                 t: e.vt_s,
                 t_end: e.vt_e,
                 eid: [0; 12],
@@ -142,37 +140,38 @@ impl<'s> SpanGraph<'s> {
     }
 }
 
-/// Dense node ids in uid code-point order for edge endpoints given as snapshot uid ids:
-/// the uid of each dense id and the endpoints renumbered. `name(k, true)` is the source uid
-/// of edge `k`, `name(k, false)` its destination's; a uid string is read once per node.
+/// Dense node ids in uid code-point order for edge endpoints given as snapshot uid ids
+/// (`ends` yields each edge's source and destination): the uid of each dense id, and the
+/// dense id of each snapshot uid id seen. `name(k, true)` is the source uid of edge `k`,
+/// `name(k, false)` its destination's; a uid string is read once per node. The caller
+/// renumbers its edges with [`DenseIds::get`] (in parallel: no renumbered copy of the
+/// endpoints is made here).
 fn dense_ids<'s>(
-    ends: &[(u32, u32)],
+    ends: impl Iterator<Item = (u32, u32)> + Clone,
     name: impl Fn(usize, bool) -> &'s str,
-) -> (Vec<&'s str>, Vec<(u32, u32)>) {
+) -> (Vec<&'s str>, DenseIds) {
     // First-seen ids by snapshot uid id (one uid per id), then renumbered in uid order.
     // Snapshot uid ids are dense: when the largest is within a few times the endpoint
     // count, a table indexed by uid id replaces the hash map (a window of 10M edges makes
     // 20M lookups); otherwise, for a few edges of a large store, the map.
-    let top = ends
-        .iter()
-        .map(|&(s, d)| s.max(d))
-        .max()
-        .map_or(0, |m| m as usize + 1);
-    let mut first = if top <= ends.len().saturating_mul(8).max(1 << 16) {
-        FirstSeen::Table(vec![u32::MAX; top])
+    let (mut top, mut n) = (0usize, 0usize);
+    for (s, d) in ends.clone() {
+        top = top.max(s.max(d) as usize + 1);
+        n += 1;
+    }
+    let mut ids = if top <= n.saturating_mul(8).max(1 << 16) {
+        DenseIds::Table(vec![u32::MAX; top])
     } else {
-        FirstSeen::Map(HashMap::default())
+        DenseIds::Map(HashMap::default())
     };
     let mut names: Vec<&'s str> = Vec::new();
-    let mut seen: Vec<(u32, u32)> = Vec::with_capacity(ends.len());
-    for (k, &(s, d)) in ends.iter().enumerate() {
-        let mut id = |uid_id: u32, src: bool| {
-            first.get_or_insert(uid_id, || {
+    for (k, (s, d)) in ends.enumerate() {
+        for (uid_id, src) in [(s, true), (d, false)] {
+            ids.get_or_insert(uid_id, || {
                 names.push(name(k, src));
                 names.len() as u32 - 1
-            })
-        };
-        seen.push((id(s, true), id(d, false)));
+            });
+        }
     }
     let mut order: Vec<u32> = (0..names.len() as u32).collect();
     order.sort_unstable_by_key(|&i| names[i as usize]);
@@ -180,33 +179,49 @@ fn dense_ids<'s>(
     for (r, &i) in order.iter().enumerate() {
         rank[i as usize] = r as u32;
     }
+    ids.renumber(&rank);
     let uids = order.iter().map(|&i| names[i as usize]).collect();
-    let ends = seen
-        .into_iter()
-        .map(|(s, d)| (rank[s as usize], rank[d as usize]))
-        .collect();
-    (uids, ends)
+    (uids, ids)
 }
 
-/// The dense id given to each snapshot uid id on first sight ([`dense_ids`]).
-enum FirstSeen {
+/// The dense id of each snapshot uid id seen ([`dense_ids`]).
+enum DenseIds {
     /// Indexed by uid id; `u32::MAX` = not seen.
     Table(Vec<u32>),
     Map(HashMap<u32, u32>),
 }
 
-impl FirstSeen {
-    /// The dense id of `uid_id`, `next()` when first seen.
+impl DenseIds {
+    /// The id of `uid_id`, `next()` when first seen.
     fn get_or_insert(&mut self, uid_id: u32, next: impl FnOnce() -> u32) -> u32 {
         match self {
-            FirstSeen::Table(t) => {
+            DenseIds::Table(t) => {
                 let slot = &mut t[uid_id as usize];
                 if *slot == u32::MAX {
                     *slot = next();
                 }
                 *slot
             }
-            FirstSeen::Map(m) => *m.entry(uid_id).or_insert_with(next),
+            DenseIds::Map(m) => *m.entry(uid_id).or_insert_with(next),
+        }
+    }
+
+    /// Every id `i` seen becomes `rank[i]`.
+    fn renumber(&mut self, rank: &[u32]) {
+        match self {
+            DenseIds::Table(t) => t
+                .iter_mut()
+                .filter(|x| **x != u32::MAX)
+                .for_each(|x| *x = rank[*x as usize]),
+            DenseIds::Map(m) => m.values_mut().for_each(|x| *x = rank[*x as usize]),
+        }
+    }
+
+    /// The dense id of `uid_id`, which was seen.
+    fn get(&self, uid_id: u32) -> u32 {
+        match self {
+            DenseIds::Table(t) => t[uid_id as usize],
+            DenseIds::Map(m) => m[&uid_id],
         }
     }
 }
@@ -248,7 +263,7 @@ pub fn windowed_edges(args: &crate::args::Args, stats: &tgms_engine::Stats) -> i
 
 #[cfg(test)]
 mod tests {
-    use super::dense_ids;
+    use super::{dense_ids, DenseIds};
 
     /// Dense ids in uid order, endpoints renumbered, whether the uid ids are few enough for
     /// the table (small ids) or spread enough for the map (an id near 10^6 among three
@@ -262,7 +277,7 @@ mod tests {
                 .iter()
                 .map(|&(s, d)| (format!("u{s}"), format!("u{d}")))
                 .collect();
-            let (uids, renumbered) = dense_ids(&ends, |k, src| {
+            let (uids, ids) = dense_ids(ends.iter().copied(), |k, src| {
                 if src {
                     names[k].0.as_str()
                 } else {
@@ -272,7 +287,17 @@ mod tests {
             // "u3" < "u7…" < "u9…" in code-point order.
             let want = ["u3".to_string(), format!("u{mid}"), format!("u{big}")];
             assert_eq!(uids, want.iter().map(String::as_str).collect::<Vec<_>>());
+            let renumbered: Vec<(u32, u32)> = ends
+                .iter()
+                .map(|&(s, d)| (ids.get(s), ids.get(d)))
+                .collect();
             assert_eq!(renumbered, vec![(2, 0), (0, 1), (2, 2)], "ids up to {big}");
+            let table = matches!(ids, DenseIds::Table(_));
+            assert_eq!(
+                table,
+                big == 9,
+                "the table for small ids, the map for spread ones"
+            );
         }
     }
 }
