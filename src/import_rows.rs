@@ -433,7 +433,8 @@ fn batch_rows(b: &arrow_array::RecordBatch, pos: &[usize; 20], rows: &mut Vec<XR
     for row in 0..b.num_rows() {
         let cells = pos.map(|p| match arrow_cell(b.column(p).as_ref(), row) {
             Cell::Null => None,
-            Cell::Text(s) | Cell::Other(s) => Some(s),
+            Cell::Text(s) => Some(s.to_string()),
+            Cell::Other(s) => Some(s),
             Cell::Int(i) | Cell::TimeUs(i) => Some(i.to_string()),
             Cell::Float(f) => Some(f.to_string()),
             Cell::Bool(x) => Some(x.to_string()),

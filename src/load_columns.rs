@@ -153,11 +153,12 @@ struct Resolved {
 /// One cell as read: CSV cells are text (an empty cell is `Null`); Parquet cells keep
 /// their type.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Cell {
+pub enum Cell<'a> {
     /// An empty CSV cell, or a null of a typed (Parquet, Arrow) column.
     Null,
-    /// A non-empty CSV cell, or a string of a typed column.
-    Text(String),
+    /// A non-empty CSV cell, or a string of a typed column (borrowed from the record or
+    /// the batch: a row's cells are not copied).
+    Text(&'a str),
     /// An integer of a typed column (unsigned ones that fit `i64`).
     Int(i64),
     /// A floating-point value of a typed column.
@@ -170,7 +171,7 @@ pub enum Cell {
     Other(String),
 }
 
-impl Cell {
+impl Cell<'_> {
     /// The cell as shown in messages.
     fn shown(&self) -> String {
         match self {
@@ -187,7 +188,7 @@ impl Cell {
     /// text is `v`): an integer cell is compared without writing its text.
     fn has_text(&self, v: &str, int: Option<i64>) -> bool {
         match self {
-            Cell::Text(s) => s == v,
+            Cell::Text(s) => *s == v,
             Cell::Int(i) | Cell::TimeUs(i) => int == Some(*i),
             c => c.text() == v,
         }
@@ -197,7 +198,7 @@ impl Cell {
     fn text(&self) -> String {
         match self {
             Cell::Null => String::new(),
-            Cell::Text(s) => s.clone(),
+            Cell::Text(s) => s.to_string(),
             Cell::Int(i) | Cell::TimeUs(i) => i.to_string(),
             Cell::Float(f) => f.to_string(),
             Cell::Bool(b) => b.to_string(),
@@ -229,7 +230,7 @@ impl Resolved {
             found: c.shown(),
         };
         let uid = |i: usize, col: &str| match &cells[i] {
-            Cell::Text(s) if !s.is_empty() => Ok(format!("{}{s}", map.uid_prefix)),
+            Cell::Text(s) if !s.is_empty() => Ok([map.uid_prefix.as_str(), s].concat()),
             Cell::Int(n) => Ok(format!("{}{n}", map.uid_prefix)),
             c => Err(bad(col, "a non-empty node uid (text or integer)", c)),
         };
@@ -268,7 +269,7 @@ impl Resolved {
         };
         let rel_type = match self.rel_type {
             Some(i) => match &cells[i] {
-                Cell::Text(s) if !s.is_empty() => s.clone(),
+                Cell::Text(s) if !s.is_empty() => s.to_string(),
                 c => {
                     return Err(bad(
                         cols.rel_type.as_deref().unwrap_or("rel_type"),
@@ -284,7 +285,7 @@ impl Resolved {
             None => None,
             Some(i) => match &cells[i] {
                 Cell::Null => None,
-                Cell::Text(s) => Some(s.clone()),
+                Cell::Text(s) => Some(s.to_string()),
                 Cell::Int(n) => Some(n.to_string()),
                 c => return Err(bad(cols.disc.as_deref().unwrap_or("disc"), "text", c)),
             },
@@ -305,7 +306,7 @@ impl Resolved {
         for (name, i) in &self.props {
             let v = match &cells[*i] {
                 Cell::Null => continue,
-                Cell::Text(s) => json!(s),
+                Cell::Text(s) => json!(*s),
                 Cell::Int(n) | Cell::TimeUs(n) => json!(n),
                 Cell::Float(f) if f.is_finite() => json!(f),
                 Cell::Bool(b) => json!(b),
@@ -393,7 +394,6 @@ pub fn read_csv(
         .map(|h| String::from_utf8_lossy(h).trim().to_string())
         .collect();
     let resolved = cols.resolve(path, &header)?;
-    let mut cells = Vec::with_capacity(header.len());
     while rdr.read_byte_record(&mut rec).map_err(io)? {
         let no = rec.position().map_or(0, |p| p.line());
         let r = if rec.len() == 1 && rec.get(0).is_some_and(|c| c.is_empty()) {
@@ -407,12 +407,13 @@ pub fn read_csv(
                 found: format!("{} fields", rec.len()),
             })
         } else {
-            cells.clear();
+            // The cells borrow the record's text.
+            let mut cells = Vec::with_capacity(header.len());
             let mut bad = None;
             for (i, c) in rec.iter().enumerate() {
                 match std::str::from_utf8(c) {
                     Ok("") => cells.push(Cell::Null),
-                    Ok(s) => cells.push(Cell::Text(s.to_string())),
+                    Ok(s) => cells.push(Cell::Text(s)),
                     Err(_) => {
                         bad.get_or_insert(BadLine {
                             line: no,
@@ -505,10 +506,11 @@ fn feed_batches(
     cols: &Columns,
     mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
 ) -> Result<()> {
-    let mut cells = vec![Cell::Null; n];
     let mut no = 0u64;
     for batch in batches {
         let batch = batch?;
+        // The cells borrow the batch's strings.
+        let mut cells = vec![Cell::Null; n];
         for row in 0..batch.num_rows() {
             no += 1;
             for (col, &i) in batch.columns().iter().zip(at) {
@@ -585,7 +587,7 @@ impl Resolved {
 /// One value of an Arrow column as a [`Cell`]: strings (any offset width, views and
 /// dictionaries of them), integers, floats, booleans, and timestamps converted to µs (a
 /// nanosecond timestamp with a sub-µs part is refused, not rounded).
-pub fn arrow_cell(a: &dyn arrow_array::Array, row: usize) -> Cell {
+pub fn arrow_cell(a: &dyn arrow_array::Array, row: usize) -> Cell<'_> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::*;
     use arrow_schema::{DataType as D, TimeUnit as U};
@@ -607,9 +609,9 @@ pub fn arrow_cell(a: &dyn arrow_array::Array, row: usize) -> Cell {
         }};
     }
     match a.data_type() {
-        D::Utf8 => Cell::Text(a.as_string::<i32>().value(row).to_string()),
-        D::LargeUtf8 => Cell::Text(a.as_string::<i64>().value(row).to_string()),
-        D::Utf8View => Cell::Text(a.as_string_view().value(row).to_string()),
+        D::Utf8 => Cell::Text(a.as_string::<i32>().value(row)),
+        D::LargeUtf8 => Cell::Text(a.as_string::<i64>().value(row)),
+        D::Utf8View => Cell::Text(a.as_string_view().value(row)),
         D::Boolean => Cell::Bool(a.as_boolean().value(row)),
         D::Int8 => int!(Int8Type),
         D::Int16 => int!(Int16Type),
@@ -685,8 +687,8 @@ mod tests {
             (Cell::TimeUs(-3), "-3", true),
             (Cell::Int(4611686018427387904), "4611686018427387904", true),
             (Cell::Int(7), "8", false),
-            (Cell::Text("7".into()), "7", true),
-            (Cell::Text("007".into()), "7", false),
+            (Cell::Text("7"), "7", true),
+            (Cell::Text("007"), "7", false),
             (Cell::Null, "", true),
             (Cell::Bool(true), "true", true),
         ] {
