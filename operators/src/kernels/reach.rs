@@ -268,12 +268,13 @@ fn scan_pass(
     let none = if desc { i64::MIN } else { i64::MAX };
     let mut lab = vec![none; n];
     lab[src as usize] = start;
+    // `reached(l, t)`: label `l` allows using an edge at `t`; `better(l, t)`: `t` improves `l`.
     let reached = |l: i64, t: i64| if desc { l != none && l >= t } else { l <= t };
     let better = |l: i64, t: i64| if desc { l < t } else { l > t };
     let mut stack = Vec::new();
-    // The source's own edges (`from == src`: its out-edges forward, its in-edges backward)
-    // bound the scan: forward from the group of the earliest, backward from the group of
-    // the latest.
+    // Nothing happens before src's first out-edge (forward) or after its last in-edge
+    // (backward): only src holds a label until then. Those are the scan list's entries
+    // with `from == src`.
     let own = es.iter().filter(|e| e.1 == src).map(|e| e.0);
     let (first, last) = if desc {
         match own.max() {
