@@ -137,7 +137,7 @@ impl TableProvider for StoreTable {
             props: self.props.clone(),
             pushed,
             as_of: self.as_of,
-            uid_names: Default::default(),
+            name_table: Default::default(),
             endpoint_rows: Default::default(),
         });
         let partitions: Vec<Arc<dyn PartitionStream>> = ranges

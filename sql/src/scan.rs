@@ -33,8 +33,8 @@ pub(crate) struct Shape {
     pub pushed: Pushed,
     pub as_of: Option<i64>,
     /// Every uid's name in id order, once the scan has shown as many endpoint values as
-    /// there are uids (see the method `uid_names`).
-    pub uid_names: OnceLock<ArrayRef>,
+    /// there are uids ([`Shape::uid_names`]).
+    pub name_table: OnceLock<ArrayRef>,
     /// The endpoint values (`src`, `dst`) the scan has shown, all batches together.
     pub endpoint_rows: AtomicUsize,
 }
@@ -46,14 +46,14 @@ impl Shape {
     /// gathers from it: a selective scan never pays for the whole table, and a long one
     /// reads each name once, not once per row (it costs at most about twice the cheaper).
     fn uid_names(&self, snap: &Snapshot<'_>, rows: usize) -> Option<&ArrayRef> {
-        if let Some(names) = self.uid_names.get() {
+        if let Some(names) = self.name_table.get() {
             return Some(names);
         }
         let n = snap.uid_ids();
         if self.endpoint_rows.fetch_add(rows, Ordering::Relaxed) < n {
             return None;
         }
-        Some(self.uid_names.get_or_init(|| {
+        Some(self.name_table.get_or_init(|| {
             let mut b = StringViewBuilder::with_capacity(n);
             for id in 0..n {
                 b.append_value(snap.uid_name(id as u32));
