@@ -265,6 +265,35 @@ impl<'a> Snapshot<'a> {
     /// each row's columns are read once.
     pub fn edge_spans(&self, window: Option<(i64, i64)>, as_of_tt: i64) -> Vec<EdgeSpan> {
         let src = self.src();
+        if let Src::Map(b) = src {
+            // Interval and identity read from each zone's sequential decode; `src` carries
+            // the identity until the endpoints are looked up, a piece at a time (identities
+            // are mostly dense in row order, so a piece's are decoded as one range).
+            let mut spans = mapscan::overlapping_map(
+                b,
+                Table::Edges,
+                window,
+                as_of_tt,
+                None,
+                true,
+                |_, k, j| EdgeSpan {
+                    src: k.ident[j],
+                    dst: 0,
+                    vt_s: k.vt_s[j],
+                    vt_e: k.vt_e[j],
+                },
+            );
+            spans.par_chunks_mut(starts::EVENT_CHUNK).for_each(|c| {
+                let ids: Vec<u32> = c.iter().map(|e| e.src).collect();
+                let s = mapscan::ident_parts(b, &ids, IdentPart::Src);
+                let d = mapscan::ident_parts(b, &ids, IdentPart::Dst);
+                for (k, e) in c.iter_mut().enumerate() {
+                    e.src = s[k];
+                    e.dst = d[k];
+                }
+            });
+            return spans;
+        }
         self.overlapping_edge_rows(window, as_of_tt, None)
             .par_iter()
             .with_min_len(4096)

@@ -5,7 +5,7 @@
 
 use std::time::Instant;
 use tgms_operators::kernels::reach::{reachability_many, Direction, ReachIndex};
-use tgms_operators::kernels::TEdge;
+use tgms_operators::kernels::{Span, TEdge};
 
 fn main() {
     let path = std::env::args()
@@ -45,7 +45,8 @@ fn main() {
     let t_a = events.iter().map(|e| e.t).min().unwrap();
     let t_b = events.iter().map(|e| e.t).max().unwrap() + 1;
     let n = ids.len();
-    let ix = ReachIndex::new(&events, n, t_a, t_b);
+    let spans: Vec<Span> = events.iter().map(Span::from).collect();
+    let ix = ReachIndex::new(&spans, n, t_a, t_b);
     let sources: Vec<u32> = (0..n as u32).collect();
     for (label, wait, budget) in [
         ("no wait cap", None, None),

@@ -7,7 +7,12 @@ use kernels_common::*;
 use tgms_operators::kernels::reach::{
     reachability, reachability_many, Direction, ReachIndex, ReachResult,
 };
-use tgms_operators::kernels::TEdge;
+use tgms_operators::kernels::{Span, TEdge};
+
+/// The kernel's spans of `edges`.
+fn spans(edges: &[TEdge]) -> Vec<Span> {
+    edges.iter().map(Span::from).collect()
+}
 
 fn cands(edges: &[TEdge], t_a: i64, t_b: i64) -> Vec<TEdge> {
     edges
@@ -189,7 +194,8 @@ fn random_reachability_vs_oracle() {
         let edges = random_edges(&mut rng, n as u32, m, t_max, case % 2 == 0, 12);
         let t_a = rng.int(0, t_max / 2 + 1);
         let t_b = rng.int(t_a + 1, t_max + 4);
-        let ix = ReachIndex::new(&edges, n, t_a, t_b);
+        let ix_spans = spans(&edges);
+        let ix = ReachIndex::new(&ix_spans, n, t_a, t_b);
         let src = rng.below(n as u64) as u32;
         let r = reachability(&ix, src, Direction::Both, None, None).unwrap();
         let f = oracle_forward_paths(&edges, n, src, t_a, t_b);
@@ -247,7 +253,8 @@ fn many_sources_parallel_equals_sequential() {
     let n = 300;
     for intervals in [true, false] {
         let edges = random_edges(&mut rng, n as u32, 3000, 10_000, intervals, 500);
-        let ix = ReachIndex::new(&edges, n, 1000, 9000);
+        let ix_spans = spans(&edges);
+        let ix = ReachIndex::new(&ix_spans, n, 1000, 9000);
         let sources: Vec<u32> = (0..n as u32).collect();
         for (dir, wait) in [
             (Direction::Both, None),
@@ -267,7 +274,7 @@ fn many_sources_parallel_equals_sequential() {
 
 fn run(edges: &[TEdge], n: usize, src: u32, dir: Direction, wait: Option<i64>) -> ReachResult {
     reachability(
-        &ReachIndex::new(edges, n, 0, 100),
+        &ReachIndex::new(&spans(edges), n, 0, 100),
         src,
         dir,
         wait,
@@ -373,7 +380,8 @@ fn interval_edges_usable_from_window_start() {
             eid: eid_from(3),
         },
     ];
-    let ix = ReachIndex::new(&e, 3, 20, 60);
+    let ix_spans = spans(&e);
+    let ix = ReachIndex::new(&ix_spans, 3, 20, 60);
     let r = reachability(&ix, a, Direction::Both, None, None).unwrap();
     assert_eq!(r.forward, vec![(b, 20), (c, 20)]);
     let r = reachability(&ix, c, Direction::In, None, None).unwrap();
@@ -388,7 +396,8 @@ fn one_pass_scan_agrees_with_label_setting() {
     for case in 0..20 {
         let n = 30 + case;
         let edges = random_edges(&mut rng, n as u32, 400, 60, false, 1);
-        let ix_scan = ReachIndex::new(&edges, n + 2, 5, 55);
+        let ix_scan_spans = spans(&edges);
+        let ix_scan = ReachIndex::new(&ix_scan_spans, n + 2, 5, 55);
         let mut with_interval = edges.clone();
         with_interval.push(TEdge {
             src: n as u32,
@@ -397,7 +406,8 @@ fn one_pass_scan_agrees_with_label_setting() {
             t_end: 50,
             eid: eid_from(u64::MAX),
         });
-        let ix_heap = ReachIndex::new(&with_interval, n + 2, 5, 55);
+        let ix_heap_spans = spans(&with_interval);
+        let ix_heap = ReachIndex::new(&ix_heap_spans, n + 2, 5, 55);
         for src in 0..n as u32 {
             let a = reachability(&ix_scan, src, Direction::Both, None, None).unwrap();
             let b = reachability(&ix_heap, src, Direction::Both, None, None).unwrap();

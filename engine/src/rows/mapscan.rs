@@ -169,29 +169,31 @@ fn select_zones<T: Send>(
     f: impl Fn(u32, &RowBlock, usize) -> Option<T> + Sync,
 ) -> Vec<T> {
     let a = clamp_tt(as_of_tt);
-    // Zones in groups: a group's per-zone lists are appended and freed before the next
-    // group, so the temporary lists of a large answer never coexist (their freed blocks
-    // would otherwise stay with the allocator, in the process's memory).
+    // Zones in groups: a group's per-zone lists are appended to the answer before the next
+    // group, so the temporary lists of a large answer never coexist. The lists' buffers
+    // are kept from group to group (`append` empties a list but keeps its buffer): freed,
+    // they would go back to the system and be faulted in again by the next group (at 10M
+    // rows, as many fresh pages as the answer).
     let mut out = Vec::new();
+    let mut parts: Vec<Vec<T>> = Vec::new();
+    parts.resize_with(hit.len().min(ZONE_GROUP), Vec::new);
     for group in hit.chunks(ZONE_GROUP) {
-        let parts: Vec<Vec<T>> = group
-            .par_iter()
-            .map(|&z| {
-                let start = z * ZONE_ROWS;
-                let blk = b.row_block(
-                    k,
-                    start,
-                    start + ZONE_ROWS,
-                    a,
-                    BlockCols::starts(true, with_ident),
-                );
+        parts.par_iter_mut().zip(group).for_each(|(part, &z)| {
+            let start = z * ZONE_ROWS;
+            let blk = b.row_block(
+                k,
+                start,
+                start + ZONE_ROWS,
+                a,
+                BlockCols::starts(true, with_ident),
+            );
+            part.extend(
                 (0..blk.vt_s.len())
                     .filter(|&j| blk.believed(j, a))
-                    .filter_map(|j| f((start + j) as u32, &blk, j))
-                    .collect()
-            })
-            .collect();
-        parts.into_iter().for_each(|p| out.extend(p));
+                    .filter_map(|j| f((start + j) as u32, &blk, j)),
+            );
+        });
+        parts.iter_mut().for_each(|p| out.append(p));
     }
     out
 }
@@ -285,15 +287,38 @@ pub(crate) fn overlapping(
     as_of_tt: i64,
     rels: Option<&[u32]>,
 ) -> Vec<u32> {
+    overlapping_map(b, k, w, as_of_tt, rels, false, |r, _, _| r)
+}
+
+/// [`overlapping`], each selected row given as `g(row, block, j)` (see [`select`]; the
+/// block holds the identity column when `with_ident`): the columns a caller needs are read
+/// from the zone's sequential decode instead of row by row.
+pub(crate) fn overlapping_map<T: Send>(
+    b: &Image,
+    k: Table,
+    w: Option<(i64, i64)>,
+    as_of_tt: i64,
+    rels: Option<&[u32]>,
+    with_ident: bool,
+    g: impl Fn(u32, &RowBlock, usize) -> T + Sync,
+) -> Vec<T> {
+    let with_ident = with_ident || rels.is_some();
+    // A window that holds every row's start holds every row (`vt_e > vt_s`): no row is
+    // tested against it and no zone bound is needed (the first scan of an open store would
+    // otherwise decode the valid-time columns once more to bound its zones).
+    let w = w.filter(|&(a, e)| {
+        let n = b.n_rows(k);
+        !(b.has_time_index() && b.time_rank(k, false, a) == 0 && b.time_rank(k, false, e) == n)
+    });
     let f = |r: u32, blk: &RowBlock, j: usize| {
         let inside = w.is_none_or(|(a, e)| overlaps(blk.vt_s[j], blk.vt_e[j], a, e));
         let rel_ok =
             || rels.is_none_or(|rs| rs.contains(&b.ident_part(blk.ident[j], IdentPart::Rel)));
-        (inside && rel_ok()).then_some(r)
+        (inside && rel_ok()).then(|| g(r, blk, j))
     };
     if let Some((a, e)) = w {
         let ranges = overlap_ranges(b, k, a, e);
-        if let Some(v) = via_index(b, k, &ranges, as_of_tt, rels.is_some(), f) {
+        if let Some(v) = via_index(b, k, &ranges, as_of_tt, with_ident, f) {
             return v;
         }
     }
@@ -301,7 +326,7 @@ pub(crate) fn overlapping(
         b,
         k,
         as_of_tt,
-        rels.is_some(),
+        with_ident,
         |z| w.is_none_or(|(a, e)| z.may_overlap(a, e)),
         f,
     )

@@ -18,7 +18,7 @@
 //! returns the results in source order; each search is sequential, so results do not depend
 //! on the thread count.
 
-use super::{BudgetExceeded, TEdge};
+use super::{BudgetExceeded, Span};
 use rayon::prelude::*;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet, VecDeque};
@@ -44,7 +44,7 @@ struct Arc {
 
 impl Arc {
     /// The arc of edge `e` to `other`.
-    fn of(other: u32, e: &TEdge) -> Arc {
+    fn of(other: u32, e: &Span) -> Arc {
         Arc {
             other,
             s: e.t,
@@ -61,7 +61,7 @@ pub struct ReachIndex<'e> {
     t_a: i64,
     t_b: i64,
     n: usize,
-    edges: &'e [TEdge],
+    edges: &'e [Span],
     /// Every candidate edge is instantaneous (`vt_e = vt_s + 1`): the uncapped searches are
     /// one-pass scans.
     instant: bool,
@@ -76,54 +76,78 @@ pub struct ReachIndex<'e> {
     scan_bwd: OnceLock<Vec<(i64, u32, u32)>>,
 }
 
-/// Arcs grouped by node: node `u`'s are `arcs[off[u]..off[u + 1]]`.
+/// Arcs grouped by node, in pieces of consecutive nodes (one per worker, so that they are
+/// built in parallel): node `u` is node `j = u − lo` of piece `u / per_piece` (whose first
+/// node is `lo`), and its arcs are the piece's `arcs[off[j]..off[j + 1]]`.
 struct Csr {
+    per_piece: usize,
+    pieces: Vec<CsrPiece>,
+}
+
+struct CsrPiece {
     off: Vec<usize>,
     arcs: Vec<Arc>,
 }
 
 impl Csr {
-    /// The arcs of `items` (node, arc) for nodes `0..n`, each node's sorted by `key`. Two
-    /// passes over `items` (a count, then a fill): no list of every pair is held.
+    /// The arcs of `items` (node, arc) for nodes `0..n`, each node's sorted by `key`. Each
+    /// piece reads every item twice (a count, then a fill) and keeps its own nodes': no list
+    /// of every pair is held, and no two workers write the same memory. Each node's list is
+    /// sorted whole, so the arcs do not depend on the number of pieces.
     fn new<K: Ord>(
         n: usize,
-        items: impl Iterator<Item = (u32, Arc)> + Clone,
-        key: impl Fn(&Arc) -> K,
+        items: impl Iterator<Item = (u32, Arc)> + Clone + Sync,
+        key: impl Fn(&Arc) -> K + Sync,
     ) -> Csr {
-        let mut off = vec![0usize; n + 1];
-        for (k, _) in items.clone() {
-            off[k as usize + 1] += 1;
-        }
-        for k in 0..n {
-            off[k + 1] += off[k];
-        }
-        let mut pos = off.clone();
-        let mut arcs = vec![
-            Arc {
-                other: 0,
-                s: 0,
-                e: 0
-            };
-            off[n]
-        ];
-        for (k, a) in items {
-            arcs[pos[k as usize]] = a;
-            pos[k as usize] += 1;
-        }
-        for u in 0..n {
-            arcs[off[u]..off[u + 1]].sort_unstable_by_key(&key);
-        }
-        Csr { off, arcs }
+        let per_piece = n.div_ceil(rayon::current_num_threads().max(1)).max(1);
+        let pieces = (0..n.div_ceil(per_piece))
+            .into_par_iter()
+            .map(|p| {
+                let (lo, hi) = (p * per_piece, ((p + 1) * per_piece).min(n));
+                let mine = |k: u32| (k as usize).checked_sub(lo).filter(|&j| j < hi - lo);
+                let mut off = vec![0usize; hi - lo + 1];
+                for (k, _) in items.clone() {
+                    if let Some(j) = mine(k) {
+                        off[j + 1] += 1;
+                    }
+                }
+                for j in 0..hi - lo {
+                    off[j + 1] += off[j];
+                }
+                let mut pos = off.clone();
+                let mut arcs = vec![
+                    Arc {
+                        other: 0,
+                        s: 0,
+                        e: 0
+                    };
+                    off[hi - lo]
+                ];
+                for (k, a) in items.clone() {
+                    if let Some(j) = mine(k) {
+                        arcs[pos[j]] = a;
+                        pos[j] += 1;
+                    }
+                }
+                for j in 0..hi - lo {
+                    arcs[off[j]..off[j + 1]].sort_unstable_by_key(&key);
+                }
+                CsrPiece { off, arcs }
+            })
+            .collect();
+        Csr { per_piece, pieces }
     }
 
     fn of(&self, u: u32) -> &[Arc] {
-        &self.arcs[self.off[u as usize]..self.off[u as usize + 1]]
+        let (p, j) = (u as usize / self.per_piece, u as usize % self.per_piece);
+        let piece = &self.pieces[p];
+        &piece.arcs[piece.off[j]..piece.off[j + 1]]
     }
 }
 
 impl<'e> ReachIndex<'e> {
     /// `n` = number of dense node ids (at least max id + 1 of the edges and of every source).
-    pub fn new(edges: &'e [TEdge], n: usize, t_a: i64, t_b: i64) -> ReachIndex<'e> {
+    pub fn new(edges: &'e [Span], n: usize, t_a: i64, t_b: i64) -> ReachIndex<'e> {
         let mut ix = ReachIndex {
             t_a,
             t_b,
@@ -140,7 +164,7 @@ impl<'e> ReachIndex<'e> {
         ix
     }
 
-    fn candidates(&self) -> impl Iterator<Item = &'e TEdge> + Clone + '_ {
+    fn candidates(&self) -> impl Iterator<Item = &'e Span> + Clone + '_ {
         self.edges
             .iter()
             .filter(|e| e.t_end > self.t_a && e.t < self.t_b)

@@ -11,8 +11,10 @@ use crate::args::Args;
 use crate::cost::Estimate;
 use crate::error::OpError;
 use crate::kernels::reach::{reachability, Direction, ReachIndex};
+use crate::kernels::Span;
 use crate::output::Output;
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
+use rayon::prelude::*;
 use serde_json::{json, Value};
 use tgms_engine::Stats;
 
@@ -96,41 +98,45 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             (
                 SpanGraph {
                     uids: g.uids,
-                    edges: g.edges,
+                    edges: g.edges.iter().map(Span::from).collect(),
                 },
                 c,
             )
         }
     };
-    let rows: Vec<Value> = match g.id(src) {
+    // (node, earliest arrival, latest departure) in the §12 row order of `dir`.
+    let found: Vec<(u32, Option<i64>, Option<i64>)> = match g.id(src) {
         None => Vec::new(),
         Some(s) => {
             let ix = ReachIndex::new(&g.edges, g.n(), t_a, t_b);
             let budget = max_wait.map(|_| WORK_BUDGET);
             let r = reachability(&ix, s, dir, max_wait, budget)
                 .map_err(|e| exceeded("temporal_reachability", WORK_BUDGET, e, SUGGESTIONS))?;
-            let uid = |v: u32| g.uids[v as usize];
             match dir {
-                Direction::Out => r
-                    .forward
-                    .iter()
-                    .map(|&(v, a)| json!({"uid": uid(v), "earliest_arrival": a}))
-                    .collect(),
+                Direction::Out => r.forward.iter().map(|&(v, a)| (v, Some(a), None)).collect(),
                 Direction::In => r
                     .backward
                     .iter()
-                    .map(|&(v, d)| json!({"uid": uid(v), "latest_departure": d}))
+                    .map(|&(v, d)| (v, None, Some(d)))
                     .collect(),
-                Direction::Both => r
-                    .both_rows()
-                    .into_iter()
-                    .map(|(v, a, d)| {
-                        json!({"uid": uid(v), "earliest_arrival": a, "latest_departure": d})
-                    })
-                    .collect(),
+                Direction::Both => r.both_rows(),
             }
         }
     };
+    // Rendered whole (in parallel, in order), so that a paged call keeps the complete list
+    // from its first page on and every later page is a read.
+    let uid = |v: u32| g.uids[v as usize];
+    let rows: Vec<Value> = found
+        .par_iter()
+        .with_min_len(4096)
+        .map(|&(v, a, d)| match dir {
+            Direction::Out => json!({"uid": uid(v), "earliest_arrival": a}),
+            Direction::In => json!({"uid": uid(v), "latest_departure": d}),
+            Direction::Both => {
+                json!({"uid": uid(v), "earliest_arrival": a, "latest_departure": d})
+            }
+        })
+        .collect();
     out.paged("rows", rows)?;
     if let Some(p) = &pred {
         p.report(out, coerced);

@@ -4,7 +4,7 @@
 //! budget error.
 
 use crate::error::{Code, OpError};
-use crate::kernels::{BudgetExceeded, TEdge};
+use crate::kernels::{BudgetExceeded, Span, TEdge};
 use rayon::prelude::*;
 use serde_json::json;
 use std::collections::HashMap;
@@ -97,33 +97,36 @@ impl<'s> Graph<'s> {
     }
 }
 
-/// The believed edge versions of a window as kernel edges without their versions, for
-/// kernels that neither order events by eid nor report versions (reachability): read by
-/// [`Snapshot::edge_spans`], so no eid is derived and nothing is sorted. Every `eid` is
-/// zero.
+/// The believed edge versions of a window as kernel spans, for kernels that neither order
+/// events by eid nor report versions (reachability): read by [`Snapshot::edge_spans`], so no
+/// eid is derived and nothing is sorted.
 pub struct SpanGraph<'s> {
     /// Dense id → uid (sorted by code point).
     pub uids: Vec<&'s str>,
     /// The edges, in the store's row order.
-    pub edges: Vec<TEdge>,
+    pub edges: Vec<Span>,
 }
 
 impl<'s> SpanGraph<'s> {
     /// Believed edge versions overlapping `window` under `as_of_tt`.
     pub fn load(snap: Snapshot<'s>, window: Option<(i64, i64)>, as_of_tt: i64) -> SpanGraph<'s> {
-        let spans = snap.edge_spans(window, as_of_tt);
+        let mut spans = snap.edge_spans(window, as_of_tt);
         let (uids, ids) = dense_ids(spans.iter().map(|e| (e.src, e.dst)), |k, src| {
             snap.uid_name(if src { spans[k].src } else { spans[k].dst })
         });
+        // Renumbered in place, then moved into kernel spans of the same layout (the standard
+        // library reuses the buffer): no second copy of every edge.
+        spans.par_iter_mut().with_min_len(4096).for_each(|e| {
+            e.src = ids.get(e.src);
+            e.dst = ids.get(e.dst);
+        });
         let edges = spans
-            .par_iter()
-            .with_min_len(4096)
-            .map(|e| TEdge {
-                src: ids.get(e.src),
-                dst: ids.get(e.dst),
+            .into_iter()
+            .map(|e| Span {
+                src: e.src,
+                dst: e.dst,
                 t: e.vt_s,
                 t_end: e.vt_e,
-                eid: [0; 12],
             })
             .collect();
         SpanGraph { uids, edges }
