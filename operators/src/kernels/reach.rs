@@ -198,22 +198,44 @@ impl<'e> ReachIndex<'e> {
         }))
     }
 
+    fn out_csr(&self) -> &Csr {
+        self.out_arcs.get_or_init(|| {
+            let items = self.candidates().map(|e| (e.src, Arc::of(e.dst, e)));
+            Csr::new(self.n, items, |a| (a.e, a.s, a.other))
+        })
+    }
+
+    fn in_csr(&self) -> &Csr {
+        self.in_arcs.get_or_init(|| {
+            let items = self.candidates().map(|e| (e.dst, Arc::of(e.src, e)));
+            Csr::new(self.n, items, |a| (a.s, a.e, a.other))
+        })
+    }
+
     fn outs(&self, u: u32) -> &[Arc] {
-        self.out_arcs
-            .get_or_init(|| {
-                let items = self.candidates().map(|e| (e.src, Arc::of(e.dst, e)));
-                Csr::new(self.n, items, |a| (a.e, a.s, a.other))
-            })
-            .of(u)
+        self.out_csr().of(u)
     }
 
     fn ins(&self, u: u32) -> &[Arc] {
-        self.in_arcs
-            .get_or_init(|| {
-                let items = self.candidates().map(|e| (e.dst, Arc::of(e.src, e)));
-                Csr::new(self.n, items, |a| (a.s, a.e, a.other))
-            })
-            .of(u)
+        self.in_csr().of(u)
+    }
+
+    /// Builds the forms the searches of `dir` read. [`reachability_many`] calls it before
+    /// its parallel searches: the forms are built in parallel, and a form built inside a
+    /// rayon task could be asked for again by a search that the waiting thread steals (a
+    /// re-entered `OnceLock` initialisation deadlocks).
+    fn prepare(&self, dir: Direction, max_wait: Option<i64>) {
+        let (fwd, bwd) = match dir {
+            Direction::Out => (true, false),
+            Direction::In => (false, true),
+            Direction::Both => (true, true),
+        };
+        if fwd && (max_wait.is_some() || self.scan(false).is_none()) {
+            self.out_csr();
+        }
+        if bwd && (max_wait.is_some() || self.scan(true).is_none()) {
+            self.in_csr();
+        }
     }
 
     /// Number of candidate out-edges of `u` (one budget unit each per dequeued state).
@@ -534,6 +556,7 @@ pub fn reachability_many(
     max_wait: Option<i64>,
     budget: Option<u64>,
 ) -> Vec<Result<ReachResult, BudgetExceeded>> {
+    ix.prepare(dir, max_wait);
     sources
         .par_iter()
         .map(|&s| reachability(ix, s, dir, max_wait, budget))
