@@ -285,8 +285,7 @@ impl<'a> Snapshot<'a> {
             );
             spans.par_chunks_mut(starts::EVENT_CHUNK).for_each(|c| {
                 let ids: Vec<u32> = c.iter().map(|e| e.src).collect();
-                let s = mapscan::ident_parts(b, &ids, IdentPart::Src);
-                let d = mapscan::ident_parts(b, &ids, IdentPart::Dst);
+                let (s, d) = starts::endpoints(src, &ids);
                 for (k, e) in c.iter_mut().enumerate() {
                     e.src = s[k];
                     e.dst = d[k];

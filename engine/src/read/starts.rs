@@ -32,6 +32,25 @@ pub struct EdgeSpan {
 /// Rows per parallel work unit of [`Snapshot::start_events`]' endpoint lookup.
 pub(super) const EVENT_CHUNK: usize = 1 << 16;
 
+/// The source and destination uid ids of the edge identities `ids` (one piece of a pass):
+/// on a mapped image decoded as one range when the identities are dense.
+pub(super) fn endpoints(src: Src<'_>, ids: &[u32]) -> (Vec<u32>, Vec<u32>) {
+    match src {
+        Src::Map(b) => (
+            mapscan::ident_parts(b, ids, IdentPart::Src),
+            mapscan::ident_parts(b, ids, IdentPart::Dst),
+        ),
+        Src::Over(o) => (
+            ids.iter()
+                .map(|&i| o.ident_part(i, IdentPart::Src))
+                .collect(),
+            ids.iter()
+                .map(|&i| o.ident_part(i, IdentPart::Dst))
+                .collect(),
+        ),
+    }
+}
+
 impl Snapshot<'_> {
     /// The edge versions believed at `as_of_tt` with `t_a <= vt_s < t_b` as events, in the
     /// `(vt_s, eid)` order of [`Snapshot::edge_scan`] (16 bytes per version, no view or
@@ -74,20 +93,7 @@ impl Snapshot<'_> {
             });
         ev.par_chunks_mut(EVENT_CHUNK).for_each(|c| {
             let ids: Vec<u32> = c.iter().map(|e| e.dst).collect();
-            let (s, d): (Vec<u32>, Vec<u32>) = match src {
-                Src::Map(b) => (
-                    mapscan::ident_parts(b, &ids, IdentPart::Src),
-                    mapscan::ident_parts(b, &ids, IdentPart::Dst),
-                ),
-                Src::Over(o) => (
-                    ids.iter()
-                        .map(|&i| o.ident_part(i, IdentPart::Src))
-                        .collect(),
-                    ids.iter()
-                        .map(|&i| o.ident_part(i, IdentPart::Dst))
-                        .collect(),
-                ),
-            };
+            let (s, d) = endpoints(src, &ids);
             for (k, e) in c.iter_mut().enumerate() {
                 e.src = s[k];
                 e.dst = d[k];
