@@ -329,7 +329,7 @@ fn the_mechanical_reporter_says_about_and_gating_keeps_it() {
         assert_eq!(g.answer["text"], a["text"]);
         // The descriptor names the method, ε, confidence and seed.
         let ap = &t["steps"][0]["evidence"]["approximation"];
-        assert_eq!(ap["method"], "anchored_block_srswor_normal");
+        assert_eq!(ap["method"], "first_event_poisson_ht_normal");
         assert_eq!(ap["epsilon"], 0.2);
         assert_eq!(ap["confidence"], 0.95);
         assert_eq!(ap["seed"], 3);
@@ -389,16 +389,19 @@ fn approximate_stated_as_exact_is_always_detected() {
 #[test]
 fn the_static_verifier_offers_sample_mode_for_a_refused_exact_count() {
     let (_d, s) = store();
-    let stats = s.stats();
+    // The static verifier prices a plan from the store's statistics alone: these are of a
+    // store 100 times larger over the same span, where sampling would draw a tenth of the
+    // events (over the 3,000 events themselves it would draw them all: no repair).
+    let mut stats = s.stats().clone();
+    stats.n_edge_versions *= 100;
     let opts = tgms_verifier::validate::Options {
-        stats: Some(stats),
+        stats: Some(&stats),
         ceilings: tgms_operators::cost::Ceilings {
             expansions_est: Some(100),
             ..Default::default()
         },
         ..Default::default()
     };
-    // δ = 1 µs over 30,000 µs: sampling ~1,000 of 30,000 blocks is far cheaper.
     let mut args = motif_args("exact");
     args["delta"] = json!(1);
     let p = plan(

@@ -23,6 +23,7 @@
 //! | `count_temporal_motifs` `M_2event_reciprocal` (ours) | [`reciprocal::count_reciprocal`] |
 
 pub mod motif_instances;
+pub mod motif_local;
 pub mod motif_sample;
 pub mod motifs;
 pub mod normal_quantile;

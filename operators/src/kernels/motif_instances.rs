@@ -1,11 +1,12 @@
 //! Instance listing for `find_temporal_motif_instances` (operators.md §15): enumerates the
 //! instances of one motif, ordered lexicographically by the `(t, eid)` keys of e1, e2, e3.
 //!
-//! Enumeration is local: e2 must share a node with e1 and e3 a node with e1 or e2 (true of
-//! every motif of §14.2 and §14.5), so candidates come from per-node incidence lists inside
-//! the δ-window of e1. Parallel over e1 (rayon), concatenated in e1 order: deterministic.
+//! Enumeration is local ([`super::motif_local`]): the candidates of each e1 come from the
+//! incidence lists of the nodes inside its δ-window. Parallel over e1 (rayon), concatenated
+//! in e1 order: deterministic.
 
-use super::motifs::{classify, Motif, NamedMotif};
+use super::motif_local::{Incidence, Scratch};
+use super::motifs::{classify, Motif, MotifEvent, NamedMotif};
 use super::{event_order, node_count, TEdge, TieMode};
 use rayon::prelude::*;
 
@@ -50,96 +51,35 @@ pub fn for_each_instance(
 ) {
     let order = event_order(events);
     let m = order.len();
-    let n = node_count(events);
-    let strict = tie == TieMode::Strict;
-    let ev: Vec<(i64, u32, u32)> = order
+    let ev: Vec<MotifEvent> = order
         .iter()
         .map(|&i| {
             let e = &events[i as usize];
-            (e.t, e.src, e.dst)
+            MotifEvent {
+                t: e.t,
+                src: e.src,
+                dst: e.dst,
+            }
         })
         .collect();
-    // Per-node incidence lists of ranks (self loops excluded), in rank order.
-    let mut off = vec![0usize; n + 1];
-    for &(_, s, d) in &ev {
-        if s != d {
-            off[s as usize + 1] += 1;
-            off[d as usize + 1] += 1;
-        }
-    }
-    for k in 0..n {
-        off[k + 1] += off[k];
-    }
-    let mut pos = off.clone();
-    let mut inc = vec![0u32; off[n]];
-    for (r, &(_, s, d)) in ev.iter().enumerate() {
-        if s != d {
-            for x in [s, d] {
-                inc[pos[x as usize]] = r as u32;
-                pos[x as usize] += 1;
-            }
-        }
-    }
-    let inc_of = |x: u32| &inc[off[x as usize]..off[x as usize + 1]];
-    // Ranks of `nodes`' incident events after rank `after` (strict: after time `t_after`) and
-    // with t <= hi, sorted and deduplicated.
-    let gather = |nodes: &[u32], after: usize, t_after: i64, hi: i64, buf: &mut Vec<u32>| {
-        buf.clear();
-        for &x in nodes {
-            let l = inc_of(x);
-            let lo = if strict {
-                l.partition_point(|&r| ev[r as usize].0 <= t_after)
-            } else {
-                l.partition_point(|&r| (r as usize) <= after)
-            };
-            for &r in &l[lo..] {
-                if ev[r as usize].0 > hi {
-                    break;
-                }
-                buf.push(r);
-            }
-        }
-        buf.sort_unstable();
-        buf.dedup();
-    };
+    let local = Incidence::new(&ev, node_count(events), delta, tie);
     let mut b0 = 0;
     while b0 < m {
         let b1 = (b0 + BLOCK).min(m);
         let per_e1: Vec<Vec<[u32; 3]>> = (b0..b1)
             .into_par_iter()
             .with_min_len(64)
-            .map_init(
-                || (Vec::new(), Vec::new()),
-                |(b2, b3): &mut (Vec<u32>, Vec<u32>), r1| {
-                    let mut out = Vec::new();
-                    let (t1, s1, d1) = ev[r1];
-                    if s1 == d1 {
-                        return out;
+            .map_init(Scratch::default, |scratch, r1| {
+                let mut out = Vec::new();
+                let e1 = ev[r1];
+                local.each_from(r1, scratch, |r2, r3| {
+                    let (x, y) = (ev[r2 as usize], ev[r3 as usize]);
+                    if matches(motif, [(e1.src, e1.dst), (x.src, x.dst), (y.src, y.dst)]) {
+                        out.push([order[r1], order[r2 as usize], order[r3 as usize]]);
                     }
-                    let hi = t1.saturating_add(delta);
-                    gather(&[s1, d1], r1, t1, hi, b2);
-                    for &r2 in b2.iter() {
-                        let (t2, s2, d2) = ev[r2 as usize];
-                        let mut nodes = [s1, d1, s2, d2];
-                        nodes.sort_unstable();
-                        let mut k = 1;
-                        for q in 1..4 {
-                            if nodes[q] != nodes[k - 1] {
-                                nodes[k] = nodes[q];
-                                k += 1;
-                            }
-                        }
-                        gather(&nodes[..k], r2 as usize, t2, hi, b3);
-                        for &r3 in b3.iter() {
-                            let (_, s3, d3) = ev[r3 as usize];
-                            if matches(motif, [(s1, d1), (s2, d2), (s3, d3)]) {
-                                out.push([order[r1], order[r2 as usize], order[r3 as usize]]);
-                            }
-                        }
-                    }
-                    out
-                },
-            )
+                });
+                out
+            })
             .collect();
         for x in per_e1.into_iter().flatten() {
             f(x);

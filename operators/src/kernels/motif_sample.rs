@@ -1,57 +1,54 @@
 //! Approximate δ-temporal motif counts with a confidence interval (the sample mode of
 //! `count_temporal_motifs`; `docs/approximate.md` is the user-facing description):
-//! simple random sampling, without replacement, of anchored time blocks, each counted
-//! exactly by the linear-time counters of [`super::motifs`].
+//! first-event sampling, counted by local enumeration.
 //!
-//! **Blocks.** With `t_lo`/`t_hi` the first/last event time, the anchor length is
-//! `A = max(ANCHOR_DELTAS·δ, ⌈(t_hi − t_lo + 1) / MAX_BLOCKS⌉)` µs and block `b` anchors the
-//! instances whose *first* event has `t ∈ [t_lo + b·A, t_lo + (b+1)·A)`; the `N` blocks
-//! partition every instance exactly once. Because an instance spans at most δ, block `b`'s
-//! count is exact from two kernel runs: `X_b = K([a, a+A+δ)) − K([a+A, a+A+δ))` (the second
-//! window holds exactly the instances of the first whose first event lies past the anchor).
+//! **Design.** Every instance has exactly one first event (its e1 in the total `(t, eid)`
+//! order of §14.1), so the census is `Y = Σ_e X_e` over the window's events, with `X_e` the
+//! instances whose first event is `e`. Each event is drawn independently with probability
+//! `p` (Poisson sampling), and the `X_e` of the drawn events are counted exactly from the
+//! incidence lists of the nodes in their δ-window ([`super::motif_local`]): a drawn event
+//! costs its local neighbourhood, not a window of the whole graph — linear in its endpoints'
+//! events within δ for the catalogue motifs, by enumeration for the named ones. This is the edge-sampling
+//! design of Wang et al. (CIKM 2020) with each instance attributed to its first edge.
 //!
-//! **Estimator.** `s` of the `N` blocks are drawn without replacement (a partial
-//! Fisher–Yates shuffle driven by ChaCha20 keyed by the seed), `Ŷ = N·x̄` — the
-//! Horvitz–Thompson estimator with the constant inclusion probability `s/N`, unbiased for
-//! every seed distribution — and `Var(Ŷ) = N²(1 − s/N)·S²/s` with the sample variance `S²`.
-//! The interval is `Ŷ ± z·√Var` with `z = Φ⁻¹((1 + confidence)/2)`: the normal interval of
-//! the finite-population central limit theorem (asymptotic, not a worst-case bound; see the
-//! docs for its assumptions). Its lower end is raised to the exact count of the sampled
-//! blocks (a hard lower bound) and both ends are rounded outwards to integers. With every
-//! block sampled the answer is exact and the interval has width zero.
+//! **Estimator.** `Ŷ = Σ_drawn X_e / p`, the Horvitz–Thompson estimator, unbiased for every
+//! seed distribution; `Var(Ŷ) = (1 − p)/p · Σ_e X_e²`, estimated without bias by
+//! `V̂ = (1 − p)/p² · Σ_drawn X_e²`. The interval is `Ŷ ± z·√V̂` with
+//! `z = Φ⁻¹((1 + confidence)/2)`: the normal interval of the central limit theorem
+//! (asymptotic, not a worst-case bound; see the docs for its assumptions). Its lower end is
+//! raised to the exact count of the drawn events' instances (a hard lower bound) and both
+//! ends are rounded outwards to integers. With `p = 1` the answer is exact and the interval
+//! has width zero. Per motif the same holds with `X_e` that motif's count.
 //!
-//! **Sample size.** Fixed (`⌈rate·N⌉` blocks, at least `MIN_BLOCKS`), or adaptive for a
-//! target relative half-width ε: a pilot of `MIN_BLOCKS` (200) blocks, then rounds that extend the
-//! same shuffled order to `max(n₀/(1 + n₀/N), 1.25·s)` blocks with `n₀ = (z·S/(ε·x̄))²`,
-//! until the reported count's relative half-width is at most ε or the cap is reached.
+//! **Draw.** Event of rank `r` is drawn at `p < 1` when `h(r) < ⌊p·2^32⌋`, with `h` the high
+//! 32 bits of the splitmix64 sequence keyed by the seed (`h(r) = mix(key + (r + 1)·γ) >> 32`);
+//! so the effective probability is `⌊p·2^32⌋/2^32` and a larger `p` draws a superset of a
+//! smaller one.
 //!
-//! **Determinism.** The draw order depends on the seed alone; blocks are counted in parallel
-//! and their exact `u64` counts reduced in draw order, so the result is bit-identical for
+//! **Sample size.** Fixed (`p = sample_rate`, at least the pilot), or adaptive for a target
+//! relative half-width ε: a pilot of `p₀ = MIN_EVENTS/m` (m window events), then rounds that
+//! extend the same draw to `max(p*, 1.25·p)` with `p* = z²Q/(ε²Ŷ² + z²Q)` and
+//! `Q = Σ_drawn T_e²/p` (`T_e` the instances of `e` over every motif counted) — the `p` at
+//! which the half-width of the reported count would be ε — until it is met or the cap
+//! (`sample_rate`, default 1) is reached; a round that saw no instance quadruples `p`.
+//!
+//! **Determinism.** The draw depends on the seed and the ranks alone; drawn events are
+//! counted in parallel and reduced as exact integer sums, so the result is bit-identical for
 //! any thread count.
 
-use super::motifs::{count_all_ordered, count_motif_ordered, Motif, MotifEvent};
+use super::motif_instances::matches;
+use super::motif_local::{Incidence, Scratch};
+use super::motifs::{Motif, MotifEvent};
 use super::TieMode;
-use chacha20::ChaCha20Rng;
-use rand_core::{Rng, SeedableRng};
 use rayon::prelude::*;
 
-/// Anchor length in units of δ. The window counted per block is `A + δ` and the overlap
-/// recount `δ`, so a block costs `(A + 2δ)/A` times its anchored share of the census (3× at
-/// 1); longer anchors cost less per block but give fewer, more skewed blocks. Measured on
-/// CollegeMsg (δ = 1 h, 20% of blocks, 200 seeds), the 95% interval of the total covered
-/// 87.5% with `A = 4δ` and 93% with `A = δ`.
-pub const ANCHOR_DELTAS: i64 = 1;
-/// The most blocks a sample is drawn from (the anchor grows beyond `ANCHOR_DELTAS·δ` on
-/// long spans so the shuffle stays a few MiB).
-pub const MAX_BLOCKS: i64 = 1 << 20;
-/// The fewest blocks sampled (or all when there are fewer): the pilot of the adaptive
-/// rounds and the floor of a fixed rate. Block counts are right-skewed (a block's count grows
-/// with the cube of its activity), and the normal interval undercovers on small samples:
-/// on the random graph of `operators/tests/approx_motifs.rs` its 95% interval covered 93.9%
-/// of 1,000 seeds with 100 blocks and 95.6% with 200.
-pub const MIN_BLOCKS: u64 = 200;
-/// Each adaptive round grows the sample by at least this factor.
+/// The pilot: the fewest window events drawn (or all when there are fewer). The normal
+/// interval undercovers on small samples, whose `X_e` are mostly zero and right-skewed.
+pub const MIN_EVENTS: u64 = 2_000;
+/// Each adaptive round grows `p` by at least this factor.
 const GROWTH: f64 = 1.25;
+/// A round that saw no instance grows `p` by this factor.
+const BLIND_GROWTH: f64 = 4.0;
 
 /// What is counted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,30 +59,40 @@ pub enum Target {
     All,
 }
 
-/// How many blocks to sample.
+impl Target {
+    fn width(self) -> usize {
+        match self {
+            Target::One(_) => 1,
+            Target::All => 36,
+        }
+    }
+}
+
+/// How much to draw.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SampleParams {
-    /// The ChaCha20 key (little-endian in the first 8 of its 32 bytes, the rest zero).
+    /// The seed of the draw (two's complement for negative seeds).
     pub seed: u64,
     /// Target relative half-width of the reported count's interval; `None` = fixed rate.
     pub epsilon: Option<f64>,
     /// Two-sided confidence level in (0, 1).
     pub confidence: f64,
-    /// Fixed mode: the fraction of blocks sampled; adaptive mode: the most it may reach.
+    /// Fixed mode: the probability each event is drawn with; adaptive mode: the most it may
+    /// reach.
     pub rate: f64,
 }
 
 /// One estimate with its interval.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Estimate {
-    /// `N·x̄` (unbiased).
+    /// `Σ_drawn X_e / p` (unbiased).
     pub estimate: f64,
-    /// Lower end, an integer (at least the exact count of the sampled blocks).
+    /// Lower end, an integer (at least the exact count of the drawn events' instances).
     pub ci_low: u64,
     /// Upper end, an integer `>= ci_low`.
     pub ci_high: u64,
-    /// Half-width over the estimate; `None` when the estimate is 0 but not every block was
-    /// sampled (no instance seen: no relative bound can be stated).
+    /// Half-width over the estimate; `None` when the estimate is 0 but not every event was
+    /// drawn (no instance seen: no relative bound can be stated).
     pub relative: Option<f64>,
 }
 
@@ -96,250 +103,242 @@ pub struct SampleResult {
     pub total: Estimate,
     /// Per motif: one entry for [`Target::One`] (equal to `total`), 36 for [`Target::All`].
     pub per_motif: Vec<Estimate>,
-    /// The anchor length `A` in µs (0 without events).
-    pub block_us: i64,
-    /// The number of blocks `N` the events were cut into (0 without events).
-    pub blocks_total: u64,
-    /// The blocks drawn and counted exactly, at most `blocks_total`; equal to it when the
+    /// The window's events `m`.
+    pub events_total: u64,
+    /// The events drawn (their instances counted exactly); equal to `events_total` when the
     /// answer is exact.
-    pub blocks_sampled: u64,
+    pub events_sampled: u64,
+    /// The effective probability each event was drawn with (1 when exact).
+    pub inclusion: f64,
     /// The critical value used.
     pub z: f64,
     /// Adaptive mode: whether the reported count's relative half-width reached ε.
     pub target_met: Option<bool>,
 }
 
-/// The anchored-block layout of a span of events.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    /// Time of the first event, µs: block `b` anchors `[t_lo + b·block_us, t_lo +
-    /// (b+1)·block_us)`.
-    pub t_lo: i64,
-    /// The anchor length `A`, µs: `max(ANCHOR_DELTAS·δ, ⌈span / MAX_BLOCKS⌉)`, at least 1.
-    pub block_us: i64,
-    /// The number of blocks `N = ⌈span / A⌉`, in `1..=MAX_BLOCKS` (span = `t_hi − t_lo + 1`).
-    pub blocks: u64,
-}
-
-impl Layout {
-    /// The layout of events from `t_lo` to `t_hi` (inclusive) for a given δ.
-    pub fn new(t_lo: i64, t_hi: i64, delta: i64) -> Layout {
-        let span = (t_hi as i128 - t_lo as i128 + 1).max(1);
-        let by_count = (span + MAX_BLOCKS as i128 - 1) / MAX_BLOCKS as i128;
-        let block = (ANCHOR_DELTAS as i128 * delta.max(1) as i128)
-            .max(by_count)
-            .min(i64::MAX as i128) as i64;
-        let blocks = ((span + block as i128 - 1) / block as i128) as u64;
-        Layout {
-            t_lo,
-            block_us: block,
-            blocks,
-        }
-    }
-}
-
-/// Estimates `target` over `ev` (in the total `(t, eid)` order, any node ids).
+/// Estimates `target` over `ev` (in the total `(t, eid)` order, node ids below `n`).
 /// `p.confidence` must lie in (0, 1) and `p.epsilon`, if any, be positive: the operator
 /// checks both before calling.
 pub fn estimate(
     ev: &[MotifEvent],
+    n: usize,
     delta: i64,
     tie: TieMode,
     target: Target,
     p: &SampleParams,
 ) -> SampleResult {
     let z = super::normal_quantile::normal_quantile((1.0 + p.confidence) / 2.0).unwrap_or(0.0);
-    let width = match target {
-        Target::One(_) => 1,
-        Target::All => 36,
+    let m = ev.len() as u64;
+    let floor = if m == 0 {
+        1.0
+    } else {
+        (MIN_EVENTS as f64 / m as f64).min(1.0)
     };
-    let (Some(first), Some(last)) = (ev.first(), ev.last()) else {
-        let zero = Estimate {
-            estimate: 0.0,
-            ci_low: 0,
-            ci_high: 0,
-            relative: Some(0.0),
-        };
-        return SampleResult {
-            total: zero,
-            per_motif: vec![zero; width],
-            block_us: 0,
-            blocks_total: 0,
-            blocks_sampled: 0,
-            z,
-            target_met: p.epsilon.map(|_| true),
-        };
-    };
-    let layout = Layout::new(first.t, last.t, delta);
-    let n = layout.blocks;
-    let floor = MIN_BLOCKS.min(n);
-    let cap = ((p.rate * n as f64).ceil() as u64).clamp(floor, n);
-    let mut draw = Draw::new(n, p.seed);
-    // values[i] = the exact counts of the i-th drawn block (`width` entries).
-    let mut values: Vec<Vec<u64>> = Vec::new();
-    let mut sample_to = |s: u64, values: &mut Vec<Vec<u64>>| {
-        let blocks = draw.extend_to(s);
-        let counted: Vec<Vec<u64>> = blocks
-            .par_iter()
-            .map(|&b| block_counts(ev, &layout, b, delta, tie, target))
-            .collect();
-        values.extend(counted);
+    let cap = p.rate.clamp(floor, 1.0);
+    let local = Incidence::new(ev, n, delta, tie);
+    let draw = Draw::new(p.seed, ev.len());
+    let mut sums = Sums::new(target.width());
+    // The probability drawn so far (0: nothing yet).
+    let mut prob = 0.0;
+    let grow = |to: f64, prob: &mut f64, sums: &mut Sums| {
+        sums.add(&draw_and_count(&local, &draw, *prob, to, target));
+        *prob = to;
     };
     let mut target_met = None;
     match p.epsilon {
-        None => sample_to(cap, &mut values),
+        None => grow(cap, &mut prob, &mut sums),
         Some(eps) => {
-            let mut s = floor;
+            let mut next = floor.min(cap);
             loop {
-                sample_to(s, &mut values);
-                let tot = interval(&totals(&values), n, z);
+                grow(next, &mut prob, &mut sums);
+                let pe = Draw::effective(prob);
+                let tot = interval(sums.t, sums.t2, pe, z);
                 let met = tot.relative.is_some_and(|r| r <= eps);
-                if met || s >= cap {
+                if met || prob >= cap {
                     target_met = Some(met);
                     break;
                 }
-                let needed = required_blocks(&totals(&values), n, z, eps);
-                s = needed.max((s as f64 * GROWTH).ceil() as u64).min(cap);
+                next = if sums.t == 0 {
+                    prob * BLIND_GROWTH
+                } else {
+                    let y = sums.t as f64 / pe;
+                    let q = sums.t2 as f64 / pe;
+                    let need = z * z * q / (eps * eps * y * y + z * z * q);
+                    need.max(prob * GROWTH)
+                }
+                .min(cap);
             }
         }
     }
-    let per_motif: Vec<Estimate> = (0..width)
-        .map(|k| {
-            let col: Vec<u64> = values.iter().map(|v| v[k]).collect();
-            interval(&col, n, z)
-        })
-        .collect();
+    let pe = Draw::effective(prob);
     SampleResult {
-        total: interval(&totals(&values), n, z),
-        per_motif,
-        block_us: layout.block_us,
-        blocks_total: n,
-        blocks_sampled: values.len() as u64,
+        total: interval(sums.t, sums.t2, pe, z),
+        per_motif: (0..sums.x.len())
+            .map(|k| interval(sums.x[k], sums.x2[k], pe, z))
+            .collect(),
+        events_total: m,
+        events_sampled: sums.n,
+        inclusion: pe,
         z,
         target_met,
     }
 }
 
-/// The draw order: a partial Fisher–Yates shuffle of `0..n`, extended on demand.
+/// The seeded draw of events by rank (module header): `hs[r]` is the high half of `h(r)`.
 struct Draw {
-    perm: Vec<u32>,
-    drawn: usize,
-    rng: ChaCha20Rng,
+    hs: Vec<u32>,
+}
+
+const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn mix(mut x: u64) -> u64 {
+    x ^= x >> 30;
+    x = x.wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
 }
 
 impl Draw {
-    fn new(n: u64, seed: u64) -> Draw {
-        let mut key = [0u8; 32];
-        key[..8].copy_from_slice(&seed.to_le_bytes());
-        Draw {
-            perm: (0..n as u32).collect(),
-            drawn: 0,
-            rng: ChaCha20Rng::from_seed(key),
+    fn new(seed: u64, m: usize) -> Draw {
+        let key = mix(seed.wrapping_mul(GAMMA));
+        let mut hs = vec![0u32; m];
+        hs.par_iter_mut()
+            .with_min_len(1 << 16)
+            .enumerate()
+            .for_each(|(r, h)| {
+                *h = (mix(key.wrapping_add((r as u64 + 1).wrapping_mul(GAMMA))) >> 32) as u32;
+            });
+        Draw { hs }
+    }
+
+    /// `⌊p·2^32⌋` (`None` for `p >= 1`: every event).
+    fn threshold(p: f64) -> Option<u64> {
+        (p < 1.0).then_some((p * 4_294_967_296.0) as u64)
+    }
+
+    /// The probability an event is drawn with at `p`.
+    fn effective(p: f64) -> f64 {
+        match Draw::threshold(p) {
+            None => 1.0,
+            Some(t) => t as f64 / 4_294_967_296.0,
         }
     }
 
-    /// Draws up to `s` blocks in total and returns the newly drawn ones.
-    fn extend_to(&mut self, s: u64) -> Vec<u32> {
-        let n = self.perm.len();
-        let s = (s as usize).min(n);
-        let from = self.drawn;
-        for j in from..s {
-            // Uniform in [0, n − j) by the multiply-shift map (bias below (n − j)/2^64).
-            let r = ((self.rng.next_u64() as u128 * (n - j) as u128) >> 64) as usize;
-            self.perm.swap(j, j + r);
+    /// Is rank `r` drawn at `p`?
+    fn drawn(&self, r: usize, p: f64) -> bool {
+        match Draw::threshold(p) {
+            None => true,
+            Some(t) => u64::from(self.hs[r]) < t,
         }
-        self.drawn = self.drawn.max(s);
-        self.perm[from..self.drawn].to_vec()
     }
 }
 
-/// The exact counts of the instances anchored in block `b`.
-fn block_counts(
-    ev: &[MotifEvent],
-    layout: &Layout,
-    b: u32,
-    delta: i64,
-    tie: TieMode,
-    target: Target,
-) -> Vec<u64> {
-    let a = layout
-        .t_lo
-        .saturating_add((b as i64).saturating_mul(layout.block_us));
-    let anchor_end = a.saturating_add(layout.block_us);
-    let end = anchor_end.saturating_add(delta);
-    let at = |t: i64| ev.partition_point(|e| e.t < t);
-    let (i0, i1, i2) = (at(a), at(anchor_end), at(end));
-    let whole = count_slice(&ev[i0..i2], delta, tie, target);
-    if i1 == i2 {
-        return whole;
-    }
-    let tail = count_slice(&ev[i1..i2], delta, tie, target);
-    // The tail's instances are a subset of the whole window's (its events are a suffix of
-    // the window's in the total order), so no difference is negative.
-    whole.iter().zip(&tail).map(|(w, t)| w - t).collect()
+/// Exact integer sums over drawn events: per motif `Σ X_e` and `Σ X_e²`, the same of the
+/// per-event totals `T_e`, and the events drawn.
+#[derive(Clone, Debug, Default)]
+struct Sums {
+    x: Vec<u64>,
+    x2: Vec<u128>,
+    t: u64,
+    t2: u128,
+    n: u64,
 }
 
-/// The exact counts over one contiguous slice of events, with node ids renumbered densely
-/// for the slice (so the kernel's per-node tables are sized by the slice, not the graph).
-fn count_slice(ev: &[MotifEvent], delta: i64, tie: TieMode, target: Target) -> Vec<u64> {
-    let mut ids: Vec<u32> = ev.iter().flat_map(|e| [e.src, e.dst]).collect();
-    ids.sort_unstable();
-    ids.dedup();
-    let id = |x: u32| ids.partition_point(|&y| y < x) as u32;
-    let local: Vec<MotifEvent> = ev
-        .iter()
-        .map(|e| MotifEvent {
-            t: e.t,
-            src: id(e.src),
-            dst: id(e.dst),
-        })
+impl Sums {
+    fn new(width: usize) -> Sums {
+        Sums {
+            x: vec![0; width],
+            x2: vec![0; width],
+            ..Sums::default()
+        }
+    }
+
+    fn add(&mut self, o: &Sums) {
+        for k in 0..self.x.len() {
+            self.x[k] += o.x[k];
+            self.x2[k] += o.x2[k];
+        }
+        self.t += o.t;
+        self.t2 += o.t2;
+        self.n += o.n;
+    }
+
+    fn push(&mut self, counts: &[u64]) {
+        let mut tot = 0;
+        for (k, &c) in counts.iter().enumerate() {
+            self.x[k] += c;
+            self.x2[k] += c as u128 * c as u128;
+            tot += c;
+        }
+        self.t += tot;
+        self.t2 += tot as u128 * tot as u128;
+        self.n += 1;
+    }
+}
+
+/// The sums over the events drawn at `to` but not at `from`.
+fn draw_and_count(local: &Incidence<'_>, draw: &Draw, from: f64, to: f64, target: Target) -> Sums {
+    let ev = local.events();
+    let width = target.width();
+    // The ranks first: folding over every rank would move the fold's state once per rank.
+    let ranks: Vec<usize> = (0..ev.len())
+        .into_par_iter()
+        .with_min_len(1 << 14)
+        .filter(|&r| draw.drawn(r, to) && !draw.drawn(r, from))
         .collect();
-    match target {
-        Target::One(m) => vec![count_motif_ordered(&local, ids.len(), delta, tie, m)],
-        Target::All => count_all_ordered(&local, ids.len(), delta, tie)
-            .iter()
-            .flatten()
-            .copied()
-            .collect(),
-    }
+    ranks
+        .into_par_iter()
+        .with_min_len(64)
+        .fold(
+            || (Sums::new(width), Scratch::default()),
+            |(mut sums, mut scratch), r1| {
+                let mut counts = [0u64; 36];
+                match target {
+                    Target::All => local.catalogue_from(r1, &mut scratch, &mut counts),
+                    Target::One(Motif::Catalogue(i, j)) => {
+                        let mut all = [0u64; 36];
+                        local.catalogue_from(r1, &mut scratch, &mut all);
+                        counts[0] = all[(i as usize - 1) * 6 + j as usize - 1];
+                    }
+                    Target::One(m) => {
+                        let e1 = ev[r1];
+                        local.each_from(r1, &mut scratch, |r2, r3| {
+                            let (x, y) = (ev[r2 as usize], ev[r3 as usize]);
+                            let tri = [(e1.src, e1.dst), (x.src, x.dst), (y.src, y.dst)];
+                            counts[0] += u64::from(matches(m, tri));
+                        });
+                    }
+                }
+                sums.push(&counts[..width]);
+                (sums, scratch)
+            },
+        )
+        .map(|(s, _)| s)
+        .reduce(
+            || Sums::new(width),
+            |mut a, b| {
+                a.add(&b);
+                a
+            },
+        )
 }
 
-/// Per drawn block, the sum of its counts (the reported `count` of `"all"`).
-fn totals(values: &[Vec<u64>]) -> Vec<u64> {
-    values.iter().map(|v| v.iter().sum()).collect()
-}
-
-/// `(x̄, S)` of a sample, two-pass in draw order.
-fn mean_sd(x: &[u64]) -> (f64, f64) {
-    let s = x.len() as f64;
-    let mean = x.iter().map(|&v| v as f64).sum::<f64>() / s;
-    if x.len() < 2 {
-        return (mean, 0.0);
-    }
-    let ss: f64 = x.iter().map(|&v| (v as f64 - mean).powi(2)).sum();
-    (mean, (ss / (s - 1.0)).sqrt())
-}
-
-/// The estimate and interval of the population total from the drawn blocks' values `x`
-/// out of `n` blocks.
-fn interval(x: &[u64], n: u64, z: f64) -> Estimate {
-    let observed: u64 = x.iter().sum();
-    if x.len() as u64 >= n {
+/// The estimate and interval of a total from the drawn events' `Σ X` and `Σ X²` at
+/// inclusion probability `p`.
+fn interval(sum: u64, sq: u128, p: f64, z: f64) -> Estimate {
+    if p >= 1.0 {
         return Estimate {
-            estimate: observed as f64,
-            ci_low: observed,
-            ci_high: observed,
+            estimate: sum as f64,
+            ci_low: sum,
+            ci_high: sum,
             relative: Some(0.0),
         };
     }
-    let s = x.len() as f64;
-    let nf = n as f64;
-    let (mean, sd) = mean_sd(x);
-    let est = nf * mean;
-    let half = z * nf * sd * ((1.0 - s / nf) / s).sqrt();
-    let lo = (est - half).max(observed as f64);
-    let ci_low = (lo.ceil() as u64).max(observed);
-    let ci_high = ((est + half).floor() as u64).max(ci_low);
+    let est = sum as f64 / p;
+    let half = z * ((1.0 - p) / (p * p) * sq as f64).sqrt();
+    let ci_low = ((est - half).ceil().max(0.0) as u64).max(sum);
+    let ci_high = ((est + half).floor().max(0.0) as u64).max(ci_low);
     Estimate {
         estimate: est,
         ci_low,
@@ -348,63 +347,47 @@ fn interval(x: &[u64], n: u64, z: f64) -> Estimate {
     }
 }
 
-/// The sample size for relative half-width `eps`, from the current sample's mean and
-/// deviation: `n₀/(1 + n₀/N)` with `n₀ = (z·S/(ε·x̄))²`; all blocks when nothing was seen.
-fn required_blocks(x: &[u64], n: u64, z: f64, eps: f64) -> u64 {
-    let (mean, sd) = mean_sd(x);
-    if mean <= 0.0 {
-        return n;
-    }
-    let n0 = (z * sd / (eps * mean)).powi(2);
-    let s = n0 / (1.0 + n0 / n as f64);
-    (s.ceil() as u64).min(n)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn layout_partitions_the_span() {
-        let l = Layout::new(10, 109, 5);
-        assert_eq!(
-            (l.block_us, l.blocks),
-            (5 * ANCHOR_DELTAS, 100 / (5 * ANCHOR_DELTAS) as u64)
+    fn draws_nest_and_depend_on_the_seed() {
+        let a = Draw::new(7, 100_000);
+        let small: Vec<usize> = (0..100_000).filter(|&r| a.drawn(r, 0.01)).collect();
+        let big: Vec<usize> = (0..100_000).filter(|&r| a.drawn(r, 0.05)).collect();
+        assert!(small.iter().all(|r| big.contains(r)));
+        // About p·n drawn (5 standard deviations).
+        assert!(
+            (small.len() as f64 - 1_000.0).abs() < 5.0 * 1_000f64.sqrt(),
+            "{}",
+            small.len()
         );
-        let l = Layout::new(0, 0, 1);
-        assert_eq!((l.block_us, l.blocks), (ANCHOR_DELTAS, 1));
-        // A long span grows the anchor so at most MAX_BLOCKS blocks exist.
-        let l = Layout::new(0, (MAX_BLOCKS * 100) - 1, 1);
-        assert_eq!((l.block_us, l.blocks), (100, MAX_BLOCKS as u64));
-    }
-
-    #[test]
-    fn draw_is_a_permutation_prefix_and_extends_consistently() {
-        let mut a = Draw::new(1000, 7);
-        let mut first = a.extend_to(10);
-        first.extend(a.extend_to(1000));
-        let mut sorted = first.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..1000).collect::<Vec<u32>>());
-        let mut b = Draw::new(1000, 7);
-        assert_eq!(b.extend_to(1000), first);
-        let mut c = Draw::new(1000, 8);
-        assert_ne!(c.extend_to(1000), first);
+        assert!(
+            (big.len() as f64 - 5_000.0).abs() < 5.0 * 5_000f64.sqrt(),
+            "{}",
+            big.len()
+        );
+        let b = Draw::new(8, 100_000);
+        let other: Vec<usize> = (0..100_000).filter(|&r| b.drawn(r, 0.01)).collect();
+        assert_ne!(small, other);
+        assert!((0..1000).all(|r| a.drawn(r, 1.0)));
+        assert_eq!(Draw::effective(1.0), 1.0);
     }
 
     #[test]
     fn full_sample_is_exact_with_zero_width() {
-        let e = interval(&[3, 0, 5], 3, 1.96);
+        let e = interval(8, 34, 1.0, 1.96);
         assert_eq!((e.estimate, e.ci_low, e.ci_high), (8.0, 8, 8));
     }
 
     #[test]
     fn interval_by_hand() {
-        // x = [2, 4] of N = 4: mean 3, S² = 2, Ŷ = 12, Var = 16·(1 − 1/2)·2/2 = 8.
-        let e = interval(&[2, 4], 4, 2.0);
+        // Σ X = 3, Σ X² = 5 at p = 1/4: Ŷ = 12, V̂ = (3/4)/(1/16)·5 = 60.
+        let e = interval(3, 5, 0.25, 2.0);
         assert_eq!(e.estimate, 12.0);
-        let half = 2.0 * 8f64.sqrt();
-        assert_eq!(e.ci_low, ((12.0 - half).ceil() as u64).max(6));
+        let half = 2.0 * 60f64.sqrt();
+        assert_eq!(e.ci_low, ((12.0 - half).ceil() as u64).max(3));
         assert_eq!(e.ci_high, (12.0 + half).floor() as u64);
         assert_eq!(e.relative, Some(half / 12.0));
     }

@@ -4,30 +4,32 @@
 //! the achieved bound and the sampling facts — its cost estimate, and the sample-mode repair
 //! a refused exact count offers. The estimator is [`crate::kernels::motif_sample`].
 //!
-//! **Cost estimate (registry-documented).** With `e_f`, `n` and the exact estimate `X` of the
-//! same call in exact mode (§14 formula for the five named motifs, the catalogue estimator
-//! otherwise), `span = int((vt_max − vt_min)·wf)` (0 if unknown), `A = max(delta,
-//! ceil(span / 2^20))`, `N = max(1, ceil(span / A))` blocks, the per-block overhead
-//! `o = (A + 2·delta) / A` (the window `A + δ` and the recounted overlap `δ`) and the expected
-//! sampled fraction
+//! **Cost estimate (registry-documented).** With `e_f` and `n` of the call, `span = int((vt_max − vt_min)·wf)` (0 if unknown), the expected events of one
+//! node inside a δ-window `d = 2·e_f·min(1, delta/span)/max(1, n_entities)` (1 when the span
+//! is unknown), the local work of one drawn event `L = (1 + 2d)·(1 + 4d)` (its e2 candidates
+//! from two nodes, the e3 candidates of each from up to four) and the drawn fraction
 //! ```text
-//! f = rate                                               (no epsilon: rate = sample_rate or 0.1)
-//! f = min(cap, s/N),  s = n0 / (1 + n0/N),  n0 = (z/epsilon)^2   (epsilon: a coefficient of
-//!                                                         variation of 1 per block assumed)
-//! f = max(f, min(1, 200/N))                              (the pilot / floor)
-//! expansions = min(e_f + int(o · f · X.expansions_est), 2^40)
+//! floor = min(1, 2000/e_f)                              (the pilot)
+//! f = max(floor, rate)                                  (no epsilon: rate = sample_rate or 0.1)
+//! f = min(cap, max(floor, 20·n0/e_f)),  n0 = (z/epsilon)^2   (epsilon: cap = sample_rate or 1;
+//!                                                        one event in 20 assumed to start an
+//!                                                        instance)
+//! expansions = min(2·e_f + int(f · e_f · L), 2^40)      (the load and the incidence lists,
+//!                                                        then the drawn events)
 //! time_est_ms = int((n * 55.0 + expansions * c) / 1e6)
 //! ```
 //! where `c` is 10 (catalogue) or the §14 constant of the named motif formula. The estimate is
-//! a planning aid: the adaptive rounds stop at the rate cap, not at the estimate.
+//! a planning aid: the adaptive rounds stop at ε or the rate cap, not at the estimate. A
+//! refused exact count is offered sample mode only when `f <= 1/2` and the estimate is below
+//! the exact call's.
 
-use super::count_temporal_motifs::{catalogue_cost, count_events, named_cost};
+use super::count_temporal_motifs::count_events;
 use crate::args::Args;
 use crate::cost::Estimate;
 use crate::error::OpError;
 use crate::json::float;
 use crate::kernels::motif_sample::{
-    estimate, Estimate as Interval, Layout, SampleParams, Target, MIN_BLOCKS,
+    estimate, Estimate as Interval, SampleParams, Target, MIN_EVENTS,
 };
 use crate::kernels::motifs::Motif;
 use crate::output::Output;
@@ -36,7 +38,7 @@ use serde_json::{json, Map, Value};
 use tgms_engine::Stats;
 
 /// The method name recorded in the payload and the evidence descriptor.
-pub const METHOD: &str = "anchored_block_srswor_normal";
+pub const METHOD: &str = "first_event_poisson_ht_normal";
 /// `confidence` when not given.
 pub const DEFAULT_CONFIDENCE: f64 = 0.95;
 /// `sample_rate` when neither it nor `epsilon` is given (operators.md §14.4).
@@ -122,12 +124,12 @@ pub fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpErro
     // The exact cap of §14.3 step 3 is what sample mode exists to avoid.
     // Edge predicates hide the events they reject, as in exact mode.
     let pred = super::edge_pred::EdgePred::parse(args)?;
-    let (ev, _, coerced) = count_events(ctx.snap, args, false, pred.as_ref())?;
+    let (ev, n, coerced) = count_events(ctx.snap, args, false, pred.as_ref())?;
     if let Some(p) = &pred {
         p.report(out, coerced);
     }
     let p = params(args);
-    let r = estimate(&ev, delta, tie, target, &p);
+    let r = estimate(&ev, n, delta, tie, target, &p);
     out.set("count", float(r.total.estimate));
     out.set("interval", interval_json(&r.total));
     if target == Target::All {
@@ -144,12 +146,7 @@ pub fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpErro
     out.set("n_events_in_window", json!(ev.len()));
     out.set("truncated", Value::Bool(false));
     out.set("approximate", Value::Bool(true));
-    let rate = if r.blocks_total == 0 {
-        1.0
-    } else {
-        r.blocks_sampled as f64 / r.blocks_total as f64
-    };
-    out.set("sample_rate", float(rate));
+    out.set("sample_rate", float(r.inclusion));
     out.set(
         "error_bound",
         json!({"relative": r.total.relative.map(float), "confidence": float(p.confidence),
@@ -157,24 +154,20 @@ pub fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpErro
     );
     out.set(
         "sampling",
-        json!({"method": METHOD, "seed": args.int("seed").unwrap_or(0), "block_us": r.block_us,
-            "blocks_total": r.blocks_total, "blocks_sampled": r.blocks_sampled,
+        json!({"method": METHOD, "seed": args.int("seed").unwrap_or(0),
+            "events_total": r.events_total, "events_sampled": r.events_sampled,
             "z": float(r.z)}),
     );
     Ok(())
 }
 
-/// The cost estimate of sample mode (module header).
-pub fn sample_cost(args: &Args, stats: &Stats) -> Estimate {
+/// The fraction of window events drawn and the cost estimate of sample mode (module
+/// header).
+fn sample_estimate(args: &Args, stats: &Stats) -> (f64, Estimate) {
     let named = matches!(
         args.str("motif").ok().and_then(Motif::parse),
         Some(Motif::Named(_))
     );
-    let exact = if named {
-        named_cost(args, stats)
-    } else {
-        catalogue_cost(args, stats)
-    };
     let c = if !named {
         10.0
     } else if args
@@ -188,33 +181,44 @@ pub fn sample_cost(args: &Args, stats: &Stats) -> Estimate {
     };
     let n = i64::try_from(stats.n_edge_versions).unwrap_or(i64::MAX);
     let wf = crate::cost::window_fraction(args, stats);
-    let e_f = (n as f64 * wf) as i64;
+    let e_f = (n as f64 * wf).max(1.0);
     let span = match (stats.vt_min, stats.vt_max) {
-        (Some(lo), Some(hi)) if hi > lo => ((hi - lo) as f64 * wf) as i64,
-        _ => 0,
+        (Some(lo), Some(hi)) if hi > lo => (hi - lo) as f64 * wf,
+        _ => 0.0,
     };
-    let delta = args.int("delta").unwrap_or(1);
-    let layout = Layout::new(0, span.max(1) - 1, delta);
-    let blocks = layout.blocks as f64;
-    let overhead = (layout.block_us as f64 + 2.0 * delta.max(1) as f64) / layout.block_us as f64;
+    let delta = args.int("delta").unwrap_or(1).max(1) as f64;
+    let d = if span > 0.0 {
+        2.0 * e_f * (delta / span).min(1.0) / (stats.n_entities.max(1) as f64)
+    } else {
+        1.0
+    };
+    let local = (1.0 + 2.0 * d) * (1.0 + 4.0 * d);
+    let floor = (MIN_EVENTS as f64 / e_f).min(1.0);
     let p = params(args);
-    let mut f = match p.epsilon {
-        None => p.rate,
+    let f = match p.epsilon {
+        None => p.rate.max(floor),
         Some(eps) => {
             let z = crate::kernels::normal_quantile::normal_quantile((1.0 + p.confidence) / 2.0)
                 .unwrap_or(2.0);
             let n0 = (z / eps).powi(2);
-            (n0 / (1.0 + n0 / blocks) / blocks).min(p.rate)
+            (20.0 * n0 / e_f).max(floor).min(p.rate.max(floor))
         }
-    };
-    f = f.max((MIN_BLOCKS as f64 / blocks).min(1.0)).min(1.0);
-    let sampled = overhead * f * exact.expansions_est as f64;
-    let expansions = (e_f as f64 + sampled).min((1u64 << 40) as f64) as i64;
-    Estimate {
-        rows_scanned_est: n,
-        expansions_est: expansions,
-        time_est_ms: Some(((n as f64 * 55.0 + expansions as f64 * c) / 1e6) as i64),
     }
+    .min(1.0);
+    let expansions = (2.0 * e_f + f * e_f * local).min((1u64 << 40) as f64) as i64;
+    (
+        f,
+        Estimate {
+            rows_scanned_est: n,
+            expansions_est: expansions,
+            time_est_ms: Some(((n as f64 * 55.0 + expansions as f64 * c) / 1e6) as i64),
+        },
+    )
+}
+
+/// The cost estimate of sample mode (module header).
+pub fn sample_cost(args: &Args, stats: &Stats) -> Estimate {
+    sample_estimate(args, stats).1
 }
 
 /// Adds the sample-mode repair to the details of an `E_COST` refusal of an exact
@@ -235,8 +239,8 @@ pub fn add_cost_repair(op: &str, args: &Args, stats: &Stats, details: &mut Value
             sampled.0.insert(k.clone(), v.clone());
         }
     }
-    let est = sample_cost(&sampled, stats);
-    if est.expansions_est >= exact.expansions_est {
+    let (f, est) = sample_estimate(&sampled, stats);
+    if f > 0.5 || est.expansions_est >= exact.expansions_est {
         return;
     }
     let Value::Object(d) = details else {

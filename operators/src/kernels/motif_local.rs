@@ -1,0 +1,236 @@
+//! Local enumeration of δ-temporal motif triples by their first event (operators.md §14.1,
+//! §15): per-node incidence lists over a ranked event sequence, so the triples whose first
+//! event is `e1` are found from the δ-window of the nodes they touch alone.
+//!
+//! Every motif of §14.2 and §14.5 is connected in time order: e2 shares a node with e1 and
+//! e3 a node with e1 or e2. So e2 is drawn from the incidence lists of e1's endpoints and e3
+//! from those of the (up to three) endpoints of e1 and e2, each inside `(e_prev, t(e1) + δ]`.
+//! Used by instance listing ([`super::motif_instances`]) and by the sampler
+//! ([`super::motif_sample`]), which counts the triples of sampled first events.
+
+use super::motifs::MotifEvent;
+use super::TieMode;
+use rustc_hash::FxHashMap;
+
+/// Per-node incidence lists of an event sequence in the total `(t, eid)` order.
+pub struct Incidence<'a> {
+    /// The events; a position is the event's rank.
+    ev: &'a [MotifEvent],
+    /// `inc[off[x]..off[x + 1]]`: the ranks of node `x`'s events, ascending; self loops are
+    /// left out (they never participate).
+    off: Vec<usize>,
+    inc: Vec<u32>,
+    delta: i64,
+    strict: bool,
+}
+
+/// Scratch buffers of one enumerating thread.
+#[derive(Default)]
+pub struct Scratch {
+    e2: Vec<u32>,
+    e3: Vec<u32>,
+    /// [`Incidence::catalogue_from`]: per third node `x`, the later candidates `u→x`,
+    /// `x→u`, `v→x`, `x→v`.
+    third: FxHashMap<u32, [u64; 4]>,
+}
+
+impl<'a> Incidence<'a> {
+    /// The incidence lists of `ev` (ranked, node ids below `n`, fewer than 2^32 events), by
+    /// a counting sort: the lists come out in rank order. Single-threaded: lists built by
+    /// per-worker node ranges, each worker reading every event, were measured slower on two
+    /// cores.
+    pub fn new(ev: &'a [MotifEvent], n: usize, delta: i64, tie: TieMode) -> Incidence<'a> {
+        let mut off = vec![0usize; n + 1];
+        for e in ev.iter().filter(|e| e.src != e.dst) {
+            off[e.src as usize + 1] += 1;
+            off[e.dst as usize + 1] += 1;
+        }
+        for k in 0..n {
+            off[k + 1] += off[k];
+        }
+        let mut pos = off.clone();
+        let mut inc = vec![0u32; off[n]];
+        for (r, e) in ev.iter().enumerate().filter(|(_, e)| e.src != e.dst) {
+            for x in [e.src, e.dst] {
+                inc[pos[x as usize]] = r as u32;
+                pos[x as usize] += 1;
+            }
+        }
+        Incidence {
+            ev,
+            off,
+            inc,
+            delta,
+            strict: tie == TieMode::Strict,
+        }
+    }
+
+    /// Node `x`'s list.
+    fn of(&self, x: u32) -> &[u32] {
+        &self.inc[self.off[x as usize]..self.off[x as usize + 1]]
+    }
+
+    /// The events, by rank.
+    pub fn events(&self) -> &'a [MotifEvent] {
+        self.ev
+    }
+
+    /// Node `x`'s events after rank `after` (strict: after its time) and up to time `hi`.
+    fn after(&self, x: u32, after: usize, hi: i64) -> &[u32] {
+        let l = self.of(x);
+        let lo = if self.strict {
+            let t_after = self.ev[after].t;
+            l.partition_point(|&r| self.ev[r as usize].t <= t_after)
+        } else {
+            l.partition_point(|&r| (r as usize) <= after)
+        };
+        let n = l[lo..]
+            .iter()
+            .position(|&r| self.ev[r as usize].t > hi)
+            .unwrap_or(l.len() - lo);
+        &l[lo..lo + n]
+    }
+
+    /// Calls `f(r2, r3)` for every candidate triple `(r1, r2, r3)` whose first event is `r1`:
+    /// `r1 < r2 < r3` (strict: with increasing times), `t(r3) − t(r1) <= δ`, e2 sharing a node
+    /// with e1 and e3 a node with e1 or e2, no self loop — in `(r2, r3)` order. Whether a
+    /// triple is a given motif is the caller's test.
+    ///
+    /// The e2 candidates are the merged lists of e1's endpoints `u`, `v`. The e3 candidates of
+    /// an e2 are the e2 candidates after it (the events of `u` and `v` there) and, when e2
+    /// brings a third node `w`, `w`'s events after e2 that touch neither `u` nor `v` (those
+    /// are already among the first): one list search per e2 at most.
+    pub fn each_from(&self, r1: usize, s: &mut Scratch, mut f: impl FnMut(u32, u32)) {
+        let e1 = self.ev[r1];
+        if e1.src == e1.dst {
+            return;
+        }
+        let (u, v) = (e1.src, e1.dst);
+        let hi = e1.t.saturating_add(self.delta);
+        let Scratch { e2, e3, .. } = s;
+        merge(self.after(u, r1, hi), self.after(v, r1, hi), |_| true, e2);
+        for (k, &r2) in e2.iter().enumerate() {
+            let x = self.ev[r2 as usize];
+            let mut rest = &e2[k + 1..];
+            if self.strict {
+                rest = &rest[rest.partition_point(|&r| self.ev[r as usize].t <= x.t)..];
+            }
+            let w = [x.src, x.dst].into_iter().find(|&y| y != u && y != v);
+            let Some(w) = w else {
+                rest.iter().for_each(|&r3| f(r2, r3));
+                continue;
+            };
+            let off_uv = |r: &u32| {
+                let y = self.ev[*r as usize];
+                y.src != u && y.src != v && y.dst != u && y.dst != v
+            };
+            merge(rest, self.after(w, r2 as usize, hi), off_uv, e3);
+            e3.iter().for_each(|&r3| f(r2, r3));
+        }
+    }
+
+    /// Adds to `counts` (row-major `M_1_1` … `M_6_6`) the catalogue instances whose first
+    /// event is `r1`, without enumerating them: the same triples as [`Self::each_from`]
+    /// classified as by [`super::motifs::classify`], in time linear in the e2 candidates.
+    ///
+    /// A catalogue instance has at most three nodes, so its e3 is an event of `u` or `v` —
+    /// another e2 candidate, later than e2 — and never needs the third node's list. Walking
+    /// the candidates from the last, suffix counters hold the later candidates by their
+    /// relation to `(u, v)` (`agg`: `u→v`, `v→u`, `u→x`, `x→u`, `v→x`, `x→v` for any third
+    /// node `x`) and per third node; each e2's row of the matrix is read off them.
+    pub fn catalogue_from(&self, r1: usize, s: &mut Scratch, counts: &mut [u64; 36]) {
+        let e1 = self.ev[r1];
+        if e1.src == e1.dst {
+            return;
+        }
+        let (u, v) = (e1.src, e1.dst);
+        let hi = e1.t.saturating_add(self.delta);
+        let Scratch { e2, third, .. } = s;
+        merge(self.after(u, r1, hi), self.after(v, r1, hi), |_| true, e2);
+        third.clear();
+        let mut agg = [0u64; 6];
+        let mut k = e2.len();
+        while k > 0 {
+            // The tie group ending at `k`: in strict mode the events of equal time (never e2
+            // and e3 of one instance), else the one event.
+            let mut g = k - 1;
+            if self.strict {
+                let t = self.ev[e2[k - 1] as usize].t;
+                while g > 0 && self.ev[e2[g - 1] as usize].t == t {
+                    g -= 1;
+                }
+            }
+            for &r2 in &e2[g..k] {
+                let x = self.ev[r2 as usize];
+                // e2's class `i` (1-based) and its third node.
+                let (i, w) = if (x.src, x.dst) == (v, u) {
+                    (5, None)
+                } else if (x.src, x.dst) == (u, v) {
+                    (6, None)
+                } else if x.dst == v {
+                    (1, Some(x.src))
+                } else if x.src == v {
+                    (2, Some(x.dst))
+                } else if x.dst == u {
+                    (3, Some(x.src))
+                } else {
+                    (4, Some(x.dst))
+                };
+                let row = &mut counts[(i - 1) * 6..i * 6];
+                match w {
+                    None => row.iter_mut().zip(agg).for_each(|(c, a)| *c += a),
+                    Some(w) => {
+                        row[0] += agg[0];
+                        row[1] += agg[1];
+                        if let Some(c) = third.get(&w) {
+                            row[2..].iter_mut().zip(c).for_each(|(r, c)| *r += c);
+                        }
+                    }
+                }
+            }
+            for &r in &e2[g..k] {
+                let y = self.ev[r as usize];
+                let (slot, x) = if (y.src, y.dst) == (u, v) {
+                    (0, None)
+                } else if (y.src, y.dst) == (v, u) {
+                    (1, None)
+                } else if y.src == u {
+                    (2, Some(y.dst))
+                } else if y.dst == u {
+                    (3, Some(y.src))
+                } else if y.src == v {
+                    (4, Some(y.dst))
+                } else {
+                    (5, Some(y.src))
+                };
+                agg[slot] += 1;
+                if let Some(x) = x {
+                    third.entry(x).or_default()[slot - 2] += 1;
+                }
+            }
+            k = g;
+        }
+    }
+}
+
+/// `a` and the entries of `b` that `keep`, merged into `out` ascending without repeats
+/// (both ascending).
+fn merge(a: &[u32], b: &[u32], keep: impl Fn(&u32) -> bool, out: &mut Vec<u32>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() || j < b.len() {
+        if j == b.len() || (i < a.len() && a[i] < b[j]) {
+            out.push(a[i]);
+            i += 1;
+        } else if i < a.len() && a[i] == b[j] {
+            out.push(a[i]);
+            i += 1;
+            j += 1;
+        } else {
+            if keep(&b[j]) {
+                out.push(b[j]);
+            }
+            j += 1;
+        }
+    }
+}
