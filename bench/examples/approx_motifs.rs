@@ -16,7 +16,6 @@
 
 use serde_json::{json, Value};
 use std::time::Instant;
-use tgms_engine::Store;
 use tgms_operators::kernels::motifs::{count_all_ordered, MotifEvent};
 use tgms_operators::kernels::TieMode;
 use tgms_operators::{call_operator, CallOptions};
@@ -50,16 +49,7 @@ fn main() {
         deltas = vec![1_000, 10_000, 100_000];
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let st = match first.parse::<u64>() {
-        Ok(n) => {
-            let t = Instant::now();
-            let st = tgms_bench::generate::scratch_store(&dir.path().join("s"), n)
-                .expect("generated store");
-            eprintln!("generated N={n} in {:.1}s", t.elapsed().as_secs_f64());
-            st
-        }
-        Err(_) => Store::open_read_only(std::path::Path::new(&first)).expect("open the store"),
-    };
+    let st = tgms_bench::generate::example_store(&first, dir.path()).expect("the store");
     let snap = st.snapshot();
     let stats = snap.stats();
     let (lo, hi) = (

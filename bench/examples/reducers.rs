@@ -14,7 +14,6 @@
 
 use serde_json::{json, Value};
 use std::time::Instant;
-use tgms_engine::Store;
 use tgms_operators::pipeline::{call_operator, call_operator_unpaged};
 use tgms_operators::CallOptions;
 use tgms_verifier::exec::{execute, record, ExecOptions, ResultStore};
@@ -68,16 +67,7 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(1_000_000);
     let dir = tempfile::tempdir().expect("temp dir");
-    let st = match first.parse::<u64>() {
-        Ok(n) => {
-            let t = Instant::now();
-            let st = tgms_bench::generate::scratch_store(&dir.path().join("s"), n)
-                .expect("generated store");
-            eprintln!("generated N={n} in {:.1}s", t.elapsed().as_secs_f64());
-            st
-        }
-        Err(_) => Store::open_read_only(std::path::Path::new(&first)).expect("open the store"),
-    };
+    let st = tgms_bench::generate::example_store(&first, dir.path()).expect("the store");
     let snap = st.snapshot();
     let stats = snap.stats();
     let (lo, hi) = (

@@ -161,6 +161,21 @@ pub fn scratch_store(dir: &Path, n: u64) -> Result<Store> {
     Ok(st)
 }
 
+/// The store a bench example names by its first argument: a scratch store of `n` generated
+/// events in `dir` when the argument is a number `n` (the generation time reported on
+/// stderr), else the store at that path, opened read-only.
+pub fn example_store(arg: &str, dir: &Path) -> Result<Store> {
+    match arg.parse::<u64>() {
+        Ok(n) => {
+            let t = std::time::Instant::now();
+            let st = scratch_store(&dir.join("s"), n)?;
+            eprintln!("generated N={n} in {:.1}s", t.elapsed().as_secs_f64());
+            Ok(st)
+        }
+        Err(_) => Store::open_read_only(Path::new(arg)),
+    }
+}
+
 /// Writes the op stream of §1.4 at scale `n` into the store of `store`, one batch per
 /// write (in a bulk load into a fresh store, the ingest batches are built in bulk:
 /// `Store::bulk_load`). `progress(done, total)` is called after every batch. Any failed

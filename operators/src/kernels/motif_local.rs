@@ -91,6 +91,19 @@ impl<'a> Incidence<'a> {
         &l[lo..lo + n]
     }
 
+    /// The e2 candidates of `r1` into `e2` — the merged lists of its endpoints `u`, `v` after
+    /// it and up to `hi = t(r1) + δ` — and `(u, v, hi)`; `None` for a self loop.
+    fn second_candidates(&self, r1: usize, e2: &mut Vec<u32>) -> Option<(u32, u32, i64)> {
+        let e1 = self.ev[r1];
+        if e1.src == e1.dst {
+            return None;
+        }
+        let (u, v) = (e1.src, e1.dst);
+        let hi = e1.t.saturating_add(self.delta);
+        merge(self.after(u, r1, hi), self.after(v, r1, hi), |_| true, e2);
+        Some((u, v, hi))
+    }
+
     /// Calls `f(r2, r3)` for every candidate triple `(r1, r2, r3)` whose first event is `r1`:
     /// `r1 < r2 < r3` (strict: with increasing times), `t(r3) − t(r1) <= δ`, e2 sharing a node
     /// with e1 and e3 a node with e1 or e2, no self loop — in `(r2, r3)` order. Whether a
@@ -101,14 +114,10 @@ impl<'a> Incidence<'a> {
     /// brings a third node `w`, `w`'s events after e2 that touch neither `u` nor `v` (those
     /// are already among the first): one list search per e2 at most.
     pub fn each_from(&self, r1: usize, s: &mut Scratch, mut f: impl FnMut(u32, u32)) {
-        let e1 = self.ev[r1];
-        if e1.src == e1.dst {
-            return;
-        }
-        let (u, v) = (e1.src, e1.dst);
-        let hi = e1.t.saturating_add(self.delta);
         let Scratch { e2, e3, .. } = s;
-        merge(self.after(u, r1, hi), self.after(v, r1, hi), |_| true, e2);
+        let Some((u, v, hi)) = self.second_candidates(r1, e2) else {
+            return;
+        };
         for (k, &r2) in e2.iter().enumerate() {
             let x = self.ev[r2 as usize];
             let mut rest = &e2[k + 1..];
@@ -139,14 +148,10 @@ impl<'a> Incidence<'a> {
     /// relation to `(u, v)` (`agg`: `u→v`, `v→u`, `u→x`, `x→u`, `v→x`, `x→v` for any third
     /// node `x`) and per third node; each e2's row of the matrix is read off them.
     pub fn catalogue_from(&self, r1: usize, s: &mut Scratch, counts: &mut [u64; 36]) {
-        let e1 = self.ev[r1];
-        if e1.src == e1.dst {
-            return;
-        }
-        let (u, v) = (e1.src, e1.dst);
-        let hi = e1.t.saturating_add(self.delta);
         let Scratch { e2, third, .. } = s;
-        merge(self.after(u, r1, hi), self.after(v, r1, hi), |_| true, e2);
+        let Some((u, v, _)) = self.second_candidates(r1, e2) else {
+            return;
+        };
         third.clear();
         let mut agg = [0u64; 6];
         let mut k = e2.len();
@@ -161,21 +166,10 @@ impl<'a> Incidence<'a> {
                 }
             }
             for &r2 in &e2[g..k] {
-                let x = self.ev[r2 as usize];
-                // e2's class `i` (1-based) and its third node.
-                let (i, w) = if (x.src, x.dst) == (v, u) {
-                    (5, None)
-                } else if (x.src, x.dst) == (u, v) {
-                    (6, None)
-                } else if x.dst == v {
-                    (1, Some(x.src))
-                } else if x.src == v {
-                    (2, Some(x.dst))
-                } else if x.dst == u {
-                    (3, Some(x.src))
-                } else {
-                    (4, Some(x.dst))
-                };
+                // e2's class `i` (1-based) is `6 − slot` (`M_6_*` starts `u→v, u→v`, …,
+                // `M_1_*` starts `u→v, w→v`).
+                let (slot, w) = relation(self.ev[r2 as usize], u, v);
+                let i = 6 - slot;
                 let row = &mut counts[(i - 1) * 6..i * 6];
                 match w {
                     None => row.iter_mut().zip(agg).for_each(|(c, a)| *c += a),
@@ -189,20 +183,7 @@ impl<'a> Incidence<'a> {
                 }
             }
             for &r in &e2[g..k] {
-                let y = self.ev[r as usize];
-                let (slot, x) = if (y.src, y.dst) == (u, v) {
-                    (0, None)
-                } else if (y.src, y.dst) == (v, u) {
-                    (1, None)
-                } else if y.src == u {
-                    (2, Some(y.dst))
-                } else if y.dst == u {
-                    (3, Some(y.src))
-                } else if y.src == v {
-                    (4, Some(y.dst))
-                } else {
-                    (5, Some(y.src))
-                };
+                let (slot, x) = relation(self.ev[r as usize], u, v);
                 agg[slot] += 1;
                 if let Some(x) = x {
                     third.entry(x).or_default()[slot - 2] += 1;
@@ -210,6 +191,25 @@ impl<'a> Incidence<'a> {
             }
             k = g;
         }
+    }
+}
+
+/// The relation of an event `y` of `u` or `v` (not a self loop) to `(u, v)`: its slot `u→v`
+/// 0, `v→u` 1, `u→x` 2, `x→u` 3, `v→x` 4, `x→v` 5 — which is also its class as e3 minus one
+/// (§14.5, with `x` the third node) — and the third node `x`, if any.
+fn relation(y: MotifEvent, u: u32, v: u32) -> (usize, Option<u32>) {
+    if (y.src, y.dst) == (u, v) {
+        (0, None)
+    } else if (y.src, y.dst) == (v, u) {
+        (1, None)
+    } else if y.src == u {
+        (2, Some(y.dst))
+    } else if y.dst == u {
+        (3, Some(y.src))
+    } else if y.src == v {
+        (4, Some(y.dst))
+    } else {
+        (5, Some(y.src))
     }
 }
 
@@ -232,5 +232,49 @@ fn merge(a: &[u32], b: &[u32], keep: impl Fn(&u32) -> bool, out: &mut Vec<u32>) 
             }
             j += 1;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::motifs::{classify, random_ranked};
+
+    /// `catalogue_from` counts exactly the triples `each_from` lists that `classify` places,
+    /// event by event, in both tie modes (random small graphs with ties and self loops).
+    #[test]
+    fn counting_equals_classifying_the_enumeration() {
+        let mut r = tgms_testkit::Rng::new(0x2545_f491_4f6c_dd1d);
+        let mut seen = 0;
+        for case in 0..300 {
+            let nodes = 2 + r.below(6u64) as usize;
+            let m = r.below(40u64) as usize;
+            let ev = random_ranked(&mut r, nodes, m, 30);
+            let delta = 1 + r.below(12u64) as i64;
+            for tie in [TieMode::Ordered, TieMode::Strict] {
+                let inc = Incidence::new(&ev, nodes, delta, tie);
+                let mut s = Scratch::default();
+                for r1 in 0..ev.len() {
+                    let mut want = [0u64; 36];
+                    let e1 = ev[r1];
+                    inc.each_from(r1, &mut s, |r2, r3| {
+                        let (a, b) = (ev[r2 as usize], ev[r3 as usize]);
+                        if let Some((i, j)) =
+                            classify([(e1.src, e1.dst), (a.src, a.dst), (b.src, b.dst)])
+                        {
+                            want[(i - 1) * 6 + j - 1] += 1;
+                        }
+                    });
+                    let mut got = [0u64; 36];
+                    inc.catalogue_from(r1, &mut s, &mut got);
+                    assert_eq!(got, want, "case {case} {tie:?} r1 {r1} δ {delta} {ev:?}");
+                    seen += want.iter().sum::<u64>();
+                }
+            }
+        }
+        assert!(
+            seen > 1_000,
+            "only {seen} instances: the graphs are too sparse to test"
+        );
     }
 }

@@ -1419,6 +1419,26 @@ fn chained_triples(ev: &[MotifEvent], n: usize, delta: i64, strict: bool) -> u64
         .sum()
 }
 
+/// `m` random events over `n` nodes with times in `[0, t_max)` — ties and self loops
+/// included — in time order (so a position is a rank), for unit tests.
+#[cfg(test)]
+pub(crate) fn random_ranked(
+    r: &mut tgms_testkit::Rng,
+    n: usize,
+    m: usize,
+    t_max: u64,
+) -> Vec<MotifEvent> {
+    let mut ev: Vec<MotifEvent> = (0..m)
+        .map(|_| MotifEvent {
+            t: r.below(t_max) as i64,
+            src: r.below(n as u64) as u32,
+            dst: r.below(n as u64) as u32,
+        })
+        .collect();
+    ev.sort_by_key(|e| e.t);
+    ev
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1427,20 +1447,13 @@ mod tests {
     #[test]
     fn chunked_star_pass_equals_one_pass() {
         let mut r = tgms_testkit::Rng::new(0x2545_f491_4f6c_dd1d);
-        let mut next = |m: u64| r.below(m);
         let mut non_zero = 0;
         for round in 0..20 {
-            let n = 2 + next(40) as usize;
-            let mut ev: Vec<MotifEvent> = (0..next(400))
-                .map(|_| MotifEvent {
-                    t: next(200) as i64,
-                    src: next(n as u64) as u32,
-                    dst: next(n as u64) as u32,
-                })
-                .collect();
-            ev.sort_by_key(|e| e.t);
+            let n = 2 + r.below(40u64) as usize;
+            let m = r.below(400u64) as usize;
+            let ev = random_ranked(&mut r, n, m, 200);
             for strict in [false, true] {
-                let delta = next(30) as i64;
+                let delta = r.below(30u64) as i64;
                 let whole = count_stars(&incidence(&ev, (0, n)), n, delta, strict);
                 for cap in [0, 1, 5, 17, 100, usize::MAX] {
                     let got = count_stars_chunked(&ev, n, delta, strict, cap);
