@@ -4,10 +4,13 @@
 //! the achieved bound and the sampling facts — its cost estimate, and the sample-mode repair
 //! a refused exact count offers. The estimator is [`crate::kernels::motif_sample`].
 //!
-//! **Cost estimate (registry-documented).** With `e_f` and `n` of the call, `span = int((vt_max − vt_min)·wf)` (0 if unknown), the expected events of one
-//! node inside a δ-window `d = 2·e_f·min(1, delta/span)/max(1, n_entities)` (1 when the span
-//! is unknown), the local work of one drawn event `L = (1 + 2d)·(1 + 4d)` (its e2 candidates
-//! from two nodes, the e3 candidates of each from up to four) and the drawn fraction
+//! **Cost estimate (registry-documented).** With `e_f` and `n` of the call,
+//! `span = (vt_max − vt_min)·wf` (0 if unknown), the expected events of one node inside a
+//! δ-window `d = 2·e_f·min(1, delta/span)/max(1, n_entities)` (1 when the span is unknown),
+//! the local work of one drawn event `L = (1 + 2d)·(1 + 4d)` (its e2 candidates from two
+//! nodes and, for each, e3 candidates from up to four: the named motifs' enumeration; the
+//! catalogue motifs are counted in time linear in the e2 candidates, so `L` over-prices
+//! them) and the drawn fraction
 //! ```text
 //! floor = min(1, 2000/e_f)                              (the pilot)
 //! f = max(floor, rate)                                  (no epsilon: rate = sample_rate or 0.1)
