@@ -1,15 +1,16 @@
 //! Approximate δ-temporal motif counts with a confidence interval (the sample mode of
 //! `count_temporal_motifs`; `docs/approximate.md` is the user-facing description):
-//! first-event sampling, counted by local enumeration.
+//! first-event sampling, each drawn event's instances counted from its neighbourhood.
 //!
 //! **Design.** Every instance has exactly one first event (its e1 in the total `(t, eid)`
 //! order of §14.1), so the census is `Y = Σ_e X_e` over the window's events, with `X_e` the
 //! instances whose first event is `e`. Each event is drawn independently with probability
 //! `p` (Poisson sampling), and the `X_e` of the drawn events are counted exactly from the
 //! incidence lists of the nodes in their δ-window ([`super::motif_local`]): a drawn event
-//! costs its local neighbourhood, not a window of the whole graph — linear in its endpoints'
-//! events within δ for the catalogue motifs, by enumeration for the named ones. This is the edge-sampling
-//! design of Wang et al. (CIKM 2020) with each instance attributed to its first edge.
+//! costs its local neighbourhood, not a window of the whole graph — linear in its
+//! endpoints' events within δ for the catalogue motifs, by enumeration for the named ones.
+//! This is the edge-sampling design of Wang et al. (CIKM 2020) with each instance
+//! attributed to its first edge.
 //!
 //! **Estimator.** `Ŷ = Σ_drawn X_e / p`, the Horvitz–Thompson estimator, unbiased for every
 //! seed distribution; `Var(Ŷ) = (1 − p)/p · Σ_e X_e²`, estimated without bias by
