@@ -6,7 +6,7 @@
 //! in e1 order: deterministic.
 
 use super::motif_local::{Incidence, Scratch};
-use super::motifs::{classify, Motif, MotifEvent, NamedMotif};
+use super::motifs::{classify, ranked_by, Motif, NamedMotif};
 use super::{event_order, node_count, TEdge, TieMode};
 use rayon::prelude::*;
 
@@ -51,17 +51,7 @@ pub fn for_each_instance(
 ) {
     let order = event_order(events);
     let m = order.len();
-    let ev: Vec<MotifEvent> = order
-        .iter()
-        .map(|&i| {
-            let e = &events[i as usize];
-            MotifEvent {
-                t: e.t,
-                src: e.src,
-                dst: e.dst,
-            }
-        })
-        .collect();
+    let ev = ranked_by(events, &order);
     let local = Incidence::new(&ev, node_count(events), delta, tie);
     let mut b0 = 0;
     while b0 < m {

@@ -168,9 +168,15 @@ pub struct MotifEvent {
 pub const MAX_EVENTS: usize = (1 << 31) - 1;
 
 fn ranked(events: &[TEdge]) -> Vec<MotifEvent> {
-    event_order(events)
-        .into_iter()
-        .map(|i| {
+    ranked_by(events, &event_order(events))
+}
+
+/// `events` as motif events in the given order (a permutation of their indices, e.g.
+/// [`event_order`]'s): position `k` is `events[order[k]]`.
+pub(crate) fn ranked_by(events: &[TEdge], order: &[u32]) -> Vec<MotifEvent> {
+    order
+        .iter()
+        .map(|&i| {
             let e = &events[i as usize];
             MotifEvent {
                 t: e.t,
