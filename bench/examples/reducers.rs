@@ -8,6 +8,7 @@
 //! the in-memory result store), all as p50 of `REPS` interleaved runs.
 //!
 //! Run: `nice -n 10 cargo run --release -p tgms-bench --example reducers -- [N|STORE] [REPS] [ROWS]`
+//! (`REDUCERS=median,topk` in the environment times only those)
 //! (default N = 1,000,000 generated events, fixed clock; or the directory of a store made by
 //! `tgms bench generate --scale N STORE`; REPS = 3; ROWS = 1,000,000: the window is cut so the
 //! table has about that many rows, or is the whole extent when the store has fewer).
@@ -115,7 +116,15 @@ fn main() {
     );
     let mut eopts = ExecOptions::default();
     eopts.call.skip_cost = true;
+    // `REDUCERS=median,join` times only those.
+    let only = std::env::var("REDUCERS").ok();
     for (name, base) in reducers() {
+        if only
+            .as_ref()
+            .is_some_and(|o| !o.split(',').any(|x| x == name))
+        {
+            continue;
+        }
         let mut literal = base.clone();
         literal["input"] = rows.clone();
         if name == "join" {

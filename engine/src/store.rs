@@ -16,6 +16,7 @@ pub use log::{
 use crate::clock::{system_clock, Hlc, WallClock};
 use crate::error::{CorruptionKind, Error, Result, StateAbout};
 use crate::format::base::Base;
+use crate::format::checked;
 use crate::format::manifest::{self, ManifestWriter, SegEntry, MANIFEST_FILE, MANIFEST_TMP};
 use crate::format::mmap::{IoMode, SegBytes};
 use crate::format::seg;
@@ -247,12 +248,14 @@ fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
 /// compacted, or an eager open); the caller applies the log after them. Returns the segments
 /// and the manifest's good length. `Ok(None)` when a segment vanished under a concurrent
 /// compaction (the caller starts over). Every segment's length and BLAKE3 digest are checked
-/// against the manifest, the image's structure and checksums by [`Base::open`] and the
-/// decoded segments' by their decoder, before anything is read from them.
+/// against the manifest, the image's structure and checksums by [`Base::open`] (once per
+/// image content: [`map_image`], whose check records a writer's open, `record`, writes)
+/// and the decoded segments' by their decoder, before anything is read from them.
 fn open_generation(
     dir: &Path,
     io: IoMode,
     eager: bool,
+    record: bool,
 ) -> Result<Option<(Rows, Vec<SegEntry>, u64)>> {
     let mpath = dir.join(MANIFEST_FILE);
     if !mpath.exists() {
@@ -270,7 +273,7 @@ fn open_generation(
     let first = &entries[0];
     let image = match eager {
         true => None,
-        false => match map_image(dir, first, io)? {
+        false => match map_image(dir, first, io, record)? {
             Mapped::Vanished => return Ok(None),
             Mapped::NotAnImage => None,
             Mapped::Image(b) => Some(b),
@@ -324,7 +327,9 @@ enum Mapped {
 }
 
 /// Maps the first segment of a generation (record `e`) as the store's image when it is one.
-fn map_image(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Mapped> {
+/// An image with a check record for its digest skips the checks an earlier open ran
+/// (`format/checked.rs`); with `record` (a writer's open) an image checked now gets one.
+fn map_image(dir: &Path, e: &SegEntry, io: IoMode, record: bool) -> Result<Mapped> {
     if e.base != Marks::default() {
         return Ok(Mapped::NotAnImage);
     }
@@ -341,12 +346,26 @@ fn map_image(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Mapped> {
         offset,
         kind,
     };
-    let base = Base::open(bytes).map_err(|(o, k)| corrupt(o, k))?;
+    // The bytes hash to the manifest's digest; when a check record names that digest, an
+    // earlier open ran the checks over these very bytes (`format/checked.rs`).
+    let record_path = dir.join(checked::record_name(e.seq));
+    let checked_before =
+        fs::read(&record_path).is_ok_and(|r| checked::holds(&r, e.seq, e.file_len, &e.blake3));
+    let base = if checked_before {
+        Base::open_checked_before(bytes)
+    } else {
+        Base::open(bytes)
+    }
+    .map_err(|(o, k)| corrupt(o, k))?;
     if base.seq() != e.seq || base.marks() != e.end {
         return Err(corrupt(
             0,
             "segment does not match its manifest record".into(),
         ));
+    }
+    if record && !checked_before {
+        // A cache: a record that cannot be written only means the next open checks again.
+        let _ = write_check_record(&record_path, e);
     }
     Ok(Mapped::Image(Box::new(base)))
 }
@@ -356,15 +375,24 @@ fn seg_rows(e: &SegEntry) -> u64 {
     (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges)
 }
 
+/// Writes the check record of the image `e` (`format/checked.rs`) as a temporary file
+/// renamed into place, so a reader finds a whole record or none.
+fn write_check_record(path: &Path, e: &SegEntry) -> std::io::Result<()> {
+    let tmp = path.with_extension("checked.tmp");
+    fs::write(&tmp, checked::encode(e.seq, e.file_len, &e.blake3))?;
+    fs::rename(&tmp, path)
+}
+
 /// Deletes segment files and temporary files that the manifest does not reference.
 fn collect_garbage(dir: &Path, live: &[SegEntry]) -> Result<usize> {
     let mut n = 0;
     for ent in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
         let ent = ent.map_err(|e| Error::io(dir, e))?;
         let name = ent.file_name().to_string_lossy().into_owned();
-        let dead = match manifest::seg_seq(&name) {
+        let seq = manifest::seg_seq(&name).or_else(|| checked::record_seq(&name));
+        let dead = match seq {
             Some(sq) => !live.iter().any(|e| e.seq == sq),
-            None => name == MANIFEST_TMP,
+            None => name == MANIFEST_TMP || name.ends_with(".checked.tmp"),
         };
         if dead {
             fs::remove_file(ent.path()).map_err(|e| Error::io(ent.path(), e))?;
@@ -509,7 +537,7 @@ impl Store {
                 }
                 break (Rows::empty(Stats::default()), Vec::new(), 0);
             }
-            if let Some(generation) = open_generation(dir, io, eager)? {
+            if let Some(generation) = open_generation(dir, io, eager, !opts.read_only)? {
                 break generation;
             }
             attempts += 1;
@@ -1302,7 +1330,7 @@ impl Store {
         let entry = if sorted {
             self.write_merged_image(None)?
         } else {
-            let Some((decoded, ..)) = open_generation(&self.dir, self.io, true)? else {
+            let Some((decoded, ..)) = open_generation(&self.dir, self.io, true, false)? else {
                 return Err(Error::state(
                     "a published segment vanished under the writer",
                 ));
@@ -1325,7 +1353,7 @@ impl Store {
         // holds are rebuilt from it (the old ones are dropped first): the image is mapped,
         // or, for an eager writer, decoded.
         *self.rows = Rows::empty(Stats::default());
-        match open_generation(&self.dir, self.io, self.eager)? {
+        match open_generation(&self.dir, self.io, self.eager, true)? {
             Some((mut rows, _, _)) => {
                 rows.delta.degree = degree;
                 *self.rows = rows;

@@ -2,7 +2,8 @@
 //! knows the stored model (`model.rs`) and the ops it logs, never the memtable or the read
 //! path: the write-ahead log's frames and records (`wal`), the segment encoder, decoder
 //! and verifier (`seg`), the reader of a mapped full image (`base`, with the structural
-//! checks in `base/structure.rs`), the manifest (`manifest`), the roaring-bitmap chunks
+//! checks in `base/structure.rs`, and the record that an image passed them, `checked`), the
+//! manifest (`manifest`), the roaring-bitmap chunks
 //! (`bitmap`), file mapping (`mmap`), and what its decoders share: the little-endian reader
 //! (`le`) and the binary search over positions (`search`).
 //!
@@ -13,6 +14,7 @@
 
 pub(crate) mod base;
 pub(crate) mod bitmap;
+pub mod checked;
 pub(crate) mod le;
 pub mod manifest;
 pub mod mmap;

@@ -9,14 +9,28 @@ impl Base {
     /// runs the structural checks of [`structure`] over every value, on all cores. Errors
     /// are `(file offset, what)` like [`seg::decode`]'s. Every open of an image goes this
     /// way (a store's mapped open, `tgms check`, the fuzz targets), so no read meets a value
-    /// a writer could not have written.
+    /// a writer could not have written; a store's open of an image that passed them before
+    /// (its check record, `format/checked.rs`) takes [`Base::open_checked_before`].
     pub(crate) fn open(bytes: SegBytes) -> Result<Base, SegErr> {
+        Self::open_with(bytes, true)
+    }
+
+    /// [`Base::open`] of bytes that passed its checks before: the caller checked that
+    /// they are, byte for byte, an image an earlier [`Base::open`] accepted (their BLAKE3
+    /// digest is the one of a check record, `format/checked.rs`). The header, trailer,
+    /// footer, directory and column headers are read and checked as by [`Base::open`]; the
+    /// chunk crcs and the structural checks, functions of the same bytes, are not run again.
+    pub(crate) fn open_checked_before(bytes: SegBytes) -> Result<Base, SegErr> {
+        Self::open_with(bytes, false)
+    }
+
+    fn open_with(bytes: SegBytes, full_checks: bool) -> Result<Base, SegErr> {
         use chunk::*;
         let b = bytes.bytes();
         // The checksum pass reads every chunk; the pages it is done with are released as it
         // goes (reads fault back in what they touch), so an open never holds the whole file.
         let mut released = 0;
-        let dir = seg::read_dir_with(b, &mut |end| {
+        let dir = seg::read_dir_with(b, full_checks, &mut |end| {
             if end - released >= crate::format::mmap::RELEASE_BYTES {
                 bytes.release(released, end - released);
                 released = end;
@@ -69,44 +83,8 @@ impl Base {
                 .and_then(|s| std::str::from_utf8(s).ok())
                 .ok_or_else(|| err(id, "string heap is not UTF-8".into()))?;
             let offs = col(offs_id, Some(n + 1))?;
-            let mut prev = 0i64;
-            // The heap's own lengths (what the decoding path reads) agree with the offsets
-            // (what the accessors read).
-            let mut len_of = Vec::with_capacity(n.min(1 << 16));
-            for (i, o) in offs.range(b, 0, n + 1).into_iter().enumerate() {
-                let ok = (i > 0 || o == 0)
-                    && o >= prev
-                    && usize::try_from(o).is_ok_and(|o| text.is_char_boundary(o));
-                if !ok {
-                    return Err(err(offs_id, format!("heap offset {i} is not valid").into()));
-                }
-                if i > 0 {
-                    if len_of.is_empty() {
-                        let e = (i - 1 + (1 << 16)).min(n);
-                        lens.for_each_packed(b, i - 1, e, |x| len_of.push(x));
-                        len_of.reverse();
-                    }
-                    let packed = len_of.pop().unwrap_or(0);
-                    let len = (lens.min as u64).wrapping_add(packed) as i64;
-                    if len != o - prev {
-                        return Err(err(
-                            offs_id,
-                            format!(
-                                "string {} is {} bytes by its offsets, {len} by the heap",
-                                i - 1,
-                                o - prev
-                            )
-                            .into(),
-                        ));
-                    }
-                }
-                prev = o;
-            }
-            if prev as usize != text.len() {
-                return Err(err(
-                    offs_id,
-                    "heap offsets do not end at the heap's end".into(),
-                ));
+            if full_checks {
+                check_heap_offsets(b, &lens, &offs, text, n).map_err(|k| err(offs_id, k))?;
             }
             Ok(Heap {
                 n,
@@ -249,9 +227,55 @@ impl Base {
             bytes,
             caches: Caches::default(),
         };
-        base.check_structure(&err)?;
+        if full_checks {
+            base.check_structure(&err)?;
+        }
         Ok(base)
     }
+}
+
+/// The heap offsets `offs` (of `n` strings of `text`) are valid (from 0, monotone, on
+/// character boundaries, ending at the heap's end) and agree with the heap's own length
+/// column `lens` (what the decoding path reads; the accessors read the offsets).
+fn check_heap_offsets(
+    b: &[u8],
+    lens: &ForCol,
+    offs: &Col,
+    text: &str,
+    n: usize,
+) -> Result<(), CorruptionKind> {
+    let mut prev = 0i64;
+    let mut len_of = Vec::with_capacity(n.min(1 << 16));
+    for (i, o) in offs.range(b, 0, n + 1).into_iter().enumerate() {
+        let ok = (i > 0 || o == 0)
+            && o >= prev
+            && usize::try_from(o).is_ok_and(|o| text.is_char_boundary(o));
+        if !ok {
+            return Err(format!("heap offset {i} is not valid").into());
+        }
+        if i > 0 {
+            if len_of.is_empty() {
+                let e = (i - 1 + (1 << 16)).min(n);
+                lens.for_each_packed(b, i - 1, e, |x| len_of.push(x));
+                len_of.reverse();
+            }
+            let packed = len_of.pop().unwrap_or(0);
+            let len = (lens.min as u64).wrapping_add(packed) as i64;
+            if len != o - prev {
+                return Err(format!(
+                    "string {} is {} bytes by its offsets, {len} by the heap",
+                    i - 1,
+                    o - prev
+                )
+                .into());
+            }
+        }
+        prev = o;
+    }
+    if prev as usize != text.len() {
+        return Err("heap offsets do not end at the heap's end".into());
+    }
+    Ok(())
 }
 
 /// The runs of a RUNS chunk at `(at, end)` of a table of `n` rows, as `(first row, tt_s)`.

@@ -1006,15 +1006,33 @@ fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
     });
     let (mut entries, _) = crate::format::manifest::read(&dir.join("MANIFEST")).unwrap();
     let path = dir.join(crate::format::manifest::seg_name(entries[0].seq));
+    // The compaction's writer checked the image it wrote and left its check record: one
+    // for the old bytes, which the forged ones do not match.
+    let record = dir.join(crate::format::checked::record_name(entries[0].seq));
+    let e = &entries[0];
+    assert!(crate::format::checked::holds(
+        &std::fs::read(&record).unwrap(),
+        e.seq,
+        e.file_len,
+        &e.blake3
+    ));
     std::fs::write(&path, &forged).unwrap();
     entries[0].file_len = forged.len() as u64;
     entries[0].blake3 = *blake3::hash(&forged).as_bytes();
     crate::format::manifest::write_fresh(&dir, &entries, true).unwrap();
     // The store's open refuses it, naming the chunk, the index and the value…
     let want = format!("chunk 32: value {} at index 0", m.idents + 3);
-    match crate::store::Store::open(&dir) {
-        Err(crate::Error::Corruption { kind, .. }) => assert!(kind.to_string().contains(&want)),
-        other => panic!("a forged image opened: {:?}", other.map(|_| ())),
+    for read_only in [true, false] {
+        let opened = match read_only {
+            true => crate::store::Store::open_read_only(&dir),
+            false => crate::store::Store::open(&dir),
+        };
+        match opened {
+            Err(crate::Error::Corruption { kind, .. }) => {
+                assert!(kind.to_string().contains(&want))
+            }
+            other => panic!("a forged image opened: {:?}", other.map(|_| ())),
+        }
     }
     // …and `check` reports it.
     let report = crate::store::check(&dir).unwrap();
@@ -1026,6 +1044,89 @@ fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
             .any(|p| p.kind.to_string().contains(&want)),
         "{found}"
     );
+}
+
+/// The check record (`format/checked.rs`): a writer's open writes it, a read-only open
+/// writes none, an open that finds one for the image's digest does not run the checks
+/// again (so a record forged together with the image and its manifest digest is trusted,
+/// as the manifest is; `check` still finds the forgery), and a compaction collects the
+/// record of the image it replaces.
+#[test]
+fn an_image_checked_once_is_not_checked_again() {
+    use crate::format::{checked, manifest};
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    let mut s = manual_store(&dir);
+    let mut r = Rng::new(78);
+    for k in 0..40 {
+        let ops: Vec<Op> = (0..2).map(|_| Op::from_json(&random_op(&mut r))).collect();
+        let _ = s.write_at(1000 + k, ops);
+    }
+    s.compact().unwrap();
+    drop(s);
+    let (mut entries, _) = manifest::read(&dir.join("MANIFEST")).unwrap();
+    let seq = entries[0].seq;
+    let record = dir.join(checked::record_name(seq));
+    let good = std::fs::read(&record).unwrap();
+    // Read-only opens write no record.
+    std::fs::remove_file(&record).unwrap();
+    drop(Store::open_read_only(&dir).unwrap());
+    assert!(!record.exists());
+    // A writable open checks and writes it.
+    let digest = Store::open(&dir).unwrap().digest();
+    assert_eq!(std::fs::read(&record).unwrap(), good);
+    assert_eq!(Store::open_read_only(&dir).unwrap().digest(), digest);
+    // A forged image with its digest in the manifest and a record for that digest opens:
+    // the record says these bytes passed the checks, so they are not run.
+    let bytes = seg::only_segment(&dir);
+    let m = Base::open(SegBytes::Heap(bytes.clone())).unwrap().marks();
+    let forged = forge(&bytes, chunk::ROWS_EDGE + chunk::IDENT, |v| {
+        v[0] = m.idents as i64 + 3
+    });
+    std::fs::write(dir.join(manifest::seg_name(seq)), &forged).unwrap();
+    entries[0].file_len = forged.len() as u64;
+    entries[0].blake3 = *blake3::hash(&forged).as_bytes();
+    manifest::write_fresh(&dir, &entries, true).unwrap();
+    let forged_record = checked::encode(seq, entries[0].file_len, &entries[0].blake3);
+    std::fs::write(&record, forged_record).unwrap();
+    assert!(Store::open_read_only(&dir).is_ok());
+    // `check` does not read records: it reports the forged value.
+    let report = crate::store::check(&dir).unwrap();
+    let want = format!("chunk 32: value {} at index 0", m.idents + 3);
+    assert!(
+        report
+            .problems
+            .iter()
+            .any(|p| p.kind.to_string().contains(&want)),
+        "{:?}",
+        report.problems
+    );
+    // A torn record is no record: the checks run and refuse the image.
+    std::fs::write(&record, &forged_record[..10]).unwrap();
+    assert!(matches!(
+        Store::open_read_only(&dir),
+        Err(crate::Error::Corruption { .. })
+    ));
+    // Restore the image; a compaction replaces it, and its writer collects the old
+    // record and leaves the new image's.
+    std::fs::write(dir.join(manifest::seg_name(seq)), &bytes).unwrap();
+    std::fs::write(&record, &good).unwrap();
+    entries[0].file_len = bytes.len() as u64;
+    entries[0].blake3 = *blake3::hash(&bytes).as_bytes();
+    manifest::write_fresh(&dir, &entries, true).unwrap();
+    let mut s = Store::open(&dir).unwrap();
+    s.write_at(5000, vec![Op::from_json(&random_op(&mut r))])
+        .ok();
+    s.compact().unwrap();
+    drop(s);
+    let (entries, _) = manifest::read(&dir.join("MANIFEST")).unwrap();
+    let names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".checked"))
+        .collect();
+    assert_eq!(names, vec![checked::record_name(entries[0].seq)]);
+    assert_ne!(entries[0].seq, seq);
 }
 
 /// Manual measurement: `TGMS_BASE_SEG=path cargo test --release -p tgms-engine --lib

@@ -261,12 +261,19 @@ pub(crate) struct Dir {
 /// Checks a segment's header, trailer, footer crc, directory layout (for its minor) and
 /// every chunk's crc32; returns the directory.
 pub(crate) fn read_dir(b: &[u8]) -> Result<Dir, SegErr> {
-    read_dir_with(b, &mut |_| {})
+    read_dir_with(b, true, &mut |_| {})
 }
 
 /// [`read_dir`], calling `checked(end)` after each chunk's crc check with the offset where
-/// the chunk ends (the caller may release the pages before it).
-pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<Dir, SegErr> {
+/// the chunk ends (the caller may release the pages before it). With `chunk_crcs` false the
+/// chunk bodies' crcs are not computed (the caller checked a digest of the whole file that
+/// a checked open accepted, `format/checked.rs`); the header, trailer, footer and directory
+/// are checked either way.
+pub(crate) fn read_dir_with(
+    b: &[u8],
+    chunk_crcs: bool,
+    checked: &mut dyn FnMut(usize),
+) -> Result<Dir, SegErr> {
     if b.len() < SEG_HEADER_LEN + SEG_TRAILER_LEN {
         return Err((
             0,
@@ -380,7 +387,7 @@ pub(crate) fn read_dir_with(b: &[u8], checked: &mut dyn FnMut(usize)) -> Result<
         let body = b
             .get(off as usize..(off + len) as usize)
             .unwrap_or_default();
-        if crc32fast::hash(body) != crc {
+        if chunk_crcs && crc32fast::hash(body) != crc {
             let what = format!("chunk {id}");
             return Err((off, CorruptionKind::ChecksumMismatch { what }));
         }
