@@ -30,10 +30,7 @@ pub fn record_name(seq: u64) -> String {
 
 /// The sequence number a check record's file name encodes, if it is one.
 pub fn record_seq(name: &str) -> Option<u64> {
-    let d = name.strip_prefix("seg-")?.strip_suffix(".checked")?;
-    (d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| d.parse().ok())
-        .flatten()
+    crate::format::manifest::seq_in(name, ".checked")
 }
 
 /// The record of an image `(seq, file_len, blake3)` whose checks passed.

@@ -32,7 +32,12 @@ pub fn seg_name(seq: u64) -> String {
 
 /// The sequence number a segment file name encodes, if it is one.
 pub fn seg_seq(name: &str) -> Option<u64> {
-    let d = name.strip_prefix("seg-")?.strip_suffix(".tgs")?;
+    seq_in(name, ".tgs")
+}
+
+/// The sequence number of a name `seg-NNNNNNNN<suffix>` (8 decimal digits), if it is one.
+pub(crate) fn seq_in(name: &str, suffix: &str) -> Option<u64> {
+    let d = name.strip_prefix("seg-")?.strip_suffix(suffix)?;
     (d.len() == 8 && d.bytes().all(|b| b.is_ascii_digit()))
         .then(|| d.parse().ok())
         .flatten()

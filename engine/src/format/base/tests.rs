@@ -983,6 +983,17 @@ fn open_checks_make_random_access_agree_with_the_full_decoder() {
     }
 }
 
+/// A store at `dir` of 40 random batches (some fail), compacted into one image.
+fn compacted_random_store(dir: &std::path::Path, r: &mut Rng) -> Store {
+    let mut s = manual_store(dir);
+    for k in 0..40 {
+        let ops: Vec<Op> = (0..2).map(|_| Op::from_json(&random_op(r))).collect();
+        let _ = s.write_at(1000 + k, ops);
+    }
+    s.compact().unwrap();
+    s
+}
+
 /// End to end: a store whose compacted image is forged, with the chunk crcs, the file
 /// length and the BLAKE3 digest in the manifest recomputed so that no checksum layer
 /// notices. The store's open refuses it and `check` reports it, both naming the chunk
@@ -991,14 +1002,7 @@ fn open_checks_make_random_access_agree_with_the_full_decoder() {
 fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("s");
-    let mut s = manual_store(&dir);
-    let mut r = Rng::new(77);
-    for k in 0..40 {
-        let ops: Vec<Op> = (0..2).map(|_| Op::from_json(&random_op(&mut r))).collect();
-        let _ = s.write_at(1000 + k, ops);
-    }
-    s.compact().unwrap();
-    drop(s);
+    drop(compacted_random_store(&dir, &mut Rng::new(77)));
     let bytes = seg::only_segment(&dir);
     let m = Base::open(SegBytes::Heap(bytes.clone())).unwrap().marks();
     let forged = forge(&bytes, chunk::ROWS_EDGE + chunk::IDENT, |v| {
@@ -1056,14 +1060,8 @@ fn an_image_checked_once_is_not_checked_again() {
     use crate::format::{checked, manifest};
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("s");
-    let mut s = manual_store(&dir);
     let mut r = Rng::new(78);
-    for k in 0..40 {
-        let ops: Vec<Op> = (0..2).map(|_| Op::from_json(&random_op(&mut r))).collect();
-        let _ = s.write_at(1000 + k, ops);
-    }
-    s.compact().unwrap();
-    drop(s);
+    drop(compacted_random_store(&dir, &mut r));
     let (mut entries, _) = manifest::read(&dir.join("MANIFEST")).unwrap();
     let seq = entries[0].seq;
     let record = dir.join(checked::record_name(seq));
