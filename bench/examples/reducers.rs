@@ -8,10 +8,10 @@
 //! the in-memory result store), all as p50 of `REPS` interleaved runs.
 //!
 //! Run: `nice -n 10 cargo run --release -p tgms-bench --example reducers -- [N|STORE] [REPS] [ROWS]`
-//! (`REDUCERS=median,topk` in the environment times only those)
 //! (default N = 1,000,000 generated events, fixed clock; or the directory of a store made by
 //! `tgms bench generate --scale N STORE`; REPS = 3; ROWS = 1,000,000: the window is cut so the
 //! table has about that many rows, or is the whole extent when the store has fewer).
+//! `REDUCERS=median,topk` in the environment times only those reducers.
 
 use serde_json::{json, Value};
 use std::time::Instant;

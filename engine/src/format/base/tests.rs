@@ -994,6 +994,20 @@ fn compacted_random_store(dir: &std::path::Path, r: &mut Rng) -> Store {
     s
 }
 
+/// Writes `bytes` as the store's image file (the first of `entries`) and republishes the
+/// manifest with their length and BLAKE3 digest, so no checksum layer notices the change.
+fn publish_as_image(
+    dir: &std::path::Path,
+    entries: &mut [crate::format::manifest::SegEntry],
+    bytes: &[u8],
+) {
+    use crate::format::manifest;
+    std::fs::write(dir.join(manifest::seg_name(entries[0].seq)), bytes).unwrap();
+    entries[0].file_len = bytes.len() as u64;
+    entries[0].blake3 = *blake3::hash(bytes).as_bytes();
+    manifest::write_fresh(dir, entries, true).unwrap();
+}
+
 /// End to end: a store whose compacted image is forged, with the chunk crcs, the file
 /// length and the BLAKE3 digest in the manifest recomputed so that no checksum layer
 /// notices. The store's open refuses it and `check` reports it, both naming the chunk
@@ -1009,7 +1023,6 @@ fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
         v[0] = m.idents as i64 + 3
     });
     let (mut entries, _) = crate::format::manifest::read(&dir.join("MANIFEST")).unwrap();
-    let path = dir.join(crate::format::manifest::seg_name(entries[0].seq));
     // The compaction's writer checked the image it wrote and left its check record: one
     // for the old bytes, which the forged ones do not match.
     let record = dir.join(crate::format::checked::record_name(entries[0].seq));
@@ -1020,10 +1033,7 @@ fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
         e.file_len,
         &e.blake3
     ));
-    std::fs::write(&path, &forged).unwrap();
-    entries[0].file_len = forged.len() as u64;
-    entries[0].blake3 = *blake3::hash(&forged).as_bytes();
-    crate::format::manifest::write_fresh(&dir, &entries, true).unwrap();
+    publish_as_image(&dir, &mut entries, &forged);
     // The store's open refuses it, naming the chunk, the index and the value…
     let want = format!("chunk 32: value {} at index 0", m.idents + 3);
     for read_only in [true, false] {
@@ -1081,10 +1091,7 @@ fn an_image_checked_once_is_not_checked_again() {
     let forged = forge(&bytes, chunk::ROWS_EDGE + chunk::IDENT, |v| {
         v[0] = m.idents as i64 + 3
     });
-    std::fs::write(dir.join(manifest::seg_name(seq)), &forged).unwrap();
-    entries[0].file_len = forged.len() as u64;
-    entries[0].blake3 = *blake3::hash(&forged).as_bytes();
-    manifest::write_fresh(&dir, &entries, true).unwrap();
+    publish_as_image(&dir, &mut entries, &forged);
     let forged_record = checked::encode(seq, entries[0].file_len, &entries[0].blake3);
     std::fs::write(&record, forged_record).unwrap();
     assert!(Store::open_read_only(&dir).is_ok());
@@ -1107,11 +1114,8 @@ fn an_image_checked_once_is_not_checked_again() {
     ));
     // Restore the image; a compaction replaces it, and its writer collects the old
     // record and leaves the new image's.
-    std::fs::write(dir.join(manifest::seg_name(seq)), &bytes).unwrap();
+    publish_as_image(&dir, &mut entries, &bytes);
     std::fs::write(&record, &good).unwrap();
-    entries[0].file_len = bytes.len() as u64;
-    entries[0].blake3 = *blake3::hash(&bytes).as_bytes();
-    manifest::write_fresh(&dir, &entries, true).unwrap();
     let mut s = Store::open(&dir).unwrap();
     s.write_at(5000, vec![Op::from_json(&random_op(&mut r))])
         .ok();
