@@ -26,6 +26,7 @@ pub mod motif_instances;
 pub mod motif_local;
 pub mod motif_sample;
 pub mod motifs;
+pub mod node_lists;
 pub mod normal_quantile;
 pub mod paths;
 pub mod reach;

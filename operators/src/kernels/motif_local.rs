@@ -35,28 +35,10 @@ pub struct Scratch {
 }
 
 impl<'a> Incidence<'a> {
-    /// The incidence lists of `ev` (ranked, node ids below `n`, fewer than 2^32 events), by
-    /// a counting sort: the lists come out in rank order. Single-threaded: built by two
-    /// workers (the degrees counted over halves of the events, then one range of nodes per
-    /// worker, each filling its lists from a scan of every event) it was no faster at 5M or
-    /// 10^8 events on two cores.
+    /// The incidence lists of `ev` (ranked, node ids below `n`, fewer than 2^32 events),
+    /// in rank order ([`super::node_lists`]).
     pub fn new(ev: &'a [MotifEvent], n: usize, delta: i64, tie: TieMode) -> Incidence<'a> {
-        let mut off = vec![0usize; n + 1];
-        for e in ev.iter().filter(|e| e.src != e.dst) {
-            off[e.src as usize + 1] += 1;
-            off[e.dst as usize + 1] += 1;
-        }
-        for k in 0..n {
-            off[k + 1] += off[k];
-        }
-        let mut pos = off.clone();
-        let mut inc = vec![0u32; off[n]];
-        for (r, e) in ev.iter().enumerate().filter(|(_, e)| e.src != e.dst) {
-            for x in [e.src, e.dst] {
-                inc[pos[x as usize]] = r as u32;
-                pos[x as usize] += 1;
-            }
-        }
+        let (off, inc) = super::node_lists::node_lists(ev, n);
         Incidence {
             ev,
             off,
