@@ -213,6 +213,18 @@ pub fn render_table(recs: &[QueryRecord]) -> String {
         let status = match (&r.error, r.ok) {
             (_, true) => "ok".to_string(),
             (Some(e), _) if e == "not_available" => "not available in this build".into(),
+            (_, false) if r.refused() => {
+                match r.refusal.as_ref().map(|f| (f.estimate_ms, f.ceiling_ms)) {
+                    Some((Some(est), Some(cap))) => {
+                        format!(
+                            "refused by cost: {} ms est. > {} ms",
+                            thousands(est),
+                            thousands(cap)
+                        )
+                    }
+                    _ => "refused by cost".into(),
+                }
+            }
             (Some(e), _) => format!("FAILED: {e}"),
             (None, false) => "FAILED".into(),
         };
@@ -232,6 +244,50 @@ pub fn render_table(recs: &[QueryRecord]) -> String {
         ));
     }
     s
+}
+
+/// `12345` as `12,345`.
+fn thousands(n: i64) -> String {
+    let digits = n.unsigned_abs().to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    if n < 0 {
+        format!("-{out}")
+    } else {
+        out
+    }
+}
+
+/// The narrowing repair of every query the cost model refused, one paragraph each (empty
+/// when none was refused).
+pub fn render_refusals(recs: &[QueryRecord]) -> String {
+    let mut s = String::new();
+    for r in recs.iter().filter(|r| r.refused()) {
+        let Some(f) = &r.refusal else { continue };
+        s.push_str(&format!("{} ({}): ", r.id, r.op));
+        if !f.suggestions.is_empty() {
+            s.push_str(&f.suggestions.join("; "));
+        }
+        if let Some(args) = &f.sample_mode {
+            s.push_str(&format!(
+                "; or an approximate count with {} (docs/approximate.md)",
+                tgms_engine::canon::to_string(args)
+            ));
+        }
+        s.push('\n');
+    }
+    if s.is_empty() {
+        return s;
+    }
+    format!(
+        "refused by the cost model at this scale (E_COST, docs/errors.md#e_cost); each call \
+         answers once narrowed:\n{s}"
+    )
 }
 
 /// Runs the registry on `store` with progress; returns the per-query records.
@@ -376,8 +432,17 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
     let nev = stats.n_edge_versions.max(1) as f64;
     let recs = run_registry(&st, &params, opts.protocol, &opts.only, true);
     print!("{}", render_table(&recs));
+    let refusals = render_refusals(&recs);
+    if !refusals.is_empty() {
+        print!("\n{refusals}");
+    }
     let all_registered = recs.iter().all(|r| r.available);
-    let failed: Vec<&QueryRecord> = recs.iter().filter(|r| r.available && !r.ok).collect();
+    // A refusal by the cost model is the designed answer at a scale, not a failure.
+    let failed: Vec<&QueryRecord> = recs
+        .iter()
+        .filter(|r| r.available && !r.ok && !r.refused())
+        .collect();
+    let refused = recs.iter().filter(|r| r.refused()).count();
     let unavailable = recs.iter().filter(|r| !r.available).count();
     let (os, cpus, machine) = machine();
     let (commit, dirty) = commit();
@@ -446,9 +511,10 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
     println!("store served as             {}", layout(&st));
     println!("machine                     {machine}");
     println!(
-        "queries: {} answered, {} not available in this build, {} failed",
+        "queries: {} answered, {} not available in this build, {} refused by the cost model, {} failed",
         recs.iter().filter(|r| r.ok).count(),
         unavailable,
+        refused,
         failed.len()
     );
     if let Some(path) = &opts.json {
@@ -459,4 +525,66 @@ pub fn run(opts: RunOpts) -> anyhow::Result<(Value, bool)> {
     let _ = all_registered;
     let ok = failed.is_empty();
     Ok((record, ok))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tgms_bench::registry::Refusal;
+
+    fn record(id: &str, error: Option<&str>, refusal: Option<Refusal>) -> QueryRecord {
+        QueryRecord {
+            id: id.into(),
+            op: "count_temporal_motifs".into(),
+            ok: error.is_none(),
+            hash: None,
+            result_digest: None,
+            p50_ms: None,
+            p95_ms: None,
+            rows: None,
+            error: error.map(str::to_string),
+            refusal,
+            timings_ms: Vec::new(),
+            available: true,
+            ours: false,
+        }
+    }
+
+    #[test]
+    fn a_refusal_is_shown_with_its_estimate_and_repair() {
+        let refusal = Refusal {
+            estimate_ms: Some(60_266),
+            ceiling_ms: Some(10_000),
+            suggestions: vec!["narrow the valid-time window".into()],
+            sample_mode: Some(json!({"mode": "sample", "epsilon": 0.05})),
+        };
+        let recs = [
+            record("motif.all36", Some("gr"), Some(refusal)),
+            record("paths.k", Some("E_INTERNAL"), None),
+            record("hist.single", None, None),
+        ];
+        let table = render_table(&recs);
+        assert!(
+            table.contains("refused by cost: 60,266 ms est. > 10,000 ms"),
+            "{table}"
+        );
+        assert!(table.contains("FAILED: E_INTERNAL"), "{table}");
+        let repairs = render_refusals(&recs);
+        assert!(
+            repairs.starts_with("refused by the cost model"),
+            "{repairs}"
+        );
+        assert!(
+            repairs.contains(
+                "motif.all36 (count_temporal_motifs): narrow the valid-time window; or an approximate count with {\"epsilon\":0.05,\"mode\":\"sample\"}"
+            ),
+            "{repairs}"
+        );
+        assert!(!repairs.contains("paths.k"));
+        assert_eq!(render_refusals(&recs[1..]), "");
+        assert_eq!(
+            [0, 999, 1_000, 60_266, 1_234_567, -4_500].map(thousands),
+            ["0", "999", "1,000", "60,266", "1,234,567", "-4,500"]
+        );
+    }
 }

@@ -858,7 +858,8 @@ enum BenchCmd {
     /// query with its answer hash, ingest rate, bytes per edge version, open time, first-query
     /// time, peak RSS (of the open and the queries: the build's peak is reported apart). With
     /// --compact a store the run builds is compacted first, so the queries read the mapped
-    /// image. Exit 1 if a registered operator fails.
+    /// image. A query the cost model refuses at the scale is listed with its narrowing
+    /// repair; exit 1 if a registered operator fails (a refusal is not a failure).
     Run {
         /// Number of events of the generated log (100000, 1000000, 10000000; for 10^8,
         /// build the store once with `bench generate` and pass it with --store).

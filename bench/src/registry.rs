@@ -294,6 +294,8 @@ pub struct QueryRecord {
     /// Why the query failed: the error code of the call (`gr` for a cost refusal) or
     /// `not_available`.
     pub error: Option<String>,
+    /// A cost refusal's estimate, ceiling and narrowing repair ([`Refusal`]).
+    pub refusal: Option<Refusal>,
     /// Every timed run's wall time (ms), in run order.
     pub timings_ms: Vec<f64>,
     /// False when the operator is not registered in this build.
@@ -302,29 +304,92 @@ pub struct QueryRecord {
     pub ours: bool,
 }
 
-impl QueryRecord {
-    /// The record as JSON (§2.3 keys, plus `result_digest` and `available`).
+/// A query the cost model refused (`E_COST`): what it was estimated at, the ceiling, and
+/// how to narrow it, from the refusal's details.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Refusal {
+    /// The estimated time (ms).
+    pub estimate_ms: Option<i64>,
+    /// The time ceiling it is over (ms).
+    pub ceiling_ms: Option<i64>,
+    /// The narrowing suggestions.
+    pub suggestions: Vec<String>,
+    /// The sample-mode args an exact motif count can be asked with instead
+    /// (`docs/approximate.md`), when sampling is estimated cheaper.
+    pub sample_mode: Option<Value>,
+}
+
+impl Refusal {
+    fn of(details: &Value) -> Refusal {
+        Refusal {
+            estimate_ms: details["estimate"]["time_est_ms"].as_i64(),
+            ceiling_ms: details["ceilings"]["time_est_ms"].as_i64(),
+            suggestions: details["suggestions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect(),
+            sample_mode: details["repair"]["sample_mode"].get("args").cloned(),
+        }
+    }
+
+    /// The refusal as JSON.
     pub fn to_json(&self) -> Value {
-        let r = |x: Option<f64>| x.map(|v| (v * 1000.0).round() / 1000.0);
-        json!({"id": self.id, "op": self.op, "ok": self.ok, "hash": self.hash,
-            "result_digest": self.result_digest, "p50_ms": r(self.p50_ms), "p95_ms": r(self.p95_ms),
-            "rows": self.rows, "error": self.error, "available": self.available,
-            "timings_ms": self.timings_ms.iter().map(|t| (t * 1000.0).round() / 1000.0).collect::<Vec<_>>()})
+        json!({"estimate_ms": self.estimate_ms, "ceiling_ms": self.ceiling_ms,
+            "suggestions": self.suggestions, "sample_mode": self.sample_mode})
     }
 }
 
-fn one(snap: Snapshot<'_>, q: &Query) -> Result<Value, String> {
-    call_operator(snap, q.op, &q.args, &CallOptions::default()).map_err(|e| {
+impl QueryRecord {
+    /// The record as JSON (§2.3 keys, plus `result_digest` and `available`, and `refusal`
+    /// for a query refused by cost).
+    pub fn to_json(&self) -> Value {
+        let r = |x: Option<f64>| x.map(|v| (v * 1000.0).round() / 1000.0);
+        let mut v = json!({"id": self.id, "op": self.op, "ok": self.ok, "hash": self.hash,
+            "result_digest": self.result_digest, "p50_ms": r(self.p50_ms), "p95_ms": r(self.p95_ms),
+            "rows": self.rows, "error": self.error, "available": self.available,
+            "timings_ms": self.timings_ms.iter().map(|t| (t * 1000.0).round() / 1000.0).collect::<Vec<_>>()});
+        if let Some(refusal) = &self.refusal {
+            v["refusal"] = refusal.to_json();
+        }
+        v
+    }
+
+    /// Refused by the cost model (`gr`): an answer at this scale needs a narrower call,
+    /// not a fix.
+    pub fn refused(&self) -> bool {
+        self.error.as_deref() == Some("gr")
+    }
+}
+
+/// The call's envelope, or its error code (`gr` for a cost refusal, with the refusal).
+fn one(
+    snap: Snapshot<'_>,
+    q: &Query,
+    opts: &CallOptions,
+) -> Result<Value, (String, Option<Refusal>)> {
+    call_operator(snap, q.op, &q.args, opts).map_err(|e| {
         if e.code == Code::Cost {
-            "gr".to_string()
+            ("gr".to_string(), Some(Refusal::of(&e.details)))
         } else {
-            e.code.as_str().to_string()
+            (e.code.as_str().to_string(), None)
         }
     })
 }
 
 /// Runs one query under `proto`: warm-ups, timed repetitions, hash of the answer.
 pub fn run_query(snap: Snapshot<'_>, q: &Query, proto: Protocol) -> QueryRecord {
+    run_query_under(snap, q, proto, &CallOptions::default())
+}
+
+/// [`run_query`] with the calls' options (their cost ceilings) given.
+pub fn run_query_under(
+    snap: Snapshot<'_>,
+    q: &Query,
+    proto: Protocol,
+    opts: &CallOptions,
+) -> QueryRecord {
     let mut rec = QueryRecord {
         id: q.id.into(),
         op: q.op.into(),
@@ -335,6 +400,7 @@ pub fn run_query(snap: Snapshot<'_>, q: &Query, proto: Protocol) -> QueryRecord 
         p95_ms: None,
         rows: None,
         error: None,
+        refusal: None,
         timings_ms: Vec::new(),
         available: tgms_operators::lookup(q.op).is_some(),
         ours: q.ours,
@@ -345,10 +411,11 @@ pub fn run_query(snap: Snapshot<'_>, q: &Query, proto: Protocol) -> QueryRecord 
     }
     let mut last = None;
     for _ in 0..proto.warmups {
-        match one(snap, q) {
+        match one(snap, q, opts) {
             Ok(env) => last = Some(env),
-            Err(code) => {
+            Err((code, refusal)) => {
                 rec.error = Some(code);
+                rec.refusal = refusal;
                 return rec;
             }
         }
@@ -358,12 +425,13 @@ pub fn run_query(snap: Snapshot<'_>, q: &Query, proto: Protocol) -> QueryRecord 
     let mut i = 0;
     while i < reps {
         let start = Instant::now();
-        let r = one(snap, q);
+        let r = one(snap, q, opts);
         let ms = start.elapsed().as_secs_f64() * 1000.0;
         match r {
             Ok(env) => last = Some(env),
-            Err(code) => {
+            Err((code, refusal)) => {
                 rec.error = Some(code);
+                rec.refusal = refusal;
                 return rec;
             }
         }
