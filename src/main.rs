@@ -874,7 +874,9 @@ enum BenchCmd {
         /// (default: a temporary directory).
         #[arg(long, value_name = "DIR")]
         store: Option<PathBuf>,
-        /// Write the run record (one JSON object) to FILE.
+        /// Write the run record (one JSON object) to FILE: per query `ok`, `hash`, `p50_ms`,
+        /// `p95_ms`, `rows`, `timings_ms`, `error` (`gr` when refused by cost, with `refusal`:
+        /// `estimate_ms`, `ceiling_ms`, `suggestions`, `sample_mode`).
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
         /// Untimed warm-ups per query.
