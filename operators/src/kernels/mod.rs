@@ -29,6 +29,7 @@ pub mod motifs;
 pub mod node_lists;
 pub mod normal_quantile;
 pub mod paths;
+pub mod radix_heap;
 pub mod reach;
 pub mod reciprocal;
 

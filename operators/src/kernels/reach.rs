@@ -18,10 +18,11 @@
 //! returns the results in source order; each search is sequential, so results do not depend
 //! on the thread count.
 
+use super::radix_heap::{key_of, time_of, RadixHeap};
 use super::{BudgetExceeded, Span};
 use rayon::prelude::*;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashSet, VecDeque};
+use std::collections::{HashSet, VecDeque};
 use std::sync::OnceLock;
 
 /// Search direction (§12).
@@ -384,10 +385,11 @@ fn forward_plain(
         return Ok(collect(lab, src, i64::MAX, false));
     }
     let mut arr = vec![i64::MAX; ix.n];
-    let mut heap = BinaryHeap::new();
+    let mut heap = RadixHeap::default();
     arr[src as usize] = ix.t_a;
-    heap.push(Reverse((ix.t_a, src)));
-    while let Some(Reverse((a, u))) = heap.pop() {
+    heap.push(key_of(ix.t_a), src);
+    while let Some((k, u)) = heap.pop() {
+        let a = time_of(k);
         if a > arr[u as usize] {
             continue;
         }
@@ -398,7 +400,7 @@ fn forward_plain(
             let tau = a.max(arc.s);
             if tau < arc.e && tau < ix.t_b && tau < arr[arc.other as usize] {
                 arr[arc.other as usize] = tau;
-                heap.push(Reverse((tau, arc.other)));
+                heap.push(key_of(tau), arc.other);
             }
         }
     }
@@ -414,11 +416,13 @@ fn backward_plain(
         let lab = scan_pass(ix, es, src, ix.t_b - 1, true, b)?;
         return Ok(collect(lab, src, i64::MIN, true));
     }
+    // Latest departure first: the keys are the times reversed.
     let mut dep = vec![i64::MIN; ix.n];
-    let mut heap = BinaryHeap::new();
+    let mut heap = RadixHeap::default();
     dep[src as usize] = ix.t_b - 1;
-    heap.push((ix.t_b - 1, Reverse(src)));
-    while let Some((d, Reverse(v))) = heap.pop() {
+    heap.push(!key_of(ix.t_b - 1), src);
+    while let Some((k, v)) = heap.pop() {
+        let d = time_of(!k);
         if d < dep[v as usize] {
             continue;
         }
@@ -429,7 +433,7 @@ fn backward_plain(
             let tau = d.min(arc.e - 1);
             if tau >= arc.s && tau >= ix.t_a && tau > dep[arc.other as usize] {
                 dep[arc.other as usize] = tau;
-                heap.push((tau, Reverse(arc.other)));
+                heap.push(!key_of(tau), arc.other);
             }
         }
     }
