@@ -6,10 +6,10 @@
 //! endpoints' lists writes at one cursor per node: with 10^6 nodes those cursors span far
 //! more cache than a core has, so nearly every write misses (about 8 s for 10^8 events on
 //! the development VM). The build here partitions first: each pass over
-//! [`PASS_EVENTS`] events sorts its `(node, rank)` entries into buckets of
-//! 2^[`BUCKET_LOG2`] consecutive nodes (a few hundred sequential output streams), then
+//! `PASS_EVENTS` events sorts its `(node, rank)` entries into buckets of
+//! 2^`BUCKET_LOG2` consecutive nodes (a few hundred sequential output streams), then
 //! fills each bucket's lists from its entries, whose cursors fit in cache (about 3.5 s on
-//! the same VM and input, both cores). Graphs of up to [`DIRECT_MAX_NODES`] nodes take the
+//! the same VM and input, both cores). Graphs of up to `DIRECT_MAX_NODES` nodes take the
 //! counting sort, whose cursors fit in cache there.
 //!
 //! **Determinism.** Entries reach a bucket in rank order (passes in order, the parts of a
