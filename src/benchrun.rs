@@ -269,17 +269,15 @@ pub fn render_refusals(recs: &[QueryRecord]) -> String {
     let mut s = String::new();
     for r in recs.iter().filter(|r| r.refused()) {
         let Some(f) = &r.refusal else { continue };
-        s.push_str(&format!("{} ({}): ", r.id, r.op));
-        if !f.suggestions.is_empty() {
-            s.push_str(&f.suggestions.join("; "));
-        }
+        let mut repairs = vec![f.suggestions.join("; ")];
         if let Some(args) = &f.sample_mode {
-            s.push_str(&format!(
-                "; or an approximate count with {} (docs/approximate.md)",
+            repairs.push(format!(
+                "an approximate count with {} (docs/approximate.md)",
                 tgms_engine::canon::to_string(args)
             ));
         }
-        s.push('\n');
+        repairs.retain(|x| !x.is_empty());
+        s.push_str(&format!("{} ({}): {}\n", r.id, r.op, repairs.join("; or ")));
     }
     if s.is_empty() {
         return s;
@@ -581,6 +579,18 @@ mod tests {
             "{repairs}"
         );
         assert!(!repairs.contains("paths.k"));
+        // A sample-mode repair alone.
+        let alone = Refusal {
+            estimate_ms: None,
+            ceiling_ms: None,
+            suggestions: Vec::new(),
+            sample_mode: Some(json!({"mode": "sample"})),
+        };
+        let only = render_refusals(&[record("m", Some("gr"), Some(alone))]);
+        assert!(
+            only.ends_with("\nm (count_temporal_motifs): an approximate count with {\"mode\":\"sample\"} (docs/approximate.md)\n"),
+            "{only}"
+        );
         assert_eq!(render_refusals(&recs[1..]), "");
         assert_eq!(
             [0, 999, 1_000, 60_266, 1_234_567, -4_500].map(thousands),
