@@ -418,15 +418,36 @@ pub(crate) fn count_events(
 /// renumbering table is sized by the input: a direct table when the id space is at most a
 /// few times the event count, else binary search over the sorted distinct ids.
 fn dense_ids(mut ev: Vec<MotifEvent>) -> (Vec<MotifEvent>, usize) {
-    let Some(max_id) = ev.iter().map(|e| e.src.max(e.dst)).max() else {
+    let Some(max_id) = ev
+        .par_iter()
+        .with_min_len(1 << 16)
+        .map(|e| e.src.max(e.dst))
+        .max()
+    else {
         return (ev, 0);
     };
     if (max_id as usize) < 4 * ev.len() {
+        // The ids seen, marked per worker over its share of the events, then merged.
+        let share = ev
+            .len()
+            .div_ceil(rayon::current_num_threads().max(1))
+            .max(1 << 16);
+        let marks: Vec<Vec<u8>> = ev
+            .par_chunks(share)
+            .map(|part| {
+                let mut seen = vec![0u8; max_id as usize + 1];
+                for e in part {
+                    seen[e.src as usize] = 1;
+                    seen[e.dst as usize] = 1;
+                }
+                seen
+            })
+            .collect();
         let mut dense = vec![0u32; max_id as usize + 1];
-        for e in &ev {
-            dense[e.src as usize] = 1;
-            dense[e.dst as usize] = 1;
+        for (x, d) in dense.iter_mut().enumerate() {
+            *d = u32::from(marks.iter().any(|m| m[x] != 0));
         }
+        drop(marks);
         let mut n = 0u32;
         for d in dense.iter_mut() {
             let seen = *d;
