@@ -49,13 +49,12 @@ impl RadixHeap {
         }
         if self.buckets[0].is_empty() {
             let i = (1..self.buckets.len()).find(|&i| !self.buckets[i].is_empty())?;
-            let moved = std::mem::take(&mut self.buckets[i]);
+            let mut moved = std::mem::take(&mut self.buckets[i]);
             self.last = moved.iter().map(|e| e.0).min()?;
             for e in &moved {
                 self.buckets[bucket(e.0, self.last)].push(*e);
             }
             // Keep the allocation for the next time this bucket fills.
-            let mut moved = moved;
             moved.clear();
             self.buckets[i] = moved;
         }
