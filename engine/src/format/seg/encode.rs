@@ -12,32 +12,55 @@ use super::*;
 /// stored as `value − min` (mod 2^64) in `width` bits, least significant bit first.
 pub fn put_for(out: &mut Vec<u8>, v: &[i64]) {
     out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-    let min = v.iter().copied().min().unwrap_or(0);
-    let maxd = v
+    // `x − min` grows with `x`, so the largest is `max − min`: one pass finds both.
+    let (min, max) = v
         .iter()
-        .map(|&x| (x as u64).wrapping_sub(min as u64))
-        .max()
-        .unwrap_or(0);
+        .fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let (min, maxd) = if v.is_empty() {
+        (0, 0)
+    } else {
+        (min, (max as u64).wrapping_sub(min as u64))
+    };
     let w = 64 - maxd.leading_zeros();
     out.extend_from_slice(&min.to_le_bytes());
     out.push(w as u8);
+    pack(
+        out,
+        v.iter().map(|&x| (x as u64).wrapping_sub(min as u64)),
+        v.len(),
+        w,
+    );
+}
+
+/// Appends `vals` (`n` values, each below 2^`w`) in `w` bits each, least significant bit
+/// first: `ceil(n·w / 8)` bytes, the bit stream of [`put_for`]. The bytes are sized first
+/// and whole 64-bit words stored as they fill.
+fn pack(out: &mut Vec<u8>, vals: impl Iterator<Item = u64>, n: usize, w: u32) {
     if w == 0 {
         return;
     }
-    let mut acc: u128 = 0;
-    let mut bits = 0u32;
-    for &x in v {
-        acc |= ((x as u64).wrapping_sub(min as u64) as u128) << bits;
-        bits += w;
-        while bits >= 8 {
-            out.push(acc as u8);
-            acc >>= 8;
-            bits -= 8;
+    let start = out.len();
+    let len = (n * w as usize).div_ceil(8);
+    // A word of slack: the last word is stored whole, then cut to `len`.
+    out.resize(start + len + 8, 0);
+    let bytes = &mut out[start..];
+    let (mut acc, mut bits, mut at) = (0u64, 0u32, 0usize);
+    for x in vals {
+        // Invariant: `bits < 64` bits of `acc` are pending.
+        acc |= x << bits;
+        let filled = bits + w;
+        if filled >= 64 {
+            bytes[at..at + 8].copy_from_slice(&acc.to_le_bytes());
+            at += 8;
+            // The bits of `x` that did not fit (none when it started a word).
+            acc = x.checked_shr(64 - bits).unwrap_or(0);
+            bits = filled - 64;
+        } else {
+            bits = filled;
         }
     }
-    if bits > 0 {
-        out.push(acc as u8);
-    }
+    bytes[at..at + 8].copy_from_slice(&acc.to_le_bytes());
+    out.truncate(start + len);
 }
 
 /// DFOR codec, patched delta + frame of reference: `u32 count | i64 first | u32 n_exc |
@@ -49,26 +72,46 @@ pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
     dfor_with_exceptions(out, v);
 }
 
-/// The frame `(min, width)` of a patched column of `vals` that minimises the packed bits
-/// plus 12 bytes per exception (a value outside `[min, min + 2^width)`). Candidate bases
-/// are the smallest value and a few low quantiles; `(0, 0)` for no values. Ties go to the
+/// The frame of a patched column: values in `[min, min + 2^w)` are packed in `w` bits, the
+/// `n_exc` others are exceptions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Frame {
+    pub min: i64,
+    pub w: u32,
+    pub n_exc: usize,
+}
+
+/// The frame of a patched column of `vals` that minimises the packed bits plus 12 bytes
+/// per exception (a value outside `[min, min + 2^width)`). Candidate bases are the smallest
+/// value and a few low quantiles; `(0, 0)` with no exceptions for no values. Ties go to the
 /// earlier candidate: bases in that order, widths ascending.
 ///
 /// A long column is not sorted: its quantiles come from one pass keeping its smallest
 /// hundredth in a bounded heap ([`select_ranks`]), and the values in each frame, for all
 /// bases at once, from one pass of bit-length histograms ([`bit_lengths`]), so the frame
 /// costs two passes and no copy of the column (tested equal to the sorting computation).
-pub(super) fn patched_frame<I: Iterator<Item = i64> + Clone>(vals: I) -> (i64, u32) {
-    let n = vals.clone().count();
+/// The histograms also give the frame's exception count, so the writers need no pass to
+/// count them.
+pub(super) fn patched_frame<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -> Frame {
+    let n = vals.len();
     if n == 0 {
-        return (0, 0);
+        return Frame {
+            min: 0,
+            w: 0,
+            n_exc: 0,
+        };
     }
     let ranks = [0, n / 10_000, n / 1_000, n / 100].map(|i| i.min(n - 1));
     let mut bases = select_ranks(vals.clone(), n, &ranks);
     bases.dedup();
     // Per base: the values below it, and per bit length of `x − base` those at or above.
     let (below, by_len) = bit_lengths(vals.clone(), &bases);
-    let (mut best_min, mut best_w, mut best_cost) = (0i64, 0u32, u128::MAX);
+    let mut best = Frame {
+        min: 0,
+        w: 0,
+        n_exc: 0,
+    };
+    let mut best_cost = u128::MAX;
     for (i, &m) in bases.iter().enumerate() {
         // `hi`: the values below `m + 2^w` (all of them at width 64).
         let mut hi = below[i];
@@ -78,17 +121,20 @@ pub(super) fn patched_frame<I: Iterator<Item = i64> + Clone>(vals: I) -> (i64, u
             } else {
                 hi + by_len[i][w as usize]
             };
-            let exc = (n - (hi - below[i])) as u128;
-            let cost = (n as u128 * w as u128).div_ceil(8) + exc * 12;
+            let exc = n - (hi - below[i]);
+            let cost = (n as u128 * w as u128).div_ceil(8) + exc as u128 * 12;
             if cost < best_cost {
-                (best_min, best_w, best_cost) = (m, w, cost);
+                // At width 64 every value is in the frame ([`in_frame`]); a width-64 frame
+                // is only chosen at the smallest value's base, where none is below it.
+                let n_exc = if w == 64 { 0 } else { exc };
+                (best, best_cost) = (Frame { min: m, w, n_exc }, cost);
             }
             if hi == n {
                 break;
             }
         }
     }
-    (best_min, best_w)
+    best
 }
 
 /// Per base `m` of `bases`: the values of `vals` below `m`, and per bit length `l` (0–64)
@@ -159,41 +205,33 @@ pub(super) fn in_frame(x: i64, min: i64, w: u32) -> bool {
     w == 64 || (x as i128 >= min as i128 && (x as i128) < min as i128 + (1i128 << w))
 }
 
-/// Appends `min | width | bits` of `vals` in the frame `(min, w)` (exceptions packed as
-/// 0) and returns the exceptions `(index, value)`, ascending.
-pub(super) fn put_patched_body<I: Iterator<Item = i64> + Clone>(
+/// Appends `min | width | bits` of the `n` values `vals` in the frame `f` (exceptions
+/// packed as 0) and returns the exceptions `(index, value)`, ascending: one pass.
+pub(super) fn put_patched_body(
     out: &mut Vec<u8>,
-    vals: I,
-    min: i64,
-    w: u32,
+    vals: impl Iterator<Item = i64>,
+    n: usize,
+    f: Frame,
 ) -> Vec<(u32, i64)> {
-    out.extend_from_slice(&min.to_le_bytes());
-    out.push(w as u8);
-    let mut acc: u128 = 0;
-    let mut bits = 0u32;
-    if w > 0 {
-        for d in vals.clone() {
-            let x = if in_frame(d, min, w) {
-                (d as u64).wrapping_sub(min as u64)
-            } else {
-                0
-            };
-            acc |= (x as u128) << bits;
-            bits += w;
-            while bits >= 8 {
-                out.push(acc as u8);
-                acc >>= 8;
-                bits -= 8;
-            }
+    out.extend_from_slice(&f.min.to_le_bytes());
+    out.push(f.w as u8);
+    let mut exc = Vec::with_capacity(f.n_exc);
+    let (min, w) = (f.min, f.w);
+    let slots = vals.enumerate().map(|(i, d)| {
+        if in_frame(d, min, w) {
+            (d as u64).wrapping_sub(min as u64)
+        } else {
+            exc.push((i as u32, d));
+            0
         }
-        if bits > 0 {
-            out.push(acc as u8);
-        }
+    });
+    if w == 0 {
+        slots.for_each(drop);
+    } else {
+        pack(out, slots, n, w);
     }
-    vals.enumerate()
-        .filter(|&(_, d)| !in_frame(d, min, w))
-        .map(|(i, d)| (i as u32, d))
-        .collect()
+    debug_assert_eq!(exc.len(), f.n_exc, "the frame's exception count");
+    exc
 }
 
 pub(super) fn put_exc_list(out: &mut Vec<u8>, exc: &[(u32, i64)]) {
@@ -213,39 +251,50 @@ pub(super) fn exc_starts(exc: &[usize], n: usize) -> Vec<i64> {
 
 /// [`put_dfor`], returning the exception indexes (ascending).
 pub(super) fn dfor_with_exceptions(out: &mut Vec<u8>, v: &[i64]) -> Vec<usize> {
-    let (min, w) = patched_frame(deltas_of(v));
-    put_dfor_framed(out, v, min, w)
+    let f = patched_frame(deltas_of(v));
+    put_dfor_framed(out, v, f)
 }
 
 /// `v[i + 1] − v[i]` (mod 2^64) for every `i`, computed on each pass (a long column's
 /// deltas are never held).
-pub(super) fn deltas_of(v: &[i64]) -> impl Iterator<Item = i64> + Clone + '_ {
+pub(super) fn deltas_of(v: &[i64]) -> impl ExactSizeIterator<Item = i64> + Clone + '_ {
     v.windows(2).map(|w| w[1].wrapping_sub(w[0]))
 }
 
-/// The DFOR bytes of `v` in the frame `(min, w)` of its deltas; returns the exception
-/// indexes (ascending).
-pub(super) fn put_dfor_framed(out: &mut Vec<u8>, v: &[i64], min: i64, w: u32) -> Vec<usize> {
+/// The DFOR bytes of `v` in the frame `f` of its deltas; returns the exception indexes
+/// (ascending).
+pub(super) fn put_dfor_framed(out: &mut Vec<u8>, v: &[i64], f: Frame) -> Vec<usize> {
     out.extend_from_slice(&(v.len() as u32).to_le_bytes());
     out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
-    let n_exc = deltas_of(v).filter(|&d| !in_frame(d, min, w)).count();
-    out.extend_from_slice(&(n_exc as u32).to_le_bytes());
-    let exc = put_patched_body(out, deltas_of(v), min, w);
+    out.extend_from_slice(&(f.n_exc as u32).to_le_bytes());
+    let exc = put_patched_body(out, deltas_of(v), v.len().saturating_sub(1), f);
     put_exc_list(out, &exc);
     exc.into_iter().map(|(i, _)| i as usize).collect()
 }
 
-/// Encodes an integer column with whichever of FOR and DFOR is smaller; returns the codec.
+/// Bytes of the DFOR column of `n` values whose deltas have the frame `f`.
+fn dfor_len(n: usize, f: Frame) -> usize {
+    // count | first | n_exc | min | width | bits | n_exc × (index, delta)
+    25 + (n.saturating_sub(1) * f.w as usize).div_ceil(8) + 12 * f.n_exc
+}
+
+/// Encodes an integer column with whichever of FOR and DFOR is smaller (FOR on a tie);
+/// returns the codec. Both sizes are computed first; only the smaller encoding is written.
 pub fn put_int(out: &mut Vec<u8>, v: &[i64]) -> u8 {
-    let mut a = Vec::new();
-    put_for(&mut a, v);
-    let mut b = Vec::new();
-    put_dfor(&mut b, v);
-    if b.len() < a.len() {
-        out.extend_from_slice(&b);
+    let (lo, hi) = v
+        .iter()
+        .fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
+    let for_bytes = if v.is_empty() {
+        for_len(0, 0, 0)
+    } else {
+        for_len(v.len(), lo, hi)
+    };
+    let f = patched_frame(deltas_of(v));
+    if dfor_len(v.len(), f) < for_bytes {
+        put_dfor_framed(out, v, f);
         codec::DFOR
     } else {
-        out.extend_from_slice(&a);
+        put_for(out, v);
         codec::FOR
     }
 }
@@ -256,12 +305,12 @@ pub fn put_int(out: &mut Vec<u8>, v: &[i64]) -> u8 {
 /// `skip[i / 32]` plus the deltas from `(i / 32) · 32` up to `i`, the exceptions among
 /// them found without a search.
 pub fn put_dfors(out: &mut Vec<u8>, v: &[i64]) {
-    let (min, w) = patched_frame(deltas_of(v));
-    put_dfors_framed(out, v, min, w);
+    let f = patched_frame(deltas_of(v));
+    put_dfors_framed(out, v, f);
 }
 
-pub(super) fn put_dfors_framed(out: &mut Vec<u8>, v: &[i64], min: i64, w: u32) {
-    let exc = put_dfor_framed(out, v, min, w);
+pub(super) fn put_dfors_framed(out: &mut Vec<u8>, v: &[i64], f: Frame) {
+    let exc = put_dfor_framed(out, v, f);
     let skips: Vec<i64> = v.iter().step_by(DFORS_STRIDE).copied().collect();
     put_for(out, &skips);
     put_for(out, &exc_starts(&exc, v.len()));
@@ -274,13 +323,13 @@ pub(super) fn put_dfors_framed(out: &mut Vec<u8>, v: &[i64], min: i64, w: u32) {
 /// encoder picks `min` and `width` to minimise the size, so a sparse column (mostly 0,
 /// rare large values) packs to a few bits per value.
 pub fn put_pfor(out: &mut Vec<u8>, v: &[i64]) {
-    let (min, w) = patched_frame(v.iter().copied());
-    put_pfor_framed(out, v, min, w);
+    let f = patched_frame(v.iter().copied());
+    put_pfor_framed(out, v, f);
 }
 
-pub(super) fn put_pfor_framed(out: &mut Vec<u8>, v: &[i64], min: i64, w: u32) {
+pub(super) fn put_pfor_framed(out: &mut Vec<u8>, v: &[i64], f: Frame) {
     out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-    let exc = put_patched_body(out, v.iter().copied(), min, w);
+    let exc = put_patched_body(out, v.iter().copied(), v.len(), f);
     out.extend_from_slice(&(exc.len() as u32).to_le_bytes());
     put_exc_list(out, &exc);
     let idx: Vec<usize> = exc.iter().map(|&(i, _)| i as usize).collect();
@@ -293,27 +342,24 @@ pub(super) fn for_len(n: usize, min: i64, max: i64) -> usize {
     13 + (n * w).div_ceil(8)
 }
 
-/// Bytes of the patched body and exception list of `vals` in the frame `(min, w)`
-/// (`min | width | bits | n_exc × 12`), and the bytes of the FOR column of its exception
-/// starts (blocks of a column of `n`).
-pub(super) fn patched_len(vals: impl Iterator<Item = i64>, n: usize, min: i64, w: u32) -> usize {
+/// Bytes of the patched body and exception list of `n_vals` values in the frame `f`
+/// (`min | width | bits | n_exc × 12`), and of the FOR column of its exception starts
+/// (blocks of a column of `n`). `last` holds the values from the last block's first
+/// index on: the starts column's largest value is the exceptions before that block.
+pub(super) fn patched_len(
+    last: impl Iterator<Item = i64>,
+    n_vals: usize,
+    n: usize,
+    f: Frame,
+) -> usize {
     let blocks = n.div_ceil(DFORS_STRIDE);
-    // The exception starts ascend from 0 to the exceptions below the last block's start.
-    let last_start = (blocks.max(1) - 1) * DFORS_STRIDE;
-    let (mut n_exc, mut below_last, mut len) = (0, 0, 0);
-    for (i, x) in vals.enumerate() {
-        len += 1;
-        if !in_frame(x, min, w) {
-            n_exc += 1;
-            below_last += usize::from(i < last_start);
-        }
-    }
+    let in_last = last.filter(|&x| !in_frame(x, f.min, f.w)).count();
     let starts = if blocks == 0 {
         for_len(0, 0, 0)
     } else {
-        for_len(blocks, 0, below_last as i64)
+        for_len(blocks, 0, (f.n_exc - in_last) as i64)
     };
-    9 + (len * w as usize).div_ceil(8) + 12 * n_exc + starts
+    9 + (n_vals * f.w as usize).div_ceil(8) + 12 * f.n_exc + starts
 }
 
 /// Encodes an integer column with the smallest of FOR, DFORS and PFOR (the random-access
@@ -337,22 +383,23 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     } else {
         for_len(n.div_ceil(DFORS_STRIDE), slo, shi)
     };
+    // The values from the last block on (the exception starts' largest value counts the
+    // exceptions before it).
+    let last_start = (n.div_ceil(DFORS_STRIDE).max(1) - 1) * DFORS_STRIDE;
+    let tail = &v[last_start.min(n)..];
     // The two patched frames are independent passes over the column: a long one takes
     // both cores (the sizes and the bytes are the same either way).
     let frames = || {
         let dfors = || {
-            let (min, w) = patched_frame(deltas_of(v));
+            let f = patched_frame(deltas_of(v));
             // count | first | n_exc, then the patched body of the deltas, then the skips.
-            (
-                min,
-                w,
-                16 + patched_len(deltas_of(v), n, min, w) + skip_bytes,
-            )
+            let len = patched_len(deltas_of(tail), n.saturating_sub(1), n, f);
+            (f, 16 + len + skip_bytes)
         };
         let pfor = || {
-            let (min, w) = patched_frame(v.iter().copied());
+            let f = patched_frame(v.iter().copied());
             // count | patched body | n_exc (in the list's 9 + 12 × n_exc) | starts
-            (min, w, 8 + patched_len(v.iter().copied(), n, min, w))
+            (f, 8 + patched_len(tail.iter().copied(), n, n, f))
         };
         if n > 1 << 16 {
             rayon::join(dfors, pfor)
@@ -360,12 +407,12 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
             (dfors(), pfor())
         }
     };
-    let ((dmin, dw, dfors_bytes), (pmin, pw, pfor_bytes)) = frames();
+    let ((df, dfors_bytes), (pf, pfor_bytes)) = frames();
     if dfors_bytes < for_bytes && dfors_bytes <= pfor_bytes {
-        put_dfors_framed(out, v, dmin, dw);
+        put_dfors_framed(out, v, df);
         codec::DFORS
     } else if pfor_bytes < for_bytes && pfor_bytes < dfors_bytes {
-        put_pfor_framed(out, v, pmin, pw);
+        put_pfor_framed(out, v, pf);
         codec::PFOR
     } else {
         put_for(out, v);

@@ -87,21 +87,28 @@ fn sorted_frame(vals: &[i64]) -> (i64, u32) {
     (best_min, best_w)
 }
 
+/// The values of `vals` outside the frame `f`, counted one by one.
+fn exceptions(vals: &[i64], f: super::encode::Frame) -> usize {
+    vals.iter()
+        .filter(|&&x| !super::encode::in_frame(x, f.min, f.w))
+        .count()
+}
+
 /// `put_int_ra` writes the smallest of the three encodings (FOR on a tie, then DFORS),
 /// byte for byte, and the frame equals the sorting computation's.
 fn check_choice(v: &[i64]) {
+    let f = patched_frame(v.iter().copied());
+    assert_eq!((f.min, f.w), sorted_frame(v), "frame of {} values", v.len());
     assert_eq!(
-        patched_frame(v.iter().copied()),
-        sorted_frame(v),
-        "frame of {} values",
+        f.n_exc,
+        exceptions(v, f),
+        "exceptions of {} values",
         v.len()
     );
     let deltas: Vec<i64> = deltas_of(v).collect();
-    assert_eq!(
-        patched_frame(deltas_of(v)),
-        sorted_frame(&deltas),
-        "frame of deltas"
-    );
+    let f = patched_frame(deltas_of(v));
+    assert_eq!((f.min, f.w), sorted_frame(&deltas), "frame of deltas");
+    assert_eq!(f.n_exc, exceptions(&deltas, f), "exceptions of deltas");
     let mut best = Vec::new();
     put_for(&mut best, v);
     let mut c = codec::FOR;
@@ -188,4 +195,87 @@ fn bit_lengths_of_more_bases_than_one_pass_takes() {
     );
     assert_eq!(by_len[3][0], 1, "1 - 1 has no bits");
     assert_eq!(bit_lengths([1i64].into_iter(), &[]), (vec![], vec![]));
+}
+
+/// FOR's bit stream, written a word at a time, equals the stream built bit by bit: value
+/// `i`'s bit `j` at stream bit `i·w + j`, least significant bit of each byte first.
+#[test]
+fn for_bits_equal_the_stream_built_bit_by_bit() {
+    let mut r = tgms_testkit::Rng::new(0x5EED_0F0B_17E5);
+    for n in [0usize, 1, 2, 7, 8, 9, 63, 64, 65, 200] {
+        for top in [0u32, 1, 3, 7, 8, 13, 31, 32, 33, 57, 63, 64] {
+            let v: Vec<i64> = (0..n)
+                .map(|_| {
+                    let x = r.next_u64();
+                    (if top == 64 {
+                        x
+                    } else {
+                        x & ((1u64 << top) - 1)
+                    }) as i64
+                })
+                .collect();
+            let mut out = Vec::new();
+            put_for(&mut out, &v);
+            let min = v.iter().copied().min().unwrap_or(0);
+            let maxd = v
+                .iter()
+                .map(|&x| (x as u64).wrapping_sub(min as u64))
+                .max()
+                .unwrap_or(0);
+            let w = 64 - maxd.leading_zeros() as usize;
+            let mut want = vec![0u8; (n * w).div_ceil(8)];
+            for (i, &x) in v.iter().enumerate() {
+                let d = (x as u64).wrapping_sub(min as u64);
+                for j in 0..w {
+                    if d >> j & 1 == 1 {
+                        want[(i * w + j) / 8] |= 1 << ((i * w + j) % 8);
+                    }
+                }
+            }
+            assert_eq!(
+                &out[..13],
+                &[
+                    &(n as u32).to_le_bytes()[..],
+                    &min.to_le_bytes(),
+                    &[w as u8]
+                ]
+                .concat()[..],
+                "header of {n} values under 2^{top}"
+            );
+            assert_eq!(&out[13..], &want[..], "bits of {n} values under 2^{top}");
+        }
+    }
+}
+
+/// The bit-length histograms equal a direct count per base for random values and bases,
+/// extremes and powers of two included.
+#[test]
+fn bit_lengths_equal_a_direct_count() {
+    let mut r = tgms_testkit::Rng::new(0xB17_1E46);
+    for round in 0..200 {
+        let scale = [4u64, 1 << 10, 1 << 40, u64::MAX][round % 4];
+        let pick = |r: &mut tgms_testkit::Rng| match r.next_u64() % 8 {
+            0 => [i64::MIN, i64::MAX, 0, -1][(r.next_u64() % 4) as usize],
+            1 => 1i64 << (r.next_u64() % 63),
+            _ => ((r.next_u64() % scale) as i64).wrapping_sub((scale / 2) as i64),
+        };
+        let vals: Vec<i64> = (0..1 + r.next_u64() % 300).map(|_| pick(&mut r)).collect();
+        let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r)).collect();
+        let (below, by_len) = bit_lengths(vals.iter().copied(), &bases);
+        for (k, &m) in bases.iter().enumerate() {
+            assert_eq!(below[k], vals.iter().filter(|&&x| x < m).count());
+            for l in 0..=64u32 {
+                let n = vals
+                    .iter()
+                    .filter(|&&x| {
+                        x >= m && 128 - ((x as i128 - m as i128) as u128).leading_zeros() == l
+                    })
+                    .count();
+                assert_eq!(
+                    by_len[k][l as usize], n,
+                    "base {m}, {l} bits, round {round}"
+                );
+            }
+        }
+    }
 }
