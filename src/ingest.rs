@@ -6,7 +6,7 @@
 //! Chunk keys make a re-run resume an interrupted load, and a load that is already whole in
 //! the store is recognized and not repeated unless `again`.
 
-use crate::load::{self, BadLine, Format, Mapping, Record};
+use crate::load::{self, BadLine, Format, Mapping, Record, RecordKind};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -134,12 +134,12 @@ impl Summary {
     }
 
     /// Counts one record of a pass.
-    fn count(&mut self, r: &std::result::Result<Record, BadLine>) {
+    fn count(&mut self, r: &std::result::Result<RecordKind, BadLine>) {
         self.lines += 1;
         match r {
-            Ok(Record::Event(_)) => self.events += 1,
-            Ok(Record::Ignored) => self.ignored_lines += 1,
-            Ok(Record::Filtered) => self.filtered_rows += 1,
+            Ok(RecordKind::Event) => self.events += 1,
+            Ok(RecordKind::Ignored) => self.ignored_lines += 1,
+            Ok(RecordKind::Filtered) => self.filtered_rows += 1,
             Err(b) => {
                 self.skipped_lines += 1;
                 if self.skipped.len() < LISTED_BAD_LINES {
@@ -173,15 +173,36 @@ pub fn scan(
     req: &Request,
     f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
 ) -> Result<()> {
+    scan_with(req, |r| r, f)
+}
+
+/// [`scan`] handing `f` each record through `light`, applied where the record was parsed
+/// ([`load::read_lines_with`]).
+pub fn scan_with<T: Send>(
+    req: &Request,
+    light: impl Fn(load::LineResult) -> T + Sync,
+    f: impl FnMut(T) -> Result<bool>,
+) -> Result<()> {
     load::check_mapping(req.format, &req.map)?;
     match (req.format, &req.input) {
-        (Format::Parquet, Input::File(p)) => crate::load_columns::read_parquet(p, &req.map, f),
-        (Format::ArrowIpc, Input::File(p)) => crate::load_columns::read_arrow_ipc(p, &req.map, f),
+        (Format::Parquet, Input::File(p)) => {
+            crate::load_columns::read_parquet(p, &req.map, light, f)
+        }
+        (Format::ArrowIpc, Input::File(p)) => {
+            crate::load_columns::read_arrow_ipc(p, &req.map, light, f)
+        }
         (Format::Parquet | Format::ArrowIpc, Input::Text(_)) => Err(Error::invalid(format!(
             "{} input must be a file",
             req.format.as_str()
         ))),
-        _ => load::read_lines(&req.name, req.input.reader()?, req.format, &req.map, f),
+        _ => load::read_lines_with(
+            &req.name,
+            req.input.reader()?,
+            req.format,
+            &req.map,
+            light,
+            f,
+        ),
     }
 }
 
@@ -194,14 +215,19 @@ pub fn validate(req: &Request) -> std::result::Result<Summary, Failure> {
         ..Summary::default()
     };
     let mut first_bad = None;
-    scan(req, |r| {
-        s.count(&r);
-        if let (Err(b), OnError::Fail) = (&r, req.on_error) {
-            first_bad = Some(b.clone());
-            return Ok(false);
-        }
-        Ok(true)
-    })?;
+    // Only the kinds come back from the parsing threads: no event is kept or moved.
+    scan_with(
+        req,
+        |r| r.map(|rec| rec.kind()),
+        |r| {
+            s.count(&r);
+            if let (Err(b), OnError::Fail) = (&r, req.on_error) {
+                first_bad = Some(b.clone());
+                return Ok(false);
+            }
+            Ok(true)
+        },
+    )?;
     match first_bad {
         Some(b) => {
             // What was counted up to the bad line: nothing is committed.

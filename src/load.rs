@@ -119,6 +119,28 @@ pub enum Record {
     Filtered,
 }
 
+/// What a counting pass keeps of a [`Record`]: its kind, without the event's strings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RecordKind {
+    /// [`Record::Event`].
+    Event,
+    /// [`Record::Ignored`].
+    Ignored,
+    /// [`Record::Filtered`].
+    Filtered,
+}
+
+impl Record {
+    /// The record's kind.
+    pub fn kind(&self) -> RecordKind {
+        match self {
+            Record::Event(_) => RecordKind::Event,
+            Record::Ignored => RecordKind::Ignored,
+            Record::Filtered => RecordKind::Filtered,
+        }
+    }
+}
+
 /// A malformed line: where, which field, what shape was expected and what was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BadLine {
@@ -275,9 +297,23 @@ pub fn read_lines(
     map: &Mapping,
     f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
 ) -> Result<()> {
+    read_lines_with(path, input, format, map, |r| r, f)
+}
+
+/// [`read_lines`] handing `f` each line's outcome through `light`, which runs where the
+/// line was parsed (on the parsing threads for the line formats): a pass that only counts
+/// lines keeps no event, and its strings are freed by the thread that built them.
+pub fn read_lines_with<T: Send>(
+    path: &Path,
+    input: impl std::io::BufRead + Send,
+    format: Format,
+    map: &Mapping,
+    light: impl Fn(LineResult) -> T + Sync,
+    mut f: impl FnMut(T) -> Result<bool>,
+) -> Result<()> {
     check_mapping(format, map)?;
     if format == Format::Csv {
-        return crate::load_columns::read_csv(path, input, map, f);
+        return crate::load_columns::read_csv(path, input, map, |r| f(light(r)));
     }
     if matches!(format, Format::Parquet | Format::ArrowIpc) {
         return Err(Error::invalid(format!(
@@ -290,7 +326,7 @@ pub fn read_lines(
     crate::load_par::read_lines_par(
         path,
         input,
-        |no, bytes| line_record(format, no, bytes, rel, &map.uid_prefix),
+        |no, bytes| light(line_record(format, no, bytes, rel, &map.uid_prefix)),
         f,
     )
 }
@@ -316,7 +352,7 @@ fn line_record(
 }
 
 /// A line's outcome.
-type LineResult = std::result::Result<Record, BadLine>;
+pub type LineResult = std::result::Result<Record, BadLine>;
 
 /// One line (number `no`) of an event file in `format`, `rel` the rel type it takes.
 fn parse_line(format: Format, no: u64, line: &str, rel: Option<&str>, prefix: &str) -> LineResult {

@@ -3,7 +3,7 @@
 //! turn CSV records and Parquet rows into events through one mapping (`Resolved::record`),
 //! so both formats accept and refuse exactly the same values.
 
-use crate::load::{instant_ok, shown, BadLine, Mapping, Record};
+use crate::load::{instant_ok, shown, BadLine, LineResult, Mapping, Record};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use tgms_engine::op::props_text;
@@ -442,10 +442,11 @@ pub fn read_csv(
 /// batch at a time (Parquet's Arrow reader: the same cells as an Arrow stream of the same
 /// table, [`arrow_cell`]). Compression codecs are not built in: a compressed file is
 /// refused with the fix (write it uncompressed, or as CSV).
-pub fn read_parquet(
+pub fn read_parquet<T: Send>(
     path: &Path,
     map: &Mapping,
-    f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+    light: impl Fn(LineResult) -> T + Sync,
+    f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::arrow::ProjectionMask;
@@ -488,50 +489,148 @@ pub fn read_parquet(
         .build()
         .map_err(|e| pq(&e))?;
     let batches = reader.map(|b| b.map_err(|e| pq(&e)));
-    feed_batches(batches, &at, header.len(), &resolved, map, cols, f)
+    let rows = Rows {
+        at: &at,
+        n: header.len(),
+        resolved: &resolved,
+        map,
+        cols,
+    };
+    feed_batches(batches, &rows, light, f)
 }
 
 /// Rows per record batch read from a Parquet file.
 const BATCH_ROWS: usize = 8192;
 
-/// Turns the rows of `batches` into records for `f`, numbering rows from 1 across batches:
-/// batch column `j` is the file's column `at[j]` (of `n`); the file's other columns read as
-/// null (the mapping does not read them). Stops when `f` says so.
-fn feed_batches(
-    batches: impl Iterator<Item = Result<arrow_array::RecordBatch>>,
-    at: &[usize],
+/// How the rows of a record batch become records: batch column `j` is the file's column
+/// `at[j]` (of `n`); the file's other columns read as null (the mapping does not read them).
+struct Rows<'a> {
+    at: &'a [usize],
     n: usize,
-    resolved: &Resolved,
-    map: &Mapping,
-    cols: &Columns,
-    mut f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
-) -> Result<()> {
-    let mut no = 0u64;
-    for batch in batches {
-        let batch = batch?;
+    resolved: &'a Resolved,
+    map: &'a Mapping,
+    cols: &'a Columns,
+}
+
+impl Rows<'_> {
+    /// The records of `batch`, whose first row is row `first` of the file, through `light`.
+    fn of<T>(
+        &self,
+        batch: &arrow_array::RecordBatch,
+        first: u64,
+        light: &impl Fn(LineResult) -> T,
+    ) -> Vec<T> {
         // The cells borrow the batch's strings.
-        let mut cells = vec![Cell::Null; n];
-        for row in 0..batch.num_rows() {
-            no += 1;
-            for (col, &i) in batch.columns().iter().zip(at) {
-                cells[i] = arrow_cell(col.as_ref(), row);
+        let mut cells = vec![Cell::Null; self.n];
+        (0..batch.num_rows())
+            .map(|row| {
+                for (col, &i) in batch.columns().iter().zip(self.at) {
+                    cells[i] = arrow_cell(col.as_ref(), row);
+                }
+                let no = first + row as u64;
+                light(self.resolved.record(self.map, self.cols, no, &cells))
+            })
+            .collect()
+    }
+}
+
+/// Record batches decoded and turned into records together, on all cores.
+const BATCHES_PER_GROUP: usize = 4;
+
+/// Turns the rows of `batches` into records for `f` in file order, numbering rows from 1
+/// across batches; stops when `f` says so. A reader thread decodes the next
+/// [`BATCHES_PER_GROUP`] batches and turns them into records in parallel (through `light`,
+/// on the threads that built them) while `f` consumes the previous group, as the line
+/// formats' parser does (`load_par.rs`). A read error is handed on after the records of the
+/// batches before it.
+fn feed_batches<T: Send>(
+    batches: impl Iterator<Item = Result<arrow_array::RecordBatch>> + Send,
+    rows: &Rows<'_>,
+    light: impl Fn(LineResult) -> T + Sync,
+    mut f: impl FnMut(T) -> Result<bool>,
+) -> Result<()> {
+    use rayon::prelude::*;
+    use std::sync::mpsc;
+    std::thread::scope(|scope| {
+        // One group in flight beside the one being consumed.
+        let (tx, rx) = mpsc::sync_channel::<Result<Vec<Vec<T>>>>(1);
+        let light = &light;
+        let reader = scope.spawn(move || {
+            let mut batches = batches;
+            let mut next = 1u64;
+            loop {
+                let mut group = Vec::with_capacity(BATCHES_PER_GROUP);
+                let mut failed = None;
+                for b in batches.by_ref().take(BATCHES_PER_GROUP) {
+                    match b {
+                        Ok(b) => {
+                            let first = next;
+                            next += b.num_rows() as u64;
+                            group.push((b, first));
+                        }
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                if group.is_empty() && failed.is_none() {
+                    return;
+                }
+                let records: Vec<Vec<T>> = group
+                    .par_iter()
+                    .map(|(b, first)| rows.of(b, *first, light))
+                    .collect();
+                // A closed receiver means the caller stopped: nothing more to read.
+                if tx.send(Ok(records)).is_err() {
+                    return;
+                }
+                if let Some(e) = failed {
+                    let _ = tx.send(Err(e));
+                    return;
+                }
             }
-            if !f(resolved.record(map, cols, no, &cells))? {
-                return Ok(());
+        });
+        let mut outcome = Ok(());
+        'groups: for group in rx.iter() {
+            match group {
+                Err(e) => {
+                    outcome = Err(e);
+                    break;
+                }
+                Ok(records) => {
+                    for r in records.into_iter().flatten() {
+                        match f(r) {
+                            Ok(true) => {}
+                            Ok(false) => break 'groups,
+                            Err(e) => {
+                                outcome = Err(e);
+                                break 'groups;
+                            }
+                        }
+                    }
+                }
             }
         }
-    }
-    Ok(())
+        drop(rx);
+        if reader.join().is_err() {
+            return Err(Error::state(
+                "the reader of the record batches stopped unexpectedly",
+            ));
+        }
+        outcome
+    })
 }
 
 /// Reads an Arrow IPC stream file (`export-rows --format arrow`, pyarrow's
 /// `ipc.new_stream`, the Python package's table ingest): its top-level columns by name, one
 /// row per event, row numbers (1-based, across record batches) as line numbers. One record
 /// batch is in memory at a time.
-pub fn read_arrow_ipc(
+pub fn read_arrow_ipc<T: Send>(
     path: &Path,
     map: &Mapping,
-    f: impl FnMut(std::result::Result<Record, BadLine>) -> Result<bool>,
+    light: impl Fn(LineResult) -> T + Sync,
+    f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     let Some(cols) = &map.columns else {
         return Err(Error::invalid(
@@ -564,7 +663,14 @@ pub fn read_arrow_ipc(
     // Every column is in each batch; only the used ones are converted.
     let at: Vec<usize> = (0..header.len()).filter(|&i| used[i]).collect();
     let batches = reader.map(|b| b.map_err(ipc).and_then(|b| b.project(&at).map_err(ipc)));
-    feed_batches(batches, &at, header.len(), &resolved, map, cols, f)
+    let rows = Rows {
+        at: &at,
+        n: header.len(),
+        resolved: &resolved,
+        map,
+        cols,
+    };
+    feed_batches(batches, &rows, light, f)
 }
 
 impl Resolved {

@@ -1008,3 +1008,99 @@ fn csv_columns_with_units_and_props() {
     .collect();
     assert_eq!(got, want);
 }
+
+/// A Parquet file of many record batches (read in groups on all cores, `load_columns.rs`)
+/// gives the events, row numbers and skipped rows of the same rows as CSV, which is read
+/// row by row: bad rows in several batches and groups are listed at their row numbers, the
+/// first one stops a strict load, and both stores hold the same rows.
+#[test]
+fn a_parquet_file_of_many_batches_loads_like_the_same_rows_as_csv() {
+    let d = tempfile::tempdir().unwrap();
+    let c = cases().into_iter().find(|c| c.format == "parquet").unwrap();
+    let n = 70_000;
+    let bad_at = [5usize, 8_200, 30_000, 40_000, 65_000, n - 1];
+    let records: Vec<Vec<String>> = (0..n)
+        .map(|i| {
+            let mut r = (c.good)(i);
+            if bad_at.contains(&i) {
+                r[2] = "abc".into();
+            }
+            r
+        })
+        .collect();
+    let pq = d.path().join("rows.parquet");
+    write_parquet(&pq, c.header.as_ref().unwrap(), &records);
+    let csv = d.path().join("rows.csv");
+    let mut text = c.header.as_ref().unwrap().join(",") + "\n";
+    for r in &records {
+        text.push_str(&r.join(","));
+        text.push('\n');
+    }
+    std::fs::write(&csv, text).unwrap();
+    let load = |store: &Path, file: &Path, format: &str, policy: &str| {
+        let mut a = vec!["ingest", p(store), p(file), "--format", format];
+        a.extend(c.flags.iter().copied());
+        a.extend(["--on-error", policy]);
+        tgms(&a)
+    };
+    let sp = init(d.path(), "p");
+    let sc = init(d.path(), "c");
+    let (jp, jc) = (
+        json_out(&ok(load(&sp, &pq, "parquet", "skip"))),
+        json_out(&ok(load(&sc, &csv, "csv", "skip"))),
+    );
+    assert_eq!(jp["events"], json!(n - bad_at.len()));
+    assert_eq!(jp["events"], jc["events"]);
+    let lines = |j: &Value, shift: u64| -> Vec<u64> {
+        j["skipped"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|b| b["line"].as_u64().unwrap() - shift)
+            .collect()
+    };
+    let want: Vec<u64> = bad_at.iter().map(|&i| i as u64 + 1).collect();
+    assert_eq!(lines(&jp, 0), want, "Parquet rows are numbered from 1");
+    assert_eq!(lines(&jc, 1), want, "CSV lines count the header");
+    // The same rows, with the same ordinals (so read in the same order), the clocks aside.
+    let rows = |s: &Path| -> Vec<String> {
+        let out = d
+            .path()
+            .join(format!("{}.csv", s.file_name().unwrap().to_str().unwrap()));
+        ok(tgms(&["export-rows", p(s), p(&out)]));
+        let text = std::fs::read_to_string(&out).unwrap();
+        let mut it = text.lines();
+        let head: Vec<&str> = it.next().unwrap().split(',').collect();
+        // The version ids and the transaction times depend on the load's clock.
+        let keep: Vec<bool> = head
+            .iter()
+            .map(|h| !h.starts_with("tt") && *h != "vid")
+            .collect();
+        it.map(|l| {
+            l.split(',')
+                .zip(&keep)
+                .filter(|(_, k)| **k)
+                .map(|(f, _)| f)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect()
+    };
+    let (rp, rc) = (rows(&sp), rows(&sc));
+    assert!(rp.len() > n - bad_at.len(), "{} rows", rp.len());
+    assert_eq!(rp.len(), rc.len());
+    let differ = rp.iter().zip(&rc).position(|(a, b)| a != b);
+    assert!(
+        differ.is_none(),
+        "row {differ:?} differs: {:?}",
+        differ.map(|i| (&rp[i], &rc[i]))
+    );
+    // A strict load stops at the first bad row, in the first batch, before writing.
+    let strict = init(d.path(), "strict");
+    let o = load(&strict, &pq, "parquet", "fail");
+    assert_eq!(o.status.code(), Some(1));
+    let e = json_out(&o);
+    assert_eq!(e["details"]["line"], json!(6));
+    assert_eq!(e["details"]["field"], json!("ts"));
+    assert_eq!(e["details"]["events_committed"], json!(0));
+}
