@@ -835,8 +835,8 @@ enum BenchCmd {
     /// Create STORE and write the deterministic synthetic benchmark stream of N events.
     Generate {
         /// Number of events (e.g. 100000, 1000000, 10000000). On the 2-core, 24 GiB
-        /// development VM 10^7 takes about 35 s (0.9 GB peak, 0.4 GB of disk); 10^8 took 19-23
-        /// minutes at a 3.0-4.4 GB peak and needs about 5 GB of disk (its summary's store
+        /// development VM 10^7 takes about 21-25 s (0.9 GB peak, 0.4 GB of disk); 10^8 about
+        /// 10.5 minutes at a 4.4 GB peak and needs about 5 GB of disk (its summary's store
         /// digest alone reads every row for several minutes; bench/RESULTS.md).
         #[arg(long)]
         scale: u64,
