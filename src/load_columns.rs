@@ -478,24 +478,15 @@ pub fn read_parquet<T: Send>(
         .iter()
         .map(|t| t.name().to_string())
         .collect();
-    let resolved = cols.resolve(path, &header)?;
-    let used = resolved.used(header.len());
+    let rows = Rows::new(path, &header, map, cols)?;
     // The projected batches hold the used columns in file order.
-    let at: Vec<usize> = (0..header.len()).filter(|&i| used[i]).collect();
-    let mask = ProjectionMask::roots(builder.parquet_schema(), at.iter().copied());
+    let mask = ProjectionMask::roots(builder.parquet_schema(), rows.at.iter().copied());
     let reader = builder
         .with_projection(mask)
         .with_batch_size(BATCH_ROWS)
         .build()
         .map_err(|e| pq(&e))?;
     let batches = reader.map(|b| b.map_err(|e| pq(&e)));
-    let rows = Rows {
-        at: &at,
-        n: header.len(),
-        resolved: &resolved,
-        map,
-        cols,
-    };
     feed_batches(batches, &rows, light, f)
 }
 
@@ -505,14 +496,28 @@ const BATCH_ROWS: usize = 8192;
 /// How the rows of a record batch become records: batch column `j` is the file's column
 /// `at[j]` (of `n`); the file's other columns read as null (the mapping does not read them).
 struct Rows<'a> {
-    at: &'a [usize],
+    at: Vec<usize>,
     n: usize,
-    resolved: &'a Resolved,
+    resolved: Resolved,
     map: &'a Mapping,
     cols: &'a Columns,
 }
 
-impl Rows<'_> {
+impl<'a> Rows<'a> {
+    /// The mapping resolved against the file's column names `header`: the columns it reads
+    /// (`at`, in file order) and how.
+    fn new(path: &Path, header: &[String], map: &'a Mapping, cols: &'a Columns) -> Result<Self> {
+        let resolved = cols.resolve(path, header)?;
+        let used = resolved.used(header.len());
+        Ok(Rows {
+            at: (0..header.len()).filter(|&i| used[i]).collect(),
+            n: header.len(),
+            resolved,
+            map,
+            cols,
+        })
+    }
+
     /// The records of `batch`, whose first row is row `first` of the file, through `light`.
     fn of<T>(
         &self,
@@ -524,7 +529,7 @@ impl Rows<'_> {
         let mut cells = vec![Cell::Null; self.n];
         (0..batch.num_rows())
             .map(|row| {
-                for (col, &i) in batch.columns().iter().zip(self.at) {
+                for (col, &i) in batch.columns().iter().zip(&self.at) {
                     cells[i] = arrow_cell(col.as_ref(), row);
                 }
                 let no = first + row as u64;
@@ -591,27 +596,7 @@ fn feed_batches<T: Send>(
                 }
             }
         });
-        let mut outcome = Ok(());
-        'groups: for group in rx.iter() {
-            match group {
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
-                }
-                Ok(records) => {
-                    for r in records.into_iter().flatten() {
-                        match f(r) {
-                            Ok(true) => {}
-                            Ok(false) => break 'groups,
-                            Err(e) => {
-                                outcome = Err(e);
-                                break 'groups;
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let outcome = crate::load_par::hand_on(&rx, &mut f);
         drop(rx);
         if reader.join().is_err() {
             return Err(Error::state(
@@ -658,18 +643,12 @@ pub fn read_arrow_ipc<T: Send>(
         .iter()
         .map(|fl| fl.name().clone())
         .collect();
-    let resolved = cols.resolve(path, &header)?;
-    let used = resolved.used(header.len());
+    let rows = Rows::new(path, &header, map, cols)?;
     // Every column is in each batch; only the used ones are converted.
-    let at: Vec<usize> = (0..header.len()).filter(|&i| used[i]).collect();
-    let batches = reader.map(|b| b.map_err(ipc).and_then(|b| b.project(&at).map_err(ipc)));
-    let rows = Rows {
-        at: &at,
-        n: header.len(),
-        resolved: &resolved,
-        map,
-        cols,
-    };
+    let batches = reader.map(|b| {
+        b.map_err(ipc)
+            .and_then(|b| b.project(&rows.at).map_err(ipc))
+    });
     feed_batches(batches, &rows, light, f)
 }
 

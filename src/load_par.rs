@@ -63,27 +63,7 @@ pub fn read_lines_par<T: Send>(
                 }
             }
         });
-        let mut outcome = Ok(());
-        'blocks: for block in rx.iter() {
-            match block {
-                Err(e) => {
-                    outcome = Err(e);
-                    break;
-                }
-                Ok(pieces) => {
-                    for r in pieces.into_iter().flatten() {
-                        match f(r) {
-                            Ok(true) => {}
-                            Ok(false) => break 'blocks,
-                            Err(e) => {
-                                outcome = Err(e);
-                                break 'blocks;
-                            }
-                        }
-                    }
-                }
-            }
-        }
+        let outcome = hand_on(&rx, &mut f);
         drop(rx);
         // The reader ends at the end of the input or at its next send after `rx` is gone.
         if reader.join().is_err() {
@@ -94,6 +74,23 @@ pub fn read_lines_par<T: Send>(
         }
         outcome
     })
+}
+
+/// Hands the records of each group received on `rx` (pieces of records, in order) to `f`,
+/// until `f` returns `false` or an error, or a group is an error (returned). The consumer
+/// side of this module's parser and of the columnar readers (`load_columns.rs`).
+pub(crate) fn hand_on<T>(
+    rx: &mpsc::Receiver<Result<Vec<Vec<T>>>>,
+    f: &mut impl FnMut(T) -> Result<bool>,
+) -> Result<()> {
+    for group in rx.iter() {
+        for r in group?.into_iter().flatten() {
+            if !f(r)? {
+                return Ok(());
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The next block of whole lines: `carry` (the unfinished line of the previous block) and
