@@ -552,59 +552,40 @@ fn feed_batches<T: Send>(
     batches: impl Iterator<Item = Result<arrow_array::RecordBatch>> + Send,
     rows: &Rows<'_>,
     light: impl Fn(LineResult) -> T + Sync,
-    mut f: impl FnMut(T) -> Result<bool>,
+    f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     use rayon::prelude::*;
-    use std::sync::mpsc;
-    std::thread::scope(|scope| {
-        // One group in flight beside the one being consumed.
-        let (tx, rx) = mpsc::sync_channel::<Result<Vec<Vec<T>>>>(1);
-        let light = &light;
-        let reader = scope.spawn(move || {
-            let mut batches = batches;
-            let mut next = 1u64;
-            loop {
-                let mut group = Vec::with_capacity(BATCHES_PER_GROUP);
-                let mut failed = None;
-                for b in batches.by_ref().take(BATCHES_PER_GROUP) {
-                    match b {
-                        Ok(b) => {
-                            let first = next;
-                            next += b.num_rows() as u64;
-                            group.push((b, first));
-                        }
-                        Err(e) => {
-                            failed = Some(e);
-                            break;
-                        }
-                    }
+    let mut batches = batches;
+    let mut next_row = 1u64;
+    // A read error after some batches: handed on after their records.
+    let mut failed = None;
+    let light = &light;
+    let next = move || {
+        if let Some(e) = failed.take() {
+            return Some(Err(e));
+        }
+        let mut group = Vec::with_capacity(BATCHES_PER_GROUP);
+        for b in batches.by_ref().take(BATCHES_PER_GROUP) {
+            match b {
+                Ok(b) => {
+                    group.push((next_row, b));
+                    next_row += group[group.len() - 1].1.num_rows() as u64;
                 }
-                if group.is_empty() && failed.is_none() {
-                    return;
-                }
-                let records: Vec<Vec<T>> = group
-                    .par_iter()
-                    .map(|(b, first)| rows.of(b, *first, light))
-                    .collect();
-                // A closed receiver means the caller stopped: nothing more to read.
-                if tx.send(Ok(records)).is_err() {
-                    return;
-                }
-                if let Some(e) = failed {
-                    let _ = tx.send(Err(e));
-                    return;
+                Err(e) => {
+                    failed = Some(e);
+                    break;
                 }
             }
-        });
-        let outcome = crate::load_par::hand_on(&rx, &mut f);
-        drop(rx);
-        if reader.join().is_err() {
-            return Err(Error::state(
-                "the reader of the record batches stopped unexpectedly",
-            ));
         }
-        outcome
-    })
+        if group.is_empty() {
+            return failed.take().map(Err);
+        }
+        Some(Ok(group
+            .par_iter()
+            .map(|(first, b)| rows.of(b, *first, light))
+            .collect()))
+    };
+    crate::load_par::in_order("the reader of the record batches", next, f)
 }
 
 /// Reads an Arrow IPC stream file (`export-rows --format arrow`, pyarrow's

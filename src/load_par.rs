@@ -29,57 +29,65 @@ pub fn read_lines_par<T: Send>(
     path: &Path,
     input: impl Read + Send,
     parse: impl Fn(u64, &[u8]) -> T + Sync,
+    f: impl FnMut(T) -> Result<bool>,
+) -> Result<()> {
+    let mut input = input;
+    let mut carry: Vec<u8> = Vec::new();
+    let mut next_no = 1u64;
+    let parse = &parse;
+    let next = move || {
+        let block = match next_block(path, &mut input, &mut carry) {
+            Ok(Some(b)) => b,
+            Ok(None) => return None,
+            Err(e) => return Some(Err(e)),
+        };
+        let pieces = cut(&block, next_no);
+        next_no = pieces.last().map_or(next_no, |p| p.1 + p.2);
+        let parsed: Vec<Piece<T>> = pieces
+            .par_iter()
+            .map(|&(range_start, first_no, lines, range_end)| {
+                parse_piece(&block[range_start..range_end], first_no, lines, parse)
+            })
+            .collect();
+        Some(Ok(parsed))
+    };
+    in_order(&format!("the parser of {}", path.display()), next, f)
+}
+
+/// Runs `next` on a reader thread, one group ahead of `f`: each call gives the next group
+/// of records (pieces, in order), `None` at the end, or an error, which ends the reading
+/// and is returned after the records before it. `f` gets every record in order and returns
+/// `false` to stop (the reader then ends at its next group). Memory stays about two
+/// groups. `what` names the reader in the error of one that stopped unexpectedly. The
+/// line formats' parser and the columnar readers (`load_columns.rs`) both run on it.
+pub(crate) fn in_order<T: Send>(
+    what: &str,
+    mut next: impl FnMut() -> Option<Result<Vec<Vec<T>>>> + Send,
     mut f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     std::thread::scope(|scope| {
-        // One block in flight beside the one being consumed: memory stays about two blocks
-        // of text and their records.
-        let (tx, rx) = mpsc::sync_channel::<Result<Vec<Piece<T>>>>(1);
-        let parse = &parse;
+        let (tx, rx) = mpsc::sync_channel::<Result<Vec<Vec<T>>>>(1);
         let reader = scope.spawn(move || {
-            let mut input = input;
-            let mut carry: Vec<u8> = Vec::new();
-            let mut next_no = 1u64;
-            loop {
-                let block = match next_block(path, &mut input, &mut carry) {
-                    Ok(Some(b)) => b,
-                    Ok(None) => return,
-                    Err(e) => {
-                        let _ = tx.send(Err(e));
-                        return;
-                    }
-                };
-                let pieces = cut(&block, next_no);
-                next_no = pieces.last().map_or(next_no, |p| p.1 + p.2);
-                let parsed: Vec<Piece<T>> = pieces
-                    .par_iter()
-                    .map(|&(range_start, first_no, lines, range_end)| {
-                        parse_piece(&block[range_start..range_end], first_no, lines, parse)
-                    })
-                    .collect();
+            while let Some(group) = next() {
+                let failed = group.is_err();
                 // A closed receiver means the caller stopped: nothing more to read.
-                if tx.send(Ok(parsed)).is_err() {
+                if tx.send(group).is_err() || failed {
                     return;
                 }
             }
         });
         let outcome = hand_on(&rx, &mut f);
         drop(rx);
-        // The reader ends at the end of the input or at its next send after `rx` is gone.
         if reader.join().is_err() {
-            return Err(Error::state(format!(
-                "the parser of {} stopped unexpectedly",
-                path.display()
-            )));
+            return Err(Error::state(format!("{what} stopped unexpectedly")));
         }
         outcome
     })
 }
 
-/// Hands the records of each group received on `rx` (pieces of records, in order) to `f`,
-/// until `f` returns `false` or an error, or a group is an error (returned). The consumer
-/// side of this module's parser and of the columnar readers (`load_columns.rs`).
-pub(crate) fn hand_on<T>(
+/// Hands the records of each group received on `rx` to `f`, until `f` returns `false` or
+/// an error, or a group is an error (returned).
+fn hand_on<T>(
     rx: &mpsc::Receiver<Result<Vec<Vec<T>>>>,
     f: &mut impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {

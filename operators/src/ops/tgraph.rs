@@ -298,6 +298,8 @@ pub fn windowed_edges(args: &crate::args::Args, stats: &tgms_engine::Stats) -> i
 
 #[cfg(test)]
 mod tests {
+    use super::{code_point_order, dense_ids, DenseIds};
+
     #[test]
     fn names_come_in_code_point_order() {
         let names = [
@@ -332,8 +334,6 @@ mod tests {
         assert_eq!(code_point_order(&many), want);
         assert!(code_point_order(&[]).is_empty());
     }
-
-    use super::{code_point_order, dense_ids, DenseIds};
 
     /// Dense ids in uid order, endpoints renumbered, whether the uid ids are few enough for
     /// the table (small ids) or spread enough for the map (an id near 10^6 among three

@@ -206,7 +206,8 @@ pub(super) fn in_frame(x: i64, min: i64, w: u32) -> bool {
 }
 
 /// Appends `min | width | bits` of the `n` values `vals` in the frame `f` (exceptions
-/// packed as 0) and returns the exceptions `(index, value)`, ascending: one pass.
+/// packed as 0) and returns the exceptions `(index, value)`, ascending: one pass. The
+/// frame's `n_exc` only sizes the list; the writers record the list's own length.
 pub(super) fn put_patched_body(
     out: &mut Vec<u8>,
     vals: impl Iterator<Item = i64>,
@@ -230,7 +231,6 @@ pub(super) fn put_patched_body(
     } else {
         pack(out, slots, n, w);
     }
-    debug_assert_eq!(exc.len(), f.n_exc, "the frame's exception count");
     exc
 }
 
@@ -266,8 +266,11 @@ pub(super) fn deltas_of(v: &[i64]) -> impl ExactSizeIterator<Item = i64> + Clone
 pub(super) fn put_dfor_framed(out: &mut Vec<u8>, v: &[i64], f: Frame) -> Vec<usize> {
     out.extend_from_slice(&(v.len() as u32).to_le_bytes());
     out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
-    out.extend_from_slice(&(f.n_exc as u32).to_le_bytes());
+    // `n_exc` precedes the body: written once the body has counted its exceptions.
+    let n_exc_at = out.len();
+    out.extend_from_slice(&0u32.to_le_bytes());
     let exc = put_patched_body(out, deltas_of(v), v.len().saturating_sub(1), f);
+    out[n_exc_at..n_exc_at + 4].copy_from_slice(&(exc.len() as u32).to_le_bytes());
     put_exc_list(out, &exc);
     exc.into_iter().map(|(i, _)| i as usize).collect()
 }
@@ -281,16 +284,8 @@ fn dfor_len(n: usize, f: Frame) -> usize {
 /// Encodes an integer column with whichever of FOR and DFOR is smaller (FOR on a tie);
 /// returns the codec. Both sizes are computed first; only the smaller encoding is written.
 pub fn put_int(out: &mut Vec<u8>, v: &[i64]) -> u8 {
-    let (lo, hi) = v
-        .iter()
-        .fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    let for_bytes = if v.is_empty() {
-        for_len(0, 0, 0)
-    } else {
-        for_len(v.len(), lo, hi)
-    };
     let f = patched_frame(deltas_of(v));
-    if dfor_len(v.len(), f) < for_bytes {
+    if dfor_len(v.len(), f) < for_size(v.iter().copied()) {
         put_dfor_framed(out, v, f);
         codec::DFOR
     } else {
@@ -342,6 +337,18 @@ pub(super) fn for_len(n: usize, min: i64, max: i64) -> usize {
     13 + (n * w).div_ceil(8)
 }
 
+/// Bytes of the FOR column of `vals` ([`put_for`]), from one pass.
+fn for_size(vals: impl Iterator<Item = i64>) -> usize {
+    let (n, lo, hi) = vals.fold((0, i64::MAX, i64::MIN), |(n, a, b), x| {
+        (n + 1, a.min(x), b.max(x))
+    });
+    if n == 0 {
+        for_len(0, 0, 0)
+    } else {
+        for_len(n, lo, hi)
+    }
+}
+
 /// Bytes of the patched body and exception list of `n_vals` values in the frame `f`
 /// (`min | width | bits | n_exc × 12`), and of the FOR column of its exception starts
 /// (blocks of a column of `n`). `last` holds the values from the last block's first
@@ -368,21 +375,8 @@ pub(super) fn patched_len(
 /// costs one encoding beside it (its deltas are computed on each pass, never held).
 pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     let n = v.len();
-    let (lo, hi) = v
-        .iter()
-        .fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    let for_bytes = if n == 0 {
-        for_len(0, 0, 0)
-    } else {
-        for_len(n, lo, hi)
-    };
-    let skips = v.iter().step_by(DFORS_STRIDE);
-    let (slo, shi) = skips.fold((i64::MAX, i64::MIN), |(a, b), &x| (a.min(x), b.max(x)));
-    let skip_bytes = if n == 0 {
-        for_len(0, 0, 0)
-    } else {
-        for_len(n.div_ceil(DFORS_STRIDE), slo, shi)
-    };
+    let for_bytes = for_size(v.iter().copied());
+    let skip_bytes = for_size(v.iter().step_by(DFORS_STRIDE).copied());
     // The values from the last block on (the exception starts' largest value counts the
     // exceptions before it).
     let last_start = (n.div_ceil(DFORS_STRIDE).max(1) - 1) * DFORS_STRIDE;
