@@ -36,8 +36,12 @@ pub fn eid(src: &str, dst: &str, rel_type: &str, disc: &str) -> String {
 /// `vid(identity, tt_s, vt_s)` as raw bytes; `identity` is a uid or a 24-hex eid.
 pub fn vid_bytes(identity: &str, tt_s: i64, vt_s: i64) -> Id12 {
     let mut h = Sha256::new();
+    let mut n = itoa::Buffer::new();
     h.update(identity.as_bytes());
-    h.update(format!(":{tt_s}:{vt_s}").as_bytes());
+    h.update(b":");
+    h.update(n.format(tt_s).as_bytes());
+    h.update(b":");
+    h.update(n.format(vt_s).as_bytes());
     first12(&h.finalize())
 }
 

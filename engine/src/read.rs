@@ -23,6 +23,7 @@ use rayon::prelude::*;
 use std::borrow::Cow;
 use std::ops::Range;
 
+mod digest;
 mod src;
 mod starts;
 mod version;
@@ -415,59 +416,20 @@ impl<'a> Snapshot<'a> {
         }
     }
 
-    /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`. The sort runs on
-    /// contiguous keys, in parallel; eids are derived once per identity.
+    /// Every stored edge row in digest order `(eid, tt_s, vt_s, vid)`: the identities a
+    /// bounded group at a time in eid order, each group's rows read in storage order
+    /// (`read/digest.rs`).
     pub fn all_edges(&self) -> Vec<EdgeVersion<'a>> {
         let src = self.src();
         let mut out = Vec::with_capacity(self.edge_positions());
         src.digest_groups(|g| {
+            let (_, rows) = digest::group_rows(src, g);
             out.extend(
-                g.iter()
-                    .flat_map(|&(_, id)| src.ident_rows(id))
-                    .map(|i| EdgeVersion { src, idx: i }),
+                rows.into_iter()
+                    .map(|(_, i, _)| EdgeVersion { src, idx: i }),
             )
         });
         out
-    }
-
-    /// The store digest of `data-model.md` §10: BLAKE3 over canonical row lines. Lines are
-    /// rendered in parallel, bounded groups and hashed in order, so the result does not
-    /// depend on the thread count.
-    pub fn digest(&self) -> String {
-        const CHUNK: usize = 16_384;
-        fn feed<T: Sync>(
-            h: &mut blake3::Hasher,
-            rows: &[T],
-            line: impl Fn(&T, &mut String) + Sync,
-        ) {
-            let group = CHUNK * rayon::current_num_threads().max(1) * 2;
-            for g in rows.chunks(group) {
-                let parts: Vec<String> = g
-                    .par_chunks(CHUNK)
-                    .map(|c| {
-                        let mut s = String::with_capacity(c.len() * 320);
-                        c.iter().for_each(|r| line(r, &mut s));
-                        s
-                    })
-                    .collect();
-                parts.iter().for_each(|p| {
-                    h.update(p.as_bytes());
-                });
-            }
-        }
-        let mut h = blake3::Hasher::new();
-        feed(&mut h, &self.all_nodes(), |n, s| n.write_line(s));
-        // Identity by identity, a bounded group of identities at a time, so no list of
-        // every edge row or identity is held.
-        let src = self.src();
-        src.digest_groups(|g| {
-            feed(&mut h, g, |&(_, id), s| {
-                for i in src.ident_rows(id) {
-                    EdgeVersion { src, idx: i }.write_line(s)
-                }
-            })
-        });
-        h.finalize().to_hex().to_string()
     }
 }
 

@@ -203,25 +203,6 @@ impl<'a> Src<'a> {
         mapscan::digest_groups(n as u32, |i| self.eid(i), mapscan::IDENT_GROUP, f)
     }
 
-    /// The alive rows of edge identity `id` in digest order `(tt_s, vt_s)`.
-    #[inline]
-    pub(super) fn ident_rows(self, id: u32) -> Vec<u32> {
-        let mut rows: Vec<(i64, i64, u32)> = self
-            .edge_postings(id)
-            .iter()
-            .filter(|&&r| self.row_alive(Table::Edges, r))
-            .map(|&r| {
-                (
-                    self.row_tt_s(Table::Edges, r),
-                    self.row_vt(Table::Edges, r).0,
-                    r,
-                )
-            })
-            .collect();
-        rows.sort_unstable();
-        rows.into_iter().map(|x| x.2).collect()
-    }
-
     /// Storage-order ids of the rows of table `k` believed at `as_of_tt` that overlap the
     /// window (every believed row when `None`).
     #[inline]

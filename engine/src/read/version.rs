@@ -156,7 +156,7 @@ pub(super) fn write_body(s: &mut String, src: Src<'_>, r: &Row, c: &Content) {
 
 pub(super) fn int(s: &mut String, k: &str, v: i64) {
     s.push_str(k);
-    s.push_str(&v.to_string());
+    s.push_str(itoa::Buffer::new().format(v));
 }
 
 impl<'a> NodeVersion<'a> {
@@ -266,31 +266,45 @@ impl<'a> EdgeVersion<'a> {
         // The row and identity are read once (a mapped row is decoded from several columns).
         let (src, r) = (self.src, self.row());
         let id = src.ident(r.ident);
-        let c = src.content(r.content);
-        let eid = canon::hex(&src.eid(r.ident));
-        write_head(s, src, &r);
-        s.push_str(",\"disc\":");
-        canon::write_str(s, &src.disc_text(id.disc));
-        s.push_str(",\"dst\":");
-        canon::write_str(s, src.uid(id.dst));
-        s.push_str(",\"eid\":\"");
-        s.push_str(&eid);
-        s.push_str("\",\"kind\":\"edge\"");
-        write_body(s, src, &r, &c);
-        s.push_str(",\"rel_type\":");
-        canon::write_str(s, src.string(id.rel));
-        s.push_str(",\"source\":");
-        canon::write_str(s, src.string(c.source));
-        s.push_str(",\"src\":");
-        canon::write_str(s, src.uid(id.src));
-        int(s, ",\"tt_e\":", r.tt_e);
-        int(s, ",\"tt_s\":", r.tt_s);
-        s.push_str(",\"vid\":\"");
-        s.push_str(&ident::vid(&eid, r.tt_s, r.vt_s));
-        int(s, "\",\"vt_e\":", r.vt_e);
-        int(s, ",\"vt_s\":", r.vt_s);
-        s.push_str("}\n");
+        write_edge_line(s, src, &r, &id, &src.eid(r.ident));
     }
+}
+
+/// [`EdgeVersion::write_line`] of edge row `r` of identity `id`, whose eid is `eid` (the
+/// store digest reads rows and identities in its own order and has the eids).
+pub(super) fn write_edge_line(s: &mut String, src: Src<'_>, r: &Row, id: &IdentRec, eid: &Id12) {
+    let c = src.content(r.content);
+    let eid = canon::hex(eid);
+    write_head(s, src, r);
+    s.push_str(",\"disc\":");
+    match id.disc {
+        // `"#k"` needs no escape.
+        Disc::Ordinal(k) => {
+            s.push_str("\"#");
+            s.push_str(itoa::Buffer::new().format(k));
+            s.push('"');
+        }
+        Disc::Str(_) => canon::write_str(s, &src.disc_text(id.disc)),
+    }
+    s.push_str(",\"dst\":");
+    canon::write_str(s, src.uid(id.dst));
+    s.push_str(",\"eid\":\"");
+    s.push_str(&eid);
+    s.push_str("\",\"kind\":\"edge\"");
+    write_body(s, src, r, &c);
+    s.push_str(",\"rel_type\":");
+    canon::write_str(s, src.string(id.rel));
+    s.push_str(",\"source\":");
+    canon::write_str(s, src.string(c.source));
+    s.push_str(",\"src\":");
+    canon::write_str(s, src.uid(id.src));
+    int(s, ",\"tt_e\":", r.tt_e);
+    int(s, ",\"tt_s\":", r.tt_s);
+    s.push_str(",\"vid\":\"");
+    s.push_str(&ident::vid(&eid, r.tt_s, r.vt_s));
+    int(s, "\",\"vt_e\":", r.vt_e);
+    int(s, ",\"vt_s\":", r.vt_s);
+    s.push_str("}\n");
 }
 
 impl NodeVersion<'_> {

@@ -662,13 +662,23 @@ pub(crate) const IDENT_GROUP: usize = 1 << 20;
 /// (each group sorted by eid, the groups in eid order), so that at most about `group` sort
 /// keys are held (one two-byte prefix may exceed it): a first pass keeps each eid's first
 /// two bytes (2 bytes per identity) and cuts the two-byte prefix space into groups; each
-/// group's eids are then derived again and sorted.
+/// group's eids are then derived again and sorted. At most `group` identities are one
+/// group, their eids derived once.
 pub(crate) fn digest_groups(
     n: u32,
     eid: impl Fn(u32) -> Id12 + Sync,
     group: usize,
     mut f: impl FnMut(&[(Id12, u32)]),
 ) {
+    if n as usize <= group {
+        // One group: no prefix pass, each eid derived once.
+        let mut all: Vec<(Id12, u32)> = (0..n).into_par_iter().map(|i| (eid(i), i)).collect();
+        all.par_sort_unstable();
+        if !all.is_empty() {
+            f(&all);
+        }
+        return;
+    }
     let prefix: Vec<u16> = (0..n)
         .into_par_iter()
         .map(|i| {
