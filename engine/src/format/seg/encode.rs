@@ -93,13 +93,21 @@ pub(super) struct Frame {
 /// The histograms also give the frame's exception count, so the writers need no pass to
 /// count them.
 pub(super) fn patched_frame<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -> Frame {
+    frame_and_span(vals).0
+}
+
+/// [`patched_frame`], and the bits of `max − min` of the values (0 for none): the width of
+/// their FOR column, read off the histogram of the smallest value's base, so a caller
+/// sizing FOR too needs no pass of its own.
+pub(super) fn frame_and_span<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -> (Frame, u32) {
     let n = vals.len();
     if n == 0 {
-        return Frame {
+        let none = Frame {
             min: 0,
             w: 0,
             n_exc: 0,
         };
+        return (none, 0);
     }
     let ranks = [0, n / 10_000, n / 1_000, n / 100].map(|i| i.min(n - 1));
     let mut bases = select_ranks(vals.clone(), n, &ranks);
@@ -134,7 +142,12 @@ pub(super) fn patched_frame<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -
             }
         }
     }
-    best
+    // The first base is the smallest value: every value is at or above it.
+    let span = (0..=64u32)
+        .rev()
+        .find(|&l| by_len[0][l as usize] > 0)
+        .unwrap_or(0);
+    (best, span)
 }
 
 /// Per base `m` of `bases`: the values of `vals` below `m`, and per bit length `l` (0–64)
@@ -372,10 +385,10 @@ pub(super) fn patched_len(
 /// Encodes an integer column with the smallest of FOR, DFORS and PFOR (the random-access
 /// codecs of a minor-2, 3 or 4 segment; FOR on a tie, then DFORS); returns the codec. The
 /// sizes are computed first and only the smallest encoding is written, so a long column
-/// costs one encoding beside it (its deltas are computed on each pass, never held).
+/// costs one encoding beside it (its deltas are computed on each pass, never held). FOR's
+/// size comes from the PFOR frame search's histograms ([`frame_and_span`]).
 pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     let n = v.len();
-    let for_bytes = for_size(v.iter().copied());
     let skip_bytes = for_size(v.iter().step_by(DFORS_STRIDE).copied());
     // The values from the last block on (the exception starts' largest value counts the
     // exceptions before it).
@@ -391,9 +404,10 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
             (f, 16 + len + skip_bytes)
         };
         let pfor = || {
-            let f = patched_frame(v.iter().copied());
+            let (f, span) = frame_and_span(v.iter().copied());
             // count | patched body | n_exc (in the list's 9 + 12 × n_exc) | starts
-            (f, 8 + patched_len(tail.iter().copied(), n, n, f))
+            let for_bytes = 13 + (n * span as usize).div_ceil(8);
+            (f, 8 + patched_len(tail.iter().copied(), n, n, f), for_bytes)
         };
         if n > 1 << 16 {
             rayon::join(dfors, pfor)
@@ -401,7 +415,7 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
             (dfors(), pfor())
         }
     };
-    let ((df, dfors_bytes), (pf, pfor_bytes)) = frames();
+    let ((df, dfors_bytes), (pf, pfor_bytes, for_bytes)) = frames();
     if dfors_bytes < for_bytes && dfors_bytes <= pfor_bytes {
         put_dfors_framed(out, v, df);
         codec::DFORS

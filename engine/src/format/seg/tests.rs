@@ -1,4 +1,4 @@
-use super::encode::{bit_lengths, deltas_of, patched_frame, select_ranks};
+use super::encode::{bit_lengths, deltas_of, frame_and_span, patched_frame, select_ranks};
 use super::*;
 use crate::format::le::Cursor;
 use proptest::prelude::*;
@@ -103,6 +103,16 @@ fn check_choice(v: &[i64]) {
         f.n_exc,
         exceptions(v, f),
         "exceptions of {} values",
+        v.len()
+    );
+    // The FOR width `put_int_ra` reads off the frame search: the bits of max − min.
+    let span = v.iter().max().zip(v.iter().min()).map_or(0, |(&hi, &lo)| {
+        64 - (hi as u64).wrapping_sub(lo as u64).leading_zeros()
+    });
+    assert_eq!(
+        frame_and_span(v.iter().copied()).1,
+        span,
+        "span of {} values",
         v.len()
     );
     let deltas: Vec<i64> = deltas_of(v).collect();
