@@ -6,7 +6,8 @@
 //! time in eid order ([`Src::digest_groups`]). The eid order is random against the storage
 //! order, so a group's identities, postings and rows are read in storage order first and
 //! only then put in digest order: read in eid order, every value of a large image's
-//! columns was a cache miss (three quarters of a 10M-row digest's time).
+//! columns was a cache miss (a 10M-row digest took 1.5 times as long, a 10^8-row one 1.8
+//! times; `bench/RESULTS.md`, thirty-sixth session).
 
 use super::version::write_edge_line;
 use super::*;
@@ -79,6 +80,7 @@ pub(super) fn group_rows(src: Src<'_>, g: &[(Id12, u32)]) -> (Vec<IdentRec>, Vec
             (idents, places)
         })
         .collect();
+    // Every place is in `by_id` once, so every slot is set below.
     let none = IdentRec {
         src: NONE,
         dst: NONE,
