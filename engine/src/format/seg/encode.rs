@@ -386,7 +386,7 @@ pub(super) fn patched_len(
 /// codecs of a minor-2, 3 or 4 segment; FOR on a tie, then DFORS); returns the codec. The
 /// sizes are computed first and only the smallest encoding is written, so a long column
 /// costs one encoding beside it (its deltas are computed on each pass, never held). FOR's
-/// size comes from the PFOR frame search's histograms ([`frame_and_span`]).
+/// size comes from the PFOR frame search's histograms (`frame_and_span`).
 pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
     let n = v.len();
     let skip_bytes = for_size(v.iter().step_by(DFORS_STRIDE).copied());
