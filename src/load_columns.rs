@@ -568,8 +568,9 @@ fn feed_batches<T: Send>(
         for b in batches.by_ref().take(BATCHES_PER_GROUP) {
             match b {
                 Ok(b) => {
-                    group.push((next_row, b));
-                    next_row += group[group.len() - 1].1.num_rows() as u64;
+                    let first = next_row;
+                    next_row += b.num_rows() as u64;
+                    group.push((first, b));
                 }
                 Err(e) => {
                     failed = Some(e);
