@@ -1996,7 +1996,12 @@ fn cmd_plan_run(
         std::fs::write(f, page).with_context(|| format!("cannot write {}", f.display()))?;
     }
     out(&o);
-    if t["ok"] == Value::Bool(true) {
+    let ok = t["ok"] == Value::Bool(true);
+    // The process exits next: freeing the steps' values one by one (a reducer's complete
+    // input can be a million rows) would take longer than the reducer did.
+    std::mem::forget(ex);
+    std::mem::forget(rs);
+    if ok {
         Ok(())
     } else {
         Err(Failure::Printed(json!({"error": "E_TRACE_NOT_OK"})))

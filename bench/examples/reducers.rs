@@ -11,7 +11,8 @@
 //! (default N = 1,000,000 generated events, fixed clock; or the directory of a store made by
 //! `tgms bench generate --scale N STORE`; REPS = 3; ROWS = 1,000,000: the window is cut so the
 //! table has about that many rows, or is the whole extent when the store has fewer).
-//! `REDUCERS=median,topk` in the environment times only those reducers.
+//! `REDUCERS=median,topk` in the environment times only those reducers;
+//! `MAX_REDUCER_BYTES=N` sets the executor's memory budget (`max_reducer_bytes`).
 
 use serde_json::{json, Value};
 use std::time::Instant;
@@ -116,6 +117,13 @@ fn main() {
     );
     let mut eopts = ExecOptions::default();
     eopts.call.skip_cost = true;
+    // `MAX_REDUCER_BYTES=N` raises (or lowers) the executor's memory budget.
+    if let Some(b) = std::env::var("MAX_REDUCER_BYTES")
+        .ok()
+        .and_then(|b| b.parse().ok())
+    {
+        eopts.call.ceilings.max_reducer_bytes = b;
+    }
     // `REDUCERS=median,join` times only those.
     let only = std::env::var("REDUCERS").ok();
     for (name, base) in reducers() {

@@ -236,6 +236,29 @@ pub fn digest_map_without(m: &Map<String, Value>, key: &str) -> String {
     h.finish()
 }
 
+/// [`digest_map`] of `m` with the value of its member `key` given as canonical text
+/// instead of the value `m` holds there (a list rendered and serialized in chunks, never
+/// held whole as values). `key` must be a member of `m`.
+pub fn digest_map_with_text(m: &Map<String, Value>, key: &str, text: &str) -> String {
+    let mut h = Hashing::default();
+    h.buf.push('{');
+    for (i, (k, x)) in m.iter().enumerate() {
+        if i > 0 {
+            h.buf.push(',');
+        }
+        write_str(&mut h.buf, k);
+        h.buf.push(':');
+        if k == key {
+            h.flush();
+            sha2::Digest::update(&mut h.h, text.as_bytes());
+        } else {
+            h.value(x);
+        }
+    }
+    h.buf.push('}');
+    h.finish()
+}
+
 /// The canonical text of a value fed to SHA-256 in chunks of about [`Hashing::CHUNK`]
 /// bytes, so a large value (a plan step's million-row input) is hashed without holding its
 /// whole text: the bytes hashed are exactly those of [`to_string`].
@@ -250,9 +273,13 @@ impl Hashing {
 
     fn flush_if_full(&mut self) {
         if self.buf.len() >= Self::CHUNK {
-            sha2::Digest::update(&mut self.h, self.buf.as_bytes());
-            self.buf.clear();
+            self.flush();
         }
+    }
+
+    fn flush(&mut self) {
+        sha2::Digest::update(&mut self.h, self.buf.as_bytes());
+        self.buf.clear();
     }
 
     fn value(&mut self, v: &Value) {
@@ -338,6 +365,36 @@ mod tests {
             );
         }
         assert_eq!(digest(&Value::Null), hex(&Sha256::digest(b"null")));
+    }
+
+    /// A member given as text hashes like the object holding that value, wherever the
+    /// member sorts (first, middle, last, only) and whatever the text's size.
+    #[test]
+    fn a_member_given_as_text_digests_like_the_value() {
+        for n in [0usize, 3, 20_000] {
+            let rows = Value::Array((0..n).map(|i| serde_json::json!({"i": i})).collect());
+            let text = to_string(&rows);
+            for key in ["a", "m", "z"] {
+                let mut m = serde_json::json!({"b": 1, "y": [null]});
+                m[key] = rows.clone();
+                let Value::Object(map) = &m else {
+                    unreachable!()
+                };
+                let mut placeholder = map.clone();
+                placeholder.insert(key.into(), Value::Null);
+                assert_eq!(
+                    digest_map_with_text(&placeholder, key, &text),
+                    digest(&m),
+                    "{n} rows under {key}"
+                );
+            }
+            let only = serde_json::json!({ "rows": rows.clone() });
+            let ph = serde_json::json!({"rows": []});
+            assert_eq!(
+                digest_map_with_text(ph.as_object().unwrap(), "rows", &text),
+                digest(&only)
+            );
+        }
     }
 
     /// Leaving a member out hashes the text of the object without it: first, middle, last

@@ -35,6 +35,20 @@ pub fn float(x: f64) -> Value {
         .unwrap_or(Value::Null)
 }
 
+/// `v` cut to `cols` when it is an object (a row): the members named in `cols`, in that
+/// order, that `v` has; anything else as it is, for the reducer to judge. A plan's column
+/// reducer reads its input rows cut this way (`docs/plan-language.md`, complete results).
+pub fn project_row(v: &Value, cols: &[String]) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            cols.iter()
+                .filter_map(|c| m.get(c).map(|x| (c.clone(), x.clone())))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
 /// A NaN or ±Inf found in operator output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NonFinite;

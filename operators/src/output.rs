@@ -5,9 +5,10 @@
 
 use crate::args::Args;
 use crate::error::OpError;
-use crate::json::set_digest;
+use crate::json::{canonicalize_floats, project_row, set_digest};
 use crate::registry::{Cut, OpSpec};
 use serde_json::{Map, Value};
+use tgms_engine::canon;
 
 /// The payload being built by a kernel.
 pub struct Output {
@@ -27,6 +28,90 @@ pub struct Output {
     /// from a kept list: [`Output::into_complete`] returns `None`).
     paged_lists: u32,
     own_flags: bool,
+    /// The paged list to cut to columns as it is rendered, and the columns
+    /// ([`Output::project`]).
+    projection: Option<(String, Vec<String>)>,
+    /// The projected list's name and the canonical text of its whole rows.
+    projected_text: Option<(String, String)>,
+}
+
+/// One member value of a row given as typed cells ([`Output::paged_cells`]): written as
+/// canonical text or picked as a column without building the row as a value.
+#[derive(Debug, Clone, Copy)]
+pub enum Cell<'a> {
+    /// A string.
+    Str(&'a str),
+    /// Bytes shown as a string of lowercase hex (an eid or vid).
+    Hex(&'a [u8]),
+    /// An integer.
+    Int(i64),
+    /// `null`.
+    Null,
+}
+
+impl Cell<'_> {
+    /// A string, or `null` for `None`.
+    pub fn opt_str(s: Option<&str>) -> Cell<'_> {
+        s.map_or(Cell::Null, Cell::Str)
+    }
+
+    /// The JSON value.
+    pub fn to_value(self) -> Value {
+        match self {
+            Cell::Str(s) => Value::from(s),
+            Cell::Hex(b) => Value::from(canon::hex(b)),
+            Cell::Int(n) => Value::from(n),
+            Cell::Null => Value::Null,
+        }
+    }
+
+    /// Appends the canonical JSON text (the text of [`Cell::to_value`]).
+    pub fn write(self, out: &mut String) {
+        match self {
+            Cell::Str(s) => canon::write_str(out, s),
+            Cell::Hex(b) => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push('"');
+                for &x in b {
+                    out.push(HEX[usize::from(x >> 4)] as char);
+                    out.push(HEX[usize::from(x & 15)] as char);
+                }
+                out.push('"');
+            }
+            Cell::Int(n) => out.push_str(itoa::Buffer::new().format(n)),
+            Cell::Null => out.push_str("null"),
+        }
+    }
+}
+
+/// The visitor of a row given as cells: called once per member, in key byte order.
+pub type CellSink<'s> = dyn FnMut(&'static str, Cell<'_>) + 's;
+
+/// Rows rendered per chunk of a projected list ([`Output::project`]): the whole rows of one
+/// chunk are alive at a time.
+const PROJECT_CHUNK_ROWS: usize = 4096;
+
+/// Items of a sequence handed out by increasing, non-overlapping position ranges: the rows of
+/// a lazily rendered list ([`Output::paged_lazy`]) asked for as one page or as consecutive
+/// chunks, moved out without a copy.
+pub struct InOrder<I> {
+    it: I,
+    pos: usize,
+}
+
+impl<I: Iterator> InOrder<I> {
+    /// Hands out `it`'s items from position 0.
+    pub fn new(it: I) -> Self {
+        InOrder { it, pos: 0 }
+    }
+
+    /// The items at positions `r`, which must not start before the end of the previous
+    /// range (earlier positions are gone).
+    pub fn take(&mut self, r: std::ops::Range<usize>) -> impl Iterator<Item = I::Item> + '_ {
+        let skip = r.start.saturating_sub(self.pos);
+        self.pos = r.end.max(self.pos);
+        self.it.by_ref().skip(skip).take(r.len())
+    }
 }
 
 /// The page of §6.1 at `offset` of a list of `total` rows with page size `limit`: the row
@@ -68,6 +153,43 @@ impl Complete {
     }
 }
 
+/// The `total` rows of the list `name` rendered by `page` in chunks of
+/// [`PROJECT_CHUNK_ROWS`]: each row cut to `cols`, and the canonical text of the whole list
+/// (floats canonical, as the pipeline makes them in every payload).
+fn project_chunks(
+    name: &str,
+    total: usize,
+    cols: &[String],
+    page: &mut impl FnMut(std::ops::Range<usize>) -> Result<Vec<Value>, OpError>,
+) -> Result<(Vec<Value>, String), OpError> {
+    let mut cut = Vec::with_capacity(total);
+    let mut text = String::from("[");
+    let mut start = 0;
+    while start < total {
+        let end = start.saturating_add(PROJECT_CHUNK_ROWS).min(total);
+        let rows = page(start..end)?;
+        if rows.len() != end - start {
+            return Err(OpError::internal(format!(
+                "{name}: {} rows expected, got {}",
+                end - start,
+                rows.len()
+            )));
+        }
+        for mut r in rows {
+            canonicalize_floats(&mut r)
+                .map_err(|_| OpError::invalid("non-finite float in operator output"))?;
+            if !cut.is_empty() {
+                text.push(',');
+            }
+            canon::write_value(&mut text, &r);
+            cut.push(project_row(&r, cols));
+        }
+        start = end;
+    }
+    text.push(']');
+    Ok((cut, text))
+}
+
 /// The most rows a lazily rendered list ([`Output::paged_lazy`]) renders beyond its page to
 /// keep the complete list; longer lists are not kept (each page renders its own rows).
 pub const LAZY_KEEP_MAX_ROWS: usize = 1_000_000;
@@ -85,7 +207,25 @@ impl Output {
             complete: None,
             paged_lists: 0,
             own_flags: false,
+            projection: None,
+            projected_text: None,
         }
+    }
+
+    /// Renders the paged list `list`, when the call returns it whole, in chunks cut to
+    /// `columns` ([`project_row`]): the payload holds the cut rows, and the canonical text of
+    /// the whole rows is kept for the result digest ([`Output::take_projected_text`]), so a
+    /// complete list of a million wide rows is never held as values at once. Other lists,
+    /// and a list returned as a page, are built as usual.
+    pub fn project(&mut self, list: &str, columns: Vec<String>) {
+        self.projection = Some((list.to_string(), columns));
+    }
+
+    /// The projected list's name and the canonical text of its whole rows, when one was
+    /// projected ([`Output::project`]): the payload's digest is taken over that text in the
+    /// list's place.
+    pub fn take_projected_text(&mut self) -> Option<(String, String)> {
+        self.projected_text.take()
     }
 
     /// Keeps the complete paged list when it spans more than one page
@@ -141,9 +281,8 @@ impl Output {
         }
         let keep = self.capture && rows.len() > self.limit;
         if !keep {
-            return self.paged_lazy(name, keys, |page| {
-                Ok(rows.into_iter().skip(page.start).take(page.len()).collect())
-            });
+            let mut rows = InOrder::new(rows.into_iter());
+            return self.paged_lazy(name, keys, |page| Ok(rows.take(page).collect()));
         }
         // The rows are all here already: page them without rendering a second copy.
         self.capture = false;
@@ -156,19 +295,35 @@ impl Output {
 
     /// [`Output::paged`] for long lists whose rows are costly to build: `keys` are the
     /// declared row keys of the complete ordered list (one per row, in row order) and
-    /// `page(range)` builds the rows at positions `range` (the page, possibly empty).
+    /// `page(range)` builds the rows at positions `range` (the page, possibly empty). It is
+    /// called with increasing, non-overlapping ranges: once, or chunk by chunk for a
+    /// projected list ([`Output::project`]).
     pub fn paged_lazy(
         &mut self,
         name: &str,
         keys: Vec<Value>,
-        page: impl FnOnce(std::ops::Range<usize>) -> Result<Vec<Value>, OpError>,
+        page: impl FnMut(std::ops::Range<usize>) -> Result<Vec<Value>, OpError>,
     ) -> Result<bool, OpError> {
-        let decl = self.decl(name, Cut::Paged)?;
-        let offset = self.offset.clone()?;
-        let total = keys.len();
         let digest = set_digest(&keys);
-        let (range, truncated, cursor) = page_of(total, offset, self.limit);
-        self.paged_lists += 1;
+        self.paged_lazy_certified(name, keys.len(), digest, page)
+    }
+
+    /// [`Output::paged_lazy`] with the list's length and certificate given (e.g. from
+    /// [`crate::json::set_digest_by`] over every row's key), for lists whose keys are
+    /// costly to hold as values.
+    pub fn paged_lazy_certified(
+        &mut self,
+        name: &str,
+        total: usize,
+        digest: String,
+        mut page: impl FnMut(std::ops::Range<usize>) -> Result<Vec<Value>, OpError>,
+    ) -> Result<bool, OpError> {
+        let offset = self.offset.clone()?;
+        let range = page_of(total, offset, self.limit).0;
+        if let Some(cols) = self.projected_columns(name, total) {
+            let (cut, text) = project_chunks(name, total, &cols, &mut page)?;
+            return self.put_list(name, total, digest, cut, Some(text));
+        }
         // A complete list spanning several pages is rendered whole once and kept, so the
         // next pages read it (`crate::page_cache`); the page is cut from it.
         let keep_all = self.capture
@@ -188,24 +343,125 @@ impl Output {
         } else {
             (page(range.clone())?, None)
         };
-        if page.len() != range.len() {
+        let truncated = self.put_list(name, total, digest, page, None)?;
+        if let Some(all) = all {
+            self.complete = Some((name.to_string(), all));
+        }
+        Ok(truncated)
+    }
+
+    /// The columns to cut the paged list `name` of `total` rows to, when it is the projected
+    /// list ([`Output::project`]) and the call returns it whole.
+    fn projected_columns(&self, name: &str, total: usize) -> Option<Vec<String>> {
+        let offset = self.offset.as_ref().ok()?;
+        let whole = page_of(total, *offset, self.limit).0 == (0..total);
+        self.projection
+            .as_ref()
+            .filter(|(list, _)| list == name && whole)
+            .map(|(_, c)| c.clone())
+    }
+
+    /// Sets the paged list `name` of `total` rows (§6.1): its page `rows` (or its rows cut to
+    /// columns, with `text` the canonical text of the whole rows), total, flags and
+    /// certificate `digest`. Returns whether the page is truncated.
+    fn put_list(
+        &mut self,
+        name: &str,
+        total: usize,
+        digest: String,
+        rows: Vec<Value>,
+        text: Option<String>,
+    ) -> Result<bool, OpError> {
+        let decl = self.decl(name, Cut::Paged)?;
+        let (range, truncated, cursor) = page_of(total, self.offset.clone()?, self.limit);
+        if rows.len() != range.len() {
             return Err(OpError::internal(format!(
                 "{name}: {} page rows expected, got {}",
                 range.len(),
-                page.len()
+                rows.len()
             )));
         }
-        self.map.insert(name.to_string(), Value::Array(page));
+        self.paged_lists += 1;
+        self.map.insert(name.to_string(), Value::Array(rows));
         self.map
             .insert(decl.total_field.clone(), Value::from(total));
         self.map.insert("truncated".into(), Value::Bool(truncated));
         self.map.insert("cursor".into(), cursor);
         self.map
             .insert(decl.digest_field.clone(), Value::from(digest));
-        if let Some(all) = all {
-            self.complete = Some((name.to_string(), all));
+        if let Some(text) = text {
+            self.projected_text = Some((name.to_string(), text));
         }
         Ok(truncated)
+    }
+
+    /// [`Output::paged_lazy_certified`] for rows made of typed cells: `row(i, sink)` calls
+    /// `sink` with every member of row `i` in key byte order (the canonical order). A page
+    /// builds its rows as values; a projected list ([`Output::project`]) is written as
+    /// canonical text and cut to its columns straight from the cells, without a value per
+    /// row.
+    pub fn paged_cells(
+        &mut self,
+        name: &str,
+        total: usize,
+        digest: String,
+        row: impl Fn(usize, &mut CellSink<'_>) -> Result<(), OpError>,
+    ) -> Result<bool, OpError> {
+        let Some(cols) = self.projected_columns(name, total) else {
+            return self.paged_lazy_certified(name, total, digest, |page| {
+                page.map(|i| {
+                    let mut m = Map::new();
+                    row(i, &mut |k, c| {
+                        m.insert(k.to_string(), c.to_value());
+                    })?;
+                    Ok(Value::Object(m))
+                })
+                .collect()
+            });
+        };
+        let mut cut = Vec::with_capacity(total);
+        let mut text = String::with_capacity(total.saturating_mul(64).saturating_add(2));
+        text.push('[');
+        for i in 0..total {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push('{');
+            let mut prev: Option<&'static str> = None;
+            let mut ordered = true;
+            let mut picked: Vec<(&'static str, Value)> = Vec::with_capacity(cols.len());
+            row(i, &mut |k, c| {
+                if let Some(p) = prev {
+                    // The text is canonical only in key byte order, each key once.
+                    ordered &= p.as_bytes() < k.as_bytes();
+                    text.push(',');
+                }
+                prev = Some(k);
+                canon::write_str(&mut text, k);
+                text.push(':');
+                c.write(&mut text);
+                if cols.iter().any(|x| x == k) {
+                    picked.push((k, c.to_value()));
+                }
+            })?;
+            if !ordered {
+                return Err(OpError::internal(format!(
+                    "{name}: row cells not in key order"
+                )));
+            }
+            text.push('}');
+            // `project_row`'s order: the columns as named.
+            cut.push(Value::Object(
+                cols.iter()
+                    .filter_map(|c| {
+                        let at = picked.iter().position(|(k, _)| k == c)?;
+                        Some((c.clone(), picked[at].1.clone()))
+                    })
+                    .collect(),
+            ));
+        }
+        text.push(']');
+        self.put_list(name, total, digest, cut, Some(text))
     }
 
     /// Caps the complete ordered list at `limit` (§6.2): sets the list, its total, its

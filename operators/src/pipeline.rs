@@ -97,7 +97,7 @@ pub fn call_operator(
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let (spec, args) = prepare(name, raw)?;
-    run_prepared(snap, spec, args, None, opts)
+    run_prepared(snap, spec, args, None, None, opts)
 }
 
 /// The `limit` an unpaged call runs with: every list is returned whole.
@@ -114,6 +114,33 @@ pub fn call_operator_unpaged(
     raw: &Value,
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
+    unpaged(snap, name, raw, None, opts)
+}
+
+/// [`call_operator_unpaged`] with the paged list `list` cut to `columns`
+/// ([`crate::json::project_row`]) as its rows are rendered, chunk by chunk: the envelope is
+/// the complete one (its `result_digest` is taken over the whole rows) except that `list`
+/// holds the cut rows. A plan's column reducer reads a complete result this way, without
+/// holding a million wide rows as values (`docs/plan-language.md`, complete results). When
+/// `list` is not a paged list of the operator, the envelope is the unpaged one.
+pub fn call_operator_projected(
+    snap: Snapshot<'_>,
+    name: &str,
+    raw: &Value,
+    list: &str,
+    columns: &[String],
+    opts: &CallOptions,
+) -> Result<Value, OpError> {
+    unpaged(snap, name, raw, Some((list, columns)), opts)
+}
+
+fn unpaged(
+    snap: Snapshot<'_>,
+    name: &str,
+    raw: &Value,
+    project: Option<(&str, &[String])>,
+    opts: &CallOptions,
+) -> Result<Value, OpError> {
     let (spec, mut args) = prepare(name, raw)?;
     // The echo keeps the caller's limit and cursor; only these two keys are copied, never
     // a (possibly huge) input array.
@@ -127,7 +154,7 @@ pub fn call_operator_unpaged(
     if spec.args.iter().any(|a| a.name == "cursor") {
         args.0.insert("cursor".into(), Value::Null);
     }
-    run_prepared(snap, spec, args, Some(echo), opts)
+    run_prepared(snap, spec, args, Some(echo), project, opts)
 }
 
 /// Steps 5–9 of a prepared call. `args_echo` is `args` with the `restore` keys set back to
@@ -137,6 +164,7 @@ fn run_prepared(
     spec: &'static crate::OpSpec,
     args: Args,
     restore: Option<Vec<(String, Option<Value>)>>,
+    project: Option<(&str, &[String])>,
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let stats = snap.stats();
@@ -154,7 +182,8 @@ fn run_prepared(
             e
         })?;
     }
-    let mut payload = Value::Object(kernel_payload(snap, spec, &args)?);
+    let (payload, projected) = kernel_payload(snap, spec, &args, project)?;
+    let mut payload = Value::Object(payload);
     if canonicalize_floats(&mut payload).is_err() {
         return Err(OpError::invalid("non-finite float in operator output"));
     }
@@ -167,7 +196,11 @@ fn run_prepared(
             spec.name
         )));
     }
-    let result_digest = digest_map(&envelope);
+    let result_digest = match &projected {
+        // The list's cut rows stand in the payload; the digest is the whole rows'.
+        Some((list, text)) => tgms_engine::canon::digest_map_with_text(&envelope, list, text),
+        None => digest_map(&envelope),
+    };
     envelope.insert("op".into(), Value::from(spec.name));
     let mut echo = args.0;
     for (k, v) in restore.into_iter().flatten() {
@@ -185,18 +218,26 @@ fn run_prepared(
     Ok(Value::Object(envelope))
 }
 
+/// The projected list's name and the canonical text of its whole rows.
+type ProjectedText = (String, String);
+
 /// Step 7: the kernel's payload, or a page of the same call's complete result kept by the
 /// page cache (`crate::page_cache`). A call with a cursor past its first page is served
 /// from the cache when the result is kept; a kernel run that produced a list of several
 /// pages keeps it. A first page always runs the kernel (so repeated timings stay kernel
 /// timings), and a list the kernel renders lazily is rendered whole only from the second
 /// page on.
+///
+/// With `project`, the list named is cut to the columns as it is rendered
+/// ([`Output::project`]), no page is kept or served from the cache, and the canonical text of
+/// its whole rows comes back with the payload.
 fn kernel_payload(
     snap: Snapshot<'_>,
     spec: &'static crate::OpSpec,
     args: &Args,
-) -> Result<Map<String, Value>, OpError> {
-    let paged = spec.args.iter().any(|a| a.name == "cursor");
+    project: Option<(&str, &[String])>,
+) -> Result<(Map<String, Value>, Option<ProjectedText>), OpError> {
+    let paged = project.is_none() && spec.args.iter().any(|a| a.name == "cursor");
     let key = paged
         .then(|| crate::page_cache::key(spec.name, args, snap.state_token()))
         .flatten();
@@ -204,12 +245,15 @@ fn kernel_payload(
     let offset = args.offset().unwrap_or(0);
     if let (Some(k), true) = (&key, offset > 0) {
         if let Some(c) = crate::page_cache::get(k) {
-            return Ok(c.page(offset, args.limit()));
+            return Ok((c.page(offset, args.limit()), None));
         }
     }
     let mut out = Output::new(spec, args);
     if key.is_some() {
         out.capture_complete(offset > 0);
+    }
+    if let Some((list, cols)) = project {
+        out.project(list, cols.to_vec());
     }
     crate::page_cache::count_kernel_run();
     // A kernel panic is a bug; it still leaves the tool boundary as an error payload.
@@ -222,13 +266,14 @@ fn kernel_payload(
             return Err(OpError::internal(format!("{}: kernel panicked", spec.name)));
         }
     }
+    let projected = out.take_projected_text();
     let (payload, complete) = out.into_complete();
     if let (Some(k), Some(c)) = (key, complete) {
         if !crate::page_cache::contains(&k) {
             crate::page_cache::put(k, c);
         }
     }
-    Ok(payload)
+    Ok((payload, projected))
 }
 
 /// The payload of an envelope (the envelope minus `op`, `args_echo`, `dataset_extent`,

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::plan::{Plan, MAX_STEPS};
-use crate::refpath::{parse_ref_value, project_row, ref_of, RefPath};
+use crate::refpath::{parse_ref_value, ref_of, RefPath};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,7 +12,10 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tgms_engine::{canon, Snapshot};
-use tgms_operators::pipeline::{call_operator, call_operator_unpaged, CallOptions};
+use tgms_operators::json::project_row;
+use tgms_operators::pipeline::{
+    call_operator, call_operator_projected, call_operator_unpaged, CallOptions,
+};
 use tgms_operators::registry::lookup;
 use tgms_operators::Ceilings;
 
@@ -269,15 +272,23 @@ struct Completer<'a, 's> {
     call: &'a CallOptions,
     budget: i64,
     results: &'a ResultStore,
-    /// Complete results already computed in this run, by producing step id.
-    cache: &'a mut BTreeMap<String, Rc<Done>>,
+    /// Complete results already computed in this run, by producing step id (and, for a
+    /// list read cut to columns, the columns).
+    cache: &'a mut BTreeMap<CompleteKey, Rc<Done>>,
     /// `{"ref", "step_id", "result_digest", "rows_total", "recomputed"}` per ref read whole.
     read: Vec<Value>,
     /// The executor's memory budget for the complete inputs (`max_reducer_bytes`).
     byte_budget: i64,
     /// The first ref whose complete list is over a budget.
     over: Option<Over>,
+    /// Whether a later step reads this step's `input` list cut to the same columns: only
+    /// then is a list cut to columns kept in `cache` (otherwise its rows move into the args).
+    keep_cut: bool,
 }
+
+/// The completer's cache key: the producing step's id, and the columns its list was cut to
+/// (`None` for the whole result).
+type CompleteKey = (String, Option<Vec<String>>);
 
 /// A ref whose complete list is over the row or the memory budget.
 #[derive(Debug)]
@@ -313,9 +324,18 @@ impl Completer<'_, '_> {
         let Some(total) = desc["lists"][rp.first_field()]["total"].as_i64() else {
             return Ok(None);
         };
+        // A ref naming the list itself, read for some columns: the producer renders the
+        // list cut to them, chunk by chunk, and its whole rows are never held.
+        let streamed = columns.filter(|_| {
+            rp.segments.len() == 1
+                && rp.segments[0].index.is_none()
+                && !self.cache.contains_key(&(rp.step.clone(), None))
+        });
         let peak_bytes = d.envelope[rp.first_field()]
             .as_array()
-            .and_then(|page| crate::memory::reducer_peak_bytes(page, total, columns))
+            .and_then(|page| {
+                crate::memory::reducer_peak_bytes(page, total, columns, streamed.is_some())
+            })
             .map(|b| i64::try_from(b).unwrap_or(i64::MAX))
             .filter(|&b| b > self.byte_budget);
         if total > self.budget || peak_bytes.is_some() {
@@ -327,9 +347,37 @@ impl Completer<'_, '_> {
             });
             return Ok(None);
         }
-        let full = match self.cache.get(&rp.step) {
-            Some(f) => f.clone(),
-            None => {
+        let cached = (rp.step.clone(), streamed.map(<[String]>::to_vec));
+        let t0 = Instant::now();
+        let fresh = !self.cache.contains_key(&cached);
+        let full = match (self.cache.get(&cached), streamed) {
+            (Some(f), _) => f.clone(),
+            (None, Some(cols)) => {
+                let env = Arc::new(call_operator_projected(
+                    self.snap,
+                    &d.op,
+                    &d.resolved,
+                    rp.first_field(),
+                    cols,
+                    self.call,
+                )?);
+                // Not stored: the envelope holds the list cut to the columns, not the
+                // complete result its digest names.
+                let descriptor = descriptor(&env, &d.resolved_digest, false, false);
+                let f = Rc::new(Done {
+                    envelope: env,
+                    descriptor,
+                    ref_truncations: false,
+                    op: d.op.clone(),
+                    resolved: Arc::clone(&d.resolved),
+                    resolved_digest: d.resolved_digest.clone(),
+                });
+                if self.keep_cut {
+                    self.cache.insert(cached, f.clone());
+                }
+                f
+            }
+            (None, None) => {
                 let env = Arc::new(call_operator_unpaged(
                     self.snap,
                     &d.op,
@@ -346,7 +394,7 @@ impl Completer<'_, '_> {
                     resolved: Arc::clone(&d.resolved),
                     resolved_digest: d.resolved_digest.clone(),
                 });
-                self.cache.insert(rp.step.clone(), f.clone());
+                self.cache.insert(cached, f.clone());
                 f
             }
         };
@@ -357,6 +405,11 @@ impl Completer<'_, '_> {
         let mut read = json!({"ref": rp.raw, "step_id": rp.step,
             "result_digest": full.envelope["result_digest"], "rows_total": total,
             "recomputed": true});
+        // The producer's re-run, when this read made it (`trace_id` leaves every `wall_ms`
+        // out).
+        if fresh {
+            read["wall_ms"] = wall_ms(t0);
+        }
         if let Some(cols) = columns {
             read["columns"] = json!(cols);
         }
@@ -416,21 +469,43 @@ impl Subst<'_, '_> {
     /// cut to those columns.
     fn walk_ref(&mut self, r: &Value, columns: Option<&[String]>) -> Result<Value> {
         let rp = parse_ref_value(r)?;
-        let mut d = self.done.get(&rp.step).ok_or_else(|| Error::RefEval {
+        let page = self.done.get(&rp.step).ok_or_else(|| Error::RefEval {
             raw: rp.raw.clone(),
             reason: "step output unavailable".into(),
         })?;
-        let full;
-        if let (false, Some(c)) = (
-            path_complete(&d.descriptor, d.ref_truncations, Some(&rp)),
+        let full = match (
+            path_complete(&page.descriptor, page.ref_truncations, Some(&rp)),
             self.complete.as_mut(),
         ) {
-            full = c.complete_of(&rp, d, columns)?;
-            if let Some(f) = &full {
-                d = f;
+            (false, Some(c)) => c.complete_of(&rp, page, columns)?,
+            _ => None,
+        };
+        // A complete list cut to the columns that no later step reads (the completer did not
+        // keep it): its cut rows move into the args instead of being copied.
+        let field = rp.first_field();
+        let full = match full {
+            Some(f)
+                if columns.is_some()
+                    && rp.segments.len() == 1
+                    && rp.segments[0].index.is_none()
+                    && f.envelope.get(field).is_some_and(Value::is_array) =>
+            {
+                match Rc::try_unwrap(f) {
+                    Ok(done) => {
+                        let list = match Arc::try_unwrap(done.envelope) {
+                            Ok(Value::Object(mut m)) => m.remove(field).unwrap_or_default(),
+                            Ok(v) => v[field].clone(),
+                            Err(shared) => shared[field].clone(),
+                        };
+                        return Ok(self.capped(&rp, list));
+                    }
+                    Err(f) => Some(f),
+                }
             }
-        }
-        let mut val = match columns {
+            other => other,
+        };
+        let d = full.as_deref().unwrap_or(page);
+        let val = match columns {
             None => rp.eval(&d.envelope)?,
             Some(cols) => rp.eval_with(&d.envelope, &|v: &Value| project_row(v, cols))?,
         };
@@ -442,6 +517,12 @@ impl Subst<'_, '_> {
                 "reason": "incomplete_source"}),
             );
         }
+        Ok(self.capped(&rp, val))
+    }
+
+    /// `val` with an array cut to the longest a ref may substitute (`item_cap`), the cut
+    /// recorded.
+    fn capped(&mut self, rp: &RefPath, mut val: Value) -> Value {
         if let Value::Array(a) = &mut val {
             if a.len() > self.item_cap {
                 self.truncs
@@ -450,7 +531,7 @@ impl Subst<'_, '_> {
                 a.truncate(self.item_cap);
             }
         }
-        Ok(val)
+        val
     }
 }
 
@@ -529,12 +610,12 @@ pub fn execute(
     let start = Instant::now();
     let (order, stuck) = plan.run_order();
     let mut done: BTreeMap<String, Done> = BTreeMap::new();
-    let mut complete_cache: BTreeMap<String, Rc<Done>> = BTreeMap::new();
+    let mut complete_cache: BTreeMap<CompleteKey, Rc<Done>> = BTreeMap::new();
     let ceilings = &opts.call.ceilings;
     let mut status: BTreeMap<String, &'static str> = BTreeMap::new();
     let mut records = Vec::new();
     let mut rows_total: i64 = 0;
-    for &i in order.iter().chain(stuck.iter()) {
+    for (pos, &i) in order.iter().chain(stuck.iter()).enumerate() {
         let step = &plan.steps[i];
         let mut rec = Map::new();
         rec.insert("step_id".into(), json!(step.id));
@@ -558,6 +639,16 @@ pub fn execute(
         }
         let t0 = Instant::now();
         let whole = opts.read_complete_results && step.op == "compute";
+        let columns = whole.then(|| input_columns(&step.op, &step.args)).flatten();
+        // A later step reading the same list cut to the same columns.
+        let keep_cut = columns.as_ref().is_some_and(|cols| {
+            order.iter().skip(pos + 1).any(|&j| {
+                let later = &plan.steps[j];
+                later.op == "compute"
+                    && later.args.get("input") == step.args.get("input")
+                    && input_columns(&later.op, &later.args).as_ref() == Some(cols)
+            })
+        });
         let mut sub = Subst {
             done: &done,
             truncs: Vec::new(),
@@ -570,6 +661,7 @@ pub fn execute(
                 cache: &mut complete_cache,
                 read: Vec::new(),
                 over: None,
+                keep_cut,
             }),
             item_cap: if whole {
                 usize::try_from(ceilings.max_reducer_rows).unwrap_or(usize::MAX)
@@ -577,7 +669,6 @@ pub fn execute(
                 MAX_REF_ITEMS
             },
         };
-        let columns = whole.then(|| input_columns(&step.op, &step.args)).flatten();
         let walked = sub.walk_args(&step.args, columns.as_deref());
         let truncs = sub.truncs;
         let (read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();

@@ -8,8 +8,8 @@
 //! the page the plan already holds, so a plan over the budget is refused with `E_LIMIT`
 //! instead of being killed for memory.
 
-use crate::refpath::project_row;
 use serde_json::Value;
+use tgms_operators::json::project_row;
 
 /// Bytes an allocation costs beyond its size (the allocator's header and rounding).
 const ALLOC_OVERHEAD_BYTES: u64 = 16;
@@ -87,11 +87,26 @@ pub fn list_bytes(page: &[Value], total: i64) -> Option<u64> {
 /// 5× the cut rows = 3.9× (`bench/RESULTS.md`, eighteenth session).
 pub const PRODUCER_COPIES: u64 = 2;
 
+/// Copies of the rows cut to columns that a `compute` step holds at its peak when the
+/// producer rendered them cut (`streamed`): the step's resolved args, the operator's own
+/// arguments, and the reducer's working set; the producer's cut list moves into the args
+/// unless a later step reads it too. Measured: a `median` over 1,002,318 `version_history`
+/// rows peaked at 1.59 GB of resident memory for the whole `tgms plan run`, against this
+/// module's estimate of 2.58 GB (`bench/RESULTS.md`, thirty-seventh session).
+pub const STREAMED_CUT_COPIES: u64 = 3;
+
 /// The estimated peak bytes of a `compute` step over the complete list: [`list_bytes`]
-/// times [`PEAK_COPIES`]; for a reducer that reads only `columns` of each row
-/// (the executor copies only those), [`PRODUCER_COPIES`] whole copies plus [`PEAK_COPIES`]
-/// copies of the rows cut to the columns.
-pub fn reducer_peak_bytes(page: &[Value], total: i64, columns: Option<&[String]>) -> Option<u64> {
+/// times [`PEAK_COPIES`]; for a reducer that reads only `columns` of each row (the executor
+/// copies only those), the rows cut to the columns plus what the producer holds: with
+/// `streamed` (the producer renders the list chunk by chunk, cut as it goes) the canonical
+/// text of the whole rows ([`text_bytes`]) and [`STREAMED_CUT_COPIES`] copies of the cut
+/// rows, else [`PRODUCER_COPIES`] whole copies and [`PEAK_COPIES`] of the cut rows.
+pub fn reducer_peak_bytes(
+    page: &[Value],
+    total: i64,
+    columns: Option<&[String]>,
+    streamed: bool,
+) -> Option<u64> {
     let whole = list_bytes(page, total)?;
     let Some(cols) = columns else {
         return Some(whole.saturating_mul(PEAK_COPIES));
@@ -102,10 +117,30 @@ pub fn reducer_peak_bytes(page: &[Value], total: i64, columns: Option<&[String]>
         .map(|r| project_row(r, cols))
         .collect();
     let cut = list_bytes(&cut, total)?;
-    Some(
+    Some(if streamed {
+        text_bytes(page, total)?.saturating_add(cut.saturating_mul(STREAMED_CUT_COPIES))
+    } else {
         whole
             .saturating_mul(PRODUCER_COPIES)
-            .saturating_add(cut.saturating_mul(PEAK_COPIES)),
+            .saturating_add(cut.saturating_mul(PEAK_COPIES))
+    })
+}
+
+/// The estimated length of the canonical text of a complete list of `total` rows, from the
+/// page's rows (the first 256 of them, `SAMPLE_ROWS`); `None` for an empty page.
+pub fn text_bytes(page: &[Value], total: i64) -> Option<u64> {
+    let sample = &page[..page.len().min(SAMPLE_ROWS)];
+    if sample.is_empty() {
+        return None;
+    }
+    let bytes: u64 = sample
+        .iter()
+        .map(|r| tgms_engine::canon::to_string(r).len() as u64 + 1)
+        .sum();
+    Some(
+        bytes
+            .div_ceil(sample.len() as u64)
+            .saturating_mul(u64::try_from(total).unwrap_or(0)),
     )
 }
 
@@ -150,16 +185,25 @@ mod tests {
             list_bytes(&[row.clone(), row.clone()], 1000),
             Some(1000 * one)
         );
-        assert_eq!(
-            reducer_peak_bytes(std::slice::from_ref(&row), 10, None),
-            Some(10 * one * PEAK_COPIES)
-        );
+        for streamed in [false, true] {
+            assert_eq!(
+                reducer_peak_bytes(std::slice::from_ref(&row), 10, None, streamed),
+                Some(10 * one * PEAK_COPIES)
+            );
+        }
         // Cut to one column: the whole rows twice, the cut rows five times.
         let cut = VALUE_BYTES + heap_bytes(&json!({"t": 5}));
         assert!(cut < one);
+        let t = ["t".to_string()];
         assert_eq!(
-            reducer_peak_bytes(std::slice::from_ref(&row), 10, Some(&["t".to_string()])),
+            reducer_peak_bytes(std::slice::from_ref(&row), 10, Some(&t), false),
             Some(10 * (one * PRODUCER_COPIES + cut * PEAK_COPIES))
+        );
+        // Streamed: the whole rows' text once (`{"t":5,"uid":"node-1"}` and a comma).
+        assert_eq!(text_bytes(std::slice::from_ref(&row), 10), Some(10 * 23));
+        assert_eq!(
+            reducer_peak_bytes(std::slice::from_ref(&row), 10, Some(&t), true),
+            Some(10 * (23 + cut * STREAMED_CUT_COPIES))
         );
         // Wider rows, a larger estimate for the same count.
         let wide = json!({"uid": "node-1", "t": 5, "props": {"note": "x".repeat(500)}});

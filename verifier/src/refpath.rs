@@ -384,17 +384,3 @@ pub fn find_refs(args: &Value) -> Vec<FoundRef> {
     walk(args, &mut Vec::new(), &mut out);
     out
 }
-
-/// `v` cut to `cols` when it is an object (a row): the members named in `cols`, in that
-/// order, that `v` has; anything else as it is, for the reducer to judge. The executor
-/// hands a column reducer its rows cut this way, and the memory estimate measures them so.
-pub(crate) fn project_row(v: &Value, cols: &[String]) -> Value {
-    match v {
-        Value::Object(m) => Value::Object(
-            cols.iter()
-                .filter_map(|c| m.get(c).map(|x| (c.clone(), x.clone())))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}

@@ -7,9 +7,11 @@ use super::validate_window;
 use crate::args::Args;
 use crate::cost::{ceil_div, scan_estimate, Estimate};
 use crate::error::OpError;
-use crate::output::Output;
+use crate::json::set_digest_by;
+use crate::output::{Cell, CellSink, Output};
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
 use serde_json::{json, Value};
+use tgms_engine::ident::{self, Id12};
 use tgms_engine::time::{clamp_tt, overlaps};
 use tgms_engine::{EdgeVersion, Identity, NodeVersion, Stats, Version, OPEN_END};
 
@@ -110,31 +112,67 @@ impl Sel {
     }
 }
 
-fn node_row(n: &NodeVersion<'_>, superseded: bool, vid: String) -> Value {
-    json!({"vid": vid, "uid": n.uid(), "label": n.label(), "vt_s": n.vt_s(), "vt_e": n.vt_e(),
-        "tt_s": n.tt_s(), "tt_e": if superseded { n.tt_e() } else { OPEN_END },
-        "origin": n.origin().as_str(), "reason": n.reason(),
-        "closed_by": if superseded { n.closed_by().map(|o| o.as_str()) } else { None },
-        "close_reason": if superseded { n.close_reason() } else { None },
-        "ingestion_lag_us": n.ingestion_lag_us()})
+/// A node version's row, member by member in key byte order ([`Output::paged_cells`]).
+fn node_row(n: &NodeVersion<'_>, superseded: bool, vid: &Id12, sink: &mut CellSink<'_>) {
+    sink(
+        "close_reason",
+        Cell::opt_str(n.close_reason().filter(|_| superseded)),
+    );
+    let closed_by = n.closed_by().filter(|_| superseded).map(|o| o.as_str());
+    sink("closed_by", Cell::opt_str(closed_by));
+    sink("ingestion_lag_us", Cell::Int(n.ingestion_lag_us()));
+    sink("label", Cell::Str(n.label()));
+    sink("origin", Cell::Str(n.origin().as_str()));
+    sink("reason", Cell::opt_str(n.reason()));
+    sink(
+        "tt_e",
+        Cell::Int(if superseded { n.tt_e() } else { OPEN_END }),
+    );
+    sink("tt_s", Cell::Int(n.tt_s()));
+    sink("uid", Cell::Str(n.uid()));
+    sink("vid", Cell::Hex(vid));
+    sink("vt_e", Cell::Int(n.vt_e()));
+    sink("vt_s", Cell::Int(n.vt_s()));
 }
 
-fn edge_row(e: &EdgeVersion<'_>, superseded: bool, vid: String, eid: String) -> Value {
-    json!({"vid": vid, "eid": eid, "src": e.src(),
-        "dst": e.dst(), "rel_type": e.rel_type(), "disc": e.disc(), "vt_s": e.vt_s(),
-        "vt_e": e.vt_e(), "tt_s": e.tt_s(), "tt_e": if superseded { e.tt_e() } else { OPEN_END },
-        "origin": e.origin().as_str(), "reason": e.reason(),
-        "closed_by": if superseded { e.closed_by().map(|o| o.as_str()) } else { None },
-        "close_reason": if superseded { e.close_reason() } else { None },
-        "ingestion_lag_us": e.ingestion_lag_us()})
+/// An edge version's row, member by member in key byte order ([`Output::paged_cells`]).
+fn edge_row(
+    e: &EdgeVersion<'_>,
+    superseded: bool,
+    vid: &Id12,
+    eid: &Id12,
+    sink: &mut CellSink<'_>,
+) {
+    sink(
+        "close_reason",
+        Cell::opt_str(e.close_reason().filter(|_| superseded)),
+    );
+    let closed_by = e.closed_by().filter(|_| superseded).map(|o| o.as_str());
+    sink("closed_by", Cell::opt_str(closed_by));
+    sink("disc", Cell::Str(&e.disc()));
+    sink("dst", Cell::Str(e.dst()));
+    sink("eid", Cell::Hex(eid));
+    sink("ingestion_lag_us", Cell::Int(e.ingestion_lag_us()));
+    sink("origin", Cell::Str(e.origin().as_str()));
+    sink("reason", Cell::opt_str(e.reason()));
+    sink("rel_type", Cell::Str(e.rel_type()));
+    sink("src", Cell::Str(e.src()));
+    sink(
+        "tt_e",
+        Cell::Int(if superseded { e.tt_e() } else { OPEN_END }),
+    );
+    sink("tt_s", Cell::Int(e.tt_s()));
+    sink("vid", Cell::Hex(vid));
+    sink("vt_e", Cell::Int(e.vt_e()));
+    sink("vt_s", Cell::Int(e.vt_s()));
 }
 
 /// A kept version and whether it is shown as superseded; its row is built only when its
-/// page is ([`Output::paged_lazy`]).
+/// page is ([`Output::paged_cells`]).
 enum Kept<'s> {
     Node(NodeVersion<'s>, bool),
     /// With its `eid`, which its vid was derived from.
-    Edge(EdgeVersion<'s>, bool, String),
+    Edge(EdgeVersion<'s>, bool, Id12),
 }
 
 fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
@@ -149,8 +187,9 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             return Err(OpError::unknown_uid(u));
         }
     }
-    // (tt_s, vid, version): versions are filtered on integers before ids are derived.
-    let mut keyed: Vec<(i64, String, Kept<'_>)> = Vec::new();
+    // (tt_s, vid, version): versions are filtered on integers before ids are derived. The
+    // ids are kept as bytes (their hex orders as the bytes do) and written as hex.
+    let mut keyed: Vec<(i64, Id12, Kept<'_>)> = Vec::new();
     if args.str("kind")? == "node" {
         let nodes: Vec<NodeVersion<'_>> = match uid {
             Some(u) => ctx
@@ -170,7 +209,8 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
         };
         for n in nodes {
             if let Some(sup) = sel.keep(n.tt_s(), n.tt_e(), n.vt_s(), n.vt_e()) {
-                keyed.push((n.tt_s(), n.vid(), Kept::Node(n, sup)));
+                let vid = ident::vid_bytes(n.uid(), n.tt_s(), n.vt_s());
+                keyed.push((n.tt_s(), vid, Kept::Node(n, sup)));
             }
         }
     } else {
@@ -191,23 +231,23 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
                 continue;
             }
             if let Some(sup) = sel.keep(e.tt_s(), e.tt_e(), e.vt_s(), e.vt_e()) {
-                let eid = e.eid();
-                let vid = tgms_engine::ident::vid(&eid, e.tt_s(), e.vt_s());
+                let eid = e.eid_bytes();
+                let vid = ident::edge_vid_bytes(&eid, e.tt_s(), e.vt_s());
                 keyed.push((e.tt_s(), vid, Kept::Edge(e, sup, eid)));
             }
         }
     }
-    keyed.sort_by(|x, y| (x.0, &x.1).cmp(&(y.0, &y.1)));
+    keyed.sort_by_key(|k| (k.0, k.1));
     // The declared row key is the `vid` field: the vids are the keys.
-    let keys = keyed.iter().map(|k| Value::from(k.1.as_str())).collect();
-    out.paged_lazy("rows", keys, |page| {
-        Ok(keyed
-            .drain(page)
-            .map(|(_, vid, kept)| match kept {
-                Kept::Node(n, sup) => node_row(&n, sup, vid),
-                Kept::Edge(e, sup, eid) => edge_row(&e, sup, vid, eid),
-            })
-            .collect())
+    let vids: Vec<Id12> = keyed.iter().map(|k| k.1).collect();
+    let digest = set_digest_by(&vids, |v, s| Cell::Hex(v).write(s));
+    out.paged_cells("rows", keyed.len(), digest, |i, sink| {
+        let (_, vid, kept) = &keyed[i];
+        match kept {
+            Kept::Node(n, sup) => node_row(n, *sup, vid, sink),
+            Kept::Edge(e, sup, eid) => edge_row(e, *sup, vid, eid, sink),
+        }
+        Ok(())
     })?;
     Ok(())
 }
