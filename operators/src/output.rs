@@ -7,6 +7,7 @@ use crate::args::Args;
 use crate::error::OpError;
 use crate::json::{canonicalize_floats, project_row, set_digest};
 use crate::registry::{Cut, OpSpec};
+use rayon::prelude::*;
 use serde_json::{Map, Value};
 use tgms_engine::canon;
 
@@ -31,8 +32,8 @@ pub struct Output {
     /// The paged list to cut to columns as it is rendered, and the columns
     /// ([`Output::project`]).
     projection: Option<(String, Vec<String>)>,
-    /// The projected list's name and the canonical text of its whole rows.
-    projected_text: Option<(String, String)>,
+    /// The projected list's name and the canonical text of its whole rows, in parts.
+    projected_text: Option<(String, Vec<String>)>,
 }
 
 /// One member value of a row given as typed cells ([`Output::paged_cells`]): written as
@@ -88,7 +89,7 @@ impl Cell<'_> {
 pub type CellSink<'s> = dyn FnMut(&'static str, Cell<'_>) + 's;
 
 /// Rows rendered per chunk of a projected list ([`Output::project`]): the whole rows of one
-/// chunk are alive at a time.
+/// chunk are alive at a time, and chunks of typed cells are rendered on every core.
 const PROJECT_CHUNK_ROWS: usize = 4096;
 
 /// Items of a sequence handed out by increasing, non-overlapping position ranges: the rows of
@@ -190,6 +191,57 @@ fn project_chunks(
     Ok((cut, text))
 }
 
+/// Rows `rows` of a list of typed cells ([`Output::paged_cells`]): their canonical text (each
+/// row after the list's first preceded by a comma) and each row cut to `cols`.
+fn cells_chunk(
+    name: &str,
+    rows: std::ops::Range<usize>,
+    cols: &[String],
+    row: &impl Fn(usize, &mut CellSink<'_>) -> Result<(), OpError>,
+) -> Result<(String, Vec<Value>), OpError> {
+    let mut cut = Vec::with_capacity(rows.len());
+    let mut text = String::with_capacity(rows.len().saturating_mul(256));
+    for i in rows {
+        if i > 0 {
+            text.push(',');
+        }
+        text.push('{');
+        let mut prev: Option<&'static str> = None;
+        let mut ordered = true;
+        let mut picked: Vec<(&'static str, Value)> = Vec::with_capacity(cols.len());
+        row(i, &mut |k, c| {
+            if let Some(p) = prev {
+                // The text is canonical only in key byte order, each key once.
+                ordered &= p.as_bytes() < k.as_bytes();
+                text.push(',');
+            }
+            prev = Some(k);
+            canon::write_str(&mut text, k);
+            text.push(':');
+            c.write(&mut text);
+            if cols.iter().any(|x| x == k) {
+                picked.push((k, c.to_value()));
+            }
+        })?;
+        if !ordered {
+            return Err(OpError::internal(format!(
+                "{name}: row cells not in key order"
+            )));
+        }
+        text.push('}');
+        // `project_row`'s order: the columns as named.
+        cut.push(Value::Object(
+            cols.iter()
+                .filter_map(|c| {
+                    let at = picked.iter().position(|(k, _)| k == c)?;
+                    Some((c.clone(), picked[at].1.clone()))
+                })
+                .collect(),
+        ));
+    }
+    Ok((text, cut))
+}
+
 /// The most rows a lazily rendered list ([`Output::paged_lazy`]) renders beyond its page to
 /// keep the complete list; longer lists are not kept (each page renders its own rows).
 pub const LAZY_KEEP_MAX_ROWS: usize = 1_000_000;
@@ -221,10 +273,10 @@ impl Output {
         self.projection = Some((list.to_string(), columns));
     }
 
-    /// The projected list's name and the canonical text of its whole rows, when one was
-    /// projected ([`Output::project`]): the payload's digest is taken over that text in the
-    /// list's place.
-    pub fn take_projected_text(&mut self) -> Option<(String, String)> {
+    /// The projected list's name and the canonical text of its whole rows (the
+    /// concatenation of the parts), when one was projected ([`Output::project`]): the
+    /// payload's digest is taken over that text in the list's place.
+    pub fn take_projected_text(&mut self) -> Option<(String, Vec<String>)> {
         self.projected_text.take()
     }
 
@@ -322,7 +374,7 @@ impl Output {
         let range = page_of(total, offset, self.limit).0;
         if let Some(cols) = self.projected_columns(name, total) {
             let (cut, text) = project_chunks(name, total, &cols, &mut page)?;
-            return self.put_list(name, total, digest, cut, Some(text));
+            return self.put_list(name, total, digest, cut, Some(vec![text]));
         }
         // A complete list spanning several pages is rendered whole once and kept, so the
         // next pages read it (`crate::page_cache`); the page is cut from it.
@@ -370,7 +422,7 @@ impl Output {
         total: usize,
         digest: String,
         rows: Vec<Value>,
-        text: Option<String>,
+        text: Option<Vec<String>>,
     ) -> Result<bool, OpError> {
         let decl = self.decl(name, Cut::Paged)?;
         let (range, truncated, cursor) = page_of(total, self.offset.clone()?, self.limit);
@@ -405,7 +457,7 @@ impl Output {
         name: &str,
         total: usize,
         digest: String,
-        row: impl Fn(usize, &mut CellSink<'_>) -> Result<(), OpError>,
+        row: impl Fn(usize, &mut CellSink<'_>) -> Result<(), OpError> + Sync,
     ) -> Result<bool, OpError> {
         let Some(cols) = self.projected_columns(name, total) else {
             return self.paged_lazy_certified(name, total, digest, |page| {
@@ -419,49 +471,24 @@ impl Output {
                 .collect()
             });
         };
+        // Chunks rendered on every core and joined in list order: the same text and rows
+        // for any number of threads.
+        let chunks: Vec<(String, Vec<Value>)> = (0..total.div_ceil(PROJECT_CHUNK_ROWS))
+            .into_par_iter()
+            .map(|c| {
+                let rows = c * PROJECT_CHUNK_ROWS..((c + 1) * PROJECT_CHUNK_ROWS).min(total);
+                cells_chunk(name, rows, &cols, &row)
+            })
+            .collect::<Result<_, OpError>>()?;
         let mut cut = Vec::with_capacity(total);
-        let mut text = String::with_capacity(total.saturating_mul(64).saturating_add(2));
-        text.push('[');
-        for i in 0..total {
-            if i > 0 {
-                text.push(',');
-            }
-            text.push('{');
-            let mut prev: Option<&'static str> = None;
-            let mut ordered = true;
-            let mut picked: Vec<(&'static str, Value)> = Vec::with_capacity(cols.len());
-            row(i, &mut |k, c| {
-                if let Some(p) = prev {
-                    // The text is canonical only in key byte order, each key once.
-                    ordered &= p.as_bytes() < k.as_bytes();
-                    text.push(',');
-                }
-                prev = Some(k);
-                canon::write_str(&mut text, k);
-                text.push(':');
-                c.write(&mut text);
-                if cols.iter().any(|x| x == k) {
-                    picked.push((k, c.to_value()));
-                }
-            })?;
-            if !ordered {
-                return Err(OpError::internal(format!(
-                    "{name}: row cells not in key order"
-                )));
-            }
-            text.push('}');
-            // `project_row`'s order: the columns as named.
-            cut.push(Value::Object(
-                cols.iter()
-                    .filter_map(|c| {
-                        let at = picked.iter().position(|(k, _)| k == c)?;
-                        Some((c.clone(), picked[at].1.clone()))
-                    })
-                    .collect(),
-            ));
+        let mut parts = Vec::with_capacity(chunks.len() + 2);
+        parts.push("[".to_string());
+        for (text, rows) in chunks {
+            parts.push(text);
+            cut.extend(rows);
         }
-        text.push(']');
-        self.put_list(name, total, digest, cut, Some(text))
+        parts.push("]".to_string());
+        self.put_list(name, total, digest, cut, Some(parts))
     }
 
     /// Caps the complete ordered list at `limit` (§6.2): sets the list, its total, its

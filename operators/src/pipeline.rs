@@ -198,7 +198,7 @@ fn run_prepared(
     }
     let result_digest = match &projected {
         // The list's cut rows stand in the payload; the digest is the whole rows'.
-        Some((list, text)) => tgms_engine::canon::digest_map_with_text(&envelope, list, text),
+        Some((list, parts)) => tgms_engine::canon::digest_map_with_text(&envelope, list, parts),
         None => digest_map(&envelope),
     };
     envelope.insert("op".into(), Value::from(spec.name));
@@ -218,8 +218,8 @@ fn run_prepared(
     Ok(Value::Object(envelope))
 }
 
-/// The projected list's name and the canonical text of its whole rows.
-type ProjectedText = (String, String);
+/// The projected list's name and the canonical text of its whole rows, in parts.
+type ProjectedText = (String, Vec<String>);
 
 /// Step 7: the kernel's payload, or a page of the same call's complete result kept by the
 /// page cache (`crate::page_cache`). A call with a cursor past its first page is served

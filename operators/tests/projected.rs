@@ -91,3 +91,29 @@ fn a_projected_complete_result_is_the_unpaged_one_cut_to_its_columns() {
     // A name that is not a paged list: the unpaged envelope as it is.
     check(&s, "version_history", &all, "set_digest", &["vt_s"]);
 }
+
+/// The same envelopes, whole and projected, with 1 thread and with 4 (ids are derived and
+/// chunks of cells rendered on every core).
+#[test]
+fn a_projected_result_is_the_same_for_any_thread_count() {
+    let (_d, s) = store();
+    let o = CallOptions::default();
+    let cols = vec!["vt_s".to_string(), "eid".to_string()];
+    let run = |threads: usize| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            let all = json!({"kind": "edge", "belief": "all"});
+            let whole = call_operator_unpaged(s.snapshot(), "version_history", &all, &o).unwrap();
+            let cut =
+                call_operator_projected(s.snapshot(), "version_history", &all, "rows", &cols, &o)
+                    .unwrap();
+            (canon(&whole), canon(&cut))
+        })
+    };
+    let one = run(1);
+    assert_eq!(one, run(4));
+    assert!(one.1.contains("\"eid\""));
+}

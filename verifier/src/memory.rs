@@ -91,7 +91,7 @@ pub const PRODUCER_COPIES: u64 = 2;
 /// producer rendered them cut (`streamed`): the step's resolved args, the operator's own
 /// arguments, and the reducer's working set; the producer's cut list moves into the args
 /// unless a later step reads it too. Measured: a `median` over 1,002,318 `version_history`
-/// rows peaked at 1.59 GB of resident memory for the whole `tgms plan run`, against this
+/// rows peaked at 1.90 GB of resident memory for the whole `tgms plan run`, against this
 /// module's estimate of 2.58 GB (`bench/RESULTS.md`, thirty-seventh session).
 pub const STREAMED_CUT_COPIES: u64 = 3;
 

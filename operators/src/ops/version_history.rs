@@ -10,6 +10,7 @@ use crate::error::OpError;
 use crate::json::set_digest_by;
 use crate::output::{Cell, CellSink, Output};
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
+use rayon::prelude::*;
 use serde_json::{json, Value};
 use tgms_engine::ident::{self, Id12};
 use tgms_engine::time::{clamp_tt, overlaps};
@@ -223,21 +224,24 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             (None, "current", Some(w)) => ctx.snap.edge_window(Some(w), sel.a),
             (None, _, _) => ctx.snap.all_edges(),
         };
-        for e in edges {
-            if rels
-                .as_ref()
-                .is_some_and(|rs| !rs.iter().any(|r| r == e.rel_type()))
-            {
-                continue;
-            }
-            if let Some(sup) = sel.keep(e.tt_s(), e.tt_e(), e.vt_s(), e.vt_e()) {
-                let eid = e.eid_bytes();
-                let vid = ident::edge_vid_bytes(&eid, e.tt_s(), e.vt_s());
-                keyed.push((e.tt_s(), vid, Kept::Edge(e, sup, eid)));
-            }
-        }
+        let kept: Vec<(EdgeVersion<'_>, bool)> = edges
+            .into_iter()
+            .filter(|e| {
+                rels.as_ref()
+                    .is_none_or(|rs| rs.iter().any(|r| r == e.rel_type()))
+            })
+            .filter_map(|e| Some((e, sel.keep(e.tt_s(), e.tt_e(), e.vt_s(), e.vt_e())?)))
+            .collect();
+        // The ids are hashes, derived on every core (in order: the same list for any
+        // number of threads).
+        keyed.par_extend(kept.into_par_iter().map(|(e, sup)| {
+            let eid = e.eid_bytes();
+            let vid = ident::edge_vid_bytes(&eid, e.tt_s(), e.vt_s());
+            (e.tt_s(), vid, Kept::Edge(e, sup, eid))
+        }));
     }
-    keyed.sort_by_key(|k| (k.0, k.1));
+    // Stable: versions with equal keys keep their read order, whatever the thread count.
+    keyed.par_sort_by_key(|k| (k.0, k.1));
     // The declared row key is the `vid` field: the vids are the keys.
     let vids: Vec<Id12> = keyed.iter().map(|k| k.1).collect();
     let digest = set_digest_by(&vids, |v, s| Cell::Hex(v).write(s));
