@@ -5,7 +5,9 @@
 //! `other`). For each reducer it prints the producer's unpaged call alone, the `compute` call
 //! alone over the same rows given literally, and the plan's `compute` step as the executor
 //! runs it (recompute of the producer, `$ref` substitution, resolved-args digest, the call,
-//! the in-memory result store), all as p50 of `REPS` interleaved runs.
+//! the in-memory result store), split into the producer's re-run (`rerun_ms`, the trace's
+//! `complete_inputs[0].wall_ms`) and the rest (`reducer_ms`), all as p50 of `REPS`
+//! interleaved runs.
 //!
 //! Run: `nice -n 10 cargo run --release -p tgms-bench --example reducers -- [N|STORE] [REPS] [ROWS]`
 //! (default N = 1,000,000 generated events, fixed clock; or the directory of a store made by
@@ -112,8 +114,15 @@ fn main() {
         other.as_array().map_or(0, Vec::len)
     );
     println!(
-        "{:>9} {:>9} {:>12} {:>11} {:>13} {:>10}",
-        "reducer", "rows_in", "producer_ms", "compute_ms", "plan_step_ms", "rows_out"
+        "{:>9} {:>9} {:>12} {:>11} {:>13} {:>9} {:>11} {:>10}",
+        "reducer",
+        "rows_in",
+        "producer_ms",
+        "compute_ms",
+        "plan_step_ms",
+        "rerun_ms",
+        "reducer_ms",
+        "rows_out"
     );
     let mut eopts = ExecOptions::default();
     eopts.call.skip_cost = true;
@@ -150,6 +159,7 @@ fn main() {
             "answer_spec": {"kind": "value", "from": "s3"}}))
         .expect("plan");
         let (mut tp, mut tc, mut ts) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut trr, mut tr) = (Vec::new(), Vec::new());
         let mut out_rows = Value::Null;
         // Interleaved, so drift on a shared machine hits all three alike.
         for _ in 0..reps {
@@ -168,19 +178,25 @@ fn main() {
             assert_eq!(r["status"], "ok", "{r}");
             // The plan's step computed exactly what the literal call did.
             assert_eq!(r["result_digest"], c["result_digest"]);
-            ts.push(r["wall_ms"].as_f64().expect("wall_ms"));
+            let step = r["wall_ms"].as_f64().expect("wall_ms");
+            let rerun = r["complete_inputs"][0]["wall_ms"].as_f64().unwrap_or(0.0);
+            ts.push(step);
+            trr.push(rerun);
+            tr.push(step - rerun);
             out_rows = c
                 .get("rows_total")
                 .cloned()
                 .unwrap_or_else(|| json!("value"));
         }
         println!(
-            "{:>9} {:>9} {:>12.1} {:>11.1} {:>13.1} {:>10}",
+            "{:>9} {:>9} {:>12.1} {:>11.1} {:>13.1} {:>9.1} {:>11.1} {:>10}",
             name,
             n_rows,
             p50(tp),
             p50(tc),
             p50(ts),
+            p50(trr),
+            p50(tr),
             out_rows
         );
     }

@@ -95,20 +95,20 @@ const PROJECT_CHUNK_ROWS: usize = 4096;
 /// Items of a sequence handed out by increasing, non-overlapping position ranges: the rows of
 /// a lazily rendered list ([`Output::paged_lazy`]) asked for as one page or as consecutive
 /// chunks, moved out without a copy.
-pub struct InOrder<I> {
+struct InOrder<I> {
     it: I,
     pos: usize,
 }
 
 impl<I: Iterator> InOrder<I> {
     /// Hands out `it`'s items from position 0.
-    pub fn new(it: I) -> Self {
+    fn new(it: I) -> Self {
         InOrder { it, pos: 0 }
     }
 
     /// The items at positions `r`, which must not start before the end of the previous
     /// range (earlier positions are gone).
-    pub fn take(&mut self, r: std::ops::Range<usize>) -> impl Iterator<Item = I::Item> + '_ {
+    fn take(&mut self, r: std::ops::Range<usize>) -> impl Iterator<Item = I::Item> + '_ {
         let skip = r.start.saturating_sub(self.pos);
         self.pos = r.end.max(self.pos);
         self.it.by_ref().skip(skip).take(r.len())

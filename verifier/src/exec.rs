@@ -207,6 +207,21 @@ struct Done {
     resolved_digest: String,
 }
 
+impl Done {
+    /// This step re-run unpaged with the same resolved args, with envelope `env`: complete,
+    /// untainted.
+    fn rerun(&self, env: Arc<Value>) -> Done {
+        Done {
+            descriptor: descriptor(&env, &self.resolved_digest, false, false),
+            envelope: env,
+            ref_truncations: false,
+            op: self.op.clone(),
+            resolved: Arc::clone(&self.resolved),
+            resolved_digest: self.resolved_digest.clone(),
+        }
+    }
+}
+
 /// The evidence descriptor of an envelope (§3.2).
 pub fn descriptor(
     env: &Value,
@@ -353,25 +368,17 @@ impl Completer<'_, '_> {
         let full = match (self.cache.get(&cached), streamed) {
             (Some(f), _) => f.clone(),
             (None, Some(cols)) => {
-                let env = Arc::new(call_operator_projected(
+                let env = call_operator_projected(
                     self.snap,
                     &d.op,
                     &d.resolved,
                     rp.first_field(),
                     cols,
                     self.call,
-                )?);
+                )?;
                 // Not stored: the envelope holds the list cut to the columns, not the
                 // complete result its digest names.
-                let descriptor = descriptor(&env, &d.resolved_digest, false, false);
-                let f = Rc::new(Done {
-                    envelope: env,
-                    descriptor,
-                    ref_truncations: false,
-                    op: d.op.clone(),
-                    resolved: Arc::clone(&d.resolved),
-                    resolved_digest: d.resolved_digest.clone(),
-                });
+                let f = Rc::new(d.rerun(Arc::new(env)));
                 if self.keep_cut {
                     self.cache.insert(cached, f.clone());
                 }
@@ -384,16 +391,8 @@ impl Completer<'_, '_> {
                     &d.resolved,
                     self.call,
                 )?);
-                let descriptor = descriptor(&env, &d.resolved_digest, false, false);
                 let _ = self.results.put_envelope_shared(&env);
-                let f = Rc::new(Done {
-                    envelope: env,
-                    descriptor,
-                    ref_truncations: false,
-                    op: d.op.clone(),
-                    resolved: Arc::clone(&d.resolved),
-                    resolved_digest: d.resolved_digest.clone(),
-                });
+                let f = Rc::new(d.rerun(env));
                 self.cache.insert(cached, f.clone());
                 f
             }

@@ -11,8 +11,10 @@ use crate::error::OpError;
 use crate::json::{float, render, to_string};
 use crate::output::Output;
 use crate::registry::{common, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
+use rustc_hash::FxHashMap;
 use serde_json::{json, Map, Number, Value};
 use std::cmp::Ordering;
+use std::collections::hash_map::Entry;
 
 const MANUAL: &str = "Arithmetic and post-processing over earlier results — never do arithmetic in arguments or in the answer text. Over rows (`input` = `{\"$ref\": \"sN.rows\"}`): `count`, `sum`, `min`, `max`, `mean`, `median` of `field` (drop nulls first with `filter` `not_null`); with `group_by` one row per group. `topk` ranks by `field` descending (`k` rows, or `pct` percent rounded up; `side: \"bottom\"` takes the exact complement; with `group_by` per group). `filter` compares `field` with `value` or with another column `field2`. Over two scalars (`x`, `y`, usually `$ref`s): `ratio`, `diff`, `percent`. Sets: `intersect`, `difference`, `union` of `input` and `other` (optionally projecting `field`/`other_field`). `derive` adds column `into` = `field op (field2 | value)`; `join` adds the matching `other` row's columns prefixed `r_` (`how: \"left\"` keeps unmatched rows, filled with `fill`). `interval_relation` names the Allen relation of intervals `a` and `b`. Scalar arithmetic over `x` (and `y`): `abs`, `add`, `sub`, `mul`, `div`. `join` keys must be unique on both sides unless `cardinality` says otherwise (`many_to_one`, `one_to_many`, `many_to_many`: one output row per matching pair). `topk` with `side: \"bottom\"` returns the bottom rows in ascending order; rows tied on `field` are broken by the row's canonical JSON (`ties: \"break\"`, the behaviour when absent), or with `ties: \"include\"` every row tied with the last one taken is returned too and `ties_included` says how many were added. `compare` answers yes/no: `value` is `true` when `x cmp y` holds (`cmp` one of `eq`, `ne`, `lt`, `le`, `gt`, `ge`), e.g. `{\"fn\": \"compare\", \"x\": {\"$ref\": \"s1.count\"}, \"cmp\": \"gt\", \"y\": 100}`. In a plan, a compute step whose `input` references an earlier step reads that step's complete result (not its page) up to the executor's row budget, and returns all its rows unless `limit` is given. Scalar results are in `value`; row results in `rows`.";
 
@@ -560,6 +562,15 @@ fn sort_fallible<T>(
 /// Distinct keys by key equality: `(representative = first occurrence, member indices in
 /// occurrence order)`, in canonical mixed order of the representatives.
 fn group_keys(keys: &[Value]) -> Result<Vec<(Value, Vec<usize>)>, OpError> {
+    if keys.iter().all(Value::is_string) {
+        return Ok(string_groups(keys));
+    }
+    sorted_groups(keys)
+}
+
+/// [`group_keys`] for keys of any scalar type: sorted in the grouping order, then equal
+/// neighbours merged.
+fn sorted_groups(keys: &[Value]) -> Result<Vec<(Value, Vec<usize>)>, OpError> {
     let mut idx: Vec<usize> = (0..keys.len()).collect();
     // Stable: equal keys stay in occurrence order.
     sort_fallible(&mut idx, |&i, &j| group_cmp(&keys[i], &keys[j]))?;
@@ -576,6 +587,27 @@ fn group_keys(keys: &[Value]) -> Result<Vec<(Value, Vec<usize>)>, OpError> {
     }
     sort_fallible(&mut out, |a, b| key_cmp(&a.0, &b.0))?;
     Ok(out)
+}
+
+/// [`group_keys`] when every key is a string: two strings are one key exactly when they are
+/// equal, so the groups are found by hashing instead of sorting every key (the same groups,
+/// members in occurrence order, groups in key order).
+fn string_groups(keys: &[Value]) -> Vec<(Value, Vec<usize>)> {
+    let mut at: FxHashMap<&str, usize> = FxHashMap::default();
+    let mut out: Vec<(Value, Vec<usize>)> = Vec::new();
+    for (i, k) in keys.iter().enumerate() {
+        let s = k.as_str().unwrap_or_default();
+        match at.entry(s) {
+            Entry::Occupied(e) => out[*e.get()].1.push(i),
+            Entry::Vacant(e) => {
+                e.insert(out.len());
+                out.push((k.clone(), vec![i]));
+            }
+        }
+    }
+    // Distinct strings: byte order is the key order (`key_cmp`).
+    out.sort_unstable_by(|a, b| a.0.as_str().cmp(&b.0.as_str()));
+    out
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1459,6 +1491,42 @@ fn filter(args: &Args, input: &[Value]) -> Result<Res, OpError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Grouping string keys by hashing gives the groups the sorting path gives: the same
+    /// representatives in the same order, members in occurrence order.
+    #[test]
+    fn string_groups_equal_sorted_groups() {
+        let mut r = tgms_testkit::Rng::new(2121);
+        let alphabet = [
+            "",
+            "a",
+            "b",
+            "ab",
+            "B",
+            "é",
+            "a\"b",
+            "zz",
+            "\u{10348}",
+            "aa",
+        ];
+        for n in [0usize, 1, 2, 7, 100, 5_000] {
+            let keys: Vec<Value> = (0..n)
+                .map(|_| {
+                    let parts = r.below(3);
+                    Value::from(
+                        (0..parts)
+                            .map(|_| alphabet[r.below(alphabet.len() as u64) as usize])
+                            .collect::<String>(),
+                    )
+                })
+                .collect();
+            assert_eq!(
+                string_groups(&keys),
+                sorted_groups(&keys).unwrap(),
+                "{n} keys"
+            );
+        }
+    }
 
     #[test]
     fn ratio_is_correctly_rounded() {
