@@ -34,7 +34,22 @@ pub struct Output {
     projection: Option<(String, Vec<String>)>,
     /// The projected list's name and the canonical text of its whole rows, in parts.
     projected_text: Option<(String, Vec<String>)>,
+    /// Set by [`Output::project_beside`]: the projection applies beside a page, when this
+    /// admits the list's total and page.
+    admit: Option<Admit>,
+    /// The projected list rendered beside its page: its name, its rows cut to the columns,
+    /// and the canonical text of its whole rows in parts.
+    beside: Option<(String, Vec<Value>, Vec<String>)>,
 }
+
+/// Whether to render a list whole beside its page ([`Output::project_beside`]), given the
+/// list's total and its page's rows.
+pub type Admit = Box<dyn Fn(usize, &[Value]) -> bool>;
+
+/// A payload as a call returning its paged list whole would give it, with that list cut to
+/// columns ([`Output::take_beside`]): the payload, the list's name and the canonical text of
+/// its whole rows in parts.
+pub type BesidePayload = (Map<String, Value>, String, Vec<String>);
 
 /// One member value of a row given as typed cells ([`Output::paged_cells`]): written as
 /// canonical text or picked as a column without building the row as a value.
@@ -242,6 +257,33 @@ fn cells_chunk(
     Ok((text, cut))
 }
 
+/// All `total` rows of a list of typed cells ([`Output::paged_cells`]) cut to `cols`, and
+/// the canonical text of the whole list in parts. Chunks are rendered on every core and
+/// joined in list order: the same text and rows for any number of threads.
+fn cells_cut(
+    name: &str,
+    total: usize,
+    cols: &[String],
+    row: &(impl Fn(usize, &mut CellSink<'_>) -> Result<(), OpError> + Sync),
+) -> Result<(Vec<Value>, Vec<String>), OpError> {
+    let chunks: Vec<(String, Vec<Value>)> = (0..total.div_ceil(PROJECT_CHUNK_ROWS))
+        .into_par_iter()
+        .map(|c| {
+            let rows = c * PROJECT_CHUNK_ROWS..((c + 1) * PROJECT_CHUNK_ROWS).min(total);
+            cells_chunk(name, rows, cols, row)
+        })
+        .collect::<Result<_, OpError>>()?;
+    let mut cut = Vec::with_capacity(total);
+    let mut parts = Vec::with_capacity(chunks.len() + 2);
+    parts.push("[".to_string());
+    for (text, rows) in chunks {
+        parts.push(text);
+        cut.extend(rows);
+    }
+    parts.push("]".to_string());
+    Ok((cut, parts))
+}
+
 /// The most rows a lazily rendered list ([`Output::paged_lazy`]) renders beyond its page to
 /// keep the complete list; longer lists are not kept (each page renders its own rows).
 pub const LAZY_KEEP_MAX_ROWS: usize = 1_000_000;
@@ -261,6 +303,8 @@ impl Output {
             own_flags: false,
             projection: None,
             projected_text: None,
+            admit: None,
+            beside: None,
         }
     }
 
@@ -271,6 +315,38 @@ impl Output {
     /// and a list returned as a page, are built as usual.
     pub fn project(&mut self, list: &str, columns: Vec<String>) {
         self.projection = Some((list.to_string(), columns));
+    }
+
+    /// [`Output::project`] for a call that returns a page: the page is built as usual and,
+    /// when `admit(total, page)` holds and the page is not the whole list, the whole list is
+    /// also rendered cut to `columns`, in the same kernel run ([`Output::take_beside`]).
+    /// Supported by lists of typed cells ([`Output::paged_cells`]) and lists the kernel
+    /// gives whole ([`Output::paged`], [`Output::paged_keyed`]); a lazily rendered list is
+    /// only paged.
+    pub fn project_beside(&mut self, list: &str, columns: Vec<String>, admit: Admit) {
+        self.projection = Some((list.to_string(), columns));
+        self.admit = Some(admit);
+    }
+
+    /// The payload a call returning the projected list whole would have, with that list cut
+    /// to its columns, when it was rendered beside the page ([`Output::project_beside`]) and
+    /// that payload follows from this one: the kernel paged exactly one list and left
+    /// `truncated` and `cursor` to it (as for [`Output::into_complete`]).
+    pub fn take_beside(&mut self) -> Option<BesidePayload> {
+        let (list, cut, parts) = self.beside.take()?;
+        if self.paged_lists != 1 || self.own_flags {
+            return None;
+        }
+        let mut m: Map<String, Value> = self
+            .map
+            .iter()
+            .filter(|(k, _)| **k != list)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        m.insert(list.clone(), Value::Array(cut));
+        m.insert("truncated".into(), Value::Bool(false));
+        m.insert("cursor".into(), Value::Null);
+        Some((m, list, parts))
     }
 
     /// The projected list's name and the canonical text of its whole rows (the
@@ -330,6 +406,19 @@ impl Output {
             return Err(OpError::internal(format!(
                 "{name}: one key per row expected"
             )));
+        }
+        if let Some(cols) = self.beside_columns(name, rows.len()) {
+            let total = rows.len();
+            let range = page_of(total, self.offset.clone()?, self.limit).0;
+            let page = rows[range].to_vec();
+            let truncated = self.put_list(name, total, set_digest(&keys), page, None)?;
+            if self.admits(name, total) {
+                let mut rows = InOrder::new(rows.into_iter());
+                let (cut, text) =
+                    project_chunks(name, total, &cols, &mut |r| Ok(rows.take(r).collect()))?;
+                self.beside = Some((name.to_string(), cut, vec![text]));
+            }
+            return Ok(truncated);
         }
         let keep = self.capture && rows.len() > self.limit;
         if !keep {
@@ -405,12 +494,38 @@ impl Output {
     /// The columns to cut the paged list `name` of `total` rows to, when it is the projected
     /// list ([`Output::project`]) and the call returns it whole.
     fn projected_columns(&self, name: &str, total: usize) -> Option<Vec<String>> {
+        self.projection_of(name, total, true)
+    }
+
+    /// The columns to cut the paged list `name` of `total` rows to beside its page, when it
+    /// is the projected list ([`Output::project_beside`]) and the page is not all of it.
+    fn beside_columns(&self, name: &str, total: usize) -> Option<Vec<String>> {
+        self.projection_of(name, total, false)
+    }
+
+    fn projection_of(&self, name: &str, total: usize, whole: bool) -> Option<Vec<String>> {
         let offset = self.offset.as_ref().ok()?;
-        let whole = page_of(total, *offset, self.limit).0 == (0..total);
+        let is_whole = page_of(total, *offset, self.limit).0 == (0..total);
+        // Unpaged (`project`) or beside a page (`project_beside`), never both.
+        let mode = if whole {
+            self.admit.is_none()
+        } else {
+            self.admit.is_some()
+        };
         self.projection
             .as_ref()
-            .filter(|(list, _)| list == name && whole)
+            .filter(|(list, _)| list == name && is_whole == whole && mode)
             .map(|(_, c)| c.clone())
+    }
+
+    /// Whether the list `name` of `total` rows, its page set, is to be rendered whole beside
+    /// it ([`Output::project_beside`]).
+    fn admits(&self, name: &str, total: usize) -> bool {
+        let page = self.map.get(name).and_then(Value::as_array);
+        match (&self.admit, page) {
+            (Some(admit), Some(page)) => admit(total, page),
+            _ => false,
+        }
     }
 
     /// Sets the paged list `name` of `total` rows (§6.1): its page `rows` (or its rows cut to
@@ -459,36 +574,26 @@ impl Output {
         digest: String,
         row: impl Fn(usize, &mut CellSink<'_>) -> Result<(), OpError> + Sync,
     ) -> Result<bool, OpError> {
-        let Some(cols) = self.projected_columns(name, total) else {
-            return self.paged_lazy_certified(name, total, digest, |page| {
-                page.map(|i| {
-                    let mut m = Map::new();
-                    row(i, &mut |k, c| {
-                        m.insert(k.to_string(), c.to_value());
-                    })?;
-                    Ok(Value::Object(m))
-                })
-                .collect()
-            });
-        };
-        // Chunks rendered on every core and joined in list order: the same text and rows
-        // for any number of threads.
-        let chunks: Vec<(String, Vec<Value>)> = (0..total.div_ceil(PROJECT_CHUNK_ROWS))
-            .into_par_iter()
-            .map(|c| {
-                let rows = c * PROJECT_CHUNK_ROWS..((c + 1) * PROJECT_CHUNK_ROWS).min(total);
-                cells_chunk(name, rows, &cols, &row)
-            })
-            .collect::<Result<_, OpError>>()?;
-        let mut cut = Vec::with_capacity(total);
-        let mut parts = Vec::with_capacity(chunks.len() + 2);
-        parts.push("[".to_string());
-        for (text, rows) in chunks {
-            parts.push(text);
-            cut.extend(rows);
+        if let Some(cols) = self.projected_columns(name, total) {
+            let (cut, parts) = cells_cut(name, total, &cols, &row)?;
+            return self.put_list(name, total, digest, cut, Some(parts));
         }
-        parts.push("]".to_string());
-        self.put_list(name, total, digest, cut, Some(parts))
+        let beside = self.beside_columns(name, total);
+        let truncated = self.paged_lazy_certified(name, total, digest, |page| {
+            page.map(|i| {
+                let mut m = Map::new();
+                row(i, &mut |k, c| {
+                    m.insert(k.to_string(), c.to_value());
+                })?;
+                Ok(Value::Object(m))
+            })
+            .collect()
+        })?;
+        if let Some(cols) = beside.filter(|_| self.admits(name, total)) {
+            let (cut, parts) = cells_cut(name, total, &cols, &row)?;
+            self.beside = Some((name.to_string(), cut, parts));
+        }
+        Ok(truncated)
     }
 
     /// Caps the complete ordered list at `limit` (§6.2): sets the list, its total, its

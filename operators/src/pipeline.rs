@@ -6,7 +6,7 @@ use crate::args::Args;
 use crate::cost::Ceilings;
 use crate::error::{Code, OpError};
 use crate::json::{canonicalize_floats, digest_map};
-use crate::output::Output;
+use crate::output::{Admit, BesidePayload, Output};
 use crate::registry::{lookup, names, Ctx};
 use crate::schema;
 use serde_json::{json, Map, Value};
@@ -97,7 +97,47 @@ pub fn call_operator(
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let (spec, args) = prepare(name, raw)?;
-    run_prepared(snap, spec, args, None, None, opts)
+    Ok(run_prepared(snap, spec, args, None, Project::No, opts)?.0)
+}
+
+/// [`call_operator`] that also gives, when its page is not all of the paged list `list`
+/// and `admit(total, page rows)` holds, the envelope [`call_operator_projected`] would
+/// return for the same args (the complete result with `list` cut to `columns`), from the
+/// same kernel run: a plan whose later step reads the list's complete columns does not run
+/// the producer twice. The second part is `None` when not admitted, when the page is the
+/// whole list, when the kernel renders `list` lazily (only lists of typed cells and lists
+/// given whole are rendered beside a page), or when the call's `truncated` and `cursor`
+/// are not the list's alone.
+pub fn call_operator_beside(
+    snap: Snapshot<'_>,
+    name: &str,
+    raw: &Value,
+    list: &str,
+    columns: &[String],
+    admit: Admit,
+    opts: &CallOptions,
+) -> Result<(Value, Option<Value>), OpError> {
+    let (spec, args) = prepare(name, raw)?;
+    run_prepared(
+        snap,
+        spec,
+        args,
+        None,
+        Project::Beside(list, columns, admit),
+        opts,
+    )
+}
+
+/// What a call renders of a paged list besides its page.
+enum Project<'a> {
+    /// Nothing.
+    No,
+    /// The call returns the list whole: it is rendered cut to the columns
+    /// ([`Output::project`]).
+    Whole(&'a str, &'a [String]),
+    /// The call returns a page; the list is also rendered whole, cut to the columns, when
+    /// admitted ([`Output::project_beside`]).
+    Beside(&'a str, &'a [String], Admit),
 }
 
 /// The `limit` an unpaged call runs with: every list is returned whole.
@@ -114,7 +154,7 @@ pub fn call_operator_unpaged(
     raw: &Value,
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
-    unpaged(snap, name, raw, None, opts)
+    unpaged(snap, name, raw, Project::No, opts)
 }
 
 /// [`call_operator_unpaged`] with the paged list `list` cut to `columns`
@@ -131,14 +171,14 @@ pub fn call_operator_projected(
     columns: &[String],
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
-    unpaged(snap, name, raw, Some((list, columns)), opts)
+    unpaged(snap, name, raw, Project::Whole(list, columns), opts)
 }
 
 fn unpaged(
     snap: Snapshot<'_>,
     name: &str,
     raw: &Value,
-    project: Option<(&str, &[String])>,
+    project: Project<'_>,
     opts: &CallOptions,
 ) -> Result<Value, OpError> {
     let (spec, mut args) = prepare(name, raw)?;
@@ -154,19 +194,20 @@ fn unpaged(
     if spec.args.iter().any(|a| a.name == "cursor") {
         args.0.insert("cursor".into(), Value::Null);
     }
-    run_prepared(snap, spec, args, Some(echo), project, opts)
+    Ok(run_prepared(snap, spec, args, Some(echo), project, opts)?.0)
 }
 
 /// Steps 5–9 of a prepared call. `args_echo` is `args` with the `restore` keys set back to
-/// the caller's values (removed where the caller had none).
+/// the caller's values (removed where the caller had none). The second part is the
+/// envelope of the list rendered beside the page ([`Project::Beside`]), when it was.
 fn run_prepared(
     snap: Snapshot<'_>,
     spec: &'static crate::OpSpec,
     args: Args,
     restore: Option<Vec<(String, Option<Value>)>>,
-    project: Option<(&str, &[String])>,
+    project: Project<'_>,
     opts: &CallOptions,
-) -> Result<Value, OpError> {
+) -> Result<(Value, Option<Value>), OpError> {
     let stats = snap.stats();
     crate::seconds_guard::check(spec, &args.0, stats.vt_min, stats.vt_max)?;
     if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
@@ -182,7 +223,39 @@ fn run_prepared(
             e
         })?;
     }
-    let (payload, projected) = kernel_payload(snap, spec, &args, project)?;
+    let (payload, projected, beside) = kernel_payload(snap, spec, &args, project)?;
+    let mut echo = args.0;
+    for (k, v) in restore.into_iter().flatten() {
+        match v {
+            Some(v) => echo.insert(k, v),
+            None => echo.remove(&k),
+        };
+    }
+    let echo = Value::Object(echo);
+    let extent = json!({"vt_min": stats.vt_min, "vt_max": stats.vt_max});
+    let beside = match beside {
+        Some((payload, list, parts)) => Some(envelope_of(
+            spec,
+            payload,
+            Some((list, parts)),
+            echo.clone(),
+            extent.clone(),
+        )?),
+        None => None,
+    };
+    let envelope = envelope_of(spec, payload, projected, echo, extent)?;
+    Ok((envelope, beside))
+}
+
+/// Steps 8–9: the envelope of a kernel's payload, with `projected` the canonical text of
+/// the whole rows of a list the payload holds cut to columns.
+fn envelope_of(
+    spec: &'static crate::OpSpec,
+    payload: Map<String, Value>,
+    projected: Option<ProjectedText>,
+    echo: Value,
+    extent: Value,
+) -> Result<Value, OpError> {
     let mut payload = Value::Object(payload);
     if canonicalize_floats(&mut payload).is_err() {
         return Err(OpError::invalid("non-finite float in operator output"));
@@ -202,24 +275,23 @@ fn run_prepared(
         None => digest_map(&envelope),
     };
     envelope.insert("op".into(), Value::from(spec.name));
-    let mut echo = args.0;
-    for (k, v) in restore.into_iter().flatten() {
-        match v {
-            Some(v) => echo.insert(k, v),
-            None => echo.remove(&k),
-        };
-    }
-    envelope.insert("args_echo".into(), Value::Object(echo));
-    envelope.insert(
-        "dataset_extent".into(),
-        json!({"vt_min": stats.vt_min, "vt_max": stats.vt_max}),
-    );
+    envelope.insert("args_echo".into(), echo);
+    envelope.insert("dataset_extent".into(), extent);
     envelope.insert("result_digest".into(), Value::from(result_digest));
     Ok(Value::Object(envelope))
 }
 
 /// The projected list's name and the canonical text of its whole rows, in parts.
 type ProjectedText = (String, Vec<String>);
+
+/// A kernel's payload, the canonical text of its projected list when it holds one cut
+/// ([`Project::Whole`]), and the payload of the list rendered beside its page
+/// ([`Project::Beside`]).
+type KernelPayload = (
+    Map<String, Value>,
+    Option<ProjectedText>,
+    Option<BesidePayload>,
+);
 
 /// Step 7: the kernel's payload, or a page of the same call's complete result kept by the
 /// page cache (`crate::page_cache`). A call with a cursor past its first page is served
@@ -229,15 +301,16 @@ type ProjectedText = (String, Vec<String>);
 /// page on.
 ///
 /// With `project`, the list named is cut to the columns as it is rendered
-/// ([`Output::project`]), no page is kept or served from the cache, and the canonical text of
-/// its whole rows comes back with the payload.
+/// ([`Output::project`]), or also rendered so beside the page ([`Output::project_beside`]);
+/// no page is kept or served from the cache, and the canonical text of its whole rows comes
+/// back with the payload (or with the payload beside).
 fn kernel_payload(
     snap: Snapshot<'_>,
     spec: &'static crate::OpSpec,
     args: &Args,
-    project: Option<(&str, &[String])>,
-) -> Result<(Map<String, Value>, Option<ProjectedText>), OpError> {
-    let paged = project.is_none() && spec.args.iter().any(|a| a.name == "cursor");
+    project: Project<'_>,
+) -> Result<KernelPayload, OpError> {
+    let paged = matches!(project, Project::No) && spec.args.iter().any(|a| a.name == "cursor");
     let key = paged
         .then(|| crate::page_cache::key(spec.name, args, snap.state_token()))
         .flatten();
@@ -245,15 +318,17 @@ fn kernel_payload(
     let offset = args.offset().unwrap_or(0);
     if let (Some(k), true) = (&key, offset > 0) {
         if let Some(c) = crate::page_cache::get(k) {
-            return Ok((c.page(offset, args.limit()), None));
+            return Ok((c.page(offset, args.limit()), None, None));
         }
     }
     let mut out = Output::new(spec, args);
     if key.is_some() {
         out.capture_complete(offset > 0);
     }
-    if let Some((list, cols)) = project {
-        out.project(list, cols.to_vec());
+    match project {
+        Project::No => {}
+        Project::Whole(list, cols) => out.project(list, cols.to_vec()),
+        Project::Beside(list, cols, admit) => out.project_beside(list, cols.to_vec(), admit),
     }
     crate::page_cache::count_kernel_run();
     // A kernel panic is a bug; it still leaves the tool boundary as an error payload.
@@ -267,13 +342,14 @@ fn kernel_payload(
         }
     }
     let projected = out.take_projected_text();
+    let beside = out.take_beside();
     let (payload, complete) = out.into_complete();
     if let (Some(k), Some(c)) = (key, complete) {
         if !crate::page_cache::contains(&k) {
             crate::page_cache::put(k, c);
         }
     }
-    Ok((payload, projected))
+    Ok((payload, projected, beside))
 }
 
 /// The payload of an envelope (the envelope minus `op`, `args_echo`, `dataset_extent`,

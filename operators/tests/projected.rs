@@ -3,7 +3,9 @@
 //! byte for byte, except that the projected list holds each row cut to the columns; its
 //! `result_digest` is the unpaged call's (taken over the whole rows, rendered in chunks).
 //! Lists rendered lazily and eagerly, over several chunks, with floats to canonicalize, an
-//! empty list, and a list name that is not a paged list.
+//! empty list, and a list name that is not a paged list. And the same envelope rendered
+//! beside a page in the page's kernel run (`call_operator_beside`, the executor's path when a
+//! later step reads a producer's complete columns).
 
 mod common;
 
@@ -11,7 +13,9 @@ use common::*;
 use serde_json::{json, Value};
 use tgms_engine::Store;
 use tgms_operators::json::project_row;
-use tgms_operators::pipeline::{call_operator_projected, call_operator_unpaged};
+use tgms_operators::pipeline::{
+    call_operator_beside, call_operator_projected, call_operator_unpaged,
+};
 use tgms_operators::CallOptions;
 
 /// 9,000 events (more than two chunks of rows) over 300 nodes, each with a float prop
@@ -90,6 +94,76 @@ fn a_projected_complete_result_is_the_unpaged_one_cut_to_its_columns() {
     check(&s, "version_history", &none, "rows", &["vt_s"]);
     // A name that is not a paged list: the unpaged envelope as it is.
     check(&s, "version_history", &all, "set_digest", &["vt_s"]);
+}
+
+/// `call_operator_beside` with `admit` returning `yes`: the page's envelope, and the
+/// complete one cut to `cols` when rendered beside it.
+fn beside(s: &Store, op: &str, args: &Value, cols: &[&str], yes: bool) -> (Value, Option<Value>) {
+    let cols: Vec<String> = cols.iter().map(|c| c.to_string()).collect();
+    let admit = Box::new(move |_: usize, _: &[Value]| yes);
+    let o = CallOptions::default();
+    call_operator_beside(s.snapshot(), op, args, "rows", &cols, admit, &o).unwrap()
+}
+
+/// Beside a page, the complete list cut to its columns is the unpaged envelope cut (its
+/// `result_digest` the unpaged call's), and the page's envelope is the plain call's, byte for
+/// byte; nothing is rendered beside when not admitted or when the page is the whole list.
+#[test]
+fn a_list_rendered_beside_its_page_is_the_unpaged_one_cut() {
+    let (_d, s) = store();
+    let o = CallOptions::default();
+    let agg = json!({"group_by": [{"dim": "endpoint", "role": "src"}],
+        "aggregates": [{"agg": "count"}, {"agg": "mean", "of": "prop", "prop": "w"}],
+        "window": {"t_a": 0, "t_b": 400_000}, "limit": 3});
+    let cases = [
+        // Typed cells (edge and node versions), then rows given whole with floats.
+        (
+            "version_history",
+            json!({"kind": "edge", "belief": "all", "limit": 5}),
+            vec!["vt_s"],
+        ),
+        (
+            "version_history",
+            json!({"kind": "node", "belief": "all", "limit": 7, "cursor": "5"}),
+            vec!["uid", "tt_s"],
+        ),
+        (
+            "version_history",
+            json!({"kind": "edge", "window": {"t_a": 50_000, "t_b": 250_000}}),
+            vec![],
+        ),
+        ("aggregate_events", agg, vec!["mean_prop_w", "count"]),
+    ];
+    for (op, args, cols) in cases {
+        let ctx = format!("{op} {args} {cols:?}");
+        let (page, cut) = beside(&s, op, &args, &cols, true);
+        let plain = tgms_operators::call_operator(s.snapshot(), op, &args, &o).unwrap();
+        assert_eq!(canon(&page), canon(&plain), "{ctx}");
+        assert_eq!(page["truncated"], true, "{ctx}");
+        let whole = call_operator_unpaged(s.snapshot(), op, &args, &o).unwrap();
+        let cols: Vec<String> = cols.iter().map(|c| c.to_string()).collect();
+        let mut want = whole.clone();
+        want["rows"] = Value::Array(
+            whole["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|r| project_row(r, &cols))
+                .collect(),
+        );
+        let cut = cut.unwrap_or_else(|| panic!("{ctx}: nothing beside"));
+        assert_eq!(cut["result_digest"], whole["result_digest"], "{ctx}");
+        assert_eq!(canon(&cut), canon(&want), "{ctx}");
+        // Not admitted: the page alone.
+        let (page, none) = beside(&s, op, &args, &[], false);
+        assert_eq!(canon(&page), canon(&plain), "{ctx}");
+        assert!(none.is_none(), "{ctx}");
+    }
+    // A page that is the whole list: nothing beside.
+    let small = json!({"kind": "node", "belief": "all", "limit": 1000});
+    let (page, none) = beside(&s, "version_history", &small, &["uid"], true);
+    assert_eq!(page["truncated"], false);
+    assert!(none.is_none());
 }
 
 /// The same envelopes, whole and projected, with 1 thread and with 4 (ids are derived and

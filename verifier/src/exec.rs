@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use crate::plan::{Plan, MAX_STEPS};
 use crate::refpath::{parse_ref_value, ref_of, RefPath};
 use serde_json::{json, Map, Value};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
@@ -14,7 +14,8 @@ use std::time::Instant;
 use tgms_engine::{canon, Snapshot};
 use tgms_operators::json::project_row;
 use tgms_operators::pipeline::{
-    call_operator, call_operator_projected, call_operator_unpaged, CallOptions,
+    call_operator, call_operator_beside, call_operator_projected, call_operator_unpaged,
+    CallOptions,
 };
 use tgms_operators::registry::lookup;
 use tgms_operators::Ceilings;
@@ -208,8 +209,8 @@ struct Done {
 }
 
 impl Done {
-    /// This step re-run unpaged with the same resolved args, with envelope `env`: complete,
-    /// untainted.
+    /// This step's complete result, with envelope `env` (the step re-run unpaged with the
+    /// same resolved args, or its list rendered beside its page): complete, untainted.
     fn rerun(&self, env: Arc<Value>) -> Done {
         Done {
             descriptor: descriptor(&env, &self.resolved_digest, false, false),
@@ -290,7 +291,8 @@ struct Completer<'a, 's> {
     /// Complete results already computed in this run, by producing step id (and, for a
     /// list read cut to columns, the columns).
     cache: &'a mut BTreeMap<CompleteKey, Rc<Done>>,
-    /// `{"ref", "step_id", "result_digest", "rows_total", "recomputed"}` per ref read whole.
+    /// `{"ref", "step_id", "result_digest", "rows_total", "recomputed"}` per ref read whole
+    /// (`recomputed`: the producer was re-run for it, not rendered beside its page).
     read: Vec<Value>,
     /// The executor's memory budget for the complete inputs (`max_reducer_bytes`).
     byte_budget: i64,
@@ -299,6 +301,8 @@ struct Completer<'a, 's> {
     /// Whether a later step reads this step's `input` list cut to the same columns: only
     /// then is a list cut to columns kept in `cache` (otherwise its rows move into the args).
     keep_cut: bool,
+    /// The `cache` entries their producing step rendered beside its page, not re-ran.
+    beside: &'a BTreeSet<CompleteKey>,
 }
 
 /// The completer's cache key: the producing step's id, and the columns its list was cut to
@@ -316,6 +320,35 @@ struct Over {
     total: i64,
     /// The estimated peak bytes of the reducer over it, when over the memory budget.
     peak_bytes: Option<i64>,
+}
+
+/// The estimated peak bytes of a reducer over the complete list whose page is `page`
+/// ([`crate::memory::reducer_peak_bytes`]), when over `byte_budget`.
+fn peak_over(
+    page: &[Value],
+    total: i64,
+    columns: Option<&[String]>,
+    streamed: bool,
+    byte_budget: i64,
+) -> Option<i64> {
+    crate::memory::reducer_peak_bytes(page, total, columns, streamed)
+        .map(|b| i64::try_from(b).unwrap_or(i64::MAX))
+        .filter(|&b| b > byte_budget)
+}
+
+/// The list of step `id`'s result and the columns that the first later step reading it
+/// in full reads ([`input_columns`]), when that step reads the list itself (`sN.rows`, no
+/// index, no deeper path) cut to them: the producer renders that list beside its page
+/// ([`call_operator_beside`]), so the reader does not run it again.
+fn read_beside(plan: &Plan, later: &[usize], id: &str) -> Option<(String, Vec<String>)> {
+    let (reader, rp) = later.iter().find_map(|&j| {
+        let step = &plan.steps[j];
+        let rp = parse_ref_value(ref_of(step.args.get("input")?)?).ok()?;
+        (step.op == "compute" && rp.step == id).then_some((step, rp))
+    })?;
+    let cols = input_columns(&reader.op, &reader.args)?;
+    (rp.segments.len() == 1 && rp.segments[0].index.is_none())
+        .then(|| (rp.first_field().to_string(), cols))
 }
 
 impl Completer<'_, '_> {
@@ -348,11 +381,7 @@ impl Completer<'_, '_> {
         });
         let peak_bytes = d.envelope[rp.first_field()]
             .as_array()
-            .and_then(|page| {
-                crate::memory::reducer_peak_bytes(page, total, columns, streamed.is_some())
-            })
-            .map(|b| i64::try_from(b).unwrap_or(i64::MAX))
-            .filter(|&b| b > self.byte_budget);
+            .and_then(|page| peak_over(page, total, columns, streamed.is_some(), self.byte_budget));
         if total > self.budget || peak_bytes.is_some() {
             self.over.get_or_insert_with(|| Over {
                 r: rp.raw.clone(),
@@ -365,8 +394,16 @@ impl Completer<'_, '_> {
         let cached = (rp.step.clone(), streamed.map(<[String]>::to_vec));
         let t0 = Instant::now();
         let fresh = !self.cache.contains_key(&cached);
-        let full = match (self.cache.get(&cached), streamed) {
-            (Some(f), _) => f.clone(),
+        let recomputed = !self.beside.contains(&cached);
+        // A list cut to columns that no later step reads so is taken out of the cache, so
+        // its rows can move into the args.
+        let hit = if streamed.is_some() && !self.keep_cut {
+            self.cache.remove(&cached)
+        } else {
+            self.cache.get(&cached).cloned()
+        };
+        let full = match (hit, streamed) {
+            (Some(f), _) => f,
             (None, Some(cols)) => {
                 let env = call_operator_projected(
                     self.snap,
@@ -403,7 +440,7 @@ impl Completer<'_, '_> {
         }
         let mut read = json!({"ref": rp.raw, "step_id": rp.step,
             "result_digest": full.envelope["result_digest"], "rows_total": total,
-            "recomputed": true});
+            "recomputed": recomputed});
         // The producer's re-run, when this read made it (`trace_id` leaves every `wall_ms`
         // out).
         if fresh {
@@ -610,6 +647,7 @@ pub fn execute(
     let (order, stuck) = plan.run_order();
     let mut done: BTreeMap<String, Done> = BTreeMap::new();
     let mut complete_cache: BTreeMap<CompleteKey, Rc<Done>> = BTreeMap::new();
+    let mut beside_keys: BTreeSet<CompleteKey> = BTreeSet::new();
     let ceilings = &opts.call.ceilings;
     let mut status: BTreeMap<String, &'static str> = BTreeMap::new();
     let mut records = Vec::new();
@@ -661,6 +699,7 @@ pub fn execute(
                 read: Vec::new(),
                 over: None,
                 keep_cut,
+                beside: &beside_keys,
             }),
             item_cap: if whole {
                 usize::try_from(ceilings.max_reducer_rows).unwrap_or(usize::MAX)
@@ -735,8 +774,28 @@ pub fn execute(
         let _ = results.put("args", &rad, &resolved);
         // A plan's row-returning compute step returns its complete result unless its args
         // set `limit` (issue 21 item 7).
+        let beside = opts
+            .read_complete_results
+            .then(|| read_beside(plan, order.get(pos + 1..).unwrap_or_default(), &step.id))
+            .flatten();
+        let (budget, byte_budget) = (ceilings.max_reducer_rows, ceilings.max_reducer_bytes);
+        let mut cut = None;
         let called = if whole && step.args.get("limit").is_none() {
             call_operator_unpaged(snap, &step.op, &resolved, &opts.call)
+        } else if let (Some((list, cols)), false) = (&beside, tainted) {
+            // A later step reads this list's complete columns: the same budget test as the
+            // completer's, on the total and the page.
+            let c = cols.clone();
+            let admit = Box::new(move |total: usize, page: &[Value]| {
+                let total = i64::try_from(total).unwrap_or(i64::MAX);
+                total <= budget && peak_over(page, total, Some(&c), true, byte_budget).is_none()
+            });
+            call_operator_beside(snap, &step.op, &resolved, list, cols, admit, &opts.call).map(
+                |(env, b)| {
+                    cut = b;
+                    env
+                },
+            )
         } else {
             call_operator(snap, &step.op, &resolved, &opts.call)
         };
@@ -768,17 +827,20 @@ pub fn execute(
         if let Err(e) = results.put_envelope_shared(&env) {
             rec.insert("error".into(), Error::Store(e).payload());
         }
-        done.insert(
-            step.id.clone(),
-            Done {
-                envelope: env,
-                descriptor: desc,
-                ref_truncations: tainted,
-                op: step.op.clone(),
-                resolved,
-                resolved_digest: rad,
-            },
-        );
+        let d = Done {
+            envelope: env,
+            descriptor: desc,
+            ref_truncations: tainted,
+            op: step.op.clone(),
+            resolved,
+            resolved_digest: rad,
+        };
+        if let (Some(cut), Some((_, cols))) = (cut, beside) {
+            let key = (step.id.clone(), Some(cols));
+            complete_cache.insert(key.clone(), Rc::new(d.rerun(Arc::new(cut))));
+            beside_keys.insert(key);
+        }
+        done.insert(step.id.clone(), d);
         rows_total = rows_total.saturating_add(rows_returned);
         if rows_total > ceilings.max_total_rows {
             let error = Error::TotalRows {
