@@ -6,8 +6,9 @@
 //! alone over the same rows given literally, and the plan's `compute` step as the executor
 //! runs it (recompute of the producer, `$ref` substitution, resolved-args digest, the call,
 //! the in-memory result store), split into the producer's re-run (`rerun_ms`, the trace's
-//! `complete_inputs[0].wall_ms`) and the rest (`reducer_ms`), all as p50 of `REPS`
-//! interleaved runs.
+//! `complete_inputs[0].wall_ms`; 0 when the plan's producer step rendered the list beside
+//! its page) and the rest (`reducer_ms`), and the plan's producer step (`s1_ms`, its page,
+//! and the list beside it when rendered so), all as p50 of `REPS` interleaved runs.
 //!
 //! Run: `nice -n 10 cargo run --release -p tgms-bench --example reducers -- [N|STORE] [REPS] [ROWS]`
 //! (default N = 1,000,000 generated events, fixed clock; or the directory of a store made by
@@ -114,11 +115,12 @@ fn main() {
         other.as_array().map_or(0, Vec::len)
     );
     println!(
-        "{:>9} {:>9} {:>12} {:>11} {:>13} {:>9} {:>11} {:>10}",
+        "{:>9} {:>9} {:>12} {:>11} {:>8} {:>13} {:>9} {:>11} {:>10}",
         "reducer",
         "rows_in",
         "producer_ms",
         "compute_ms",
+        "s1_ms",
         "plan_step_ms",
         "rerun_ms",
         "reducer_ms",
@@ -159,7 +161,7 @@ fn main() {
             "answer_spec": {"kind": "value", "from": "s3"}}))
         .expect("plan");
         let (mut tp, mut tc, mut ts) = (Vec::new(), Vec::new(), Vec::new());
-        let (mut trr, mut tr) = (Vec::new(), Vec::new());
+        let (mut trr, mut tr, mut t1) = (Vec::new(), Vec::new(), Vec::new());
         let mut out_rows = Value::Null;
         // Interleaved, so drift on a shared machine hits all three alike.
         for _ in 0..reps {
@@ -181,6 +183,11 @@ fn main() {
             let step = r["wall_ms"].as_f64().expect("wall_ms");
             let rerun = r["complete_inputs"][0]["wall_ms"].as_f64().unwrap_or(0.0);
             ts.push(step);
+            t1.push(
+                record(&ex.trace, "s1").expect("s1 ran")["wall_ms"]
+                    .as_f64()
+                    .unwrap_or(0.0),
+            );
             trr.push(rerun);
             tr.push(step - rerun);
             out_rows = c
@@ -189,11 +196,12 @@ fn main() {
                 .unwrap_or_else(|| json!("value"));
         }
         println!(
-            "{:>9} {:>9} {:>12.1} {:>11.1} {:>13.1} {:>9.1} {:>11.1} {:>10}",
+            "{:>9} {:>9} {:>12.1} {:>11.1} {:>8.1} {:>13.1} {:>9.1} {:>11.1} {:>10}",
             name,
             n_rows,
             p50(tp),
             p50(tc),
+            p50(t1),
             p50(ts),
             p50(trr),
             p50(tr),
