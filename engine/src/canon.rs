@@ -324,13 +324,24 @@ impl Hashing {
 
 /// Lowercase hex of `bytes`.
 pub fn hex(bytes: &[u8]) -> String {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut s = String::with_capacity(bytes.len() * 2);
-    for &b in bytes {
-        s.push(HEX[(b >> 4) as usize] as char);
-        s.push(HEX[(b & 15) as usize] as char);
-    }
+    push_hex(&mut s, bytes);
     s
+}
+
+/// Appends the lowercase hex of `bytes` to `out` ([`hex`] without a new string).
+pub fn push_hex(out: &mut String, bytes: &[u8]) {
+    for &b in bytes {
+        let [hi, lo] = hex_pair(b);
+        out.push(char::from(hi));
+        out.push(char::from(lo));
+    }
+}
+
+/// The two lowercase hex digits of `b`, as ASCII bytes.
+pub fn hex_pair(b: u8) -> [u8; 2] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    [HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]
 }
 
 /// Parses JSON text into a `Value` with the spec's input rules (§1.1): number tokens keep

@@ -41,11 +41,9 @@ pub fn vid_bytes(identity: &str, tt_s: i64, vt_s: i64) -> Id12 {
 /// [`vid_bytes`] of an edge version from its eid's bytes (the identity is the eid's hex),
 /// without building the hex string.
 pub fn edge_vid_bytes(eid: &Id12, tt_s: i64, vt_s: i64) -> Id12 {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut text = [0u8; 24];
-    for (i, &b) in eid.iter().enumerate() {
-        text[2 * i] = HEX[usize::from(b >> 4)];
-        text[2 * i + 1] = HEX[usize::from(b & 15)];
+    for (pair, &b) in text.chunks_exact_mut(2).zip(eid) {
+        pair.copy_from_slice(&canon::hex_pair(b));
     }
     vid_of(&text, tt_s, vt_s)
 }

@@ -35,8 +35,8 @@ pub fn float(x: f64) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// `v` cut to `cols` when it is an object (a row): the members named in `cols`, in that
-/// order, that `v` has; anything else as it is, for the reducer to judge. A plan's column
+/// `v` cut to `cols` when it is an object (a row): the members named in `cols` that `v`
+/// has; anything else as it is, for the reducer to judge. A plan's column
 /// reducer reads its input rows cut this way (`docs/plan-language.md`, complete results).
 pub fn project_row(v: &Value, cols: &[String]) -> Value {
     match v {

@@ -29,27 +29,35 @@ pub struct Output {
     /// from a kept list: [`Output::into_complete`] returns `None`).
     paged_lists: u32,
     own_flags: bool,
-    /// The paged list to cut to columns as it is rendered, and the columns
-    /// ([`Output::project`]).
-    projection: Option<(String, Vec<String>)>,
-    /// The projected list's name and the canonical text of its whole rows, in parts.
-    projected_text: Option<(String, Vec<String>)>,
-    /// Set by [`Output::project_beside`]: the projection applies beside a page, when this
-    /// admits the list's total and page.
+    /// The paged list to cut to columns as it is rendered ([`Output::project`],
+    /// [`Output::project_beside`]).
+    projection: Option<Projection>,
+    /// The projected list's name and the canonical text of its whole rows.
+    projected_text: Option<ListText>,
+    /// The projected list rendered beside its page: its rows cut to the columns, and its
+    /// name and the canonical text of its whole rows.
+    beside: Option<(Vec<Value>, ListText)>,
+}
+
+/// A paged list to render cut to `columns`: instead of the list when the call returns it
+/// whole (`admit` is `None`), or beside its page when `admit(total, page)` holds.
+struct Projection {
+    list: String,
+    columns: Vec<String>,
     admit: Option<Admit>,
-    /// The projected list rendered beside its page: its name, its rows cut to the columns,
-    /// and the canonical text of its whole rows in parts.
-    beside: Option<(String, Vec<Value>, Vec<String>)>,
 }
 
 /// Whether to render a list whole beside its page ([`Output::project_beside`]), given the
 /// list's total and its page's rows.
 pub type Admit = Box<dyn Fn(usize, &[Value]) -> bool>;
 
+/// A list's name and the canonical text of its whole rows, in parts (their concatenation):
+/// what the result digest reads in place of a list held cut to columns.
+pub type ListText = (String, Vec<String>);
+
 /// A payload as a call returning its paged list whole would give it, with that list cut to
-/// columns ([`Output::take_beside`]): the payload, the list's name and the canonical text of
-/// its whole rows in parts.
-pub type BesidePayload = (Map<String, Value>, String, Vec<String>);
+/// columns ([`Output::take_beside`]), and the list's text.
+pub type BesidePayload = (Map<String, Value>, ListText);
 
 /// One member value of a row given as typed cells ([`Output::paged_cells`]): written as
 /// canonical text or picked as a column without building the row as a value.
@@ -86,12 +94,8 @@ impl Cell<'_> {
         match self {
             Cell::Str(s) => canon::write_str(out, s),
             Cell::Hex(b) => {
-                const HEX: &[u8; 16] = b"0123456789abcdef";
                 out.push('"');
-                for &x in b {
-                    out.push(HEX[usize::from(x >> 4)] as char);
-                    out.push(HEX[usize::from(x & 15)] as char);
-                }
+                canon::push_hex(out, b);
                 out.push('"');
             }
             Cell::Int(n) => out.push_str(itoa::Buffer::new().format(n)),
@@ -244,13 +248,11 @@ fn cells_chunk(
             )));
         }
         text.push('}');
-        // `project_row`'s order: the columns as named.
+        // The row's members named in `cols` ([`project_row`]), each once (checked above).
         cut.push(Value::Object(
-            cols.iter()
-                .filter_map(|c| {
-                    let at = picked.iter().position(|(k, _)| k == c)?;
-                    Some((c.clone(), picked[at].1.clone()))
-                })
+            picked
+                .into_iter()
+                .map(|(k, v)| (k.to_string(), v))
                 .collect(),
         ));
     }
@@ -303,7 +305,6 @@ impl Output {
             own_flags: false,
             projection: None,
             projected_text: None,
-            admit: None,
             beside: None,
         }
     }
@@ -314,7 +315,11 @@ impl Output {
     /// complete list of a million wide rows is never held as values at once. Other lists,
     /// and a list returned as a page, are built as usual.
     pub fn project(&mut self, list: &str, columns: Vec<String>) {
-        self.projection = Some((list.to_string(), columns));
+        self.projection = Some(Projection {
+            list: list.to_string(),
+            columns,
+            admit: None,
+        });
     }
 
     /// [`Output::project`] for a call that returns a page: the page is built as usual and,
@@ -324,8 +329,11 @@ impl Output {
     /// gives whole ([`Output::paged`], [`Output::paged_keyed`]); a lazily rendered list is
     /// only paged.
     pub fn project_beside(&mut self, list: &str, columns: Vec<String>, admit: Admit) {
-        self.projection = Some((list.to_string(), columns));
-        self.admit = Some(admit);
+        self.projection = Some(Projection {
+            list: list.to_string(),
+            columns,
+            admit: Some(admit),
+        });
     }
 
     /// The payload a call returning the projected list whole would have, with that list cut
@@ -333,26 +341,26 @@ impl Output {
     /// that payload follows from this one: the kernel paged exactly one list and left
     /// `truncated` and `cursor` to it (as for [`Output::into_complete`]).
     pub fn take_beside(&mut self) -> Option<BesidePayload> {
-        let (list, cut, parts) = self.beside.take()?;
+        let (cut, text) = self.beside.take()?;
         if self.paged_lists != 1 || self.own_flags {
             return None;
         }
         let mut m: Map<String, Value> = self
             .map
             .iter()
-            .filter(|(k, _)| **k != list)
+            .filter(|(k, _)| **k != text.0)
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
-        m.insert(list.clone(), Value::Array(cut));
+        m.insert(text.0.clone(), Value::Array(cut));
         m.insert("truncated".into(), Value::Bool(false));
         m.insert("cursor".into(), Value::Null);
-        Some((m, list, parts))
+        Some((m, text))
     }
 
     /// The projected list's name and the canonical text of its whole rows (the
     /// concatenation of the parts), when one was projected ([`Output::project`]): the
     /// payload's digest is taken over that text in the list's place.
-    pub fn take_projected_text(&mut self) -> Option<(String, Vec<String>)> {
+    pub fn take_projected_text(&mut self) -> Option<ListText> {
         self.projected_text.take()
     }
 
@@ -409,14 +417,12 @@ impl Output {
         }
         if let Some(cols) = self.beside_columns(name, rows.len()) {
             let total = rows.len();
-            let range = page_of(total, self.offset.clone()?, self.limit).0;
-            let page = rows[range].to_vec();
-            let truncated = self.put_list(name, total, set_digest(&keys), page, None)?;
+            let truncated = self.paged_lazy(name, keys, |page| Ok(rows[page].to_vec()))?;
             if self.admits(name, total) {
                 let mut rows = InOrder::new(rows.into_iter());
                 let (cut, text) =
                     project_chunks(name, total, &cols, &mut |r| Ok(rows.take(r).collect()))?;
-                self.beside = Some((name.to_string(), cut, vec![text]));
+                self.beside = Some((cut, (name.to_string(), vec![text])));
             }
             return Ok(truncated);
         }
@@ -503,26 +509,24 @@ impl Output {
         self.projection_of(name, total, false)
     }
 
+    /// The projection's columns when it names list `name` and applies to a call whose page
+    /// of `total` rows is the whole list (`whole`, [`Output::project`]) or is not
+    /// ([`Output::project_beside`]).
     fn projection_of(&self, name: &str, total: usize, whole: bool) -> Option<Vec<String>> {
-        let offset = self.offset.as_ref().ok()?;
-        let is_whole = page_of(total, *offset, self.limit).0 == (0..total);
-        // Unpaged (`project`) or beside a page (`project_beside`), never both.
-        let mode = if whole {
-            self.admit.is_none()
-        } else {
-            self.admit.is_some()
-        };
-        self.projection
+        let p = self
+            .projection
             .as_ref()
-            .filter(|(list, _)| list == name && is_whole == whole && mode)
-            .map(|(_, c)| c.clone())
+            .filter(|p| p.list == name && p.admit.is_none() == whole)?;
+        let offset = *self.offset.as_ref().ok()?;
+        let is_whole = page_of(total, offset, self.limit).0 == (0..total);
+        (is_whole == whole).then(|| p.columns.clone())
     }
 
     /// Whether the list `name` of `total` rows, its page set, is to be rendered whole beside
     /// it ([`Output::project_beside`]).
     fn admits(&self, name: &str, total: usize) -> bool {
-        let page = self.map.get(name).and_then(Value::as_array);
-        match (&self.admit, page) {
+        let admit = self.projection.as_ref().and_then(|p| p.admit.as_ref());
+        match (admit, self.map.get(name).and_then(Value::as_array)) {
             (Some(admit), Some(page)) => admit(total, page),
             _ => false,
         }
@@ -591,7 +595,7 @@ impl Output {
         })?;
         if let Some(cols) = beside.filter(|_| self.admits(name, total)) {
             let (cut, parts) = cells_cut(name, total, &cols, &row)?;
-            self.beside = Some((name.to_string(), cut, parts));
+            self.beside = Some((cut, (name.to_string(), parts)));
         }
         Ok(truncated)
     }

@@ -6,7 +6,7 @@ use crate::args::Args;
 use crate::cost::Ceilings;
 use crate::error::{Code, OpError};
 use crate::json::{canonicalize_floats, digest_map};
-use crate::output::{Admit, BesidePayload, Output};
+use crate::output::{Admit, BesidePayload, ListText, Output};
 use crate::registry::{lookup, names, Ctx};
 use crate::schema;
 use serde_json::{json, Map, Value};
@@ -233,16 +233,9 @@ fn run_prepared(
     }
     let echo = Value::Object(echo);
     let extent = json!({"vt_min": stats.vt_min, "vt_max": stats.vt_max});
-    let beside = match beside {
-        Some((payload, list, parts)) => Some(envelope_of(
-            spec,
-            payload,
-            Some((list, parts)),
-            echo.clone(),
-            extent.clone(),
-        )?),
-        None => None,
-    };
+    let beside = beside
+        .map(|(payload, text)| envelope_of(spec, payload, Some(text), echo.clone(), extent.clone()))
+        .transpose()?;
     let envelope = envelope_of(spec, payload, projected, echo, extent)?;
     Ok((envelope, beside))
 }
@@ -252,7 +245,7 @@ fn run_prepared(
 fn envelope_of(
     spec: &'static crate::OpSpec,
     payload: Map<String, Value>,
-    projected: Option<ProjectedText>,
+    projected: Option<ListText>,
     echo: Value,
     extent: Value,
 ) -> Result<Value, OpError> {
@@ -281,17 +274,10 @@ fn envelope_of(
     Ok(Value::Object(envelope))
 }
 
-/// The projected list's name and the canonical text of its whole rows, in parts.
-type ProjectedText = (String, Vec<String>);
-
 /// A kernel's payload, the canonical text of its projected list when it holds one cut
 /// ([`Project::Whole`]), and the payload of the list rendered beside its page
 /// ([`Project::Beside`]).
-type KernelPayload = (
-    Map<String, Value>,
-    Option<ProjectedText>,
-    Option<BesidePayload>,
-);
+type KernelPayload = (Map<String, Value>, Option<ListText>, Option<BesidePayload>);
 
 /// Step 7: the kernel's payload, or a page of the same call's complete result kept by the
 /// page cache (`crate::page_cache`). A call with a cursor past its first page is served

@@ -529,10 +529,10 @@ impl Subst<'_, '_> {
                 match Rc::try_unwrap(f) {
                     Ok(done) => {
                         let list = match Arc::try_unwrap(done.envelope) {
-                            Ok(Value::Object(mut m)) => m.remove(field).unwrap_or_default(),
-                            Ok(v) => v[field].clone(),
-                            Err(shared) => shared[field].clone(),
+                            Ok(mut env) => env.get_mut(field).map(Value::take),
+                            Err(shared) => shared.get(field).cloned(),
                         };
+                        let list = list.unwrap_or_default();
                         return Ok(self.capped(&rp, list));
                     }
                     Err(f) => Some(f),
@@ -773,31 +773,32 @@ pub fn execute(
         let resolved = Arc::new(resolved);
         let _ = results.put("args", &rad, &resolved);
         // A plan's row-returning compute step returns its complete result unless its args
-        // set `limit` (issue 21 item 7).
-        let beside = opts
-            .read_complete_results
+        // set `limit` (issue 21 item 7). Otherwise, when a later step reads this step's list
+        // for its columns, the list is rendered so beside the page (`read_beside`).
+        let beside = (opts.read_complete_results && !tainted)
             .then(|| read_beside(plan, order.get(pos + 1..).unwrap_or_default(), &step.id))
             .flatten();
-        let (budget, byte_budget) = (ceilings.max_reducer_rows, ceilings.max_reducer_bytes);
-        let mut cut = None;
-        let called = if whole && step.args.get("limit").is_none() {
-            call_operator_unpaged(snap, &step.op, &resolved, &opts.call)
-        } else if let (Some((list, cols)), false) = (&beside, tainted) {
-            // A later step reads this list's complete columns: the same budget test as the
-            // completer's, on the total and the page.
-            let c = cols.clone();
-            let admit = Box::new(move |total: usize, page: &[Value]| {
-                let total = i64::try_from(total).unwrap_or(i64::MAX);
-                total <= budget && peak_over(page, total, Some(&c), true, byte_budget).is_none()
-            });
-            call_operator_beside(snap, &step.op, &resolved, list, cols, admit, &opts.call).map(
-                |(env, b)| {
-                    cut = b;
-                    env
-                },
-            )
-        } else {
-            call_operator(snap, &step.op, &resolved, &opts.call)
+        let (called, cut) = match beside {
+            _ if whole && step.args.get("limit").is_none() => (
+                call_operator_unpaged(snap, &step.op, &resolved, &opts.call),
+                None,
+            ),
+            Some((list, cols)) => {
+                // The completer's budget test, on the total and the page.
+                let (budget, byte_budget) = (ceilings.max_reducer_rows, ceilings.max_reducer_bytes);
+                let c = cols.clone();
+                let admit = Box::new(move |total: usize, page: &[Value]| {
+                    let total = i64::try_from(total).unwrap_or(i64::MAX);
+                    total <= budget && peak_over(page, total, Some(&c), true, byte_budget).is_none()
+                });
+                match call_operator_beside(
+                    snap, &step.op, &resolved, &list, &cols, admit, &opts.call,
+                ) {
+                    Ok((env, cut)) => (Ok(env), cut.map(|c| (cols, c))),
+                    Err(e) => (Err(e), None),
+                }
+            }
+            None => (call_operator(snap, &step.op, &resolved, &opts.call), None),
         };
         rec.insert("wall_ms".into(), wall_ms(t0));
         let env = match called {
@@ -835,7 +836,7 @@ pub fn execute(
             resolved,
             resolved_digest: rad,
         };
-        if let (Some(cut), Some((_, cols))) = (cut, beside) {
+        if let Some((cols, cut)) = cut {
             let key = (step.id.clone(), Some(cols));
             complete_cache.insert(key.clone(), Rc::new(d.rerun(Arc::new(cut))));
             beside_keys.insert(key);
