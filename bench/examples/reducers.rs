@@ -1,7 +1,7 @@
 //! Reducer speed over complete results (issue 21): plans whose `compute` step reads the
 //! complete result of a `version_history` step listing the edge versions of a window (about
-//! `ROWS` rows), timed
-//! for `median`, `topk`, `count` with `group_by`, `join` and a distinct (`union` with an empty
+//! `ROWS` rows), timed for `median`, `topk`, a `filter` keeping the versions of the window's
+//! first 1,000 µs, `count` with `group_by`, `join` and a distinct (`union` with an empty
 //! `other`). For each reducer it prints the producer's unpaged call alone, the `compute` call
 //! alone over the same rows given literally, and the plan's `compute` step as the executor
 //! runs it (recompute of the producer, `$ref` substitution, resolved-args digest, the call,
@@ -46,11 +46,16 @@ fn senders(t_a: i64, t_b: i64) -> Value {
         "aggregates": [{"agg": "count"}], "window": {"t_a": t_a, "t_b": t_b}, "limit": 10})
 }
 
-/// The reducers timed: name and `compute` args with `input` (and `other`) left out.
-fn reducers() -> Vec<(&'static str, Value)> {
+/// The reducers timed: name and `compute` args with `input` (and `other`) left out; the
+/// window starts at `t_a`.
+fn reducers(t_a: i64) -> Vec<(&'static str, Value)> {
     vec![
         ("median", json!({"fn": "median", "field": "vt_s"})),
         ("topk", json!({"fn": "topk", "field": "vt_s", "k": 10})),
+        (
+            "filter",
+            json!({"fn": "filter", "field": "vt_s", "cmp": "lt", "value": t_a + 1000}),
+        ),
         ("group_by", json!({"fn": "count", "group_by": "src"})),
         (
             "join",
@@ -137,7 +142,7 @@ fn main() {
     }
     // `REDUCERS=median,join` times only those.
     let only = std::env::var("REDUCERS").ok();
-    for (name, base) in reducers() {
+    for (name, base) in reducers(lo) {
         if only
             .as_ref()
             .is_some_and(|o| !o.split(',').any(|x| x == name))

@@ -37,6 +37,10 @@ pub struct Output {
     /// The projected list rendered beside its page: its rows cut to the columns, and its
     /// name and the canonical text of its whole rows.
     beside: Option<(Vec<Value>, ListText)>,
+    /// The paged list whose rows at some positions to render whole besides the page
+    /// ([`Output::pick`]), and those rows once rendered.
+    pick: Option<(String, Vec<usize>)>,
+    picked: Option<Vec<Value>>,
 }
 
 /// A paged list to render cut to `columns`: instead of the list when the call returns it
@@ -306,7 +310,62 @@ impl Output {
             projection: None,
             projected_text: None,
             beside: None,
+            pick: None,
+            picked: None,
         }
+    }
+
+    /// Renders the rows at `positions` (ascending) of the complete paged list `list` whole,
+    /// besides the page, floats canonical ([`Output::take_picked`]): the rows a selecting
+    /// reducer reads of a complete result (`crate::pipeline::call_operator_picked`).
+    pub fn pick(&mut self, list: &str, positions: Vec<usize>) {
+        self.pick = Some((list.to_string(), positions));
+    }
+
+    /// The rows picked ([`Output::pick`]), when the kernel paged the list.
+    pub fn take_picked(&mut self) -> Option<Vec<Value>> {
+        self.picked.take()
+    }
+
+    /// The positions to pick of the paged list `name` of `total` rows, when not picked yet;
+    /// an internal error when one is past the list's end.
+    fn pick_of(&self, name: &str, total: usize) -> Result<Option<Vec<usize>>, OpError> {
+        let Some((_, at)) = self
+            .pick
+            .as_ref()
+            .filter(|p| p.0 == name && self.picked.is_none())
+        else {
+            return Ok(None);
+        };
+        match at.last() {
+            Some(&last) if last >= total => Err(OpError::internal(format!(
+                "{name}: row {last} picked of {total}"
+            ))),
+            _ => Ok(Some(at.clone())),
+        }
+    }
+
+    /// Sets the picked rows from `row(i)` at each position to pick of the paged list `name`
+    /// of `total` rows.
+    fn pick_with(
+        &mut self,
+        name: &str,
+        total: usize,
+        row: impl Fn(usize) -> Result<Value, OpError>,
+    ) -> Result<(), OpError> {
+        if let Some(at) = self.pick_of(name, total)? {
+            let rows = at
+                .into_iter()
+                .map(|i| {
+                    let mut r = row(i)?;
+                    canonicalize_floats(&mut r)
+                        .map_err(|_| OpError::invalid("non-finite float in operator output"))?;
+                    Ok(r)
+                })
+                .collect::<Result<_, OpError>>()?;
+            self.picked = Some(rows);
+        }
+        Ok(())
     }
 
     /// Renders the paged list `list`, when the call returns it whole, in chunks cut to
@@ -415,6 +474,7 @@ impl Output {
                 "{name}: one key per row expected"
             )));
         }
+        self.pick_with(name, rows.len(), |i| Ok(rows[i].clone()))?;
         if let Some(cols) = self.beside_columns(name, rows.len()) {
             let total = rows.len();
             let truncated = self.paged_lazy(name, keys, |page| Ok(rows[page].to_vec()))?;
@@ -472,13 +532,15 @@ impl Output {
             return self.put_list(name, total, digest, cut, Some(vec![text]));
         }
         // A complete list spanning several pages is rendered whole once and kept, so the
-        // next pages read it (`crate::page_cache`); the page is cut from it.
+        // next pages read it (`crate::page_cache`); the page is cut from it. A list with
+        // rows to pick is rendered whole for them too (its rows come in increasing ranges).
         let keep_all = self.capture
             && self.capture_lazy
             && total > self.limit
             && total <= LAZY_KEEP_MAX_ROWS
             && self.complete.is_none();
-        let (page, all) = if keep_all {
+        let pick = self.pick_of(name, total)?.is_some();
+        let (page, all) = if keep_all || pick {
             let all = page(0..total)?;
             if all.len() != total {
                 return Err(OpError::internal(format!(
@@ -492,7 +554,12 @@ impl Output {
         };
         let truncated = self.put_list(name, total, digest, page, None)?;
         if let Some(all) = all {
-            self.complete = Some((name.to_string(), all));
+            if pick {
+                self.pick_with(name, total, |i| Ok(all[i].clone()))?;
+            }
+            if keep_all {
+                self.complete = Some((name.to_string(), all));
+            }
         }
         Ok(truncated)
     }
@@ -583,16 +650,16 @@ impl Output {
             return self.put_list(name, total, digest, cut, Some(parts));
         }
         let beside = self.beside_columns(name, total);
-        let truncated = self.paged_lazy_certified(name, total, digest, |page| {
-            page.map(|i| {
-                let mut m = Map::new();
-                row(i, &mut |k, c| {
-                    m.insert(k.to_string(), c.to_value());
-                })?;
-                Ok(Value::Object(m))
-            })
-            .collect()
-        })?;
+        let value_of = |i: usize| {
+            let mut m = Map::new();
+            row(i, &mut |k, c| {
+                m.insert(k.to_string(), c.to_value());
+            })?;
+            Ok(Value::Object(m))
+        };
+        self.pick_with(name, total, value_of)?;
+        let truncated =
+            self.paged_lazy_certified(name, total, digest, |page| page.map(value_of).collect())?;
         if let Some(cols) = beside.filter(|_| self.admits(name, total)) {
             let (cut, parts) = cells_cut(name, total, &cols, &row)?;
             self.beside = Some((cut, (name.to_string(), parts)));

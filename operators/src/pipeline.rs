@@ -128,6 +128,43 @@ pub fn call_operator_beside(
     )
 }
 
+/// The rows at `positions` (ascending) of the complete paged list `list` of the call
+/// `name(raw)`, whole and in position order, floats canonical: the rows of a complete result
+/// that a selecting reducer reads (`compute` `topk` with `k`, `filter`; the executor finds
+/// their positions in the list cut to the reducer's columns, `docs/plan-language.md`). One
+/// kernel run, whose page is built as usual and dropped ([`Output::pick`]); a list the kernel
+/// does not page (a capped list) is read from the call's unpaged envelope.
+pub fn call_operator_picked(
+    snap: Snapshot<'_>,
+    name: &str,
+    raw: &Value,
+    list: &str,
+    positions: Vec<usize>,
+    opts: &CallOptions,
+) -> Result<Vec<Value>, OpError> {
+    if positions.is_empty() {
+        return Ok(Vec::new());
+    }
+    let (spec, args) = prepare(name, raw)?;
+    admit(snap, spec, &args, opts)?;
+    let mut out = Output::new(spec, &args);
+    out.pick(list, positions.clone());
+    run_kernel(snap, spec, &args, &mut out)?;
+    if let Some(rows) = out.take_picked() {
+        return Ok(rows);
+    }
+    let env = unpaged(snap, name, raw, Project::No, opts)?;
+    let rows = env.get(list).and_then(Value::as_array);
+    positions
+        .iter()
+        .map(|&i| {
+            rows.and_then(|r| r.get(i)).cloned().ok_or_else(|| {
+                OpError::internal(format!("{name}: no row {i} in its list '{list}'"))
+            })
+        })
+        .collect()
+}
+
 /// What a call renders of a paged list besides its page.
 enum Project<'a> {
     /// Nothing.
@@ -208,21 +245,8 @@ fn run_prepared(
     project: Project<'_>,
     opts: &CallOptions,
 ) -> Result<(Value, Option<Value>), OpError> {
+    admit(snap, spec, &args, opts)?;
     let stats = snap.stats();
-    crate::seconds_guard::check(spec, &args.0, stats.vt_min, stats.vt_max)?;
-    if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
-        let est = cost(&args, stats).with_time(spec.coeff, opts.ceilings.time_coeff_scale);
-        // An exact motif count over the ceilings offers sample mode as its repair.
-        opts.ceilings.check(spec.name, &est).map_err(|mut e| {
-            crate::ops::count_temporal_motifs_sample::add_cost_repair(
-                spec.name,
-                &args,
-                stats,
-                &mut e.details,
-            );
-            e
-        })?;
-    }
     let (payload, projected, beside) = kernel_payload(snap, spec, &args, project)?;
     let mut echo = args.0;
     for (k, v) in restore.into_iter().flatten() {
@@ -238,6 +262,49 @@ fn run_prepared(
         .transpose()?;
     let envelope = envelope_of(spec, payload, projected, echo, extent)?;
     Ok((envelope, beside))
+}
+
+/// Steps 5–6: the seconds guard and the cost guardrail.
+fn admit(
+    snap: Snapshot<'_>,
+    spec: &'static crate::OpSpec,
+    args: &Args,
+    opts: &CallOptions,
+) -> Result<(), OpError> {
+    let stats = snap.stats();
+    crate::seconds_guard::check(spec, &args.0, stats.vt_min, stats.vt_max)?;
+    if let (Some(cost), false) = (spec.cost, opts.skip_cost) {
+        let est = cost(args, stats).with_time(spec.coeff, opts.ceilings.time_coeff_scale);
+        // An exact motif count over the ceilings offers sample mode as its repair.
+        opts.ceilings.check(spec.name, &est).map_err(|mut e| {
+            crate::ops::count_temporal_motifs_sample::add_cost_repair(
+                spec.name,
+                args,
+                stats,
+                &mut e.details,
+            );
+            e
+        })?;
+    }
+    Ok(())
+}
+
+/// Step 7's kernel run into `out`. A kernel panic is a bug; it still leaves the tool
+/// boundary as an error payload.
+fn run_kernel(
+    snap: Snapshot<'_>,
+    spec: &'static crate::OpSpec,
+    args: &Args,
+    out: &mut Output,
+) -> Result<(), OpError> {
+    crate::page_cache::count_kernel_run();
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        (spec.kernel)(&Ctx { snap }, args, out)
+    }));
+    match ran {
+        Ok(r) => r,
+        Err(_) => Err(OpError::internal(format!("{}: kernel panicked", spec.name))),
+    }
 }
 
 /// Steps 8–9: the envelope of a kernel's payload, with `projected` the canonical text of
@@ -316,17 +383,7 @@ fn kernel_payload(
         Project::Whole(list, cols) => out.project(list, cols.to_vec()),
         Project::Beside(list, cols, admit) => out.project_beside(list, cols.to_vec(), admit),
     }
-    crate::page_cache::count_kernel_run();
-    // A kernel panic is a bug; it still leaves the tool boundary as an error payload.
-    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        (spec.kernel)(&Ctx { snap }, args, &mut out)
-    }));
-    match ran {
-        Ok(r) => r?,
-        Err(_) => {
-            return Err(OpError::internal(format!("{}: kernel panicked", spec.name)));
-        }
-    }
+    run_kernel(snap, spec, args, &mut out)?;
     let projected = out.take_projected_text();
     let beside = out.take_beside();
     let (payload, complete) = out.into_complete();

@@ -13,9 +13,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use tgms_engine::{canon, Snapshot};
 use tgms_operators::json::project_row;
+use tgms_operators::ops::compute::selected_rows;
 use tgms_operators::pipeline::{
-    call_operator, call_operator_beside, call_operator_projected, call_operator_unpaged,
-    CallOptions,
+    call_operator, call_operator_beside, call_operator_picked, call_operator_projected,
+    call_operator_unpaged, prepare, CallOptions,
 };
 use tgms_operators::registry::lookup;
 use tgms_operators::Ceilings;
@@ -575,19 +576,47 @@ impl Subst<'_, '_> {
 /// result is the same over rows cut to those columns.
 const COLUMN_REDUCERS: [&str; 6] = ["count", "sum", "min", "max", "mean", "median"];
 
+/// The reducers that choose rows by their `field`, `field2` and `group_by` columns and
+/// return the chosen rows whole: `topk` with `k` and `filter` with `field`. The executor
+/// reads their input list cut to those columns, finds the rows they can return
+/// ([`selected_rows`]) and reads only those rows whole ([`select_input`]).
+const SELECTING_REDUCERS: [&str; 2] = ["topk", "filter"];
+
+/// The set operations, which read nothing of an `input` row but `field` when it is given
+/// (their members are then that column's values).
+const SET_OPERATIONS: [&str; 3] = ["intersect", "difference", "union"];
+
 /// The columns a `compute` step reads of its `input` rows, when it reads only named
-/// columns: a [`COLUMN_REDUCERS`] function with `field` and `group_by` literal (or absent).
+/// columns: a [`COLUMN_REDUCERS`] function with `field` and `group_by` literal (or absent),
+/// a [`SET_OPERATIONS`] function with `field` literal, or a [`SELECTING_REDUCERS`] function
+/// (`topk` without `pct`) with `field` (and `field2`, `group_by`) literal over a whole list
+/// (`sN.rows`).
 /// The executor then copies only these columns of a referenced list into the step's
 /// resolved args (the reducer's result is the same; its input, the args digest and the
-/// memory it takes are those of the columns). `None` when every column may matter.
+/// memory it takes are those of the columns); a selecting reducer's rows are then replaced
+/// by the whole rows it can return. `None` when every column may matter.
 fn input_columns(op: &str, args: &Value) -> Option<Vec<String>> {
     let f = args.get("fn").and_then(Value::as_str)?;
-    if op != "compute" || !COLUMN_REDUCERS.contains(&f) || ref_of(&args["input"]).is_none() {
+    let r = ref_of(&args["input"]);
+    if op != "compute" || r.is_none() {
         return None;
     }
+    let keys: &[&str] = if COLUMN_REDUCERS.contains(&f) {
+        &["field", "group_by"]
+    } else if SET_OPERATIONS.contains(&f) && args["field"].is_string() {
+        &["field"]
+    } else if selects(f, args) {
+        let rp = r.and_then(|r| parse_ref_value(r).ok())?;
+        if rp.segments.len() != 1 || rp.segments[0].index.is_some() || args["field"].is_null() {
+            return None;
+        }
+        &["field", "field2", "group_by"]
+    } else {
+        return None;
+    };
     let mut cols = Vec::new();
-    for k in ["field", "group_by"] {
-        match args.get(k) {
+    for k in keys {
+        match args.get(*k) {
             None | Some(Value::Null) => {}
             Some(Value::String(c)) => {
                 if !cols.contains(c) {
@@ -599,6 +628,80 @@ fn input_columns(op: &str, args: &Value) -> Option<Vec<String>> {
         }
     }
     Some(cols)
+}
+
+/// Whether `compute` `f` with `args` is a selecting reducer ([`SELECTING_REDUCERS`]): `topk`
+/// cuts by a count that depends on the group's size with `pct`.
+fn selects(f: &str, args: &Value) -> bool {
+    SELECTING_REDUCERS.contains(&f) && (f != "topk" || args.get("pct").is_none_or(Value::is_null))
+}
+
+/// A selecting reducer's input read whole where it matters: `resolved["input"]` holds the
+/// list `rp` names cut to the reducer's columns ([`input_columns`]); it is replaced by the
+/// whole rows at the positions [`selected_rows`] finds in it, read from the producing step's
+/// page when the cut rows came from it (`from_page`) or else from the complete list
+/// ([`call_operator_picked`]). Returns how many rows were read whole, `None` when the args
+/// fail the operator's own checks (the call reports them; the input stays cut), or the error
+/// payload of the step: the reducer's own error over these columns, or the memory budget's
+/// refusal of the rows to read whole.
+fn select_input(
+    resolved: &mut Value,
+    rp: &RefPath,
+    producer: &Done,
+    from_page: bool,
+    snap: Snapshot<'_>,
+    opts: &CallOptions,
+) -> std::result::Result<Option<usize>, Value> {
+    let Value::Object(args) = &*resolved else {
+        return Ok(None);
+    };
+    let Some(Value::Array(cut)) = args.get("input") else {
+        return Ok(None);
+    };
+    // The call's checks of every argument but the rows.
+    let mut probe: Map<String, Value> = args
+        .iter()
+        .filter(|(k, _)| *k != "input")
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    probe.insert("input".into(), json!([]));
+    let Ok((_, checked)) = prepare("compute", &Value::Object(probe)) else {
+        return Ok(None);
+    };
+    let at = match selected_rows(&checked, cut) {
+        Ok(Some(at)) => at,
+        Ok(None) => (0..cut.len()).collect(),
+        Err(e) => return Err(e.payload()),
+    };
+    let n = at.len();
+    let field = rp.first_field();
+    let page: &[Value] = producer.envelope[field]
+        .as_array()
+        .map_or(&[], Vec::as_slice);
+    let ceilings = &opts.ceilings;
+    let n_rows = i64::try_from(n).unwrap_or(i64::MAX);
+    if let Some(peak_bytes) = peak_over(page, n_rows, None, false, ceilings.max_reducer_bytes) {
+        let fname = checked
+            .0
+            .get("fn")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let o = Over {
+            r: rp.raw.clone(),
+            step: rp.step.clone(),
+            total: n_rows,
+            peak_bytes: Some(peak_bytes),
+        };
+        return Err(over_budget(fname, &o, ceilings, Some(&producer.resolved)).payload());
+    }
+    let rows = if from_page {
+        at.iter().filter_map(|&i| page.get(i).cloned()).collect()
+    } else {
+        call_operator_picked(snap, &producer.op, &producer.resolved, field, at, opts)
+            .map_err(|e| e.payload())?
+    };
+    resolved["input"] = Value::Array(rows);
+    Ok(Some(n))
 }
 
 /// The result of an execution: the trace and the kept envelopes by step id.
@@ -709,10 +812,10 @@ pub fn execute(
         };
         let walked = sub.walk_args(&step.args, columns.as_deref());
         let truncs = sub.truncs;
-        let (read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();
+        let (mut read_whole, over) = sub.complete.map(|c| (c.read, c.over)).unwrap_or_default();
         // $refs substituted, then time strings resolved to µs (docs/times.md): the resolved
         // args, their digest and the call are those of the integer plan.
-        let resolved = match walked
+        let mut resolved = match walked
             .and_then(|v| tgms_operators::pipeline::resolve_times(&step.op, v).map_err(Error::from))
         {
             Ok(v) => v,
@@ -723,6 +826,31 @@ pub fn execute(
             }
         };
         let tainted = !truncs.is_empty();
+        let fname = resolved
+            .get("fn")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string();
+        // A selecting reducer reads whole only the rows it can return (`select_input`);
+        // one refused below over tainted input is left as it is.
+        let mut failed_before_call = None;
+        let refused = tainted && opts.refuse_tainted_reducers && REDUCERS.contains(&fname.as_str());
+        if columns.is_some() && selects(&fname, &step.args) && !refused {
+            let rp = ref_of(&step.args["input"]).and_then(|r| parse_ref_value(r).ok());
+            if let Some((rp, producer)) = rp.and_then(|rp| done.get(&rp.step).map(|d| (rp, d))) {
+                let read = read_whole.iter_mut().find(|r| r["ref"] == rp.raw);
+                let from_page = read.is_none();
+                match select_input(&mut resolved, &rp, producer, from_page, snap, &opts.call) {
+                    Ok(Some(n)) => {
+                        if let Some(r) = read {
+                            r["selected"] = json!(n);
+                        }
+                    }
+                    Ok(None) => {}
+                    Err(e) => failed_before_call = Some(e),
+                }
+            }
+        }
         let rad = canon::digest(&resolved);
         rec.insert("resolved_args_sha".into(), json!(rad[..16]));
         rec.insert("resolved_args_digest".into(), json!(rad));
@@ -732,15 +860,8 @@ pub fn execute(
         if !read_whole.is_empty() {
             rec.insert("complete_inputs".into(), Value::Array(read_whole));
         }
-        let fname = resolved
-            .get("fn")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        if tainted
-            && opts.refuse_tainted_reducers
-            && step.op == "compute"
-            && REDUCERS.contains(&fname)
-        {
+        let fname = fname.as_str();
+        if refused && step.op == "compute" {
             rec.insert("upstream_truncated".into(), json!(true));
             // A complete list longer than the reducer budget is cut like any ref array; it
             // is refused as over the budget, like a recomputed one, not as a page.
@@ -772,6 +893,12 @@ pub fn execute(
         }
         let resolved = Arc::new(resolved);
         let _ = results.put("args", &rad, &resolved);
+        if let Some(error) = failed_before_call {
+            rec.insert("error".into(), error);
+            rec.insert("wall_ms".into(), wall_ms(t0));
+            finish_rec(&mut status, &mut records, &step.id, rec, "failed");
+            continue;
+        }
         // A plan's row-returning compute step returns its complete result unless its args
         // set `limit` (issue 21 item 7). Otherwise, when a later step reads this step's list
         // for its columns, the list is rendered so beside the page (`read_beside`).

@@ -120,6 +120,12 @@ fn the_plan(t_a: i64, t_b: i64, limit: u64) -> Value {
                 json!({"fn": "mean", "input": {"$ref": "s1.rows[*].count"}}),
                 &[],
             ),
+            (
+                "s10",
+                "compute",
+                json!({"fn": "union", "input": rows, "field": "count", "other": []}),
+                &[],
+            ),
         ],
         "count",
         "s2.value",
@@ -183,6 +189,10 @@ fn reducers_over_a_paged_producer_equal_brute_force_over_all_rows() {
         // Bottom 3 ascending.
         let mut asc = want.clone();
         asc.sort();
+        // The rows a bottom 3 can return: every row at or below the third smallest count.
+        let bottom3 = asc
+            .get(2)
+            .map_or(asc.len(), |&c| asc.iter().filter(|&&x| x <= c).count());
         asc.truncate(3);
         let got: Vec<i64> = value("s8")["rows"]
             .as_array()
@@ -191,8 +201,12 @@ fn reducers_over_a_paged_producer_equal_brute_force_over_all_rows() {
             .map(|x| x["count"].as_i64().unwrap())
             .collect();
         assert_eq!(got, asc, "{ctx}");
+        // The distinct counts, ascending.
+        let distinct: std::collections::BTreeSet<i64> = want.iter().copied().collect();
+        let distinct: Vec<i64> = distinct.into_iter().collect();
+        assert_eq!(value("s10")["rows"], json!(distinct), "{ctx}");
         // The trace says which input each reducer read; its output is complete.
-        for id in ["s2", "s3", "s4", "s5", "s6", "s8", "s9"] {
+        for id in ["s2", "s3", "s4", "s5", "s6", "s8", "s9", "s10"] {
             let x = rec(id);
             assert_eq!(x["upstream_truncated"], false, "{ctx} {id}");
             assert!(x.get("ref_truncations").is_none(), "{ctx} {id}");
@@ -205,13 +219,20 @@ fn reducers_over_a_paged_producer_equal_brute_force_over_all_rows() {
                 // `s1` rendered them beside its page; the others re-ran `s1` (or read a
                 // re-run kept for them).
                 assert_eq!(ci["recomputed"], id != "s2", "{ctx} {id}");
-                // A reducer that reads only named columns says which it read.
+                // A reducer that reads only named columns says which it read; a selecting
+                // one also says how many rows it read whole.
                 let cols = match id {
                     "s2" | "s9" => Some(json!([])),
-                    "s3" | "s4" | "s5" => Some(json!(["count"])),
+                    "s3" | "s4" | "s5" | "s6" | "s8" | "s10" => Some(json!(["count"])),
                     _ => None,
                 };
                 assert_eq!(ci.get("columns").cloned(), cols, "{ctx} {id}");
+                let selected = match id {
+                    "s6" => Some(json!(ge2)),
+                    "s8" => Some(json!(bottom3)),
+                    _ => None,
+                };
+                assert_eq!(ci.get("selected").cloned(), selected, "{ctx} {id}");
                 // The complete result is stored under the digest the trace names.
                 let full = rs.envelope(ci["result_digest"].as_str().unwrap()).unwrap();
                 assert_eq!(full["rows"].as_array().unwrap().len() as i64, n, "{ctx}");
@@ -225,12 +246,17 @@ fn reducers_over_a_paged_producer_equal_brute_force_over_all_rows() {
             }
             // Its resolved args hold every row, cut to the columns the reducer reads
             // (nothing for a count, `count` for sum/median/max); a filter or a ranking,
-            // whose output rows are input rows, reads them whole.
+            // whose output rows are input rows, holds whole the rows it can return.
             let args = rs
                 .args(x["resolved_args_digest"].as_str().unwrap())
                 .unwrap();
             let input = args["input"].as_array().unwrap();
-            assert_eq!(input.len() as i64, n, "{ctx} {id}");
+            let rows_in = match id {
+                "s6" => ge2,
+                "s8" => bottom3,
+                _ => n as usize,
+            };
+            assert_eq!(input.len(), rows_in, "{ctx} {id}");
             for row in input {
                 let keys: Vec<&str> = match row.as_object() {
                     Some(m) => m.keys().map(String::as_str).collect(),
@@ -238,7 +264,7 @@ fn reducers_over_a_paged_producer_equal_brute_force_over_all_rows() {
                 };
                 let ok = match id {
                     "s2" => keys.is_empty(),
-                    "s3" | "s4" | "s5" => keys == ["count"],
+                    "s3" | "s4" | "s5" | "s10" => keys == ["count"],
                     "s9" => row.is_i64(),
                     _ => keys.len() > 2 && keys.contains(&"count"),
                 };
@@ -527,4 +553,217 @@ fn a_list_cut_to_columns_names_the_complete_digest_and_is_produced_once_per_colu
         .map(|(k, v)| (k.to_string(), v))
         .collect();
     assert_eq!(got, want);
+}
+
+/// `topk` with `k` and `filter` with `field` read their input cut to their columns and only
+/// the rows they can return whole, from the producer's page or from one more run of the
+/// producer. Over `version_history` (rows of typed cells), `aggregate_events` (rows the
+/// kernel holds) and `resolve_entities` (rows rendered lazily), with and without `group_by`
+/// and tie widening, their rows, tie counts and errors are those of the same `compute` call
+/// over the complete rows given literally.
+#[test]
+fn selecting_reducers_read_whole_only_the_rows_they_can_return() {
+    let mut r = Rng::new(0x5e1);
+    let (mut paged, mut picked_fewer, mut errors) = (0, 0, 0);
+    for case in 0..30 {
+        let (_d, s, _evs) = random_store(&mut r);
+        let a = r.below(600) as i64;
+        let (t_a, t_b) = (a, a + 1 + r.below(600) as i64);
+        let limit = 1 + r.below(5);
+        let producers = [
+            (
+                "version_history",
+                json!({"kind": "edge", "window": {"t_a": t_a, "t_b": t_b}, "belief": "current", "limit": limit}),
+                "vt_s",
+                "src",
+            ),
+            (
+                "aggregate_events",
+                producer(t_a, t_b, limit),
+                "count",
+                "src",
+            ),
+            (
+                "resolve_entities",
+                json!({"query": "u0", "limit": limit}),
+                "match",
+                "label",
+            ),
+        ];
+        for (op, pargs, field, group) in producers {
+            let k = r.below(4);
+            let side = ["top", "bottom"][r.below(2) as usize];
+            let mut topk = json!({"fn": "topk", "field": field, "k": k, "side": side});
+            if r.below(2) == 0 {
+                topk["ties"] = json!("include");
+            }
+            if r.below(2) == 0 {
+                topk["group_by"] = json!(group);
+            }
+            let cmp = ["ge", "lt", "eq", "not_null"][r.below(4) as usize];
+            let mut filter = json!({"fn": "filter", "field": field, "cmp": cmp});
+            if cmp != "not_null" {
+                filter["value"] = json!(r.below(400) as i64 + t_a.min(300));
+            }
+            // An error over the rows: a null compared (the `reason` of a version never
+            // corrected).
+            let failing = json!({"fn": "filter", "field": "reason", "cmp": "lt", "value": 5});
+            let computes = [topk, filter, failing];
+            for c in computes
+                .iter()
+                .take(if op == "version_history" { 3 } else { 2 })
+            {
+                let ctx = format!("case {case}: {op} {pargs} then {c}");
+                let mut step = c.clone();
+                step["input"] = json!({"$ref": "s1.rows"});
+                let p = plan(
+                    &[
+                        ("s1", op, pargs.clone(), &[]),
+                        ("s2", "compute", step, &["s1"]),
+                    ],
+                    "count",
+                    "s1.rows_total",
+                );
+                let rs = ResultStore::memory();
+                let t = run(&s, &p, &rs).trace;
+                let s1 = record(&t, "s1").unwrap();
+                let x = record(&t, "s2").unwrap();
+                // The oracle: the same call over every row of the producer's complete result.
+                let snap = s.snapshot();
+                let opts = tgms_operators::CallOptions::default();
+                let full = tgms_operators::pipeline::call_operator_unpaged(snap, op, &pargs, &opts)
+                    .unwrap();
+                let rows = full["rows"].as_array().unwrap();
+                let mut literal = c.clone();
+                literal["input"] = full["rows"].clone();
+                let want = tgms_operators::pipeline::call_operator_unpaged(
+                    snap, "compute", &literal, &opts,
+                );
+                match want {
+                    Err(e) => {
+                        assert_eq!(x["status"], "failed", "{ctx}: {x}");
+                        assert_eq!(x["error"], e.payload(), "{ctx}");
+                        errors += 1;
+                        continue;
+                    }
+                    Ok(want) => {
+                        assert_eq!(x["status"], "ok", "{ctx}: {x}");
+                        let got = rs.envelope(x["result_digest"].as_str().unwrap()).unwrap();
+                        assert_eq!(got["rows"], want["rows"], "{ctx}");
+                        assert_eq!(got.get("ties_included"), want.get("ties_included"), "{ctx}");
+                        assert_eq!(got["result_digest"], want["result_digest"], "{ctx}");
+                    }
+                }
+                // What was read whole: the step's input holds the selected rows, whole (as
+                // many columns as the producer's rows), every one a row of the result.
+                let args = rs
+                    .args(x["resolved_args_digest"].as_str().unwrap())
+                    .unwrap();
+                let input = args["input"].as_array().unwrap();
+                let width = rows
+                    .first()
+                    .and_then(Value::as_object)
+                    .map_or(0, |m| m.len());
+                assert!(
+                    input
+                        .iter()
+                        .all(|row| row.as_object().unwrap().len() == width),
+                    "{ctx}"
+                );
+                assert!(input.iter().all(|row| rows.contains(row)), "{ctx}");
+                if s1["truncated"] == true {
+                    paged += 1;
+                    let ci = &x["complete_inputs"][0];
+                    assert_eq!(ci["rows_total"], rows.len(), "{ctx}");
+                    assert_eq!(ci["selected"], input.len(), "{ctx}: {ci}");
+                    assert_eq!(ci["result_digest"], full["result_digest"], "{ctx}");
+                    picked_fewer += usize::from(input.len() < rows.len());
+                } else {
+                    assert!(x.get("complete_inputs").is_none(), "{ctx}");
+                }
+            }
+        }
+    }
+    assert!(
+        paged >= 30 && picked_fewer >= 15 && errors >= 20,
+        "{paged} paged, {picked_fewer} selective, {errors} errors"
+    );
+}
+
+/// The rows a selecting reducer reads whole are under the memory budget too: a filter that
+/// keeps every row of a list whose cut columns are admitted is refused with the estimate of
+/// the whole rows it would read.
+#[test]
+fn the_rows_a_selection_reads_whole_are_under_the_memory_budget() {
+    let mut r = Rng::new(12);
+    let (_d, s, evs) = loop {
+        let x = random_store(&mut r);
+        if x.2.len() > 100 {
+            break x;
+        }
+    };
+    let p = plan(
+        &[
+            (
+                "s1",
+                "version_history",
+                json!({"kind": "edge", "window": {"t_a": 0, "t_b": 1000}, "belief": "current", "limit": 2}),
+                &[],
+            ),
+            (
+                "s2",
+                "compute",
+                json!({"fn": "filter", "input": {"$ref": "s1.rows"}, "field": "vt_s", "cmp": "ge", "value": 0}),
+                &[],
+            ),
+            (
+                "s3",
+                "compute",
+                json!({"fn": "filter", "input": {"$ref": "s1.rows"}, "field": "vt_s", "cmp": "lt", "value": 0}),
+                &[],
+            ),
+            (
+                "s4",
+                "compute",
+                json!({"fn": "max", "input": {"$ref": "s1.rows"}, "field": "vt_s"}),
+                &[],
+            ),
+        ],
+        "count",
+        "s1.rows_total",
+    );
+    let opts = |bytes: i64| ExecOptions {
+        call: tgms_operators::CallOptions {
+            ceilings: tgms_operators::Ceilings::from_json(&json!({"max_reducer_bytes": bytes}))
+                .unwrap(),
+            ..Default::default()
+        },
+        ..ExecOptions::default()
+    };
+    // The estimate of the cut column alone: a `max` of it is refused at 1 byte.
+    let t = run_with(&s, &p, &ResultStore::memory(), &opts(1)).trace;
+    let cut = record(&t, "s4").unwrap();
+    let budget = cut["error"]["details"]["estimated_peak_bytes"].as_i64();
+    let budget = budget.unwrap_or_else(|| panic!("{cut}"));
+    // Enough for the cut column (s3 keeps nothing and runs), not for every row whole.
+    let t = run_with(&s, &p, &ResultStore::memory(), &opts(budget)).trace;
+    let (s2, s3) = (record(&t, "s2").unwrap(), record(&t, "s3").unwrap());
+    assert_eq!(s3["status"], "ok", "{s3}");
+    assert_eq!(s3["complete_inputs"][0]["selected"], 0);
+    assert_eq!(s2["status"], "failed", "{s2}");
+    assert_eq!(s2["error"]["error"], "E_LIMIT");
+    let d = &s2["error"]["details"];
+    assert_eq!(d["rows_total"], evs.len());
+    assert!(d["estimated_peak_bytes"].as_i64().unwrap() > budget, "{d}");
+    // The ceiling it offers runs it, and the filter keeps every row.
+    let t = run_with(
+        &s,
+        &p,
+        &ResultStore::memory(),
+        &opts(d["estimated_peak_bytes"].as_i64().unwrap()),
+    )
+    .trace;
+    let s2 = record(&t, "s2").unwrap();
+    assert_eq!(s2["status"], "ok", "{s2}");
+    assert_eq!(s2["complete_inputs"][0]["selected"], evs.len());
 }

@@ -813,7 +813,8 @@ fn render_concat(v: &Value) -> String {
     }
 }
 
-fn evaluate(args: &Args) -> Result<Res, OpError> {
+/// The function and `group_by` of a call, after the checks that apply to every function.
+fn fn_and_group_by(args: &Args) -> Result<(&str, Option<&str>), OpError> {
     let f = args.str("fn")?;
     let group_by = s_arg(args, "group_by");
     // 1
@@ -826,6 +827,29 @@ fn evaluate(args: &Args) -> Result<Res, OpError> {
     if f != "topk" && nn(args, "ties").is_some() {
         return Err(inv("ties is only valid for topk"));
     }
+    Ok((f, group_by))
+}
+
+/// The positions of the rows of `input` that a row-selecting call can return, in list order,
+/// read from the rows' `field`, `field2` and `group_by` columns alone: the rows a `filter`
+/// with `field` keeps, or for `topk` with `k` every row ranked at or above the `k`th of its
+/// group (ties with the `k`th included, since `topk` breaks them by the whole row's
+/// canonical JSON). The same call over the whole rows at these positions returns what it
+/// returns over every row; the executor reads only those rows whole
+/// (`docs/plan-language.md`, complete results). `None` for other calls (`topk` with `pct`,
+/// `filter` of whole rows, other functions); the call's own error where it fails over
+/// these columns (the error it gives over the whole rows).
+pub fn selected_rows(args: &Args, input: &[Value]) -> Result<Option<Vec<usize>>, OpError> {
+    let (f, group_by) = fn_and_group_by(args)?;
+    match f {
+        "topk" => topk_candidates(args, input, group_by),
+        "filter" if s_arg(args, "field").is_some() => filter_positions(args, input).map(Some),
+        _ => Ok(None),
+    }
+}
+
+fn evaluate(args: &Args) -> Result<Res, OpError> {
+    let (f, group_by) = fn_and_group_by(args)?;
     match f {
         "interval_relation" => interval_relation(args),
         "derive" => derive(args),
@@ -1292,6 +1316,14 @@ pub fn exact_sum(vals: &[Num]) -> Result<Num, OpError> {
 
 /// Groups rows by `row[g]` (rule 8 checks): `(key, member rows)` in canonical key order.
 fn groups_of<'a>(input: &'a [Value], g: &str) -> Result<Vec<(Value, Vec<&'a Value>)>, OpError> {
+    Ok(group_members(input, g)?
+        .into_iter()
+        .map(|(k, m)| (k, m.into_iter().map(|i| &input[i]).collect()))
+        .collect())
+}
+
+/// [`groups_of`] with each member given by its position in `input`.
+fn group_members(input: &[Value], g: &str) -> Result<Vec<(Value, Vec<usize>)>, OpError> {
     let mut keys = Vec::with_capacity(input.len());
     for r in input {
         let k = r
@@ -1303,10 +1335,7 @@ fn groups_of<'a>(input: &'a [Value], g: &str) -> Result<Vec<(Value, Vec<&'a Valu
         }
         keys.push(k.clone());
     }
-    Ok(group_keys(&keys)?
-        .into_iter()
-        .map(|(k, m)| (k, m.into_iter().map(|i| &input[i]).collect()))
-        .collect())
+    group_keys(&keys)
 }
 
 fn grouped(args: &Args, f: &str, g: &str, input: &[Value]) -> Result<Res, OpError> {
@@ -1374,7 +1403,24 @@ fn cut_of(n: usize, pct: &Value, top: bool) -> usize {
     prod.div_ceil(den) as usize
 }
 
-fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpError> {
+/// `topk`'s arguments, checked.
+struct TopkArgs<'a> {
+    k: Option<usize>,
+    pct: Option<&'a Value>,
+    top: bool,
+    include: bool,
+}
+
+/// `topk`'s checked arguments and its input ranked: for each group (one without `group_by`),
+/// in group key order, every member's key (`field` as a number: a boolean 1 or 0, a missing
+/// or non-numeric value 0) and its position in `input`, in list order.
+type Ranked<'a> = (TopkArgs<'a>, Vec<Vec<(Num, usize)>>);
+
+fn topk_ranked<'a>(
+    args: &'a Args,
+    input: &[Value],
+    group_by: Option<&str>,
+) -> Result<Ranked<'a>, OpError> {
     let (k, pct) = (nn(args, "k"), nn(args, "pct"));
     if k.is_some() == pct.is_some() {
         return Err(inv("topk takes exactly one of k or pct"));
@@ -1384,25 +1430,46 @@ fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpE
     };
     let k = k.and_then(Value::as_u64).map(|x| x as usize);
     let top = args.str("side")? == "top";
-    let ties = nn(args, "ties").and_then(Value::as_str);
-    let include = ties == Some("include");
-    let mut extra = 0usize;
-    let groups: Vec<Vec<&Value>> = match group_by {
-        Some(g) => groups_of(input, g)?.into_iter().map(|x| x.1).collect(),
-        None => vec![input.iter().collect()],
+    let include = nn(args, "ties").and_then(Value::as_str) == Some("include");
+    let groups: Vec<Vec<usize>> = match group_by {
+        Some(g) => group_members(input, g)?.into_iter().map(|x| x.1).collect(),
+        None => vec![(0..input.len()).collect()],
     };
-    let mut rows = Vec::new();
+    let mut ranked = Vec::with_capacity(groups.len());
     for members in groups {
-        let mut keyed: Vec<(Num, String, &Value)> = Vec::with_capacity(members.len());
-        for r in members {
-            let v = r.as_object().and_then(|m| m.get(field));
+        let mut keyed = Vec::with_capacity(members.len());
+        for i in members {
+            let v = input[i].as_object().and_then(|m| m.get(field));
             let n = match v {
                 Some(Value::Bool(b)) => Num::I(i128::from(*b)),
                 Some(x) => num(x)?.unwrap_or(Num::I(0)),
                 None => Num::I(0),
             };
-            keyed.push((n, to_string(r), r));
+            keyed.push((n, i));
         }
+        ranked.push(keyed);
+    }
+    Ok((
+        TopkArgs {
+            k,
+            pct,
+            top,
+            include,
+        },
+        ranked,
+    ))
+}
+
+fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpError> {
+    let (a, ranked) = topk_ranked(args, input, group_by)?;
+    let (k, pct, top) = (a.k, a.pct, a.top);
+    let mut extra = 0usize;
+    let mut rows = Vec::new();
+    for members in ranked {
+        let mut keyed: Vec<(Num, String, &Value)> = members
+            .into_iter()
+            .map(|(n, i)| (n, to_string(&input[i]), &input[i]))
+            .collect();
         keyed.sort_by(|x, y| cmp_num(y.0, x.0).then_with(|| x.1.cmp(&y.1)));
         let n = keyed.len();
         let range = match (k, pct) {
@@ -1423,7 +1490,7 @@ fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpE
             _ => 0..0,
         };
         let mut range = range;
-        if include && !range.is_empty() {
+        if a.include && !range.is_empty() {
             // Widen the cut over every row whose value equals the value at its edge.
             let (lo, hi) = (range.start, range.end);
             let mut end = hi;
@@ -1447,13 +1514,65 @@ fn topk(args: &Args, input: &[Value], group_by: Option<&str>) -> Result<Res, OpE
         }
         rows.extend(cut.iter().map(|x| x.2.clone()));
     }
-    if include {
+    if a.include {
         return Ok(Res::Tied(rows, extra));
     }
     Ok(Res::Rows(rows))
 }
 
+/// [`selected_rows`] of `topk`: per group, the members whose key is at or above the `k`th
+/// best (at or below the `k`th smallest for `side: "bottom"`). Every other member ranks
+/// below all of them whatever the tie-break, so `topk` over these rows cuts the same rows
+/// (and widens over the same ties). `None` with `pct`, whose cut depends on the group's size.
+fn topk_candidates(
+    args: &Args,
+    input: &[Value],
+    group_by: Option<&str>,
+) -> Result<Option<Vec<usize>>, OpError> {
+    let (a, ranked) = topk_ranked(args, input, group_by)?;
+    let Some(k) = a.k else {
+        return Ok(None);
+    };
+    let mut picked = Vec::new();
+    for members in ranked {
+        if k >= members.len() {
+            picked.extend(members.iter().map(|m| m.1));
+            continue;
+        }
+        if k == 0 {
+            continue;
+        }
+        // Best first: the `k`th value in that order is the edge of the cut.
+        let better = |x: &Num, y: &Num| {
+            let o = cmp_num(*x, *y);
+            if a.top {
+                o.reverse()
+            } else {
+                o
+            }
+        };
+        let mut keys: Vec<Num> = members.iter().map(|m| m.0).collect();
+        let edge = *keys.select_nth_unstable_by(k - 1, better).1;
+        picked.extend(
+            members
+                .iter()
+                .filter(|m| better(&m.0, &edge) != Ordering::Greater)
+                .map(|m| m.1),
+        );
+    }
+    picked.sort_unstable();
+    Ok(Some(picked))
+}
+
 fn filter(args: &Args, input: &[Value]) -> Result<Res, OpError> {
+    let kept = filter_positions(args, input)?;
+    Ok(Res::Rows(
+        kept.into_iter().map(|i| input[i].clone()).collect(),
+    ))
+}
+
+/// The positions of the rows `filter` keeps, in list order.
+fn filter_positions(args: &Args, input: &[Value]) -> Result<Vec<usize>, OpError> {
     let Some(cmp) = s_arg(args, "cmp") else {
         return Err(inv("filter requires cmp"));
     };
@@ -1471,8 +1590,8 @@ fn filter(args: &Args, input: &[Value]) -> Result<Res, OpError> {
             .cloned()
             .unwrap_or(Value::Null)
     };
-    let mut rows = Vec::new();
-    for r in input {
+    let mut kept = Vec::new();
+    for (i, r) in input.iter().enumerate() {
         let x = match field {
             Some(k) => get(r, k),
             None => r.clone(),
@@ -1482,10 +1601,10 @@ fn filter(args: &Args, input: &[Value]) -> Result<Res, OpError> {
             None => val.cloned().unwrap_or(Value::Null),
         };
         if test(&x, cmp, &v)? {
-            rows.push(r.clone());
+            kept.push(i);
         }
     }
-    Ok(Res::Rows(rows))
+    Ok(kept)
 }
 
 #[cfg(test)]
@@ -1526,6 +1645,120 @@ mod tests {
                 "{n} keys"
             );
         }
+    }
+
+    fn res_json(r: Result<Res, OpError>) -> Value {
+        match r {
+            Ok(Res::Scalar(v)) => json!({ "value": v }),
+            Ok(Res::Rows(rows)) => json!({ "rows": rows }),
+            Ok(Res::Tied(rows, extra)) => json!({ "rows": rows, "extra": extra }),
+            Err(e) => json!({ "error": e.message }),
+        }
+    }
+
+    /// `topk` with `k` and `filter` with `field`, over the whole rows at the positions
+    /// [`selected_rows`] picks from the rows cut to the call's columns, return what they
+    /// return over every row (the same rows, tie counts and errors), on random rows with many
+    /// ties, mixed key types, missing keys and groups.
+    #[test]
+    fn selected_rows_give_the_result_over_every_row() {
+        let mut r = tgms_testkit::Rng::new(2122);
+        let keys = [
+            json!(0),
+            json!(1),
+            json!(2),
+            json!(1.5),
+            json!(2.0),
+            json!(true),
+            json!(false),
+            json!("s"),
+            Value::Null,
+        ];
+        let mut checked = 0;
+        for round in 0..600 {
+            let n = r.below(40) as usize;
+            let input: Vec<Value> = (0..n)
+                .map(|i| {
+                    let mut m = Map::new();
+                    for c in ["a", "b"] {
+                        if r.below(8) > 0 {
+                            m.insert(c.into(), keys[r.below(keys.len() as u64) as usize].clone());
+                        }
+                    }
+                    m.insert("g".into(), json!(["p", "q", "r"][r.below(3) as usize]));
+                    m.insert("x".into(), json!(i % 3));
+                    Value::Object(m)
+                })
+                .collect();
+            let mut a = Map::new();
+            let cols: Vec<String> = if round % 2 == 0 {
+                a.insert("fn".into(), json!("topk"));
+                a.insert("field".into(), json!("a"));
+                a.insert("k".into(), json!(r.below(6)));
+                let side = ["top", "bottom"][r.below(2) as usize];
+                a.insert("side".into(), json!(side));
+                if r.below(2) == 0 {
+                    a.insert("ties".into(), json!("include"));
+                }
+                if r.below(2) == 0 {
+                    a.insert("group_by".into(), json!("g"));
+                    vec!["a".into(), "g".into()]
+                } else {
+                    vec!["a".into()]
+                }
+            } else {
+                a.insert("fn".into(), json!("filter"));
+                a.insert("field".into(), json!("a"));
+                let cmps = [
+                    "eq", "ne", "lt", "le", "gt", "ge", "is_null", "not_null", "contains",
+                ];
+                a.insert(
+                    "cmp".into(),
+                    json!(cmps[r.below(cmps.len() as u64) as usize]),
+                );
+                if r.below(2) == 0 {
+                    a.insert("field2".into(), json!("b"));
+                    vec!["a".into(), "b".into()]
+                } else {
+                    a.insert(
+                        "value".into(),
+                        keys[r.below(keys.len() as u64) as usize].clone(),
+                    );
+                    vec!["a".into()]
+                }
+            };
+            let mut whole = a.clone();
+            whole.insert("input".into(), Value::Array(input.clone()));
+            let want = res_json(evaluate(&Args(whole)));
+            let cut: Vec<Value> = input
+                .iter()
+                .map(|row| crate::json::project_row(row, &cols))
+                .collect();
+            let got = match selected_rows(&Args(a.clone()), &cut) {
+                Ok(Some(at)) => {
+                    assert!(
+                        at.windows(2).all(|w| w[0] < w[1]),
+                        "positions in list order"
+                    );
+                    let mut picked = a.clone();
+                    let rows = at.iter().map(|&i| input[i].clone()).collect();
+                    picked.insert("input".into(), Value::Array(rows));
+                    res_json(evaluate(&Args(picked)))
+                }
+                Ok(None) => panic!("no selection for {a:?}"),
+                Err(e) => json!({ "error": e.message }),
+            };
+            assert_eq!(got, want, "round {round}: {a:?} over {input:?}");
+            checked += 1;
+        }
+        assert_eq!(checked, 600);
+        // `pct` and a filter of whole rows select nothing: every row is read whole.
+        let args = |v: Value| Args(v.as_object().cloned().unwrap_or_default());
+        let rows = [json!({"a": 1})];
+        let pct = json!({"fn": "topk", "field": "a", "pct": 10, "side": "top"});
+        assert_eq!(selected_rows(&args(pct), &rows).unwrap(), None);
+        let whole_row = json!({"fn": "filter", "cmp": "not_null"});
+        assert_eq!(selected_rows(&args(whole_row), &rows).unwrap(), None);
     }
 
     #[test]
