@@ -82,6 +82,19 @@ fn every_registry_query_is_admitted_at_10m() {
         "temporal_reachability",
         json!({"src": "n1", "window": {"t_a": params.t0, "t_b": params.t1}}),
     ));
+    // The current belief's versions in a window of about a million of them (32,482 ms
+    // estimated with the spec's coefficient, 0.7–1.0 s measured in a fresh process), and
+    // every belief in the same window, which scans all ten million (1.4 s measured).
+    calls.push((
+        "versions.1m".into(),
+        "version_history",
+        json!({"kind": "edge", "window": {"t_a": 0, "t_b": 1_002_318}}),
+    ));
+    calls.push((
+        "versions.1m_all".into(),
+        "version_history",
+        json!({"kind": "edge", "belief": "all", "window": {"t_a": 0, "t_b": 1_002_318}}),
+    ));
     for (id, op, args) in &calls {
         let est = estimate(op, args, &stats);
         eprintln!("{id:<18} {op:<24} {est:?}");
@@ -132,6 +145,10 @@ fn calls_that_are_really_too_slow_are_still_refused() {
         "k": 3, "max_hops": 3});
     let est = estimate("temporal_paths", &paths, &big);
     assert!(ceilings.check("temporal_paths", &est).is_err(), "{est:?}");
+    // Every edge version of the 10M store listed (6.1–6.5 s measured, estimated 10.1 s).
+    let ten = synthetic_stats(10_000_000);
+    let est = estimate("version_history", &json!({"kind": "edge"}), &ten);
+    assert!(ceilings.check("version_history", &est).is_err(), "{est:?}");
 }
 
 /// `tt_epoch1` of the fixed-clock store of scale `n` (as `tgms bench run` derives it).
