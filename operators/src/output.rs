@@ -316,8 +316,9 @@ impl Output {
     }
 
     /// Renders the rows at `positions` (ascending) of the complete paged list `list` whole,
-    /// besides the page, floats canonical ([`Output::take_picked`]): the rows a selecting
-    /// reducer reads of a complete result (`crate::pipeline::call_operator_picked`).
+    /// floats canonical ([`Output::take_picked`]): the rows a selecting reducer reads of a
+    /// complete result (`crate::pipeline::call_operator_picked`, which uses nothing else of
+    /// the payload). The list itself is then not set: no page and no certificate are built.
     pub fn pick(&mut self, list: &str, positions: Vec<usize>) {
         self.pick = Some((list.to_string(), positions));
     }
@@ -346,26 +347,27 @@ impl Output {
     }
 
     /// Sets the picked rows from `row(i)` at each position to pick of the paged list `name`
-    /// of `total` rows.
+    /// of `total` rows; `true` when it did (the list is then not paged, [`Output::pick`]).
     fn pick_with(
         &mut self,
         name: &str,
         total: usize,
         row: impl Fn(usize) -> Result<Value, OpError>,
-    ) -> Result<(), OpError> {
-        if let Some(at) = self.pick_of(name, total)? {
-            let rows = at
-                .into_iter()
-                .map(|i| {
-                    let mut r = row(i)?;
-                    canonicalize_floats(&mut r)
-                        .map_err(|_| OpError::invalid("non-finite float in operator output"))?;
-                    Ok(r)
-                })
-                .collect::<Result<_, OpError>>()?;
-            self.picked = Some(rows);
-        }
-        Ok(())
+    ) -> Result<bool, OpError> {
+        let Some(at) = self.pick_of(name, total)? else {
+            return Ok(false);
+        };
+        let rows = at
+            .into_iter()
+            .map(|i| {
+                let mut r = row(i)?;
+                canonicalize_floats(&mut r)
+                    .map_err(|_| OpError::invalid("non-finite float in operator output"))?;
+                Ok(r)
+            })
+            .collect::<Result<_, OpError>>()?;
+        self.picked = Some(rows);
+        Ok(true)
     }
 
     /// Renders the paged list `list`, when the call returns it whole, in chunks cut to
@@ -474,7 +476,9 @@ impl Output {
                 "{name}: one key per row expected"
             )));
         }
-        self.pick_with(name, rows.len(), |i| Ok(rows[i].clone()))?;
+        if self.pick_with(name, rows.len(), |i| Ok(rows[i].clone()))? {
+            return Ok(false);
+        }
         if let Some(cols) = self.beside_columns(name, rows.len()) {
             let total = rows.len();
             let truncated = self.paged_lazy(name, keys, |page| Ok(rows[page].to_vec()))?;
@@ -552,14 +556,13 @@ impl Output {
         } else {
             (page(range.clone())?, None)
         };
+        if let (true, Some(all)) = (pick, &all) {
+            self.pick_with(name, total, |i| Ok(all[i].clone()))?;
+            return Ok(false);
+        }
         let truncated = self.put_list(name, total, digest, page, None)?;
         if let Some(all) = all {
-            if pick {
-                self.pick_with(name, total, |i| Ok(all[i].clone()))?;
-            }
-            if keep_all {
-                self.complete = Some((name.to_string(), all));
-            }
+            self.complete = Some((name.to_string(), all));
         }
         Ok(truncated)
     }
@@ -637,17 +640,18 @@ impl Output {
     /// `sink` with every member of row `i` in key byte order (the canonical order). A page
     /// builds its rows as values; a projected list ([`Output::project`]) is written as
     /// canonical text and cut to its columns straight from the cells, without a value per
-    /// row.
+    /// row. `digest()` is the list's certificate, not computed when the list is only picked
+    /// from ([`Output::pick`]).
     pub fn paged_cells(
         &mut self,
         name: &str,
         total: usize,
-        digest: String,
+        digest: impl FnOnce() -> String,
         row: impl Fn(usize, &mut CellSink<'_>) -> Result<(), OpError> + Sync,
     ) -> Result<bool, OpError> {
         if let Some(cols) = self.projected_columns(name, total) {
             let (cut, parts) = cells_cut(name, total, &cols, &row)?;
-            return self.put_list(name, total, digest, cut, Some(parts));
+            return self.put_list(name, total, digest(), cut, Some(parts));
         }
         let beside = self.beside_columns(name, total);
         let value_of = |i: usize| {
@@ -657,9 +661,11 @@ impl Output {
             })?;
             Ok(Value::Object(m))
         };
-        self.pick_with(name, total, value_of)?;
+        if self.pick_with(name, total, value_of)? {
+            return Ok(false);
+        }
         let truncated =
-            self.paged_lazy_certified(name, total, digest, |page| page.map(value_of).collect())?;
+            self.paged_lazy_certified(name, total, digest(), |page| page.map(value_of).collect())?;
         if let Some(cols) = beside.filter(|_| self.admits(name, total)) {
             let (cut, parts) = cells_cut(name, total, &cols, &row)?;
             self.beside = Some((cut, (name.to_string(), parts)));

@@ -262,8 +262,10 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
     // Stable: versions with equal keys keep their read order, whatever the thread count.
     keyed.par_sort_by_key(|k| (k.0, k.1));
     // The declared row key is the `vid` field: the vids are the keys.
-    let vids: Vec<Id12> = keyed.iter().map(|k| k.1).collect();
-    let digest = set_digest_by(&vids, |v, s| Cell::Hex(v).write(s));
+    let digest = || {
+        let vids: Vec<Id12> = keyed.iter().map(|k| k.1).collect();
+        set_digest_by(&vids, |v, s| Cell::Hex(v).write(s))
+    };
     out.paged_cells("rows", keyed.len(), digest, |i, sink| {
         let (_, vid, kept) = &keyed[i];
         match kept {
