@@ -37,8 +37,8 @@ pub struct Output {
     /// The projected list rendered beside its page: its rows cut to the columns, and its
     /// name and the canonical text of its whole rows.
     beside: Option<(Vec<Value>, ListText)>,
-    /// The paged list whose rows at some positions to render whole besides the page
-    /// ([`Output::pick`]), and those rows once rendered.
+    /// The paged list whose rows at some positions to render whole instead of paging it
+    /// ([`Output::pick`]; taken when rendered), and those rows once rendered.
     pick: Option<(String, Vec<usize>)>,
     picked: Option<Vec<Value>>,
 }
@@ -315,7 +315,7 @@ impl Output {
         }
     }
 
-    /// Renders the rows at `positions` (ascending) of the complete paged list `list` whole,
+    /// Renders the rows at `positions` of the complete paged list `list` whole, in that order,
     /// floats canonical ([`Output::take_picked`]): the rows a selecting reducer reads of a
     /// complete result (`crate::pipeline::call_operator_picked`, which uses nothing else of
     /// the payload). The list itself is then not set: no page and no certificate are built.
@@ -328,35 +328,27 @@ impl Output {
         self.picked.take()
     }
 
-    /// The positions to pick of the paged list `name` of `total` rows, when not picked yet;
-    /// an internal error when one is past the list's end.
-    fn pick_of(&self, name: &str, total: usize) -> Result<Option<Vec<usize>>, OpError> {
-        let Some((_, at)) = self
-            .pick
-            .as_ref()
-            .filter(|p| p.0 == name && self.picked.is_none())
-        else {
+    /// The positions to pick of the paged list `name` of `total` rows, taken out of the pick
+    /// (a list is picked from once); an internal error when one is past the list's end.
+    fn take_pick(&mut self, name: &str, total: usize) -> Result<Option<Vec<usize>>, OpError> {
+        if self.pick.as_ref().is_none_or(|p| p.0 != name) {
             return Ok(None);
-        };
-        match at.last() {
-            Some(&last) if last >= total => Err(OpError::internal(format!(
-                "{name}: row {last} picked of {total}"
+        }
+        let at = self.pick.take().map(|p| p.1).unwrap_or_default();
+        match at.iter().max() {
+            Some(&past) if past >= total => Err(OpError::internal(format!(
+                "{name}: row {past} picked of {total}"
             ))),
-            _ => Ok(Some(at.clone())),
+            _ => Ok(Some(at)),
         }
     }
 
-    /// Sets the picked rows from `row(i)` at each position to pick of the paged list `name`
-    /// of `total` rows; `true` when it did (the list is then not paged, [`Output::pick`]).
-    fn pick_with(
+    /// Sets the picked rows: `row(i)` at each position of `at`, floats canonical.
+    fn set_picked(
         &mut self,
-        name: &str,
-        total: usize,
+        at: Vec<usize>,
         row: impl Fn(usize) -> Result<Value, OpError>,
-    ) -> Result<bool, OpError> {
-        let Some(at) = self.pick_of(name, total)? else {
-            return Ok(false);
-        };
+    ) -> Result<(), OpError> {
         let rows = at
             .into_iter()
             .map(|i| {
@@ -367,7 +359,21 @@ impl Output {
             })
             .collect::<Result<_, OpError>>()?;
         self.picked = Some(rows);
-        Ok(true)
+        Ok(())
+    }
+
+    /// Picks from the paged list `name` of `total` rows with `row(i)` when it is the list to
+    /// pick from; `true` when it did (the list is then not paged, [`Output::pick`]).
+    fn pick_with(
+        &mut self,
+        name: &str,
+        total: usize,
+        row: impl Fn(usize) -> Result<Value, OpError>,
+    ) -> Result<bool, OpError> {
+        match self.take_pick(name, total)? {
+            Some(at) => self.set_picked(at, row).map(|()| true),
+            None => Ok(false),
+        }
     }
 
     /// Renders the paged list `list`, when the call returns it whole, in chunks cut to
@@ -543,8 +549,8 @@ impl Output {
             && total > self.limit
             && total <= LAZY_KEEP_MAX_ROWS
             && self.complete.is_none();
-        let pick = self.pick_of(name, total)?.is_some();
-        let (page, all) = if keep_all || pick {
+        let pick = self.take_pick(name, total)?;
+        let (page, all) = if keep_all || pick.is_some() {
             let all = page(0..total)?;
             if all.len() != total {
                 return Err(OpError::internal(format!(
@@ -556,8 +562,8 @@ impl Output {
         } else {
             (page(range.clone())?, None)
         };
-        if let (true, Some(all)) = (pick, &all) {
-            self.pick_with(name, total, |i| Ok(all[i].clone()))?;
+        if let (Some(at), Some(all)) = (pick, &all) {
+            self.set_picked(at, |i| Ok(all[i].clone()))?;
             return Ok(false);
         }
         let truncated = self.put_list(name, total, digest, page, None)?;

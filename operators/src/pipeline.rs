@@ -128,12 +128,13 @@ pub fn call_operator_beside(
     )
 }
 
-/// The rows at `positions` (ascending) of the complete paged list `list` of the call
-/// `name(raw)`, whole and in position order, floats canonical: the rows of a complete result
-/// that a selecting reducer reads (`compute` `topk` with `k`, `filter`; the executor finds
-/// their positions in the list cut to the reducer's columns, `docs/plan-language.md`). One
-/// kernel run, whose page is built as usual and dropped ([`Output::pick`]); a list the kernel
-/// does not page (a capped list) is read from the call's unpaged envelope.
+/// The rows at `positions` of the complete paged list `list` of the call `name(raw)`, whole
+/// and in the order of `positions`, floats canonical: the rows of a complete result that a
+/// selecting reducer reads (`compute` `topk` with `k`, `filter`; the executor finds their
+/// positions in the list cut to the reducer's columns, `docs/plan-language.md`). One kernel
+/// run that renders only those rows, no page and no certificate ([`Output::pick`]); a list
+/// the kernel does not page (a capped list) is read from the call's unpaged envelope. A
+/// position past the list's end is an internal error.
 pub fn call_operator_picked(
     snap: Snapshot<'_>,
     name: &str,

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use tgms_engine::Store;
 use tgms_operators::json::project_row;
 use tgms_operators::pipeline::{
-    call_operator_beside, call_operator_projected, call_operator_unpaged,
+    call_operator_beside, call_operator_picked, call_operator_projected, call_operator_unpaged,
 };
 use tgms_operators::CallOptions;
 
@@ -190,4 +190,40 @@ fn a_projected_result_is_the_same_for_any_thread_count() {
     let one = run(1);
     assert_eq!(one, run(4));
     assert!(one.1.contains("\"eid\""));
+}
+
+/// `call_operator_picked` gives the rows at the positions asked, in that order, equal to the
+/// unpaged call's rows (floats canonical), from typed cells, rows the kernel holds and rows
+/// rendered lazily; a position past the list's end is an internal error, not a panic.
+#[test]
+fn picked_rows_are_the_unpaged_ones_and_a_position_past_the_end_is_an_error() {
+    let (_d, s) = store();
+    let o = CallOptions::default();
+    let cases = [
+        (
+            "version_history",
+            json!({"kind": "edge", "belief": "all", "limit": 5}),
+        ),
+        (
+            "aggregate_events",
+            json!({"group_by": [{"dim": "endpoint", "role": "src"}],
+                "aggregates": [{"agg": "mean", "of": "prop", "prop": "w"}],
+                "window": {"t_a": 0, "t_b": 400_000}, "limit": 3}),
+        ),
+        ("resolve_entities", json!({"query": "u1", "limit": 2})),
+    ];
+    for (op, args) in cases {
+        let whole = call_operator_unpaged(s.snapshot(), op, &args, &o).unwrap();
+        let rows = whole["rows"].as_array().unwrap();
+        let n = rows.len();
+        assert!(n > 10, "{op}: {n} rows");
+        let at = vec![n - 1, 0, n / 2, 3];
+        let got = call_operator_picked(s.snapshot(), op, &args, "rows", at.clone(), &o).unwrap();
+        let want: Vec<Value> = at.iter().map(|&i| rows[i].clone()).collect();
+        assert_eq!(got, want, "{op}");
+        let e = call_operator_picked(s.snapshot(), op, &args, "rows", vec![n / 2, n, 0], &o)
+            .unwrap_err();
+        assert_eq!(e.code.as_str(), "E_INTERNAL", "{op}: {e:?}");
+        assert_eq!(e.message, format!("rows: row {n} picked of {n}"), "{op}");
+    }
 }

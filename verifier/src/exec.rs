@@ -637,26 +637,30 @@ fn selects(f: &str, args: &Value) -> bool {
 }
 
 /// A selecting reducer's input read whole where it matters: `resolved["input"]` holds the
-/// list `rp` names cut to the reducer's columns ([`input_columns`]); it is replaced by the
-/// whole rows at the positions [`selected_rows`] finds in it, read from the producing step's
-/// page when the cut rows came from it (`from_page`) or else from the complete list
-/// ([`call_operator_picked`]). Returns how many rows were read whole, `None` when the args
-/// fail the operator's own checks (the call reports them; the input stays cut), or the error
-/// payload of the step: the reducer's own error over these columns, or the memory budget's
-/// refusal of the rows to read whole.
+/// list that the step's `input` ref names, cut to the reducer's columns ([`input_columns`]);
+/// it is replaced by the whole rows at the positions [`selected_rows`] finds in it, read
+/// from the producing step's page when the cut rows came from it (no `read_whole` entry for
+/// the ref) or else from the complete list ([`call_operator_picked`]), and the ref's
+/// `read_whole` entry gains `"selected"`, the rows read whole. When the args fail the
+/// operator's own checks the input stays cut (the call reports them). The error is the
+/// step's: the reducer's own error over these columns, or the memory budget's refusal of
+/// the rows to read whole.
 fn select_input(
     resolved: &mut Value,
-    rp: &RefPath,
-    producer: &Done,
-    from_page: bool,
+    input_ref: &Value,
+    done: &BTreeMap<String, Done>,
+    read_whole: &mut [Value],
     snap: Snapshot<'_>,
     opts: &CallOptions,
-) -> std::result::Result<Option<usize>, Value> {
-    let Value::Object(args) = &*resolved else {
-        return Ok(None);
+) -> std::result::Result<(), Value> {
+    let Some(rp) = ref_of(input_ref).and_then(|r| parse_ref_value(r).ok()) else {
+        return Ok(());
+    };
+    let (Some(producer), Value::Object(args)) = (done.get(&rp.step), &*resolved) else {
+        return Ok(());
     };
     let Some(Value::Array(cut)) = args.get("input") else {
-        return Ok(None);
+        return Ok(());
     };
     // The call's checks of every argument but the rows.
     let mut probe: Map<String, Value> = args
@@ -666,7 +670,7 @@ fn select_input(
         .collect();
     probe.insert("input".into(), json!([]));
     let Ok((_, checked)) = prepare("compute", &Value::Object(probe)) else {
-        return Ok(None);
+        return Ok(());
     };
     let at = match selected_rows(&checked, cut) {
         Ok(Some(at)) => at,
@@ -694,14 +698,17 @@ fn select_input(
         };
         return Err(over_budget(fname, &o, ceilings, Some(&producer.resolved)).payload());
     }
-    let rows = if from_page {
-        at.iter().filter_map(|&i| page.get(i).cloned()).collect()
-    } else {
-        call_operator_picked(snap, &producer.op, &producer.resolved, field, at, opts)
-            .map_err(|e| e.payload())?
+    let read = read_whole.iter_mut().find(|r| r["ref"] == rp.raw);
+    let rows = match read {
+        None => at.iter().filter_map(|&i| page.get(i).cloned()).collect(),
+        Some(read) => {
+            read["selected"] = json!(n);
+            call_operator_picked(snap, &producer.op, &producer.resolved, field, at, opts)
+                .map_err(|e| e.payload())?
+        }
     };
     resolved["input"] = Value::Array(rows);
-    Ok(Some(n))
+    Ok(())
 }
 
 /// The result of an execution: the trace and the kept envelopes by step id.
@@ -833,24 +840,21 @@ pub fn execute(
             .to_string();
         // A selecting reducer reads whole only the rows it can return (`select_input`);
         // one refused below over tainted input is left as it is.
-        let mut failed_before_call = None;
         let refused = tainted && opts.refuse_tainted_reducers && REDUCERS.contains(&fname.as_str());
-        if columns.is_some() && selects(&fname, &step.args) && !refused {
-            let rp = ref_of(&step.args["input"]).and_then(|r| parse_ref_value(r).ok());
-            if let Some((rp, producer)) = rp.and_then(|rp| done.get(&rp.step).map(|d| (rp, d))) {
-                let read = read_whole.iter_mut().find(|r| r["ref"] == rp.raw);
-                let from_page = read.is_none();
-                match select_input(&mut resolved, &rp, producer, from_page, snap, &opts.call) {
-                    Ok(Some(n)) => {
-                        if let Some(r) = read {
-                            r["selected"] = json!(n);
-                        }
-                    }
-                    Ok(None) => {}
-                    Err(e) => failed_before_call = Some(e),
-                }
-            }
-        }
+        let failed_before_call = (columns.is_some() && selects(&fname, &step.args) && !refused)
+            .then(|| {
+                let input = &step.args["input"];
+                select_input(
+                    &mut resolved,
+                    input,
+                    &done,
+                    &mut read_whole,
+                    snap,
+                    &opts.call,
+                )
+                .err()
+            })
+            .flatten();
         let rad = canon::digest(&resolved);
         rec.insert("resolved_args_sha".into(), json!(rad[..16]));
         rec.insert("resolved_args_digest".into(), json!(rad));
