@@ -365,7 +365,10 @@ pub fn write(
                 seen += 1;
                 chunk.push(e);
                 if chunk.len() == INGEST_CHUNK {
-                    if let Err(f) = flush(std::mem::take(&mut chunk), &mut s, &mut at) {
+                    // The next chunk starts at full size: a chunk grown by doubling would
+                    // copy its events again at every growth.
+                    let full = std::mem::replace(&mut chunk, Vec::with_capacity(INGEST_CHUNK));
+                    if let Err(f) = flush(full, &mut s, &mut at) {
                         stop = Some(f);
                         return Ok(false);
                     }

@@ -22,6 +22,7 @@
 //! (`rows/mapscan.rs`), the image's compact edge columns (`rows/cols.rs`), and the
 //! index-assisted scans of decoded rows (`rows/rowscan.rs`).
 
+pub(crate) mod bulk_edges;
 pub(crate) mod cols;
 pub(crate) mod delta;
 pub(crate) mod interner;

@@ -87,10 +87,11 @@ pub const DEFAULT_COMPACT_ROWS: u64 = 1 << 20;
 /// nineteenth session).
 pub const LOAD_DECODED_ROWS: u64 = 3 << 20;
 /// A bulk build ([`Store::bulk_load`]) holds this many rows per row of its bound: a row
-/// built in bulk has no postings, adjacency or valid-time index entries. A 10M-event SNAP
-/// load peaked at 0.88 GB holding 6M rows built in bulk (`bench/RESULTS.md`, twenty-first
-/// session), against 0.97 GB for [`LOAD_DECODED_ROWS`] decoded rows.
-pub const LEAN_ROWS_PER_DECODED_ROW: u64 = 2;
+/// built in bulk has no postings, adjacency or valid-time index entries, and its edges are
+/// held as columns (`rows/bulk_edges.rs`, 36 bytes an edge). A 10M-event SNAP load (11M
+/// rows) is one build and peaks at 0.88–0.92 GB (`bench/RESULTS.md`, fortieth session),
+/// against 0.97 GB when 6M rows built in bulk (a factor of 2) were merged once before it.
+pub const LEAN_ROWS_PER_DECODED_ROW: u64 = 4;
 /// Rows from which a closing writer without a mapped image seals its store as one image
 /// rather than a flush segment ([`Store::close`]): decoding fewer rows at open takes about
 /// as long as mapping an image.
@@ -974,8 +975,8 @@ impl Store {
         // Built in bulk (`commit_keyed` applies a batch by `load::apply_lean` and does not
         // flush while `self.lean` is set).
         let c = self.commit_keyed(tt, ops, key)?;
-        let held = (self.rows.delta.rows[Table::Nodes].len()
-            + self.rows.delta.rows[Table::Edges].len()) as u64;
+        let d = &self.rows.delta;
+        let held = (d.n_above(Table::Nodes) + d.n_above(Table::Edges)) as u64;
         if !self.poisoned && held >= self.load_rows.saturating_mul(LEAN_ROWS_PER_DECODED_ROW) {
             if let Err(e) = self.compact_inner() {
                 self.poisoned = true;
@@ -1002,6 +1003,7 @@ impl Store {
             self.compact_inner()
         };
         if merged.is_err() {
+            self.rows.delta.unbulk();
             let data = self.rows.flush_data();
             let _ = self.rows.reseal(data);
         }
@@ -1390,10 +1392,18 @@ impl Store {
         progress: &mut dyn FnMut(u64),
     ) -> Result<IngestReport> {
         let mut report = IngestReport::default();
-        let mut events = events.into_iter().peekable();
         let mut at = keys.map_or(0, |(_, first)| first);
-        while events.peek().is_some() {
-            let chunk: Vec<Event> = events.by_ref().take(INGEST_CHUNK).collect();
+        // Events that fit one op are that op as they are (not moved into a new vector).
+        let chunks: Box<dyn Iterator<Item = Vec<Event>>> = if events.len() <= INGEST_CHUNK {
+            Box::new((!events.is_empty()).then_some(events).into_iter())
+        } else {
+            let mut events = events.into_iter();
+            Box::new(std::iter::from_fn(move || {
+                let chunk: Vec<Event> = events.by_ref().take(INGEST_CHUNK).collect();
+                (!chunk.is_empty()).then_some(chunk)
+            }))
+        };
+        for chunk in chunks {
             let n = chunk.len() as u64;
             let key = keys.map(|(prefix, _)| format!("{prefix}:{at}"));
             at += n;

@@ -126,6 +126,42 @@ fn a_bulk_load_writes_the_store_the_write_rules_write() {
     }
 }
 
+/// A load in time order (SNAP files, most exports): each merge places the rows built
+/// after the image's, in their own order (`compact.rs` `Order` holds no placement per row
+/// then), and the first into the image of no rows; a chunk out of order among them takes
+/// the sorted placement. Both write the store the write rules write.
+#[test]
+fn a_load_in_time_order_writes_the_store_the_write_rules_write() {
+    for (seed, bound) in [(21u64, 1u64), (22, 150), (23, 100_000)] {
+        let t = tempfile::tempdir().unwrap();
+        let mut g = Rng::new(seed);
+        let mut at = 1_000;
+        let chunks: Vec<Vec<Event>> = (0..6)
+            .map(|c| {
+                let n = 1 + g.below(300) as usize;
+                let mut es = events(&mut g, n, 80, false);
+                // Every chunk but the fifth in increasing times, after the one before.
+                if c != 4 {
+                    for e in &mut es {
+                        at += g.below(3) as i64;
+                        e.vt_s = at;
+                        if let EventEnd::At(end) = &mut e.vt_e {
+                            *end = at + 1 + g.below(50) as i64;
+                        }
+                    }
+                }
+                es
+            })
+            .collect();
+        let (bulk, ok) = load(&t.path().join("a"), bound, chunks);
+        assert!(
+            bulk.iter().all(|&b| b) && ok.iter().all(|&b| b),
+            "seed {seed}"
+        );
+        same_as_replayed(&t.path().join("a"), &t.path().join("b"));
+    }
+}
+
 /// A chunk with a discriminator ends the bulk build: it and the chunks after it take the
 /// write rules (the discriminated event may carve an earlier one), over the image the
 /// build merged.

@@ -19,6 +19,7 @@ use crate::model::{
     Content, Disc, IdentPart, IdentRec, Marks, PerTable, Row, SegData, Table, NONE,
 };
 use crate::op::Origin;
+use crate::rows::bulk_edges::BulkEdges;
 use crate::rows::interner::Interner;
 use crate::rows::tindex::IndexCache;
 use crate::time::OPEN_END;
@@ -69,6 +70,9 @@ pub(crate) struct Delta {
     pub(crate) batch_closes: Vec<(bool, u32)>,
     /// Alive out-degree of the uids written since the open (statistics, §11).
     pub(crate) degree: FxHashMap<u32, u64>,
+    /// During a bulk build (`store/bulk.rs`): its edges and their identities, above `rows`
+    /// and `idents` (which hold none of them; [`Delta::row_above`], [`Delta::ident_above`]).
+    pub(crate) bulk: Option<BulkEdges>,
 }
 
 /// Row lists by key as two parallel arrays sorted by `(key, row)` once a load ends: the rows
@@ -206,6 +210,7 @@ impl Delta {
             pending: Vec::new(),
             batch_closes: Vec::new(),
             degree: FxHashMap::default(),
+            bulk: None,
         }
     }
 
@@ -221,11 +226,115 @@ impl Delta {
             self.uids.len(),
             self.strings.len(),
             self.contents.len(),
-            self.idents.len(),
-            self.slots.len(),
-            self.rows[Table::Nodes].len(),
-            self.rows[Table::Edges].len(),
+            self.n_idents_above(),
+            self.n_slots_above(),
+            self.n_above(Table::Nodes),
+            self.n_above(Table::Edges),
         ])
+    }
+
+    /// The rows of table `k` above the image (a bulk build's edges included).
+    #[inline]
+    pub(crate) fn n_above(&self, k: Table) -> usize {
+        self.rows[k].len() + self.bulk_edges(k).len()
+    }
+
+    /// Row `j` above the image of table `k` (`j < n_above(k)`), from `rows` or a bulk
+    /// build's edges.
+    #[inline]
+    pub(crate) fn row_above(&self, k: Table, j: usize) -> Row {
+        match self.rows[k].get(j) {
+            Some(r) => *r,
+            None => (self.bulk_edges(k)).row(self.first_bulk_ident(), j - self.rows[k].len()),
+        }
+    }
+
+    /// The stored value of row column `c` (`format::seg::row_value`) of row `j` above the
+    /// image of table `k`, reading only what it needs of a bulk build's edge.
+    #[inline]
+    pub(crate) fn value_above(&self, k: Table, c: u16, j: usize) -> i64 {
+        match self.rows[k].get(j) {
+            Some(r) => crate::format::seg::row_value(c, r),
+            None => {
+                let i = j - self.rows[k].len();
+                (self.bulk_edges(k)).value(c, self.first_bulk_ident(), i)
+            }
+        }
+    }
+
+    /// The key a row sorts by in segment order, `(vt_s, identity, tt_s)`, of row `j` above
+    /// the image of table `k` ([`Delta::row_above`] without building the row).
+    #[inline]
+    pub(crate) fn key_above(&self, k: Table, j: usize) -> (i64, u32, i64) {
+        match self.rows[k].get(j) {
+            Some(r) => (r.vt_s, r.ident, r.tt_s),
+            None => {
+                let (b, i) = (self.bulk_edges(k), j - self.rows[k].len());
+                (b.vt_s(i), self.first_bulk_ident() + i as u32, b.tt_s(i))
+            }
+        }
+    }
+
+    /// The identities above the image (a bulk build's included).
+    #[inline]
+    pub(crate) fn n_idents_above(&self) -> usize {
+        self.idents.len() + self.bulk_edges(Table::Edges).len()
+    }
+
+    /// Identity `j` above the image (`j < n_idents_above()`).
+    #[inline]
+    pub(crate) fn ident_above(&self, j: usize) -> IdentRec {
+        match self.idents.get(j) {
+            Some(e) => *e,
+            None => self.bulk_edges(Table::Edges).ident(j - self.idents.len()),
+        }
+    }
+
+    /// The ingest ordinals with a slot above the image's (a bulk build's included).
+    #[inline]
+    pub(crate) fn n_slots_above(&self) -> usize {
+        self.slots.len() + self.bulk_edges(Table::Edges).len()
+    }
+
+    /// Slot `i` above the image's (`i < n_slots_above()`): a bulk build's edges hold the
+    /// slots after the decoded ones (none), each its own identity's.
+    #[inline]
+    pub(crate) fn slot_above(&self, i: usize) -> u32 {
+        match self.slots.get(i) {
+            Some(&s) => s,
+            None => self.first_bulk_ident() + (i - self.slots.len()) as u32,
+        }
+    }
+
+    /// A bulk build's edges when `k` is the edge table, else none (an index past the
+    /// decoded rows then fails as a slice index does).
+    #[inline]
+    fn bulk_edges(&self, k: Table) -> &BulkEdges {
+        static NONE_HELD: BulkEdges = BulkEdges::EMPTY;
+        match (&self.bulk, k) {
+            (Some(b), Table::Edges) => b,
+            _ => &NONE_HELD,
+        }
+    }
+
+    /// The identity of a bulk build's first edge: its identities follow the decoded ones.
+    #[inline]
+    fn first_bulk_ident(&self) -> u32 {
+        (self.base.idents as usize + self.idents.len()) as u32
+    }
+
+    /// Turns a bulk build's edges into decoded rows and identities (the same ones), for a
+    /// build that ends without merging them into an image.
+    pub(crate) fn unbulk(&mut self) {
+        let Some(b) = self.bulk.take() else {
+            return;
+        };
+        let first = self.first_bulk_ident();
+        for j in 0..b.len() {
+            self.push_ident(b.ident(j));
+            self.rows[Table::Edges].push(b.row(first, j));
+            self.slots.push(first + j as u32);
+        }
     }
 
     /// Image rows of table `k`, as a count.
@@ -429,14 +538,19 @@ impl Delta {
     pub(crate) fn ident_part(&self, b: &Base, id: u32, part: IdentPart) -> u32 {
         match id.checked_sub(self.base.idents as u32) {
             None => b.ident_part(id, part),
-            Some(i) => part.of(&self.idents[i as usize]),
+            Some(i) => match self.idents.get(i as usize) {
+                Some(e) => part.of(e),
+                None => {
+                    (self.bulk_edges(Table::Edges)).ident_part(i as usize - self.idents.len(), part)
+                }
+            },
         }
     }
 
     /// Identity `id` (≥ the image's identities).
     #[inline]
     pub(crate) fn ident(&self, id: u32) -> IdentRec {
-        self.idents[(id - self.base.idents as u32) as usize]
+        self.ident_above((id - self.base.idents as u32) as usize)
     }
 
     /// Content `id` (≥ the image's contents).
@@ -448,7 +562,9 @@ impl Delta {
     /// The identity of ingest ordinal `k` (≥ the image's slots), `None` when none.
     pub(crate) fn slot(&self, k: u64) -> Option<u32> {
         let i = usize::try_from(k.checked_sub(self.base.slots)?).ok()?;
-        self.slots.get(i).copied().filter(|&s| s != NONE)
+        (i < self.n_slots_above())
+            .then(|| self.slot_above(i))
+            .filter(|&s| s != NONE)
     }
 
     /// The explicit identity created above the image, if any.

@@ -11,7 +11,9 @@
 //! one at the end of its first batch, and nothing closes node rows). `apply_lean` appends
 //! the rows `apply::ingest` would, with the dictionary entries, identities and slots in its
 //! order, and counts the statistics as `Rows::commit_stats` would, but keeps none of the per-row
-//! lookups a read needs (postings, adjacency, valid-time indexes): until they are merged
+//! lookups a read needs (postings, adjacency, valid-time indexes), and holds the edges as
+//! columns (`rows/bulk_edges.rs`, 36 bytes an edge where a decoded row and identity take
+//! 88, so a 10M-event load is one build under 1 GB): until they are merged
 //! into the image (`store/compact.rs`, which needs only the rows) the delta is not readable, which
 //! [`crate::Load`] enforces by borrowing the store for the whole load. The image written is the
 //! one the per-event path writes, byte for byte (tested in `engine/tests/bulk_load.rs`).
@@ -22,8 +24,9 @@
 
 use crate::apply::{self, Ctx, Tables};
 use crate::error::{Error, Result};
-use crate::model::{Disc, IdentRec, Table, NONE};
+use crate::model::{Table, NONE};
 use crate::op::{IngestEvents, Op, Origin};
+use crate::rows::bulk_edges::BulkEdges;
 use crate::rows::Rows;
 use crate::time::OPEN_END;
 use crate::Event;
@@ -55,13 +58,31 @@ pub(crate) fn apply_lean(l: &mut Rows, lean: &mut Lean, tt: i64, ops: &[Op]) -> 
     l.stats.first_tt.get_or_insert(tt);
     l.stats.last_tt = Some(tt);
     let checked = op.validate().and_then(|()| {
-        if o.ordinal_base == l.stats.ingest_ordinal {
-            Ok(())
-        } else {
-            Err(Error::state(format!(
+        if o.ordinal_base != l.stats.ingest_ordinal {
+            return Err(Error::state(format!(
                 "ingest ordinal mismatch: record says {}, store is at {}",
                 o.ordinal_base, l.stats.ingest_ordinal
-            )))
+            )));
+        }
+        // The build's edges are identities, rows and slots numbered on together from the
+        // decoded ones (none), with consecutive ordinals from the image's slots on
+        // (`rows/bulk_edges.rs`).
+        let d = &l.delta;
+        let continues = match &d.bulk {
+            Some(b) => b.next_ordinal() == o.ordinal_base,
+            None => {
+                d.rows[Table::Edges].is_empty()
+                    && d.idents.is_empty()
+                    && d.slots.is_empty()
+                    && d.base.slots == o.ordinal_base
+            }
+        };
+        if continues {
+            Ok(())
+        } else {
+            Err(Error::state(
+                "a bulk build's batch does not continue the edges it holds",
+            ))
         }
     });
     if let Err(e) = checked {
@@ -89,8 +110,12 @@ fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
     let mut last_props: Option<(&str, u32)> = None;
     let mut last_rel: Option<(&str, u32)> = None;
     let mut per_rel: FxHashMap<u32, u64> = FxHashMap::default();
-    l.delta.rows[Table::Edges].reserve(o.events.len());
-    for (i, e) in o.events.iter().enumerate() {
+    let first_ordinal = l.stats.ingest_ordinal;
+    l.delta
+        .bulk
+        .get_or_insert_with(|| BulkEdges::new(first_ordinal))
+        .begin_batch(tt, o.events.len());
+    for e in &o.events {
         let src = l.register(&e.src);
         let dst = l.register(&e.dst);
         // Loads mostly repeat one rel type: the previous event's id is reused.
@@ -112,20 +137,14 @@ fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
             }
         }
         let content = content_of(l, e, plain, &mut last_props, o);
-        let k = o.ordinal_base + i as u64;
-        // Not `new_ident`: nothing reads an identity's eid before the merge, which maps
-        // the image anew, so the delta's eid cache (16 bytes an identity) is not grown.
-        let id = l.delta.base.idents as u32 + l.delta.idents.len() as u32;
-        l.delta.idents.push(IdentRec {
-            src,
-            dst,
-            rel,
-            disc: Disc::Ordinal(k),
-            mapped: false,
-        });
-        l.set_slot(k, id);
+        // The identity (the next ordinal's), its slot and its row (as `cx` writes it), as
+        // columns (`rows/bulk_edges.rs`; `bulk` is held since the batch began). Nothing
+        // reads an identity's eid before the merge, which maps the image anew, so the
+        // delta's eid cache is not grown.
         let end = e.end();
-        l.delta.rows[Table::Edges].push(cx.row(id, content, e.vt_s, end));
+        if let Some(b) = l.delta.bulk.as_mut() {
+            b.push(src, dst, rel, content, e.vt_s, end);
+        }
         l.stats.count_edge_version(e.vt_s, end);
         *per_rel.entry(rel).or_insert(0) += 1;
         let s = src as usize;

@@ -15,7 +15,7 @@
 use crate::format::base::Base;
 use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
-use crate::model::{closure_of, Closure, IdentPart, Marks, PerTable, Row, Table, NONE};
+use crate::model::{closure_of, Closure, IdentPart, Marks, PerTable, Table, NONE};
 use crate::op::Origin;
 use crate::rows::delta::Delta;
 use crate::rows::Rows;
@@ -217,10 +217,10 @@ impl<'a> Merge<'a> {
             CONTENT_LABEL..=CONTENT_PROV => above(d.contents.len(), &|i| {
                 seg::content_value(id, &d.contents[i])
             }),
-            IDENT_SRC..=IDENT_DISC_VAL => {
-                above(d.idents.len(), &|i| seg::ident_value(id, &d.idents[i]))
-            }
-            SLOTS => above(d.slots.len(), &|i| i64::from(d.slots[i])),
+            IDENT_SRC..=IDENT_DISC_VAL => above(d.n_idents_above(), &|i| {
+                seg::ident_value(id, &d.ident_above(i))
+            }),
+            SLOTS => above(d.n_slots_above(), &|i| i64::from(d.slot_above(i))),
             ROWS_NODE..=43 => {
                 let (k, c) = if id < ROWS_EDGE {
                     (Table::Nodes, id - ROWS_NODE)
@@ -281,9 +281,8 @@ impl<'a> Merge<'a> {
         let (b, d) = (self.b, self.d);
         let new_of = &self.order[k];
         let nb = d.n_base(k);
-        let mut above: Vec<(i64, u32)> = d.rows[k]
-            .iter()
-            .enumerate()
+        let mut above: Vec<(i64, u32)> = (0..d.n_above(k))
+            .map(|j| (j, d.row_above(k, j)))
             .filter(|(_, r)| r.vt_e != r.vt_s.saturating_add(1))
             .map(|(j, r)| (r.vt_e, new_of.of(nb + j as u32)))
             .collect();
@@ -329,14 +328,14 @@ impl<'a> Merge<'a> {
     /// its columns are decoded a stretch at a time.
     fn walk<const N: usize>(&self, k: Table, cols: [u16; N], mut f: impl FnMut([i64; N], u32)) {
         let g = row_columns(k);
-        let nb = self.d.n_base(k) as usize;
-        let rows = &self.d.rows[k];
+        let d = self.d;
+        let nb = d.n_base(k) as usize;
         let mut at = 0;
         let mut bufs: [Vec<i64>; N] = std::array::from_fn(|_| Vec::new());
         for (new, old) in self.order[k].iter().enumerate() {
             let (old, new) = (old as usize, new as u32);
             match old.checked_sub(nb) {
-                Some(j) => f(cols.map(|c| seg::row_value(c, &rows[j])), new),
+                Some(j) => f(cols.map(|c| d.value_above(k, c, j)), new),
                 None => {
                     if bufs.first().is_some_and(|b| old >= at + b.len()) {
                         at = old;
@@ -401,9 +400,9 @@ impl<'a> Merge<'a> {
     fn mapped_order(&self) -> Vec<i64> {
         let (b, d) = (self.b, self.d);
         let first = d.base.idents as u32;
-        let key_above = |id: u32| seg::ident_key(&d.idents[(id - first) as usize]);
-        let mut above: Vec<u32> = (0..d.idents.len() as u32)
-            .filter(|&j| d.idents[j as usize].mapped)
+        let key_above = |id: u32| seg::ident_key(&d.ident_above((id - first) as usize));
+        let mut above: Vec<u32> = (0..d.n_idents_above() as u32)
+            .filter(|&j| d.ident_above(j as usize).mapped)
             .map(|j| first + j)
             .collect();
         above.sort_unstable_by_key(|&id| key_above(id));
@@ -477,7 +476,7 @@ impl Iterator for Idents<'_> {
         let old = self.rows.next()? as usize;
         let nb = m.d.n_base(k) as usize;
         let x = match old.checked_sub(nb) {
-            Some(j) => return Some(m.d.rows[k][j].ident),
+            Some(j) => return Some(m.d.value_above(k, IDENT, j) as u32),
             None if old < self.at + self.buf.len() => self.buf[old - self.at],
             None => {
                 let g = row_columns(k);
@@ -524,65 +523,83 @@ fn merge_by(
 /// The rows of one table in segment order (§6.1): the image's rows (already in that order)
 /// merged with the delta's, sorted stably by `(vt_s, ident, tt_s)`; on equal keys the
 /// image's row goes first, as the older one. Only the delta's placements are held (12 bytes
-/// a delta row), not a number per row of the table: the image's rows keep their order.
+/// a delta row), not a number per row of the table: the image's rows keep their order. A
+/// delta in its own order (a load of increasing times) placed as one stretch (after the
+/// image's rows, or into an image of none) holds nothing per row.
 struct Order {
     /// The image's row count.
     nb: u32,
-    /// The delta's rows (local numbers) in new order.
-    above: Vec<u32>,
+    /// The delta's row count.
+    n: u32,
+    /// The delta's rows (local numbers) in new order; `None` when in their own order.
+    above: Option<Vec<u32>>,
     /// Per entry of `above`: the image rows placed before it (ascending).
-    image_before: Vec<u32>,
-    /// Per delta row (local number): its new number.
-    delta_new: Vec<u32>,
+    image_before: Before,
+    /// Per delta row (local number): its new number; `None` when `above` is.
+    delta_new: Option<Vec<u32>>,
+}
+
+/// [`Order::image_before`]: one count per delta row, or one for all of them.
+enum Before {
+    Each(Vec<u32>),
+    All(u32),
 }
 
 impl Order {
     fn new(b: &Base, d: &Delta, k: Table) -> Order {
         let g = row_columns(k);
-        let rows = &d.rows[k];
-        let key = |r: &Row| (r.vt_s, r.ident, r.tt_s);
+        let n = d.n_above(k);
+        let key = |j: usize| d.key_above(k, j);
         // Sorted stably: equal keys keep the delta's order. The keys are sorted with their
         // row numbers (24 bytes a row, the number breaking ties), not row numbers by a key
         // read through them: a comparison then reads no row, which for rows in random
         // order (a Parquet export read back) was a cache miss each. Rows already in order
         // (a load of increasing times) are not sorted.
-        let above: Vec<u32> = if rows.windows(2).all(|w| key(&w[0]) <= key(&w[1])) {
-            (0..rows.len() as u32).collect()
+        let above: Option<Vec<u32>> = if (1..n).all(|j| key(j - 1) <= key(j)) {
+            None
         } else {
-            let mut keyed: Vec<(i64, u32, i64, u32)> = rows
-                .iter()
-                .enumerate()
-                .map(|(j, r)| (r.vt_s, r.ident, r.tt_s, j as u32))
+            let mut keyed: Vec<(i64, u32, i64, u32)> = (0..n)
+                .map(|j| {
+                    let (vt_s, ident, tt_s) = key(j);
+                    (vt_s, ident, tt_s, j as u32)
+                })
                 .collect();
             keyed.par_sort_unstable();
-            keyed.into_iter().map(|k| k.3).collect()
+            Some(keyed.into_iter().map(|k| k.3).collect())
         };
+        let at = |p: usize| above.as_ref().map_or(p, |a| a[p] as usize);
         let nb = d.n_base(k);
-        let mut image_before = Vec::with_capacity(above.len());
+        let mut image_before = Vec::new();
         for a in (0..nb as usize).step_by(STRETCH) {
             let e = (a + STRETCH).min(nb as usize);
             let vt_s = b.chunk_range(g + VT_S, a, e);
             let ident = b.chunk_range(g + IDENT, a, e);
             let tt_s = b.chunk_range(g + TT_S, a, e);
             for i in 0..e - a {
-                let at = |v: &[i64]| v.get(i).copied().unwrap_or(0);
-                let here = (at(&vt_s), at(&ident) as u32, at(&tt_s));
+                let v = |v: &[i64]| v.get(i).copied().unwrap_or(0);
+                let here = (v(&vt_s), v(&ident) as u32, v(&tt_s));
                 // The delta rows that sort before image row `a + i`.
-                while let Some(&j) = above.get(image_before.len()) {
-                    if key(&rows[j as usize]) >= here {
-                        break;
-                    }
+                while image_before.len() < n && key(at(image_before.len())) < here {
                     image_before.push((a + i) as u32);
                 }
             }
         }
-        image_before.resize(above.len(), nb);
-        let mut delta_new = vec![0; above.len()];
-        for (p, (&j, &before)) in above.iter().zip(&image_before).enumerate() {
-            delta_new[j as usize] = before + p as u32;
-        }
+        let image_before = if image_before.is_empty() {
+            Before::All(nb)
+        } else {
+            image_before.resize(n, nb);
+            Before::Each(image_before)
+        };
+        let delta_new = above.as_ref().map(|a| {
+            let mut new = vec![0; n];
+            for (p, &j) in a.iter().enumerate() {
+                new[j as usize] = image_before.at(p) + p as u32;
+            }
+            new
+        });
         Order {
             nb,
+            n: n as u32,
             above,
             image_before,
             delta_new,
@@ -591,7 +608,7 @@ impl Order {
 
     /// The table's row count.
     fn len(&self) -> usize {
-        self.nb as usize + self.above.len()
+        self.nb as usize + self.n as usize
     }
 
     /// The old row numbers in new order.
@@ -607,8 +624,29 @@ impl Order {
     /// by the delta rows placed before it.
     fn of(&self, old: u32) -> u32 {
         match old.checked_sub(self.nb) {
-            Some(j) => self.delta_new.get(j as usize).copied().unwrap_or(NONE),
-            None => old + self.image_before.partition_point(|&b| b <= old) as u32,
+            Some(j) if j >= self.n => NONE,
+            Some(j) => match &self.delta_new {
+                Some(new) => new[j as usize],
+                None => self.image_before.at(j as usize) + j,
+            },
+            None => {
+                old + match &self.image_before {
+                    Before::Each(v) => v.partition_point(|&b| b <= old) as u32,
+                    Before::All(b) if *b <= old => self.n,
+                    Before::All(_) => 0,
+                }
+            }
+        }
+    }
+}
+
+impl Before {
+    /// The image rows placed before the delta's `p`th row in new order.
+    #[inline]
+    fn at(&self, p: usize) -> u32 {
+        match self {
+            Before::Each(v) => v[p],
+            Before::All(b) => *b,
         }
     }
 }
@@ -617,9 +655,9 @@ impl Order {
 #[derive(Clone)]
 struct OrderIter<'a> {
     o: &'a Order,
-    /// The next image row and the next entry of `above`.
+    /// The next image row and the next delta row in new order.
     image: u32,
-    delta: usize,
+    delta: u32,
 }
 
 impl Iterator for OrderIter<'_> {
@@ -627,17 +665,16 @@ impl Iterator for OrderIter<'_> {
 
     fn next(&mut self) -> Option<u32> {
         let o = self.o;
-        match o.image_before.get(self.delta) {
-            Some(&before) if before <= self.image => {
-                self.delta += 1;
-                Some(o.nb + o.above[self.delta - 1])
-            }
-            _ if self.image < o.nb => {
-                self.image += 1;
-                Some(self.image - 1)
-            }
-            _ => None,
+        if self.delta < o.n && o.image_before.at(self.delta as usize) <= self.image {
+            let p = self.delta as usize;
+            self.delta += 1;
+            return Some(o.nb + o.above.as_ref().map_or(p as u32, |a| a[p]));
         }
+        if self.image < o.nb {
+            self.image += 1;
+            return Some(self.image - 1);
+        }
+        None
     }
 }
 
@@ -680,8 +717,8 @@ fn closures(b: &Base, d: &Delta, k: Table, order: &Order) -> Vec<Closure> {
         });
     }
     let nb = d.n_base(k);
-    for (j, row) in d.rows[k].iter().enumerate() {
-        if let Some(c) = closure_of(renumber(nb + j as u32), row) {
+    for j in 0..d.n_above(k) {
+        if let Some(c) = closure_of(renumber(nb + j as u32), &d.row_above(k, j)) {
             v.push(c);
         }
     }
