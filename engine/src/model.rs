@@ -115,6 +115,25 @@ pub(crate) struct Row {
 }
 
 impl Row {
+    /// A row of `ident` by `origin` with nothing else set: no content or reason, valid and
+    /// believed from 0 on without end.
+    #[inline]
+    pub(crate) fn blank(ident: u32, origin: Origin, alive: bool) -> Row {
+        Row {
+            ident,
+            content: NONE,
+            vt_s: 0,
+            vt_e: OPEN_END,
+            tt_s: 0,
+            tt_e: OPEN_END,
+            reason: NONE,
+            close_reason: NONE,
+            origin,
+            closed_by: None,
+            alive,
+        }
+    }
+
     #[inline]
     pub(crate) fn believed_now(&self) -> bool {
         self.alive && self.tt_e == OPEN_END

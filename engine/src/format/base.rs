@@ -208,19 +208,7 @@ impl TimeIndex {
 
 /// A row of `NONE` ids returned for an out-of-range row number.
 fn missing_row() -> Row {
-    Row {
-        ident: NONE,
-        content: NONE,
-        vt_s: 0,
-        vt_e: OPEN_END,
-        tt_s: 0,
-        tt_e: OPEN_END,
-        reason: NONE,
-        close_reason: NONE,
-        origin: Origin::Assert,
-        closed_by: None,
-        alive: false,
-    }
+    Row::blank(NONE, Origin::Assert, false)
 }
 
 /// Values as u32 ids (`NONE` for a value out of range).

@@ -14,9 +14,8 @@
 //! its batch.
 
 use crate::format::seg;
-use crate::model::{Disc, IdentPart, IdentRec, Row, NONE};
+use crate::model::{Disc, IdentPart, IdentRec, Row};
 use crate::op::Origin;
-use crate::time::OPEN_END;
 
 /// The edges of a bulk build, column by column ([`BulkEdges::push`] appends one).
 pub(crate) struct BulkEdges {
@@ -127,17 +126,11 @@ impl BulkEdges {
     #[inline]
     pub(crate) fn row(&self, first_ident: u32, j: usize) -> Row {
         Row {
-            ident: first_ident + j as u32,
             content: self.content[j],
             vt_s: self.vt_s[j],
             vt_e: self.vt_e[j],
             tt_s: self.tt_s(j),
-            tt_e: OPEN_END,
-            reason: NONE,
-            close_reason: NONE,
-            origin: Origin::Ingest,
-            closed_by: None,
-            alive: true,
+            ..ingest_row(first_ident + j as u32)
         }
     }
 
@@ -148,19 +141,7 @@ impl BulkEdges {
     #[inline]
     pub(crate) fn value(&self, c: u16, first_ident: u32, j: usize) -> i64 {
         use crate::format::seg::chunk::{CONTENT, TT_S, VT_LEN, VT_S};
-        let mut r = Row {
-            ident: first_ident + j as u32,
-            content: NONE,
-            vt_s: 0,
-            vt_e: OPEN_END,
-            tt_s: 0,
-            tt_e: OPEN_END,
-            reason: NONE,
-            close_reason: NONE,
-            origin: Origin::Ingest,
-            closed_by: None,
-            alive: true,
-        };
+        let mut r = ingest_row(first_ident + j as u32);
         match c {
             CONTENT => r.content = self.content[j],
             VT_S | VT_LEN => (r.vt_s, r.vt_e) = (self.vt_s[j], self.vt_e[j]),
@@ -183,10 +164,19 @@ impl BulkEdges {
     }
 }
 
+/// A believed row of `ident` written by an ingest, without reason (what every edge of a
+/// build shares); its content, valid interval and transaction time are set apart.
+#[inline]
+fn ingest_row(ident: u32) -> Row {
+    Row::blank(ident, Origin::Ingest, true)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::format::seg::chunk::ALIVE;
+    use crate::model::NONE;
+    use crate::time::OPEN_END;
 
     /// What the merge reads of an edge column by column is what the row it stands for
     /// stores: every row column's value, every identity part.
