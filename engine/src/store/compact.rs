@@ -533,16 +533,11 @@ struct Order {
     n: u32,
     /// The delta's rows (local numbers) in new order; `None` when in their own order.
     above: Option<Vec<u32>>,
-    /// Per entry of `above`: the image rows placed before it (ascending).
-    image_before: Before,
+    /// Per entry of `above`: the image rows placed before it (ascending); `None` when every
+    /// delta row goes after all of them.
+    image_before: Option<Vec<u32>>,
     /// Per delta row (local number): its new number; `None` when `above` is.
     delta_new: Option<Vec<u32>>,
-}
-
-/// [`Order::image_before`]: one count per delta row, or one for all of them.
-enum Before {
-    Each(Vec<u32>),
-    All(u32),
 }
 
 impl Order {
@@ -584,26 +579,31 @@ impl Order {
                 }
             }
         }
-        let image_before = if image_before.is_empty() {
-            Before::All(nb)
-        } else {
+        let image_before = (!image_before.is_empty()).then(|| {
             image_before.resize(n, nb);
-            Before::Each(image_before)
-        };
-        let delta_new = above.as_ref().map(|a| {
-            let mut new = vec![0; n];
-            for (p, &j) in a.iter().enumerate() {
-                new[j as usize] = image_before.at(p) + p as u32;
-            }
-            new
+            image_before
         });
-        Order {
+        let mut o = Order {
             nb,
             n: n as u32,
             above,
             image_before,
-            delta_new,
-        }
+            delta_new: None,
+        };
+        o.delta_new = o.above.as_ref().map(|a| {
+            let mut new = vec![0; n];
+            for (p, &j) in a.iter().enumerate() {
+                new[j as usize] = o.before(p) + p as u32;
+            }
+            new
+        });
+        o
+    }
+
+    /// The image rows placed before the delta's `p`th row in new order.
+    #[inline]
+    fn before(&self, p: usize) -> u32 {
+        self.image_before.as_ref().map_or(self.nb, |v| v[p])
     }
 
     /// The table's row count.
@@ -627,26 +627,12 @@ impl Order {
             Some(j) if j >= self.n => NONE,
             Some(j) => match &self.delta_new {
                 Some(new) => new[j as usize],
-                None => self.image_before.at(j as usize) + j,
+                None => self.before(j as usize) + j,
             },
             None => {
-                old + match &self.image_before {
-                    Before::Each(v) => v.partition_point(|&b| b <= old) as u32,
-                    Before::All(b) if *b <= old => self.n,
-                    Before::All(_) => 0,
-                }
+                let placed = self.image_before.as_ref();
+                old + placed.map_or(0, |v| v.partition_point(|&b| b <= old) as u32)
             }
-        }
-    }
-}
-
-impl Before {
-    /// The image rows placed before the delta's `p`th row in new order.
-    #[inline]
-    fn at(&self, p: usize) -> u32 {
-        match self {
-            Before::Each(v) => v[p],
-            Before::All(b) => *b,
         }
     }
 }
@@ -665,7 +651,7 @@ impl Iterator for OrderIter<'_> {
 
     fn next(&mut self) -> Option<u32> {
         let o = self.o;
-        if self.delta < o.n && o.image_before.at(self.delta as usize) <= self.image {
+        if self.delta < o.n && o.before(self.delta as usize) <= self.image {
             let p = self.delta as usize;
             self.delta += 1;
             return Some(o.nb + o.above.as_ref().map_or(p as u32, |a| a[p]));
