@@ -2,7 +2,8 @@
 //! `fsync` / `fdatasync` of a file or of the store directory) first calls `sync_point`,
 //! and every write of a store file (a log append, a segment, a manifest record or a fresh
 //! manifest) and the manifest's rename first call `write_point`; each runs the hook
-//! installed on the current thread, if any. A hook can snapshot the files as they
+//! installed on the current thread, if any (a store operation that does its I/O on a
+//! helper thread carries the caller's hooks there: [`take_hooks`]). A hook can snapshot the files as they
 //! are at that instant (a crash image) and fail the sync, which poisons the handle. With no
 //! hook installed this is one thread-local check.
 
@@ -10,7 +11,7 @@ use std::cell::RefCell;
 use std::path::Path;
 
 /// A hook called with the path about to be synced.
-pub type SyncHook = Box<dyn FnMut(&Path) -> std::io::Result<()>>;
+pub type SyncHook = Box<dyn FnMut(&Path) -> std::io::Result<()> + Send>;
 
 /// What a [`WriteHook`] is about to let happen.
 #[derive(Clone, Copy, Debug)]
@@ -24,11 +25,30 @@ pub enum FaultPoint<'a> {
 
 /// A hook called with the path and the operation about to run; an error fails the
 /// operation before it touches the file.
-pub type WriteHook = Box<dyn FnMut(&Path, FaultPoint<'_>) -> std::io::Result<()>>;
+pub type WriteHook = Box<dyn FnMut(&Path, FaultPoint<'_>) -> std::io::Result<()> + Send>;
 
 thread_local! {
     static HOOK: RefCell<Option<SyncHook>> = const { RefCell::new(None) };
     static WRITE_HOOK: RefCell<Option<WriteHook>> = const { RefCell::new(None) };
+}
+
+/// Both hooks of a thread, taken to another ([`take_hooks`], [`put_hooks`]).
+pub(crate) struct Hooks(Option<SyncHook>, Option<WriteHook>);
+
+/// Takes the current thread's hooks (it has none after): a store operation that writes on
+/// a helper thread installs them there with [`put_hooks`] and gives them back the same
+/// way, so its fault points are the calling thread's.
+pub(crate) fn take_hooks() -> Hooks {
+    Hooks(
+        HOOK.with(|h| h.borrow_mut().take()),
+        WRITE_HOOK.with(|h| h.borrow_mut().take()),
+    )
+}
+
+/// Installs hooks taken by [`take_hooks`] on the current thread.
+pub(crate) fn put_hooks(hooks: Hooks) {
+    set_sync_hook(hooks.0);
+    set_write_hook(hooks.1);
 }
 
 /// Installs (or with `None` removes) the write hook of the current thread.

@@ -845,7 +845,17 @@ impl Store {
         let seq = self.rows.stats.n_batches;
         let record = self.wal_records;
         let wal = self.wal.as_mut().ok_or(Error::Poisoned)?;
-        if let Err(e) = wal.append_keyed_batch(tt, key.as_deref(), &ops) {
+        let mut log = |ops: &[Op]| wal.append_keyed_batch(tt, key.as_deref(), ops);
+        let (logged, result) = match &mut self.lean {
+            // A batch of a bulk build is built while its record is written, and undone if
+            // the record could not be.
+            Some(lean) => crate::store::bulk::log_and_apply(&mut self.rows, lean, tt, &ops, log),
+            None => match log(&ops) {
+                Ok(()) => (Ok(()), self.rows.apply_batch(tt, &ops, self.paranoid)),
+                Err(e) => (Err(e), Ok(())),
+            },
+        };
+        if let Err(e) = logged {
             self.poisoned = true;
             return Err(Error::OutcomeUnknown {
                 seq,
@@ -855,10 +865,7 @@ impl Store {
                 cause: e.to_string(),
             });
         }
-        let result = match &mut self.lean {
-            Some(lean) => crate::store::bulk::apply_lean(&mut self.rows, lean, tt, &ops),
-            None => self.rows.apply_batch(tt, &ops, self.paranoid),
-        };
+        let wal = self.wal.as_mut().ok_or(Error::Poisoned)?;
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
             Err(e) => (e.code().as_str(), e.message()),

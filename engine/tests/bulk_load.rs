@@ -295,3 +295,55 @@ fn a_failed_final_merge_loses_nothing() {
     let reopened = Store::open(&p).unwrap();
     assert_eq!(reopened.digest(), b.digest());
 }
+
+/// A batch whose log record cannot be written is not in the store, though a large batch of
+/// a bulk build is built while its record is written (`store/bulk.rs` `log_and_apply`):
+/// its outcome is reported unknown, the handle is poisoned, and the handle reads the
+/// batches before it, as a reopen (a replay of the log) does.
+#[test]
+fn a_batch_whose_log_write_fails_is_not_built() {
+    let t = tempfile::tempdir().unwrap();
+    let p = t.path().join("a");
+    let mut g = Rng::new(13);
+    // Batches large enough to be logged on a second thread while they are built.
+    let chunks: Vec<Vec<Event>> = (0..3).map(|_| events(&mut g, 5_000, 800, false)).collect();
+    let mut s = Store::create_with(&p, opts()).unwrap();
+    let mut outcomes = Vec::new();
+    let r = s.bulk_load(1_000_000, |ld| {
+        for (i, c) in chunks.into_iter().enumerate() {
+            if i == 1 {
+                tgms_engine::fault::set_write_hook(Some(Box::new(|path, _| {
+                    if path.ends_with(tgms_engine::store::WAL_FILE) {
+                        Err(std::io::Error::other("injected: no space left"))
+                    } else {
+                        Ok(())
+                    }
+                })));
+            }
+            let r = ld.ingest_events(c, "Node", &mut |_| {});
+            // Ok, or whether the error says the outcome is unknown.
+            outcomes.push(
+                r.map(|_| ())
+                    .map_err(|e| matches!(e, tgms_engine::Error::OutcomeUnknown { .. })),
+            );
+        }
+    });
+    tgms_engine::fault::set_write_hook(None);
+    assert!(r.is_err(), "the load ends with the poisoned handle's error");
+    assert_eq!(outcomes, [Ok(()), Err(true), Err(false)]);
+    let mut b = Store::create_with(&t.path().join("b"), opts()).unwrap();
+    replay(&p, &mut b, &mut |_| {}).unwrap();
+    assert_eq!(
+        b.stats().n_edge_versions,
+        5_000,
+        "the log holds the first batch"
+    );
+    assert_eq!(
+        s.digest(),
+        b.digest(),
+        "the handle reads what the log holds"
+    );
+    assert_eq!(s.stats(), b.stats());
+    drop(s);
+    assert_eq!(Store::open(&p).unwrap().digest(), b.digest());
+}

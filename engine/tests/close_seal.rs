@@ -4,13 +4,12 @@
 //! leaves a log the next open replays, a torn last record included.
 
 use serde_json::{json, Value};
-use std::cell::Cell;
 use std::fs;
 use std::path::Path;
-use std::rc::Rc;
 use tgms_engine::fault::set_sync_hook;
 use tgms_engine::store::CLOSE_IMAGE_ROWS;
 use tgms_engine::{Op, Options, Store};
+use tgms_testkit::Shared;
 
 const BATCHES: i64 = 8;
 const EVENTS_PER_BATCH: i64 = 9_500;
@@ -91,7 +90,7 @@ fn a_crash_while_closing_recovers_every_acknowledged_batch() {
     let t = tempfile::tempdir().unwrap();
     // The durability points of a clean close (the workload itself syncs nothing: no_sync
     // skips syncs, so count with syncs on for the close only).
-    let count = Rc::new(Cell::new(0usize));
+    let count = Shared::new(0usize);
     let c = count.clone();
     let (s, digests) = build(&t.path().join("clean"));
     let want = digests.last().unwrap().clone();
@@ -112,7 +111,7 @@ fn a_crash_while_closing_recovers_every_acknowledged_batch() {
         let (s, _) = build(&run);
         drop(s);
         let s = Store::open(&run).unwrap();
-        let n = Rc::new(Cell::new(0usize));
+        let n = Shared::new(0usize);
         let (n2, r2, i2) = (n.clone(), run.clone(), image.clone());
         set_sync_hook(Some(Box::new(move |_| {
             let i = n2.get();

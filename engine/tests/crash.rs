@@ -7,13 +7,12 @@
 //! that includes every acknowledged one.
 
 use serde_json::{json, Value};
-use std::cell::Cell;
 use std::fs;
 use std::path::Path;
-use std::rc::Rc;
 use tgms_engine::fault::set_sync_hook;
 use tgms_engine::store::check;
 use tgms_engine::{Op, Options, Store};
+use tgms_testkit::Shared;
 
 enum Step {
     Batch(i64, Vec<Value>),
@@ -141,7 +140,7 @@ fn crash_at_every_fsync_point_recovers_an_acknowledged_prefix() {
         }
     }
     // Count the durability points of a clean run.
-    let count = Rc::new(Cell::new(0usize));
+    let count = Shared::new(0usize);
     let c = count.clone();
     set_sync_hook(Some(Box::new(move |_| {
         c.set(c.get() + 1);
@@ -184,8 +183,8 @@ fn crash_at(
 ) -> Option<usize> {
     let dir = root.join(format!("run{k}-{lose_unsynced}"));
     let image = root.join(format!("image{k}-{lose_unsynced}"));
-    let n = Rc::new(Cell::new(0usize));
-    let wal_synced = Rc::new(Cell::new(0u64));
+    let n = Shared::new(0usize);
+    let wal_synced = Shared::new(0u64);
     let (n2, d2, i2, ws) = (n.clone(), dir.clone(), image.clone(), wal_synced.clone());
     set_sync_hook(Some(Box::new(move |path| {
         let i = n2.get();

@@ -6,12 +6,11 @@
 //! batch in the store exactly once.
 
 use serde_json::json;
-use std::cell::Cell;
 use std::path::Path;
-use std::rc::Rc;
 use tgms_engine::fault::{set_sync_hook, set_write_hook};
 use tgms_engine::store::replay;
 use tgms_engine::{Error, Op, Options, Store};
+use tgms_testkit::Shared;
 
 fn batch(i: u64) -> Vec<Op> {
     vec![Op::from_json(
@@ -31,8 +30,8 @@ fn copies(s: &Store, i: u64) -> usize {
 }
 
 /// Fails the `n`-th sync of this thread (1-based) with EIO; counts every sync.
-fn fail_sync_at(n: u64) -> Rc<Cell<u64>> {
-    let seen = Rc::new(Cell::new(0));
+fn fail_sync_at(n: u64) -> Shared<u64> {
+    let seen = Shared::new(0);
     let s = seen.clone();
     set_sync_hook(Some(Box::new(move |_| {
         s.set(s.get() + 1);
@@ -165,8 +164,8 @@ fn keyed_workload(dir: &Path, acked: &mut Vec<u64>) -> Result<(), Error> {
 }
 
 /// Fails the `n`-th write or rename of this thread (1-based) with ENOSPC; counts them all.
-fn fail_write_at(n: u64) -> Rc<Cell<u64>> {
-    let seen = Rc::new(Cell::new(0));
+fn fail_write_at(n: u64) -> Shared<u64> {
+    let seen = Shared::new(0);
     let s = seen.clone();
     set_write_hook(Some(Box::new(move |_, _| {
         s.set(s.get() + 1);

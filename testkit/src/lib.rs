@@ -1,9 +1,13 @@
 //! tgms-testkit: support shared by the workspace's tests (issue 23): [`Rng`], the one seeded
-//! generator every randomized test draws its cases from.
+//! generator every randomized test draws its cases from, and [`Shared`], the counters of
+//! the fault-injection hooks.
 //!
 //! A dev-dependency only. It depends on no other workspace crate, so any crate's tests,
 //! the engine's `#[cfg(test)]` modules included, can use it without a dependency cycle.
 #![warn(missing_docs)]
+
+mod shared;
+pub use shared::Shared;
 
 /// The seeded generator of the tests: **splitmix64** (Steele, Lea and Flood, "Fast
 /// splittable pseudorandom number generators", OOPSLA 2014; the `SplittableRandom` /

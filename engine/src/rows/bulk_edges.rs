@@ -79,6 +79,25 @@ impl BulkEdges {
         self.batch.reserve(n);
     }
 
+    /// Keeps the first `n` edges (`n <= len`): the undoing of a batch whose log record could
+    /// not be written (`store/bulk.rs`). The batches after the last edge kept are forgotten
+    /// too (a batch of no edges has no edge to read its time).
+    pub(crate) fn truncate(&mut self, n: usize) {
+        for v in [
+            &mut self.src,
+            &mut self.dst,
+            &mut self.rel,
+            &mut self.content,
+            &mut self.batch,
+        ] {
+            v.truncate(n);
+        }
+        self.vt_s.truncate(n);
+        self.vt_e.truncate(n);
+        let batches = self.batch.last().map_or(0, |&b| b as usize + 1);
+        self.tts.truncate(batches);
+    }
+
     /// Appends an edge of the current batch: a new identity `(src, dst, rel)` and its row.
     pub(crate) fn push(
         &mut self,

@@ -500,6 +500,12 @@ impl Delta {
             let closed = &self.closed[Table::Edges];
             self.closed_edges.retain(|x| closed.contains_key(&x.4));
         }
+        // A bulk build's edges and identities follow the decoded ones (`rows/bulk_edges.rs`):
+        // what is cut beyond the decoded ones is cut from the build.
+        let decoded_edges = self.rows[Table::Edges].len();
+        if let Some(bulk) = self.bulk.as_mut() {
+            bulk.truncate(local(to.edges, b.edges).saturating_sub(decoded_edges));
+        }
         for k in Table::BOTH {
             let n = local(to.rows(k), b.rows(k));
             self.rows[k].truncate(n);
@@ -523,7 +529,8 @@ impl Delta {
             }
         }
         self.contents.truncate(local(to.contents, b.contents));
-        for e in self.idents.drain(local(to.idents, b.idents)..) {
+        let kept_idents = local(to.idents, b.idents).min(self.idents.len());
+        for e in self.idents.drain(kept_idents..) {
             if e.mapped {
                 self.mapped.remove(&(e.src, e.dst, e.rel, e.disc));
             }
