@@ -380,21 +380,22 @@ const SNAP_FIELDS: [&str; 3] = ["src", "dst", "seconds"];
 /// `snap`: `src dst seconds`. Blank lines, `#` / `%` comments and a header on line 1 are
 /// ignored.
 fn snap_line(no: u64, line: &str, rel: &str, prefix: &str) -> LineResult {
-    let t = line.trim();
-    if t.is_empty() || t.starts_with('#') || t.starts_with('%') {
-        return Ok(Record::Ignored);
-    }
     // The first three fields and whether more follow, without a vector per line.
-    let mut it = t.split_whitespace();
+    let mut it = fields_of(line);
     let mut fields = [""; 3];
     let mut n = 0;
     for (slot, f) in fields.iter_mut().zip(it.by_ref()) {
         *slot = f;
         n += 1;
     }
+    // A blank line, or a comment (its first field starts with the mark).
+    if n == 0 || fields[0].starts_with('#') || fields[0].starts_with('%') {
+        return Ok(Record::Ignored);
+    }
     if is_header(no, fields[0]) {
         return Ok(Record::Ignored);
     }
+    let t = line.trim();
     let n = n + it.count();
     if n != 3 {
         return Err(BadLine::new(
@@ -430,6 +431,49 @@ fn snap_line(no: u64, line: &str, rel: &str, prefix: &str) -> LineResult {
         rel.to_string(),
         vt_s,
     )))
+}
+
+/// The whitespace-separated fields of `line` (`str::split_whitespace`'s). An ASCII line (a
+/// SNAP file's) is cut at its whitespace bytes without decoding characters (a tenth of a
+/// text load's parsing was `split_whitespace`); any other line as `split_whitespace` cuts
+/// it (Unicode spaces included).
+fn fields_of(line: &str) -> Fields<'_> {
+    if line.is_ascii() {
+        Fields::Ascii(line, 0)
+    } else {
+        Fields::Unicode(line.split_whitespace())
+    }
+}
+
+/// The iterator of [`fields_of`]: an ASCII line and the byte where the next field search
+/// starts, or any other line's `split_whitespace`.
+enum Fields<'a> {
+    Ascii(&'a str, usize),
+    Unicode(std::str::SplitWhitespace<'a>),
+}
+
+impl<'a> Iterator for Fields<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Fields::Unicode(it) => it.next(),
+            Fields::Ascii(line, i) => {
+                // `char::is_whitespace` of the ASCII characters: tab, line feed, vertical
+                // tab, form feed, carriage return and space.
+                let space = |b: u8| matches!(b, b'\t'..=b'\r' | b' ');
+                let b = line.as_bytes();
+                while *i < b.len() && space(b[*i]) {
+                    *i += 1;
+                }
+                let start = *i;
+                while *i < b.len() && !space(b[*i]) {
+                    *i += 1;
+                }
+                (*i > start).then(|| &line[start..*i])
+            }
+        }
+    }
 }
 
 /// The fields of `snap-csv-rated`, for messages.
@@ -602,4 +646,29 @@ fn node_id(no: u64, s: &str, field: &str, prefix: &str) -> std::result::Result<S
 /// An instantaneous event at `t` needs `0 <= t` and `t + 1 <= OPEN_END`.
 pub fn instant_ok(t: i64) -> bool {
     (0..OPEN_END).contains(&t)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fields_of;
+
+    /// The fields of a line are `split_whitespace`'s: random lines over digits, every ASCII
+    /// whitespace character (vertical tab and form feed included), other ASCII and Unicode
+    /// spaces and letters.
+    #[test]
+    fn fields_are_split_whitespace_fields() {
+        let alphabet = [
+            "1", "23", "#", "a", " ", "\t", "\n", "\u{b}", "\u{c}", "\r", "\u{a0}", "\u{2003}",
+            "é", "\u{1c}", ",",
+        ];
+        let mut g = tgms_testkit::Rng::new(17);
+        for _ in 0..20_000 {
+            let n = g.below(12) as usize;
+            let line: String = (0..n)
+                .map(|_| alphabet[g.below(alphabet.len() as u64) as usize])
+                .collect();
+            let want: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(fields_of(&line).collect::<Vec<_>>(), want, "{line:?}");
+        }
+    }
 }
