@@ -840,8 +840,8 @@ enum BenchCmd {
     /// Create STORE and write the deterministic synthetic benchmark stream of N events.
     Generate {
         /// Number of events (e.g. 100000, 1000000, 10000000). On the 2-core, 24 GiB
-        /// development VM 10^7 takes about 20 s (0.9 GB peak, 0.4 GB of disk); 10^8 about
-        /// 10 minutes at a 4.4 GB peak and needs about 5 GB of disk (its summary's store
+        /// development VM 10^7 takes about 15 s (0.7 GB peak, 0.4 GB of disk); 10^8 about
+        /// 8 minutes at a 4.1 GB peak and needs about 5 GB of disk (its summary's store
         /// digest alone reads every row for about 2.5 minutes; bench/RESULTS.md).
         #[arg(long)]
         scale: u64,

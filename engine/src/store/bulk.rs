@@ -45,7 +45,7 @@ pub(crate) struct Lean {
 const OVERLAP_EVENTS: usize = 4096;
 
 /// Logs one batch by `log` and applies it by [`apply_lean`]; the log's result and the
-/// apply's. A large batch's log record is written on a second thread while this one builds
+/// apply's (`Ok` for a batch not applied because its log record failed). A large batch's log record is written on a second thread while this one builds
 /// the batch: a load's log writes and its build overlap instead of taking turns (a 10M-line
 /// text load on the 2-core bench VM: 0.93–0.96 of the time). The events are freed here, by
 /// the caller's thread: freed on another thread, while this one allocates the next batch,
