@@ -3,7 +3,7 @@
 //! and every write of a store file (a log append, a segment, a manifest record or a fresh
 //! manifest) and the manifest's rename first call `write_point`; each runs the hook
 //! installed on the current thread, if any (a store operation that does its I/O on a
-//! helper thread carries the caller's hooks there: [`take_hooks`]). A hook can snapshot
+//! helper thread carries the caller's hooks there: `take_hooks`). A hook can snapshot
 //! the files as they are at that instant (a crash image) and fail the sync, which poisons
 //! the handle. With no hook installed this is one thread-local check.
 
