@@ -388,21 +388,18 @@ fn snap_line(no: u64, line: &str, rel: &str, prefix: &str) -> LineResult {
         *slot = f;
         n += 1;
     }
-    // A blank line, or a comment (its first field starts with the mark).
-    if n == 0 || fields[0].starts_with('#') || fields[0].starts_with('%') {
+    // A blank line, a comment (its first field starts with the mark) or the header.
+    let comment = fields[0].starts_with('#') || fields[0].starts_with('%');
+    if n == 0 || comment || is_header(no, fields[0]) {
         return Ok(Record::Ignored);
     }
-    if is_header(no, fields[0]) {
-        return Ok(Record::Ignored);
-    }
-    let t = line.trim();
     let n = n + it.count();
     if n != 3 {
         return Err(BadLine::new(
             no,
             "line",
             "3 whitespace-separated fields `src dst seconds`",
-            format!("{n} fields in {}", shown(t)),
+            format!("{n} fields in {}", shown(line.trim())),
         ));
     }
     let src = node_id(no, fields[0], SNAP_FIELDS[0], prefix)?;

@@ -865,7 +865,6 @@ impl Store {
                 cause: e.to_string(),
             });
         }
-        let wal = self.wal.as_mut().ok_or(Error::Poisoned)?;
         let (code, msg) = match &result {
             Ok(()) => ("", String::new()),
             Err(e) => (e.code().as_str(), e.message()),

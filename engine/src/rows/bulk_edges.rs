@@ -66,34 +66,32 @@ impl BulkEdges {
     /// Starts a batch of `n` edges written at `tt` (room is made for all of them at once).
     pub(crate) fn begin_batch(&mut self, tt: i64, n: usize) {
         self.tts.push(tt);
-        for v in [
-            &mut self.src,
-            &mut self.dst,
-            &mut self.rel,
-            &mut self.content,
-        ] {
-            v.reserve(n);
-        }
-        self.vt_s.reserve(n);
-        self.vt_e.reserve(n);
-        self.batch.reserve(n);
+        let (ids, times) = self.columns();
+        ids.into_iter().for_each(|v| v.reserve(n));
+        times.into_iter().for_each(|v| v.reserve(n));
+    }
+
+    /// Every per-edge column: the `u32` ones, then the times.
+    fn columns(&mut self) -> ([&mut Vec<u32>; 5], [&mut Vec<i64>; 2]) {
+        (
+            [
+                &mut self.src,
+                &mut self.dst,
+                &mut self.rel,
+                &mut self.content,
+                &mut self.batch,
+            ],
+            [&mut self.vt_s, &mut self.vt_e],
+        )
     }
 
     /// Keeps the first `n` edges (`n <= len`): the undoing of a batch whose log record could
     /// not be written (`store/bulk.rs`). The batches after the last edge kept are forgotten
     /// too (a batch of no edges has no edge to read its time).
     pub(crate) fn truncate(&mut self, n: usize) {
-        for v in [
-            &mut self.src,
-            &mut self.dst,
-            &mut self.rel,
-            &mut self.content,
-            &mut self.batch,
-        ] {
-            v.truncate(n);
-        }
-        self.vt_s.truncate(n);
-        self.vt_e.truncate(n);
+        let (ids, times) = self.columns();
+        ids.into_iter().for_each(|v| v.truncate(n));
+        times.into_iter().for_each(|v| v.truncate(n));
         let batches = self.batch.last().map_or(0, |&b| b as usize + 1);
         self.tts.truncate(batches);
     }

@@ -45,12 +45,13 @@ pub(crate) struct Lean {
 const OVERLAP_EVENTS: usize = 4096;
 
 /// Logs one batch by `log` and applies it by [`apply_lean`]; the log's result and the
-/// apply's (`Ok` for a batch not applied because its log record failed). A large batch's log record is written on a second thread while this one builds
-/// the batch: a load's log writes and its build overlap instead of taking turns (a 10M-line
-/// text load on the 2-core bench VM: 0.93–0.96 of the time). The events are freed here, by
-/// the caller's thread: freed on another thread, while this one allocates the next batch,
-/// they made `bench generate` 1.24× slower (glibc's arenas). The writer carries this
-/// thread's fault hooks (`fault.rs`).
+/// apply's (`Ok` for a batch not applied because its log record failed). A large batch's
+/// log record is written on a second thread while this one builds the batch: a load's log
+/// writes and its build overlap instead of taking turns (a 10M-line text load on the
+/// 2-core bench VM: 0.93–0.96 of the time). The events are freed here, by the caller's
+/// thread: freed on another thread, while this one allocates the next batch, they made
+/// `bench generate` 1.24× slower (glibc's arenas). The writer carries this thread's fault
+/// hooks (`fault.rs`).
 ///
 /// The batch is applied whatever the log does, so a batch whose record could not be
 /// written is undone: the delta is cut back to where the batch began and the statistics
@@ -64,13 +65,11 @@ pub(crate) fn log_and_apply(
     ops: &[Op],
     log: impl FnOnce(&[Op]) -> Result<()> + Send,
 ) -> (Result<()>, Result<()>) {
-    let events: usize = ops
-        .iter()
-        .map(|op| match op {
-            Op::IngestEvents(o) => o.events.len(),
-            _ => 0,
-        })
-        .sum();
+    // A batch that is not pure is refused by `apply_lean` either way.
+    let events = match ops {
+        [Op::IngestEvents(o)] => o.events.len(),
+        _ => 0,
+    };
     if events < OVERLAP_EVENTS {
         let logged = log(ops);
         let applied = match logged {
