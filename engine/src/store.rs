@@ -213,7 +213,7 @@ fn open_listed(path: &Path, io: IoMode) -> Result<Option<SegBytes>> {
 
 /// A listed segment's bytes have the length and BLAKE3 digest its manifest record gives.
 /// The digest is computed a window at a time and each window's pages are released after
-/// it (a mapped image is checked on every open and need not stay resident).
+/// it (a mapped image that is checked need not stay resident).
 fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
     let corrupt = |kind: CorruptionKind| Error::Corruption {
         file: path.to_path_buf(),
@@ -249,9 +249,10 @@ fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
 /// compacted, or an eager open); the caller applies the log after them. Returns the segments
 /// and the manifest's good length. `Ok(None)` when a segment vanished under a concurrent
 /// compaction (the caller starts over). Every segment's length and BLAKE3 digest are checked
-/// against the manifest, the image's structure and checksums by [`Base::open`] (once per
-/// image content: [`map_image`], whose check records a writer's open, `record`, writes)
-/// and the decoded segments' by their decoder, before anything is read from them.
+/// against the manifest (an image's once per file: [`map_image`]), the image's structure
+/// and checksums by [`Base::open`] (once per image content: [`map_image`], whose check
+/// records a writer's open, `record`, writes) and the decoded segments' by their decoder,
+/// before anything is read from them.
 fn open_generation(
     dir: &Path,
     io: IoMode,
@@ -300,6 +301,8 @@ fn open_generation(
         let Rows { base, delta, .. } = &mut rows;
         delta.load(data, base).map_err(|k| corrupt(&path, 0, k))?;
     }
+    // The open's scattered reads are done: operators' scans get readahead again.
+    rows.base.read_at_random(false);
     // The statistics the newest record publishes, against what the rows give (S3).
     let delta = &rows.delta;
     let alive = |k: Table| delta.rows[k].iter().filter(|r| r.alive).count() as u64;
@@ -328,31 +331,50 @@ enum Mapped {
 }
 
 /// Maps the first segment of a generation (record `e`) as the store's image when it is one.
-/// An image with a check record for its digest skips the checks an earlier open ran
-/// (`format/checked.rs`); with `record` (a writer's open) an image checked now gets one.
+/// An image with a check record for its digest skips the checks an earlier open ran, and
+/// one whose record names this very file, unchanged since, skips its BLAKE3 pass too
+/// (`format/checked.rs`); with `record` (a writer's open) an image checked now gets a
+/// record, naming the file when its last change is settled.
 fn map_image(dir: &Path, e: &SegEntry, io: IoMode, record: bool) -> Result<Mapped> {
     if e.base != Marks::default() {
         return Ok(Mapped::NotAnImage);
     }
     let path = dir.join(manifest::seg_name(e.seq));
-    let Some(bytes) = open_listed(&path, io)? else {
-        return Ok(Mapped::Vanished);
+    let (bytes, meta) = match SegBytes::open_stat(&path, io) {
+        Ok(b) => b,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Mapped::Vanished),
+        Err(err) => return Err(Error::io(&path, err)),
     };
     if !seg::header_minor(bytes.bytes()).is_some_and(seg::is_indexed) {
         return Ok(Mapped::NotAnImage);
     }
-    check_listed(&path, &bytes, e)?;
     let corrupt = |offset: u64, kind: CorruptionKind| Error::Corruption {
         file: path.clone(),
         offset,
         kind,
     };
-    // The bytes hash to the manifest's digest; when a check record names that digest, an
-    // earlier open ran the checks over these very bytes (`format/checked.rs`).
     let record_path = dir.join(checked::record_name(e.seq));
-    let checked_before =
-        fs::read(&record_path).is_ok_and(|r| checked::holds(&r, e.seq, e.file_len, &e.blake3));
-    let base = if checked_before {
+    let found = fs::read(&record_path)
+        .ok()
+        .and_then(|r| checked::holds(&r, e.seq, e.file_len, &e.blake3));
+    let mapped = checked::FileIdentity::of(&meta);
+    // The very file a writer hashed and checked, with no write since (its change time would
+    // have moved): its bytes are the manifest's.
+    let unchanged = found
+        .and_then(|h| h.identity)
+        .is_some_and(|id| Some(id) == mapped);
+    // A writer that will record this image first creates the record's temporary file: the
+    // time the filesystem gives it says whether the image's last change is settled.
+    let marker = match (record && !unchanged, mapped) {
+        (true, Some(m)) => checked_marker(&record_path, m),
+        _ => None,
+    };
+    if !unchanged {
+        check_listed(&path, &bytes, e)?;
+    }
+    // The bytes are the manifest's; when a check record names that digest, an earlier
+    // open ran the checks over these very bytes (`format/checked.rs`).
+    let base = if found.is_some() {
         Base::open_checked_before(bytes)
     } else {
         Base::open(bytes)
@@ -364,11 +386,39 @@ fn map_image(dir: &Path, e: &SegEntry, io: IoMode, record: bool) -> Result<Mappe
             "segment does not match its manifest record".into(),
         ));
     }
-    if record && !checked_before {
+    if let Some((tmp, marker_ns)) = marker {
+        // The file as it is now, if it is the one mapped and settled before the marker.
+        let now = fs::metadata(&path)
+            .ok()
+            .and_then(|m| checked::FileIdentity::of(&m))
+            .filter(|now| Some(*now) == mapped)
+            .and_then(|now| now.settled(marker_ns));
         // A cache: a record that cannot be written only means the next open checks again.
-        let _ = write_check_record(&record_path, e);
+        let _ = write_check_record(tmp, &record_path, e, now);
     }
     Ok(Mapped::Image(Box::new(base)))
+}
+
+/// Creates the temporary file of check record `path` and returns it with its modification
+/// time (ns since 1970), the marker [`checked::FileIdentity::settled`] compares the image
+/// `image` with. An image changed in the marker's clock tick (one written just now: the
+/// filesystem's clock is coarse) could not be recorded, so the file is created again, a
+/// millisecond later each time, until the clock has moved past the image's change (at most
+/// 50 ms). `None` when it cannot be created or the platform gives no time (nothing is
+/// recorded).
+fn checked_marker(path: &Path, image: checked::FileIdentity) -> Option<(File, i64)> {
+    let tmp = path.with_extension("checked.tmp");
+    let mut tries = 0;
+    loop {
+        let _ = fs::remove_file(&tmp);
+        let f = File::create(&tmp).ok()?;
+        let ns = checked::FileIdentity::of(&f.metadata().ok()?)?.mtime_ns;
+        tries += 1;
+        if image.settled(ns).is_some() || tries == 50 {
+            return Some((f, ns));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
 }
 
 /// The rows (nodes plus edges) segment `e` adds.
@@ -376,12 +426,18 @@ fn seg_rows(e: &SegEntry) -> u64 {
     (e.end.nodes - e.base.nodes) + (e.end.edges - e.base.edges)
 }
 
-/// Writes the check record of the image `e` (`format/checked.rs`) as a temporary file
-/// renamed into place, so a reader finds a whole record or none.
-fn write_check_record(path: &Path, e: &SegEntry) -> std::io::Result<()> {
-    let tmp = path.with_extension("checked.tmp");
-    fs::write(&tmp, checked::encode(e.seq, e.file_len, &e.blake3))?;
-    fs::rename(&tmp, path)
+/// Writes the check record of the image `e` naming the file `identity` (`format/checked.rs`)
+/// into its temporary file `tmp` ([`checked_marker`]) and renames it into place, so a
+/// reader finds a whole record or none.
+fn write_check_record(
+    mut tmp: File,
+    path: &Path,
+    e: &SegEntry,
+    identity: Option<checked::FileIdentity>,
+) -> std::io::Result<()> {
+    tmp.write_all(&checked::encode(e.seq, e.file_len, &e.blake3, identity))?;
+    drop(tmp);
+    fs::rename(path.with_extension("checked.tmp"), path)
 }
 
 /// Deletes segment files and temporary files that the manifest does not reference.

@@ -247,6 +247,14 @@ impl Base {
         self.bytes.release(0, self.b().len());
     }
 
+    /// Reads of the image from now on are at random (`true`: no readahead around a page
+    /// fault) or as usual ([`SegBytes::read_at_random`]). An open without the checks reads
+    /// at random (headers, then the delta's lookups into the image) until the store's open
+    /// is done.
+    pub(crate) fn read_at_random(&self, random: bool) {
+        self.bytes.read_at_random(random);
+    }
+
     /// The segment's sequence number.
     pub(crate) fn seq(&self) -> u64 {
         self.seq

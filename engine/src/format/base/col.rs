@@ -131,6 +131,7 @@ impl Exc {
     /// Parses `n` entries at `at` (indexes below `limit`) directly followed by the starts
     /// column of `blocks` values (PFOR); returns the list and the offset after it.
     #[inline]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn parse(
         b: &[u8],
         at: usize,
@@ -138,16 +139,19 @@ impl Exc {
         n: usize,
         limit: usize,
         blocks: usize,
+        entries: Entries,
     ) -> Result<(Exc, usize), CorruptionKind> {
         let starts_at = at.saturating_add(n.saturating_mul(12));
-        Exc::parse_split(b, at, starts_at, end, n, limit, blocks)
+        Exc::parse_split(b, at, starts_at, end, n, limit, blocks, entries)
     }
 
     /// Parses `n` entries at `at` (indexes below `limit`) and the starts column of `blocks`
     /// values at `starts_at` (DFORS puts its skip column between them); returns the list and
-    /// the offset after the starts. Checks the entries (fit, order, range) — O(n); the
-    /// starts are checked by the full decoder (`tgms check`), so an open stays
-    /// O(exceptions), and a forged start gives wrong values, never a panic.
+    /// the offset after the starts. With [`Entries::Check`] checks the entries (order,
+    /// range) — O(n); their fit is always checked, and the starts are checked by the full
+    /// decoder (`tgms check`), so an open stays O(exceptions), and a forged start gives
+    /// wrong values, never a panic.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn parse_split(
         b: &[u8],
         at: usize,
@@ -156,6 +160,7 @@ impl Exc {
         n: usize,
         limit: usize,
         blocks: usize,
+        entries: Entries,
     ) -> Result<(Exc, usize), CorruptionKind> {
         if n > limit {
             return Err(format!("{n} exceptions for {limit} slots").into());
@@ -168,6 +173,9 @@ impl Exc {
             return Err(format!("{} exception starts for {blocks} blocks", starts.n).into());
         }
         let x = Exc { n, at, starts };
+        if entries == Entries::Trust {
+            return Ok((x, after));
+        }
         let mut prev = None;
         for k in 0..n {
             let (i, _) = x.entry(b, k);
@@ -359,10 +367,33 @@ impl Default for Col {
     }
 }
 
+/// Whether a column's parse checks its exception entries' order and range (O(exceptions)):
+/// an open of bytes that passed [`Base::open`]'s checks before trusts them
+/// (`Base::open_checked_before`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Entries {
+    /// Check them.
+    Check,
+    /// These very bytes passed the check before.
+    Trust,
+}
+
 impl Col {
     /// Parses the column of chunk bytes `[at, end)` in codec `c`; the column must fill the
     /// chunk exactly.
+    #[cfg(test)]
     pub(super) fn parse(b: &[u8], at: usize, end: usize, c: u8) -> Result<Col, CorruptionKind> {
+        Col::parse_with(b, at, end, c, Entries::Check)
+    }
+
+    /// [`Col::parse`], checking the exception entries or trusting them.
+    pub(super) fn parse_with(
+        b: &[u8],
+        at: usize,
+        end: usize,
+        c: u8,
+        entries: Entries,
+    ) -> Result<Col, CorruptionKind> {
         match c {
             codec::FOR => {
                 let (f, after) = ForCol::parse(b, at, end, None)?;
@@ -390,7 +421,8 @@ impl Col {
                 if skip.n != blocks {
                     return Err(format!("{} skip values for {n} values", skip.n).into());
                 }
-                let (exc, done) = Exc::parse_split(b, after, starts_at, end, n_exc, nd, blocks)?;
+                let (exc, done) =
+                    Exc::parse_split(b, after, starts_at, end, n_exc, nd, blocks, entries)?;
                 if done != end {
                     return Err(CorruptionKind::LeftOver { left: end - done });
                 }
@@ -414,8 +446,8 @@ impl Col {
                     return Err("exception count cut short".into());
                 }
                 let n_exc = u32_at(b, after) as usize;
-                let (exc, done) =
-                    Exc::parse(b, after + 4, end, n_exc, n, n.div_ceil(DFORS_STRIDE))?;
+                let blocks = n.div_ceil(DFORS_STRIDE);
+                let (exc, done) = Exc::parse(b, after + 4, end, n_exc, n, blocks, entries)?;
                 if done != end {
                     return Err(CorruptionKind::LeftOver { left: end - done });
                 }

@@ -2,6 +2,7 @@
 //! and the contents that writers look names and contents up in.
 
 use super::*;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 
 /// A string heap: its string bytes `[data, data + len)` and the offsets column.
 #[derive(Clone, Copy, Debug, Default)]
@@ -13,14 +14,50 @@ pub(super) struct Heap {
     pub(super) order: Col,
 }
 
-/// What the first reads of a heap that need them decode: its offsets and its order (chunks
+/// What the reads of a heap decode once they are many: its offsets and its order (chunks
 /// 66, 67), when small enough (see [`Base::cached_str`]; empty otherwise), and the hash
 /// table of its ids (`Base::find_hashed`), built for writers.
 #[derive(Default)]
 pub(super) struct HeapCaches {
-    offs: OnceLock<Vec<u32>>,
-    order: OnceLock<Vec<u32>>,
+    offs: Warm<Vec<u32>>,
+    order: Warm<Vec<u32>>,
     hash: OnceLock<Vec<u64>>,
+}
+
+/// A decoding of a column that is built once enough reads of the column were counted
+/// ([`warm_after`]): until then reads go to the column in place. A fresh process's point
+/// query reads a few dozen values of a heap; decoding all of them first (10^7 offsets at
+/// 10^8 events) cost it 10 ms.
+#[derive(Default)]
+struct Warm<T> {
+    reads: AtomicUsize,
+    cell: OnceLock<T>,
+}
+
+impl<T> Warm<T> {
+    /// The decoding, once built; counts this read and builds it when `after` reads were
+    /// counted before.
+    fn get(&self, after: usize, build: impl FnOnce() -> T) -> Option<&T> {
+        if let Some(v) = self.cell.get() {
+            return Some(v);
+        }
+        if self.reads.fetch_add(1, AtomicOrdering::Relaxed) < after {
+            return None;
+        }
+        Some(self.cell.get_or_init(build))
+    }
+
+    /// The decoding, built now if it was not.
+    fn force(&self, build: impl FnOnce() -> T) -> &T {
+        self.cell.get_or_init(build)
+    }
+}
+
+/// The reads of a heap of `n` strings that go in place before its decodings are built:
+/// a read in place costs a few random accesses, about what decoding 64 values costs, so
+/// the reads before the decoding cost at most about as much as the decoding itself.
+fn warm_after(n: usize) -> usize {
+    n / 64 + 1024
 }
 
 /// An open-addressing hash table of the ids `0..n` (given their hashes in id order):
@@ -109,8 +146,8 @@ impl Base {
         let b = self.b();
         let (h, caches) = self.heap(d);
         let cache = &caches.offs;
-        // The order, decoded once beside the offsets (4 bytes a string) when they are.
-        let order = caches.order.get_or_init(|| {
+        // The order, decoded beside the offsets (4 bytes a string) once reads are many.
+        let order = caches.order.get(warm_after(h.n), || {
             if h.n > CACHED_HEAP_STRINGS {
                 return Vec::new();
             }
@@ -120,7 +157,7 @@ impl Base {
         while lo < hi {
             let mid = (lo + hi) / 2;
             let id = order
-                .get(mid)
+                .and_then(|o| o.get(mid))
                 .copied()
                 .unwrap_or_else(|| h.order.id(b, mid));
             match self.cached_bytes(h, cache, id).cmp(s.as_bytes()) {
@@ -137,26 +174,38 @@ impl Base {
         self.cached_str(&self.uids, &self.caches.uid_heap.offs, id)
     }
 
-    /// Heap string `id` through the heap's offsets decoded once into `cache` (4 bytes per
-    /// string, for heaps of at most [`CACHED_HEAP_STRINGS`] strings under 4 GiB: every edge
-    /// read names two uids, and a random read of a DFORS offset costs several cache misses);
-    /// larger heaps are read in place.
-    fn cached_str<'a>(&'a self, h: &Heap, cache: &'a OnceLock<Vec<u32>>, id: u32) -> &'a str {
+    /// Heap string `id` through the heap's offsets decoded into `cache` once reads are many
+    /// ([`Warm`]; 4 bytes per string, for heaps of at most [`CACHED_HEAP_STRINGS`] strings
+    /// under 4 GiB: every edge read names two uids, and a random read of a DFORS offset
+    /// costs several cache misses); larger heaps are read in place.
+    fn cached_str<'a>(&'a self, h: &Heap, cache: &'a Warm<Vec<u32>>, id: u32) -> &'a str {
         std::str::from_utf8(self.cached_bytes(h, cache, id)).unwrap_or("")
     }
 
     /// The bytes of heap string `id` (see [`Base::cached_str`]); searches compare these
     /// (the heap was checked to be UTF-8 at open).
-    fn cached_bytes<'a>(&'a self, h: &Heap, cache: &'a OnceLock<Vec<u32>>, id: u32) -> &'a [u8] {
-        let offs = cache.get_or_init(|| {
-            if h.n > CACHED_HEAP_STRINGS || h.len >= u32::MAX as usize {
-                return Vec::new();
-            }
-            let v = h.offs.range(self.b(), 0, h.n + 1);
-            v.into_iter()
-                .map(|x| u32::try_from(x).unwrap_or(u32::MAX))
-                .collect()
-        });
+    fn cached_bytes<'a>(&'a self, h: &Heap, cache: &'a Warm<Vec<u32>>, id: u32) -> &'a [u8] {
+        let offs = cache
+            .get(warm_after(h.n), || self.offsets(h))
+            .map_or(&[][..], |v| v);
+        self.bytes_through(h, offs, id)
+    }
+
+    /// Heap `h`'s offsets as `u32` (empty for a heap too large for them, which is read in
+    /// place).
+    fn offsets(&self, h: &Heap) -> Vec<u32> {
+        if h.n > CACHED_HEAP_STRINGS || h.len >= u32::MAX as usize {
+            return Vec::new();
+        }
+        let v = h.offs.range(self.b(), 0, h.n + 1);
+        v.into_iter()
+            .map(|x| u32::try_from(x).unwrap_or(u32::MAX))
+            .collect()
+    }
+
+    /// The bytes of heap string `id` through its decoded offsets `offs` (in place where
+    /// they do not hold it).
+    fn bytes_through<'a>(&'a self, h: &Heap, offs: &[u32], id: u32) -> &'a [u8] {
         let i = id as usize;
         match (offs.get(i), offs.get(i + 1)) {
             (Some(&a), Some(&e)) if a <= e && e as usize <= h.len => self
@@ -174,19 +223,21 @@ impl Base {
     /// a fresh process nothing.
     pub(crate) fn find_hashed(&self, d: Dict, s: &str) -> Option<u32> {
         let (h, caches) = self.heap(d);
-        let cache = &caches.offs;
         let table = caches.hash.get_or_init(|| {
             if h.n > CACHED_HEAP_STRINGS {
                 return Vec::new();
             }
-            let hashes = (0..h.n as u32).map(|id| hash_bytes(self.cached_bytes(h, cache, id)));
+            // Every string is read to hash it: the offsets are decoded first.
+            let offs = caches.offs.force(|| self.offsets(h));
+            let hashes = (0..h.n as u32).map(|id| hash_bytes(self.bytes_through(h, offs, id)));
             id_table(h.n, hashes)
         });
         if table.is_empty() {
             return self.heap_find(d, s);
         }
+        let offs = caches.offs.force(|| self.offsets(h));
         probe(table, hash_bytes(s.as_bytes()), |id| {
-            self.cached_bytes(h, cache, id) == s.as_bytes()
+            self.bytes_through(h, offs, id) == s.as_bytes()
         })
     }
 

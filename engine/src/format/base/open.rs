@@ -27,6 +27,10 @@ impl Base {
     fn open_with(bytes: SegBytes, full_checks: bool) -> Result<Base, SegErr> {
         use chunk::*;
         let b = bytes.bytes();
+        // Without the checks the open reads only headers, scattered over the file: no
+        // readahead around them (`SegBytes::read_at_random`) until the store's open is done
+        // (`Base::read_at_random`).
+        bytes.read_at_random(!full_checks);
         // The checksum pass reads every chunk; the pages it is done with are released as it
         // goes (reads fault back in what they touch), so an open never holds the whole file.
         let mut released = 0;
@@ -63,7 +67,11 @@ impl Base {
         // An integer column of chunk `id` holding `want` values (None: any count).
         let col = |id: u16, want: Option<usize>| -> Result<Col, SegErr> {
             let (at, end, c) = span(id);
-            let col = Col::parse(b, at, end, c).map_err(|k| err(id, k))?;
+            let entries = match full_checks {
+                true => col::Entries::Check,
+                false => col::Entries::Trust,
+            };
+            let col = Col::parse_with(b, at, end, c, entries).map_err(|k| err(id, k))?;
             if let Some(w) = want {
                 if col.len() != w {
                     return Err(err(
@@ -78,12 +86,14 @@ impl Base {
             let (at, end, _) = span(id);
             let (lens, data) = ForCol::parse(b, at, end, None).map_err(|k| err(id, k))?;
             let n = lens.n;
-            let text = b
-                .get(data..end)
-                .and_then(|s| std::str::from_utf8(s).ok())
-                .ok_or_else(|| err(id, "string heap is not UTF-8".into()))?;
             let offs = col(offs_id, Some(n + 1))?;
             if full_checks {
+                // Reads check each string they read again (`heap.rs`): an open of bytes
+                // checked before skips this pass over the whole heap.
+                let text = b
+                    .get(data..end)
+                    .and_then(|s| std::str::from_utf8(s).ok())
+                    .ok_or_else(|| err(id, "string heap is not UTF-8".into()))?;
                 check_heap_offsets(b, &lens, &offs, text, n).map_err(|k| err(offs_id, k))?;
             }
             Ok(Heap {

@@ -1032,7 +1032,8 @@ fn a_store_with_a_forged_image_and_matching_digests_is_refused() {
         e.seq,
         e.file_len,
         &e.blake3
-    ));
+    )
+    .is_some());
     publish_as_image(&dir, &mut entries, &forged);
     // The store's open refuses it, naming the chunk, the index and the value…
     let want = format!("chunk 32: value {} at index 0", m.idents + 3);
@@ -1075,14 +1076,23 @@ fn an_image_checked_once_is_not_checked_again() {
     let (mut entries, _) = manifest::read(&dir.join("MANIFEST")).unwrap();
     let seq = entries[0].seq;
     let record = dir.join(checked::record_name(seq));
-    let good = std::fs::read(&record).unwrap();
+    let holds = |e: &manifest::SegEntry| {
+        checked::holds(
+            &std::fs::read(&record).unwrap(),
+            e.seq,
+            e.file_len,
+            &e.blake3,
+        )
+    };
+    assert!(holds(&entries[0]).is_some());
     // Read-only opens write no record.
     std::fs::remove_file(&record).unwrap();
     drop(Store::open_read_only(&dir).unwrap());
     assert!(!record.exists());
     // A writable open checks and writes it.
     let digest = Store::open(&dir).unwrap().digest();
-    assert_eq!(std::fs::read(&record).unwrap(), good);
+    assert!(holds(&entries[0]).is_some());
+    let good = std::fs::read(&record).unwrap();
     assert_eq!(Store::open_read_only(&dir).unwrap().digest(), digest);
     // A forged image with its digest in the manifest and a record for that digest opens:
     // the record says these bytes passed the checks, so they are not run.
@@ -1092,7 +1102,7 @@ fn an_image_checked_once_is_not_checked_again() {
         v[0] = m.idents as i64 + 3
     });
     publish_as_image(&dir, &mut entries, &forged);
-    let forged_record = checked::encode(seq, entries[0].file_len, &entries[0].blake3);
+    let forged_record = checked::encode(seq, entries[0].file_len, &entries[0].blake3, None);
     std::fs::write(&record, forged_record).unwrap();
     assert!(Store::open_read_only(&dir).is_ok());
     // `check` does not read records: it reports the forged value.
@@ -1129,6 +1139,83 @@ fn an_image_checked_once_is_not_checked_again() {
         .collect();
     assert_eq!(names, vec![checked::record_name(entries[0].seq)]);
     assert_ne!(entries[0].seq, seq);
+}
+
+/// A check record that names the image file (`format/checked.rs`, `FileIdentity`): a
+/// writer's open records the file (its last change older than the record's own temporary
+/// file); an open that finds the same file (device, inode, length, times) does
+/// not hash it (a file changed without moving its times, which only a forged record can
+/// pretend, opens), and one whose file differs in any of them hashes it and refuses bytes
+/// that are not the manifest's.
+#[cfg(unix)]
+#[test]
+fn an_unchanged_image_file_is_not_hashed_again() {
+    use crate::format::{checked, manifest};
+    let t = tempfile::tempdir().unwrap();
+    let dir = t.path().join("s");
+    drop(compacted_random_store(&dir, &mut Rng::new(79)));
+    let (entries, _) = manifest::read(&dir.join("MANIFEST")).unwrap();
+    let e = entries[0].clone();
+    let image = dir.join(manifest::seg_name(e.seq));
+    let record = dir.join(checked::record_name(e.seq));
+    let identity =
+        |p: &std::path::Path| checked::FileIdentity::of(&std::fs::metadata(p).unwrap()).unwrap();
+    // The compaction's writer recorded the file it wrote; so does a writer's open of an
+    // image written a moment ago (it waits for the filesystem's coarse clock to move past
+    // the image's last change).
+    let recorded = || {
+        let r = std::fs::read(&record).unwrap();
+        checked::holds(&r, e.seq, e.file_len, &e.blake3).and_then(|h| h.identity)
+    };
+    assert_eq!(recorded(), Some(identity(&image)));
+    std::fs::remove_file(&record).unwrap();
+    let digest = Store::open(&dir).unwrap().digest();
+    assert_eq!(recorded(), Some(identity(&image)));
+    assert_eq!(Store::open_read_only(&dir).unwrap().digest(), digest);
+    // Other bytes in the image file, the manifest unchanged: a record naming the file as
+    // it now is (a forgery: no writer hashed these bytes) lets it open unhashed…
+    let bytes = std::fs::read(&image).unwrap();
+    let m = Base::open(SegBytes::Heap(bytes.clone())).unwrap().marks();
+    let forged = forge(&bytes, chunk::ROWS_EDGE + chunk::IDENT, |v| {
+        v[0] = m.idents as i64 + 3
+    });
+    std::fs::write(&image, &forged).unwrap();
+    let now = identity(&image);
+    let named = |id| checked::encode(e.seq, e.file_len, &e.blake3, Some(id));
+    std::fs::write(&record, named(now)).unwrap();
+    assert!(Store::open_read_only(&dir).is_ok());
+    // …and a record naming the file as it was before any one change is not about this
+    // file: the open hashes it and refuses it.
+    let others = [
+        checked::FileIdentity {
+            dev: now.dev + 1,
+            ..now
+        },
+        checked::FileIdentity {
+            ino: now.ino + 1,
+            ..now
+        },
+        checked::FileIdentity {
+            mtime_ns: now.mtime_ns - 1,
+            ..now
+        },
+        checked::FileIdentity {
+            ctime_ns: now.ctime_ns - 1,
+            ..now
+        },
+    ];
+    for other in others {
+        std::fs::write(&record, named(other)).unwrap();
+        match Store::open_read_only(&dir) {
+            Err(crate::Error::Corruption { kind, .. }) => {
+                assert!(kind.to_string().contains("blake3"), "{kind}")
+            }
+            other => panic!("a changed image opened: {:?}", other.map(|_| ())),
+        }
+    }
+    // `check` reads no record.
+    std::fs::write(&record, named(now)).unwrap();
+    assert!(!crate::store::check(&dir).unwrap().problems.is_empty());
 }
 
 /// Manual measurement: `TGMS_BASE_SEG=path cargo test --release -p tgms-engine --lib
