@@ -206,6 +206,19 @@ pub fn scan_with<T: Send>(
     }
 }
 
+/// The kind of every record of the input, handed to `f` (the validation pass): line
+/// formats through [`load::read_line_kinds`], which checks a `snap` line without building
+/// its event.
+fn scan_kinds(
+    req: &Request,
+    f: impl FnMut(std::result::Result<RecordKind, BadLine>) -> Result<bool>,
+) -> Result<()> {
+    match (req.format, &req.input) {
+        (Format::Parquet | Format::ArrowIpc, _) => scan_with(req, |r| r.map(|rec| rec.kind()), f),
+        _ => load::read_line_kinds(&req.name, req.input.reader()?, req.format, &req.map, f),
+    }
+}
+
 /// The validation pass: reads the whole input and counts it. With [`OnError::Fail`] the
 /// first bad line ends it with [`Failure::BadLine`] (nothing was written: the write pass
 /// has not begun).
@@ -216,18 +229,14 @@ pub fn validate(req: &Request) -> std::result::Result<Summary, Failure> {
     };
     let mut first_bad = None;
     // Only the kinds come back from the parsing threads: no event is kept or moved.
-    scan_with(
-        req,
-        |r| r.map(|rec| rec.kind()),
-        |r| {
-            s.count(&r);
-            if let (Err(b), OnError::Fail) = (&r, req.on_error) {
-                first_bad = Some(b.clone());
-                return Ok(false);
-            }
-            Ok(true)
-        },
-    )?;
+    scan_kinds(req, |r| {
+        s.count(&r);
+        if let (Err(b), OnError::Fail) = (&r, req.on_error) {
+            first_bad = Some(b.clone());
+            return Ok(false);
+        }
+        Ok(true)
+    })?;
     match first_bad {
         Some(b) => {
             // What was counted up to the bad line: nothing is committed.
