@@ -230,6 +230,7 @@ impl Resolved {
             found: c.shown(),
         };
         let uid = |i: usize, col: &str| match &cells[i] {
+            Cell::Text(s) if !s.is_empty() && map.uid_prefix.is_empty() => Ok(s.to_string()),
             Cell::Text(s) if !s.is_empty() => Ok([map.uid_prefix.as_str(), s].concat()),
             Cell::Int(n) => Ok(format!("{}{n}", map.uid_prefix)),
             c => Err(bad(col, "a non-empty node uid (text or integer)", c)),
@@ -296,6 +297,8 @@ impl Resolved {
             let expected = "a JSON object (or an empty cell)";
             match &cells[i] {
                 Cell::Null => {}
+                // The empty object (every row of an export without props) needs no parse.
+                Cell::Text("{}") => {}
                 Cell::Text(s) => match canon::parse(s) {
                     Ok(Value::Object(m)) => props = m,
                     _ => return Err(bad(col, expected, &cells[i])),
