@@ -73,8 +73,9 @@ struct Numbered {
     pages: Vec<Option<Box<[u32]>>>,
 }
 
-/// Numbers a page of [`Numbered`] holds (16 KB).
+/// Bits of a number that index within its page of [`Numbered`].
 const PAGE_BITS: usize = 12;
+/// Numbers a page of [`Numbered`] holds (16 KB of ids).
 const PAGE: usize = 1 << PAGE_BITS;
 
 /// Numbers from here on go to the table: the array stays within 32 MB whatever the names.
