@@ -173,7 +173,7 @@ fn next_instance() -> u64 {
 /// concurrent compaction collected it: the caller starts over).
 fn decode_listed(dir: &Path, e: &SegEntry, io: IoMode) -> Result<Option<(PathBuf, SegData)>> {
     let path = dir.join(manifest::seg_name(e.seq));
-    let Some(mapped) = open_listed(&path, io)? else {
+    let Some((mapped, _)) = open_listed(&path, io)? else {
         return Ok(None);
     };
     check_listed(&path, &mapped, e)?;
@@ -201,10 +201,11 @@ fn content_digest(bytes: &[u8]) -> [u8; 32] {
     *h.finalize().as_bytes()
 }
 
-/// Maps (or reads) a segment file the manifest lists; `Ok(None)` when it vanished (a
-/// concurrent compaction collected it: the caller starts over).
-fn open_listed(path: &Path, io: IoMode) -> Result<Option<SegBytes>> {
-    match SegBytes::open(path, io) {
+/// Maps (or reads) a segment file the manifest lists, with the metadata of the file opened;
+/// `Ok(None)` when it vanished (a concurrent compaction collected it: the caller starts
+/// over).
+fn open_listed(path: &Path, io: IoMode) -> Result<Option<(SegBytes, fs::Metadata)>> {
+    match SegBytes::open_stat(path, io) {
         Ok(b) => Ok(Some(b)),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(err) => Err(Error::io(path, err)),
@@ -340,10 +341,8 @@ fn map_image(dir: &Path, e: &SegEntry, io: IoMode, record: bool) -> Result<Mappe
         return Ok(Mapped::NotAnImage);
     }
     let path = dir.join(manifest::seg_name(e.seq));
-    let (bytes, meta) = match SegBytes::open_stat(&path, io) {
-        Ok(b) => b,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Mapped::Vanished),
-        Err(err) => return Err(Error::io(&path, err)),
+    let Some((bytes, meta)) = open_listed(&path, io)? else {
+        return Ok(Mapped::Vanished);
     };
     if !seg::header_minor(bytes.bytes()).is_some_and(seg::is_indexed) {
         return Ok(Mapped::NotAnImage);
@@ -365,9 +364,9 @@ fn map_image(dir: &Path, e: &SegEntry, io: IoMode, record: bool) -> Result<Mappe
         .is_some_and(|id| Some(id) == mapped);
     // A writer that will record this image first creates the record's temporary file: the
     // time the filesystem gives it says whether the image's last change is settled.
-    let marker = match (record && !unchanged, mapped) {
-        (true, Some(m)) => checked_marker(&record_path, m),
-        _ => None,
+    let marker = match record && !unchanged {
+        true => checked_marker(&record_path, mapped),
+        false => None,
     };
     if !unchanged {
         check_listed(&path, &bytes, e)?;
@@ -392,7 +391,8 @@ fn map_image(dir: &Path, e: &SegEntry, io: IoMode, record: bool) -> Result<Mappe
             .ok()
             .and_then(|m| checked::FileIdentity::of(&m))
             .filter(|now| Some(*now) == mapped)
-            .and_then(|now| now.settled(marker_ns));
+            .zip(marker_ns)
+            .and_then(|(now, marker_ns)| now.settled(marker_ns));
         // A cache: a record that cannot be written only means the next open checks again.
         let _ = write_check_record(tmp, &record_path, e, now);
     }
@@ -401,24 +401,39 @@ fn map_image(dir: &Path, e: &SegEntry, io: IoMode, record: bool) -> Result<Mappe
 
 /// Creates the temporary file of check record `path` and returns it with its modification
 /// time (ns since 1970), the marker [`checked::FileIdentity::settled`] compares the image
-/// `image` with. An image changed in the marker's clock tick (one written just now: the
-/// filesystem's clock is coarse) could not be recorded, so the file is created again, a
-/// millisecond later each time, until the clock has moved past the image's change (at most
-/// 50 ms). `None` when it cannot be created or the platform gives no time (nothing is
-/// recorded).
-fn checked_marker(path: &Path, image: checked::FileIdentity) -> Option<(File, i64)> {
-    let tmp = path.with_extension("checked.tmp");
-    let mut tries = 0;
-    loop {
+/// (whose identity is `image`) with. An image changed in the marker's clock tick (one
+/// written just now: the filesystem's clock is coarse) could not be named by the record,
+/// so the file is created again, a millisecond later each time, until the clock has moved
+/// past the image's change (at most 50 ms). The time is `None` where the platform gives no
+/// file identity (the record then names no file); `None` when the file cannot be created
+/// (no record is written).
+fn checked_marker(
+    path: &Path,
+    image: Option<checked::FileIdentity>,
+) -> Option<(File, Option<i64>)> {
+    let tmp = record_tmp(path);
+    let mut made = None;
+    for _ in 0..50 {
         let _ = fs::remove_file(&tmp);
         let f = File::create(&tmp).ok()?;
-        let ns = checked::FileIdentity::of(&f.metadata().ok()?)?.mtime_ns;
-        tries += 1;
-        if image.settled(ns).is_some() || tries == 50 {
-            return Some((f, ns));
+        let ns = f
+            .metadata()
+            .ok()
+            .and_then(|m| checked::FileIdentity::of(&m))
+            .map(|m| m.mtime_ns);
+        let settled = image.zip(ns).is_none_or(|(i, ns)| i.settled(ns).is_some());
+        made = Some((f, ns));
+        if settled {
+            break;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
+    made
+}
+
+/// The temporary file a check record `path` is written to before it is renamed into place.
+fn record_tmp(path: &Path) -> PathBuf {
+    path.with_extension("checked.tmp")
 }
 
 /// The rows (nodes plus edges) segment `e` adds.
@@ -437,7 +452,7 @@ fn write_check_record(
 ) -> std::io::Result<()> {
     tmp.write_all(&checked::encode(e.seq, e.file_len, &e.blake3, identity))?;
     drop(tmp);
-    fs::rename(path.with_extension("checked.tmp"), path)
+    fs::rename(record_tmp(path), path)
 }
 
 /// Deletes segment files and temporary files that the manifest does not reference.

@@ -78,7 +78,7 @@ const PAGE_BITS: usize = 12;
 /// Numbers a page of [`Numbered`] holds (16 KB of ids).
 const PAGE: usize = 1 << PAGE_BITS;
 
-/// Numbers from here on go to the table: the array stays within 32 MB whatever the names.
+/// Numbers from here on go to the table: the pages stay within 32 MB whatever the names.
 const NUMBERED_LIMIT: usize = 1 << 23;
 
 /// An entry of a [`Numbered`] page that no name holds (an entry is its name's id + 1, so a
