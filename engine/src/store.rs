@@ -245,7 +245,7 @@ fn check_listed(path: &Path, mapped: &SegBytes, e: &SegEntry) -> Result<()> {
 }
 
 /// The published generation (`format-spec.md` §9.4): the first segment mapped when it is a
-/// full image with indexes (minor 2, 3 or 4) and `eager` is off, every other segment decoded
+/// full image with indexes (minor 2, 3, 4 or 6) and `eager` is off, every other segment decoded
 /// into the delta above it (above the image of no rows when nothing is mapped: a store never
 /// compacted, or an eager open); the caller applies the log after them. Returns the segments
 /// and the manifest's good length. `Ok(None)` when a segment vanished under a concurrent
@@ -1366,14 +1366,14 @@ impl Store {
         self.poison(r)
     }
 
-    /// True when segment `e` is a full image of the newest minor, 4 (or its header cannot
+    /// True when segment `e` is a full image of the newest minor, 6 (or its header cannot
     /// be read: then nothing is rewritten).
     fn is_current_image(&self, e: &SegEntry) -> bool {
         let mut h = [0u8; seg::MINOR_END];
         File::open(self.dir.join(manifest::seg_name(e.seq)))
             .and_then(|mut f| f.read_exact(&mut h))
             .map_or(true, |_| {
-                seg::header_minor(&h) == Some(seg::SEG_MINOR_SORTED)
+                seg::header_minor(&h) == Some(seg::SEG_MINOR_ARITH)
             })
     }
 

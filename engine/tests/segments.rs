@@ -461,7 +461,7 @@ fn golden_v1_5_stores_read_back() {
 /// plus a log tail, and the same workload compacted into one image of minor 1, 2 or 3),
 /// open with this build: an image of minor 2 or 3 is mapped, a minor-1 image decoded; the
 /// v1.1 golden store's digest; `check` passes; and a writable open's compaction rewrites
-/// the image as minor 4 (the upgrade) with the same digest.
+/// the image as minor 6 (the upgrade) with the same digest.
 #[test]
 fn golden_v1_2_to_v1_4_stores_read_back() {
     let v11: Value =
@@ -489,7 +489,7 @@ fn golden_v1_2_to_v1_4_stores_read_back() {
             s.compact().unwrap();
             assert_eq!(s.digest(), digest, "{at}");
             drop(s);
-            assert_eq!(minors(&dir), [4], "{at}");
+            assert_eq!(minors(&dir), [6], "{at}");
             let s = Store::open_read_only(&dir).unwrap();
             assert!(s.is_lazy() && s.digest() == digest, "{at}");
         }
@@ -551,6 +551,94 @@ fn golden_v1_6_store_reads_back() {
         assert!(c.duplicate, "key {k}");
     }
     assert_eq!(s.stats().n_batches, batches);
+    assert_eq!(s.digest(), want);
+}
+
+/// The codec of every chunk of segment file `path`, from its directory (`format-spec.md`
+/// §6.2: the footer's entries, codec at byte 2).
+fn codecs(path: &Path) -> Vec<u8> {
+    let b = fs::read(path).unwrap();
+    let t = b.len() - 24;
+    let f_off = u64::from_le_bytes(b[t..t + 8].try_into().unwrap()) as usize;
+    let n = u32::from_le_bytes(b[f_off..f_off + 4].try_into().unwrap()) as usize;
+    (0..n).map(|k| b[f_off + 4 + 24 * k + 2]).collect()
+}
+
+/// The v1.1 workload and one more batch: 64 ingested events in time order, so the image's
+/// identity, ordinal and start-order columns are arithmetic (ARITH in minor 6).
+fn workload_v1_9() -> Vec<(i64, Vec<Value>)> {
+    let events: Vec<Value> = (0..64)
+        .map(|i| {
+            json!({"src": format!("n{}", i % 8), "dst": format!("n{}", (i + 3) % 8),
+            "rel_type": "MSG", "vt_s": 100 + i})
+        })
+        .collect();
+    let mut w = workload();
+    w.push((1007, vec![json!({"op": "ingest_events", "events": events})]));
+    w
+}
+
+/// Writes the format-1.9 golden store (`--ignored`, once; committed, never regenerated for
+/// 1.9): [`workload_v1_9`] compacted into one image of minor 6 (no check record: a copy is
+/// another file).
+#[test]
+#[ignore]
+fn regenerate_golden_v1_9() {
+    let g = golden_version("v1.9");
+    let _ = fs::remove_dir_all(&g);
+    let store = g.join("compacted");
+    let mut s = Store::create_with(&store, opts()).unwrap();
+    for (tt, b) in workload_v1_9() {
+        let _ = s.write_at(tt, ops(&b));
+    }
+    s.compact().unwrap();
+    let (digest, _) = state_of(&s);
+    drop(s);
+    fs::remove_file(store.join("LOCK")).unwrap();
+    for f in fs::read_dir(&store).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|x| x == "checked") {
+            fs::remove_file(p).unwrap();
+        }
+    }
+    let expected = json!({"compacted": {"digest": digest, "minors": minors(&store)}});
+    fs::write(g.join("expected.json"), format!("{expected}\n")).unwrap();
+}
+
+/// Golden files of format 1.9 open with this build, mapped: one minor-6 image holding
+/// ARITH chunks (codec 8), the recorded digest, which a replay of the same workload also
+/// gives; `check` passes, and a writable open and a compaction keep it.
+#[test]
+fn golden_v1_9_store_reads_back() {
+    let expected: Value = serde_json::from_str(
+        &fs::read_to_string(golden_version("v1.9").join("expected.json")).unwrap(),
+    )
+    .unwrap();
+    let v11: Value =
+        serde_json::from_str(&fs::read_to_string(golden_dir().join("expected.json")).unwrap())
+            .unwrap();
+    let want = expected["compacted"]["digest"].as_str().unwrap();
+    assert_ne!(Some(want), v11["digest"].as_str());
+    let t = tempfile::tempdir().unwrap();
+    let mut fresh = Store::create_with(&t.path().join("fresh"), opts()).unwrap();
+    for (tt, b) in workload_v1_9() {
+        let _ = fresh.write_at(tt, ops(&b));
+    }
+    assert_eq!(fresh.digest(), want);
+    drop(fresh);
+    let dir = t.path().join("s");
+    copy_dir(&golden_version("v1.9").join("compacted"), &dir);
+    assert_eq!(json!(minors(&dir)), json!([6]));
+    let m = manifest::read(&dir.join(MANIFEST_FILE)).unwrap().0;
+    let image = dir.join(manifest::seg_name(m[0].seq));
+    assert!(codecs(&image).contains(&8), "{:?}", codecs(&image));
+    let s = Store::open_read_only(&dir).unwrap();
+    assert!(s.is_lazy());
+    assert_eq!(s.digest(), want);
+    drop(s);
+    assert!(check(&dir).unwrap().problems.is_empty());
+    let mut s = Store::open_with(&dir, opts()).unwrap();
+    s.compact().unwrap();
     assert_eq!(s.digest(), want);
 }
 

@@ -1,4 +1,4 @@
-//! A mapped **base image**: random access to a compacted, minor-2, 3 or 4 segment
+//! A mapped **base image**: random access to a compacted, minor-2, 3, 4 or 6 segment
 //! (`format-spec.md` §6.5) without decoding it into memory.
 //!
 //! [`Base::open`] verifies the header, trailer, footer and every chunk's crc32, the
@@ -41,7 +41,7 @@ pub use open::open_image;
 use heap::{Heap, HeapCaches};
 
 use crate::format::le::{i64_at, u32_at};
-use col::{Col, Dfors, Exc, ForCol};
+use col::{Arith, Col, Dfors, Exc, ForCol};
 
 /// The columns of one row table (nodes or edges).
 #[derive(Debug, Default)]
@@ -166,7 +166,7 @@ impl Postings {
     }
 }
 
-/// Random access to a compacted (minor-2, 3 or 4, full-image) segment.
+/// Random access to a compacted (minor-2, 3, 4 or 6, full-image) segment.
 pub(crate) struct Base {
     bytes: SegBytes,
     seq: u64,
@@ -559,7 +559,7 @@ impl Base {
         self.b().get(h.data..h.data + h.len).unwrap_or(&[])
     }
 
-    /// True for an image of segment minor 4: rows in segment order (§6.1), with the
+    /// True for an image of segment minor 4 or 6: rows in segment order (§6.1), with the
     /// valid-time index and the closed-row sets.
     pub(crate) fn is_sorted(&self) -> bool {
         self.time.is_some() && self.rows[Table::Nodes].closed.is_some()

@@ -33,15 +33,29 @@ pub const SEG_MINOR_SORTED: u16 = 4;
 /// Segment minor of flush segments written by format 1.5: minor 1 with its rows in segment
 /// order and the closed-row sets (chunks 81–82) of the closures it records.
 pub const SEG_MINOR_FLUSH: u16 = 5;
+/// Segment minor of a full image written by format 1.9: minor 4 whose integer chunks may
+/// also use the ARITH codec (a piecewise arithmetic sequence: 24 bytes and 12 per break).
+/// Compaction writes it.
+pub const SEG_MINOR_ARITH: u16 = 6;
+/// The highest segment minor this version reads.
+pub const SEG_MINOR_MAX: u16 = SEG_MINOR_ARITH;
 
-/// True for the minors of full images with index chunks (64–76 and more): 2, 3 and 4.
+/// True for the minors of full images with index chunks (64–76 and more): 2, 3, 4 and 6.
 pub fn is_indexed(minor: u16) -> bool {
-    (SEG_MINOR_INDEXED..=SEG_MINOR_SORTED).contains(&minor)
+    matches!(
+        minor,
+        SEG_MINOR_INDEXED..=SEG_MINOR_SORTED | SEG_MINOR_ARITH
+    )
 }
 
-/// True for the minors whose rows are in segment order, with closed-row sets: 4 and 5.
+/// True for the minors whose rows are in segment order, with closed-row sets: 4, 5 and 6.
 pub fn is_sorted(minor: u16) -> bool {
     minor >= SEG_MINOR_SORTED
+}
+
+/// True for the minors whose integer chunks may use the ARITH codec: 6.
+pub fn has_arith(minor: u16) -> bool {
+    minor == SEG_MINOR_ARITH
 }
 /// Header bytes: magic 8, major 2, minor 2, flags 4, seq 8, base marks 7 × 8, crc 4, pad 4.
 pub const SEG_HEADER_LEN: usize = 88;
@@ -200,15 +214,24 @@ pub mod codec {
     /// Delta + frame-of-reference bit packing (segment minor ≥ 1).
     pub const DFOR: u8 = 4;
     /// DFOR followed by a FOR column of every 32nd value, for random access (segment
-    /// minors 2–4).
+    /// minors 2–4 and 6).
     pub const DFORS: u8 = 5;
     /// Patched frame of reference with exception starts per 32 values, for sparse columns
-    /// (segment minors 2–4).
+    /// (segment minors 2–4 and 6).
     pub const PFOR: u8 = 6;
     /// A roaring bitmap in the portable serialization, without run containers (segment
-    /// minors 4 and 5).
+    /// minors 4–6).
     pub const ROARING: u8 = 7;
+    /// A piecewise arithmetic sequence, `first + i × step` plus the offset of the last
+    /// break at or before `i`: `u32 count | i64 first | i64 step | u32 n_brk | n_brk × u32
+    /// index | n_brk × i64 offset` (segment minor 6).
+    pub const ARITH: u8 = 8;
 }
+
+/// Bytes of an ARITH column before its breaks: count, first, step, break count.
+pub const ARITH_HEAD: usize = 24;
+/// Bytes of one ARITH break: its index and its offset (in two lists).
+pub const ARITH_BREAK: usize = 12;
 
 /// Values between two skip entries of a DFORS column (and between two exception starts of
 /// a PFOR column).
@@ -230,8 +253,8 @@ pub fn chunk_layout() -> Vec<(u16, u8)> {
 }
 
 /// Every chunk id a segment of minor `minor` holds, in file order, with its nominal codec
-/// (FOR chunks may use DFOR in minors 1 and 5 and DFORS or PFOR in minors 2–4; the `tt_s`
-/// RUNS chunks may use those integer codecs in minors 4 and 5).
+/// (FOR chunks may use DFOR in minors 1 and 5, DFORS or PFOR in minors 2–4 and 6, and
+/// ARITH in minor 6; the `tt_s` RUNS chunks may use those integer codecs in minors 4–6).
 pub fn chunk_layout_for(minor: u16) -> Vec<(u16, u8)> {
     let mut v = chunk_layout();
     if is_indexed(minor) {
@@ -257,7 +280,10 @@ mod write;
 
 pub(crate) use decode::*;
 pub use decode::{decode_structure, verify, SegErr};
-pub use encode::{put_dfor, put_dfors, put_for, put_heap, put_int, put_int_ra, put_pfor, put_runs};
+pub use encode::{
+    put_arith, put_dfor, put_dfors, put_for, put_heap, put_int, put_int_image, put_int_ra,
+    put_pfor, put_runs, ARITH_MAX_BREAKS,
+};
 pub use write::ZoneMap;
 pub(crate) use write::*;
 

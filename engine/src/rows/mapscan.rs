@@ -66,7 +66,7 @@ impl Image {
                 0,
                 &SegData::default(),
                 &|_| 0,
-                crate::format::seg::SEG_MINOR_SORTED,
+                crate::format::seg::SEG_MINOR_ARITH,
             )
             .0
         });
@@ -766,7 +766,7 @@ mod tests {
         s.compact().unwrap();
         drop(s);
         let b = seg::only_segment(&dir);
-        assert_eq!(seg::header_minor(&b).unwrap(), seg::SEG_MINOR_SORTED);
+        assert_eq!(seg::header_minor(&b).unwrap(), seg::SEG_MINOR_ARITH);
         seg::verify(&b).unwrap();
         let dir = seg::read_dir(&b).unwrap();
         let tt_codec = dir.codecs[dir.layout.iter().position(|c| c.0 == 36).unwrap()];
@@ -791,7 +791,7 @@ mod tests {
             d.closes[Table::Edges].sort_by_key(|c| c.row);
             seg::SEG_MINOR_TIME_INDEX
         } else {
-            seg::SEG_MINOR_SORTED
+            seg::SEG_MINOR_ARITH
         };
         let b3 = seg::encode_as(seq, &d, &|_| 0, minor).0;
         let b2 = seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_INDEXED).0;

@@ -14,7 +14,7 @@
 
 use crate::format::base::Base;
 use crate::format::search::first_not_below;
-use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_SORTED};
+use crate::format::seg::{self, chunk::*, ZoneMap, SEG_MINOR_ARITH};
 use crate::model::{closure_of, Closure, IdentPart, Marks, PerTable, Table, NONE};
 use crate::op::Origin;
 use crate::rows::delta::Delta;
@@ -41,10 +41,10 @@ pub(crate) struct Written {
 /// the segments above it into a delta over the image of no rows first (`Store::compact`).
 pub(crate) fn write_image<W: Write>(l: &Rows, seq: u64, w: W) -> std::io::Result<(W, Written)> {
     let m = Merge::new(&l.base, &l.delta);
-    let mut sw = seg::SegWriter::new(w, seq, SEG_MINOR_SORTED, Marks::default());
+    let mut sw = seg::SegWriter::new(w, seq, SEG_MINOR_ARITH, Marks::default());
     // The chunks are built a window of tasks at a time, one task per thread, and written in
     // layout order: the peak holds a window's columns and encodings, not the image.
-    let layout = seg::chunk_layout_for(SEG_MINOR_SORTED);
+    let layout = seg::chunk_layout_for(SEG_MINOR_ARITH);
     let window = rayon::current_num_threads().max(1);
     for tasks in tasks(&layout).chunks(window) {
         let built: Vec<Vec<(u16, u8, Vec<u8>)>> =
@@ -126,7 +126,7 @@ impl<'a> Merge<'a> {
                     .zip(cols)
                     .map(|(&(id, codec), col)| {
                         let mut body = Vec::new();
-                        let used = seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_SORTED, &col);
+                        let used = seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_ARITH, &col);
                         (id, used, body)
                     })
                     .collect()
@@ -199,7 +199,7 @@ impl<'a> Merge<'a> {
                 body = crate::format::bitmap::serialize(self.closes[k].iter().map(|c| c.row));
                 codec
             }
-            _ => seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_SORTED, &self.column(id)),
+            _ => seg::put_int_chunk(&mut body, id, codec, SEG_MINOR_ARITH, &self.column(id)),
         };
         (used, body)
     }

@@ -1,13 +1,13 @@
 //! The column codecs of a base image as random-access readers over the mapped bytes
 //! (`format-spec.md` §5): FOR, DFORS (with its skip list), PFOR and their exception lists,
-//! behind one [`Col`]; values are read in place, by position or by range, never decoded
+//! and ARITH, behind one [`Col`]; values are read in place, by position or by range, never decoded
 //! whole at open. Reads past the bytes give 0 (the structural checks at open rule out
 //! such a read in an image that opened).
 
 use crate::error::CorruptionKind;
 use crate::format::le::{i64_at, u128_at, u32_at};
 use crate::format::search::first_not_below;
-use crate::format::seg::{codec, DFORS_STRIDE};
+use crate::format::seg::{codec, ARITH_BREAK, ARITH_HEAD, DFORS_STRIDE};
 use crate::model::NONE;
 
 /// A FOR body: `n` values of `width` bits from file offset `bits`, plus `min`.
@@ -352,12 +352,132 @@ impl Pfor {
     }
 }
 
-/// A random-access integer column (FOR, DFORS or PFOR).
+/// An ARITH column (codec 8): value `i` is `first + i × step` plus the offset of the last
+/// break at or before `i` (mod 2^64); the `n_brk` break indexes (`u32`, strictly
+/// ascending) from file offset `at`, then their offsets (`i64`).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Arith {
+    pub(super) n: usize,
+    pub(super) first: i64,
+    pub(super) step: i64,
+    pub(super) n_brk: usize,
+    pub(super) at: usize,
+}
+
+impl Arith {
+    /// Break `k`'s index.
+    #[inline]
+    fn index(&self, b: &[u8], k: usize) -> usize {
+        u32_at(b, self.at + 4 * k) as usize
+    }
+
+    /// Break `k`: (index, offset).
+    #[inline]
+    pub(super) fn brk(&self, b: &[u8], k: usize) -> (usize, i64) {
+        let offset = i64_at(b, self.at + 4 * self.n_brk + 8 * k);
+        (self.index(b, k), offset)
+    }
+
+    /// The number of breaks whose index is at most `i` (a search of the indexes alone,
+    /// without a branch on the comparison).
+    #[inline]
+    fn breaks_to(&self, b: &[u8], i: usize) -> usize {
+        let (mut lo, mut len) = (0usize, self.n_brk);
+        while len > 1 {
+            let half = len / 2;
+            lo = if self.index(b, lo + half - 1) <= i {
+                lo + half
+            } else {
+                lo
+            };
+            len -= half;
+        }
+        lo + usize::from(len == 1 && self.index(b, lo) <= i)
+    }
+
+    /// The offset of the line from break count `k` on (0 before the first break).
+    #[inline]
+    fn offset_after(&self, b: &[u8], k: usize) -> i64 {
+        if k == 0 {
+            0
+        } else {
+            self.brk(b, k - 1).1
+        }
+    }
+
+    /// The value at `i` on the line, moved by `offset`.
+    #[inline]
+    fn on_line(&self, i: usize, offset: i64) -> i64 {
+        self.first
+            .wrapping_add(self.step.wrapping_mul(i as i64))
+            .wrapping_add(offset)
+    }
+
+    #[inline]
+    pub(super) fn get(&self, b: &[u8], i: usize) -> i64 {
+        if i >= self.n {
+            return 0;
+        }
+        if self.n_brk == 0 {
+            return self.on_line(i, 0);
+        }
+        let k = self.breaks_to(b, i);
+        self.on_line(i, self.offset_after(b, k))
+    }
+
+    /// Values `i` and `i + 1` (a postings offset pair): one search.
+    #[inline]
+    pub(super) fn pair(&self, b: &[u8], i: usize) -> (i64, i64) {
+        if i + 1 >= self.n {
+            return (self.get(b, i), self.get(b, i + 1));
+        }
+        let k = self.breaks_to(b, i);
+        let v = self.on_line(i, self.offset_after(b, k));
+        let next = if k < self.n_brk && self.index(b, k) == i + 1 {
+            self.on_line(i + 1, self.brk(b, k).1)
+        } else {
+            v.wrapping_add(self.step)
+        };
+        (v, next)
+    }
+
+    /// Values `a..e` (clamped): one search, then the breaks in order.
+    pub(super) fn range(&self, b: &[u8], a: usize, e: usize) -> Vec<i64> {
+        let e = e.min(self.n);
+        let mut out = Vec::with_capacity(e.saturating_sub(a));
+        if a >= e {
+            return out;
+        }
+        let mut k = self.breaks_to(b, a);
+        let mut offset = self.offset_after(b, k);
+        let mut next = if k < self.n_brk {
+            self.index(b, k)
+        } else {
+            usize::MAX
+        };
+        for i in a..e {
+            if i == next {
+                offset = self.brk(b, k).1;
+                k += 1;
+                next = if k < self.n_brk {
+                    self.index(b, k)
+                } else {
+                    usize::MAX
+                };
+            }
+            out.push(self.on_line(i, offset));
+        }
+        out
+    }
+}
+
+/// A random-access integer column (FOR, DFORS, PFOR or ARITH).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Col {
     For(ForCol),
     Dfors(Dfors),
     Pfor(Pfor),
+    Arith(Arith),
 }
 
 impl Default for Col {
@@ -453,6 +573,41 @@ impl Col {
                 }
                 Ok(Col::Pfor(Pfor { vals, exc }))
             }
+            codec::ARITH => {
+                if at + ARITH_HEAD > end {
+                    return Err("column header cut short".into());
+                }
+                let n = u32_at(b, at) as usize;
+                let (first, step) = (i64_at(b, at + 4), i64_at(b, at + 12));
+                let n_brk = u32_at(b, at + 20) as usize;
+                let list = at + ARITH_HEAD;
+                if n_brk > n || n_brk * ARITH_BREAK > end - list {
+                    return Err("break list does not fit the chunk".into());
+                }
+                if list + n_brk * ARITH_BREAK != end {
+                    return Err(CorruptionKind::LeftOver {
+                        left: end - list - n_brk * ARITH_BREAK,
+                    });
+                }
+                let a = Arith {
+                    n,
+                    first,
+                    step,
+                    n_brk,
+                    at: list,
+                };
+                if entries == Entries::Check {
+                    let mut prev = None;
+                    for k in 0..n_brk {
+                        let i = a.index(b, k);
+                        if i >= n || prev.is_some_and(|p| i <= p) {
+                            return Err(format!("break index {i} out of order or range").into());
+                        }
+                        prev = Some(i);
+                    }
+                }
+                Ok(Col::Arith(a))
+            }
             c => Err(format!("codec {c} is not a random-access integer codec").into()),
         }
     }
@@ -463,6 +618,7 @@ impl Col {
             Col::For(f) => f.n,
             Col::Dfors(d) => d.n,
             Col::Pfor(p) => p.vals.n,
+            Col::Arith(a) => a.n,
         }
     }
 
@@ -473,6 +629,7 @@ impl Col {
             Col::For(f) => f.get(b, i),
             Col::Dfors(d) => d.get(b, i),
             Col::Pfor(p) => p.get(b, i),
+            Col::Arith(a) => a.get(b, i),
         }
     }
 
@@ -481,7 +638,9 @@ impl Col {
     /// lookup costs O(log n) cheap reads instead of O(log n) delta sums.
     pub(super) fn lower_bound(&self, b: &[u8], x: i64) -> usize {
         match self {
-            Col::For(_) | Col::Pfor(_) => first_not_below(self.len(), |i| self.get(b, i) < x),
+            Col::For(_) | Col::Pfor(_) | Col::Arith(_) => {
+                first_not_below(self.len(), |i| self.get(b, i) < x)
+            }
             Col::Dfors(d) => {
                 // Blocks start at skip values; the answer lies in the last block whose
                 // first value is < x (or is 0 when there is none).
@@ -513,6 +672,7 @@ impl Col {
                 let v = d.get(b, i);
                 (v, v.wrapping_add(d.delta(b, i)))
             }
+            Col::Arith(a) => a.pair(b, i),
             _ => (self.get(b, i), self.get(b, i + 1)),
         }
     }
@@ -529,6 +689,7 @@ impl Col {
             }
             Col::Dfors(d) => d.range(b, a, e),
             Col::Pfor(p) => p.range(b, a, e),
+            Col::Arith(c) => c.range(b, a, e),
         }
     }
 }

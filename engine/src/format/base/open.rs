@@ -5,7 +5,7 @@
 use super::*;
 
 impl Base {
-    /// Verifies and indexes a minor-2, 3 or 4 full-image segment (see the module doc), then
+    /// Verifies and indexes a minor-2, 3, 4 or 6 full-image segment (see the module doc), then
     /// runs the structural checks of [`structure`] over every value, on all cores. Errors
     /// are `(file offset, what)` like [`seg::decode`]'s. Every open of an image goes this
     /// way (a store's mapped open, `tgms check`, the fuzz targets), so no read meets a value

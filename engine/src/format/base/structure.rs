@@ -13,7 +13,7 @@
 //! that the heaps hold no duplicate and their orders sort them, that postings and
 //! adjacency lists name exactly the rows of their key, and the rows' segment order.
 
-use super::{Base, Col, Exc, ForCol};
+use super::{Arith, Base, Col, Exc, ForCol};
 use crate::error::CorruptionKind;
 use crate::format::seg::{chunk, SegErr, DFORS_STRIDE};
 use crate::model::{Table, NONE};
@@ -240,6 +240,58 @@ fn frame_max(f: &ForCol) -> i128 {
     f.min as i128 + ((1i128 << f.width) - 1)
 }
 
+impl Arith {
+    /// The exact values (as i128, without the mod 2^64) at the ends of each piece — the
+    /// rows from one break to the next — in order: each piece is a line, so its values lie
+    /// between its ends.
+    fn piece_ends(&self, b: &[u8]) -> Vec<(i128, i128)> {
+        let line = |i: usize, off: i64| {
+            i128::from(self.first) + i128::from(self.step) * i as i128 + i128::from(off)
+        };
+        let mut out = Vec::with_capacity(self.n_brk + 1);
+        let (mut start, mut off) = (0usize, 0i64);
+        for k in 0..=self.n_brk {
+            let (end, next_off) = if k < self.n_brk {
+                self.brk(b, k)
+            } else {
+                (self.n, 0)
+            };
+            if end > start {
+                out.push((line(start, off), line(end - 1, off)));
+            }
+            (start, off) = (end, next_off);
+        }
+        out
+    }
+
+    /// The values' smallest and largest, from the pieces' ends, when every end lies in
+    /// the i64 range (then no value wraps); `None` otherwise. `Some(None)` for no values.
+    fn exact_bounds(&self, b: &[u8]) -> Option<Option<(i128, i128)>> {
+        let range = i128::from(i64::MIN)..=i128::from(i64::MAX);
+        let mut lh: Option<(i128, i128)> = None;
+        for (x, y) in self.piece_ends(b) {
+            if !range.contains(&x) || !range.contains(&y) {
+                return None;
+            }
+            let (l, h) = (x.min(y), x.max(y));
+            lh = Some(lh.map_or((l, h), |(a, z)| (a.min(l), z.max(h))));
+        }
+        Some(lh)
+    }
+
+    /// True when the values never decrease, shown by the pieces alone: a step ≥ 0, each
+    /// piece starting at or above where the previous ended, and no value wrapping.
+    fn rising(&self, b: &[u8]) -> bool {
+        if self.step < 0 || self.exact_bounds(b).is_none() {
+            return false;
+        }
+        let ends = self.piece_ends(b);
+        ends.iter()
+            .zip(ends.iter().skip(1))
+            .all(|(p, q)| q.0 >= p.1)
+    }
+}
+
 impl Col {
     /// Calls `f(i, value)` for every value in order (stopping at its first error), after
     /// checking the codec's redundancy: a DFORS column's skip values equal the running sums
@@ -303,6 +355,10 @@ impl Col {
                     .into());
                 }
             }
+            Col::Arith(a) => a
+                .range(b, 0, a.n)
+                .into_iter()
+                .for_each(|v| call(v, &mut first_err)),
         }
         first_err.map_or(Ok(()), Err)
     }
@@ -310,13 +366,13 @@ impl Col {
     /// The codec's redundancy holds (see [`Col::scan`]); a FOR column has none.
     pub(super) fn check_codec(&self, b: &[u8]) -> Result<(), CorruptionKind> {
         match self {
-            Col::For(_) => Ok(()),
+            Col::For(_) | Col::Arith(_) => Ok(()),
             Col::Pfor(p) => p.exc.check_starts(b),
             Col::Dfors(_) => self.bounds(b).map(drop),
         }
     }
 
-    /// Bounds `(lo, hi)` that contain every value (exact for FOR and DFORS; a PFOR frame
+    /// Bounds `(lo, hi)` that contain every value (exact for FOR, DFORS and ARITH; a PFOR frame
     /// counts its exception slots as its `min`), after checking the codec's redundancy as
     /// [`Col::scan`] does; `None` for an empty column. One tight pass, with no per-value
     /// branch on an error: the cost of an open is this pass over the id columns.
@@ -346,6 +402,14 @@ impl Col {
                 }
                 d.bounds(b).map(Some)
             }
+            Col::Arith(a) => match a.exact_bounds(b) {
+                Some(lh) => Ok(lh),
+                // A piece that leaves the i64 range wraps: bound the stored values.
+                None => Ok(a.range(b, 0, a.n).into_iter().fold(None, |lh, v| {
+                    let v = i128::from(v);
+                    Some(lh.map_or((v, v), |(l, h): (i128, i128)| (l.min(v), h.max(v))))
+                })),
+            },
         }
     }
 
@@ -379,7 +443,8 @@ impl Col {
     }
 
     /// The values never decrease and lie in `lo..=hi`. A DFORS column whose deltas and
-    /// exceptions are all ≥ 0 ascends, so its bounds decide.
+    /// exceptions are all ≥ 0 ascends, as does an ARITH column of a step ≥ 0, so its
+    /// bounds decide.
     fn ascending_within(
         &self,
         b: &[u8],
@@ -387,14 +452,16 @@ impl Col {
         hi: i64,
         what: &str,
     ) -> Result<(), CorruptionKind> {
-        if let Col::Dfors(d) = self {
-            let rising = d.deltas.min >= 0 && (0..d.exc.n).all(|k| d.exc.entry(b, k).1 >= 0);
-            if rising {
-                match self.bounds(b)? {
-                    None => return Ok(()),
-                    Some((l, h)) if l >= lo as i128 && h <= hi as i128 => return Ok(()),
-                    Some(_) => {}
-                }
+        let rising = match self {
+            Col::Dfors(d) => d.deltas.min >= 0 && (0..d.exc.n).all(|k| d.exc.entry(b, k).1 >= 0),
+            Col::Arith(a) => a.rising(b),
+            Col::For(_) | Col::Pfor(_) => false,
+        };
+        if rising {
+            match self.bounds(b)? {
+                None => return Ok(()),
+                Some((l, h)) if l >= lo as i128 && h <= hi as i128 => return Ok(()),
+                Some(_) => {}
             }
         }
         let mut prev = lo;
@@ -756,6 +823,16 @@ mod tests {
                 enc(&mut b, &v);
                 let col = Col::parse(&b, 5, b.len(), c).unwrap();
                 let got = col.bounds(&b).unwrap();
+                if c == codec::FOR {
+                    // An arithmetic column as ARITH too (minor 6).
+                    let mut a = Vec::new();
+                    if crate::format::seg::put_int_image(&mut a, &v, crate::format::seg::SEG_MINOR_ARITH)
+                        == codec::ARITH
+                    {
+                        let col = Col::parse(&a, 0, a.len(), codec::ARITH).unwrap();
+                        prop_assert_eq!(col.bounds(&a).unwrap(), want);
+                    }
+                }
                 match (c, got, want) {
                     (codec::PFOR, Some((l, h)), Some((wl, wh))) => {
                         prop_assert!(l <= wl && h >= wh, "pfor {got:?} {want:?}");

@@ -30,6 +30,7 @@ fn check_random_access(v: &[i64]) {
             assert_eq!(col.range(&b, a, e), v[a2..e2], "range {a}..{e}");
         }
     }
+    check_arith_access(v);
 }
 
 fn arb_column() -> impl Strategy<Value = Vec<i64>> {
@@ -254,6 +255,149 @@ fn pfor_corruption_is_refused() {
     // codec_and_minor_rules_of_the_directory).
 }
 
+/// ARITH (codec 8, minor 6): a column whose deltas are one value but for a few (the
+/// breaks) is written as its line and its breaks whenever that is smaller than the other
+/// codecs, and reads back through `Col` (get, range, lower_bound) and the full decoder as
+/// the values, wrapping included; any other column, and every column of a minor-4 image,
+/// keeps the other codecs.
+#[test]
+fn piecewise_arithmetic_columns_are_arith_in_minor_6_only() {
+    let ident: Vec<i64> = (0..10_000).collect();
+    let down: Vec<i64> = (0..500).map(|i| 7_000_000 - 3 * i).collect();
+    let big: Vec<i64> = (0..40).map(|i| i64::MAX - 1_000_000 + i * 25_000).collect();
+    // Row identities after a few corrections: the identity with some values repeated.
+    let mut fixed: Vec<i64> = (0..20_000).collect();
+    for at in [17usize, 5_000, 5_001, 19_000] {
+        fixed.insert(at, fixed[at]);
+    }
+    // Mostly one value: an origin column with a few corrections.
+    let flags: Vec<i64> = (0..20_000)
+        .map(|i| if i % 4_999 == 7 { 3 } else { 4 })
+        .collect();
+    let wraps = vec![i64::MAX - 1, i64::MAX, i64::MIN, i64::MIN + 1];
+    for (v, breaks) in [
+        (&ident, 0),
+        (&down, 0),
+        (&big, 0),
+        (&fixed, 4),
+        (&flags, 8),
+        (&wraps, 0),
+    ] {
+        let mut b = vec![0xAA; 3];
+        let c = seg::put_int_image(&mut b, v, seg::SEG_MINOR_ARITH);
+        assert_eq!(c, codec::ARITH);
+        assert_eq!(b.len() - 3, seg::ARITH_HEAD + seg::ARITH_BREAK * breaks);
+        assert_eq!(seg::decode_int(&b[3..], c, v.len()).unwrap(), *v);
+        let col = Col::parse(&b, 3, b.len(), c).unwrap();
+        assert_eq!(col.len(), v.len());
+        for (i, &x) in v.iter().enumerate() {
+            assert_eq!(col.get(&b, i), x, "value {i}");
+        }
+        assert_eq!(col.get(&b, v.len()), 0);
+        assert_eq!(col.range(&b, 0, v.len()), *v);
+        for (a, e) in [(1, 4), (16, 20), (5_000, 5_010), (v.len() - 2, v.len() + 5)] {
+            let (a2, e2) = (a.min(v.len()), e.min(v.len()));
+            assert_eq!(col.range(&b, a, e), v[a2..e2], "range {a}..{e}");
+        }
+        if v.windows(2).all(|w| w[0] <= w[1]) {
+            let hi = v[v.len() - 1];
+            for x in [
+                v[0] - 1,
+                v[0],
+                v[17] - 1,
+                v[17],
+                v[17] + 1,
+                v[5_001.min(v.len() - 1)],
+                hi,
+            ] {
+                assert_eq!(col.lower_bound(&b, x), v.partition_point(|&y| y < x), "{x}");
+            }
+        }
+        // A minor-4 image has no ARITH.
+        assert_ne!(
+            seg::put_int_image(&mut Vec::new(), v, seg::SEG_MINOR_SORTED),
+            codec::ARITH
+        );
+    }
+    // Deltas of more than one value, too many breaks, or too few values to gain: the
+    // other codecs.
+    let mut r = Rng::new(5);
+    let noise: Vec<i64> = (0..1000).map(|_| r.int(0, 1 << 20)).collect();
+    let twos: Vec<i64> = (0..100_000).map(|i| i + i / 10).collect();
+    let short = [4i64, 5, 6];
+    for v in [&noise[..], &twos[..], &short[..], &[][..], &[9][..]] {
+        assert_ne!(
+            seg::put_int_image(&mut Vec::new(), v, seg::SEG_MINOR_ARITH),
+            codec::ARITH
+        );
+    }
+    assert!(twos.windows(2).filter(|w| w[1] - w[0] != 1).count() > seg::ARITH_MAX_BREAKS);
+}
+
+/// Any column reads back from ARITH, whatever the step (every other delta is a break).
+fn check_arith_access(v: &[i64]) {
+    let steps = [
+        0,
+        1,
+        v.get(1)
+            .zip(v.first())
+            .map_or(7, |(y, x)| y.wrapping_sub(*x)),
+    ];
+    for step in steps {
+        let mut b = vec![0xAA; 5];
+        seg::put_arith(&mut b, v, step);
+        assert_eq!(seg::decode_int(&b[5..], codec::ARITH, v.len()).unwrap(), v);
+        let col = Col::parse(&b, 5, b.len(), codec::ARITH).unwrap();
+        for (i, &x) in v.iter().enumerate() {
+            assert_eq!(col.get(&b, i), x, "step {step} value {i}");
+            let next = v.get(i + 1).copied().unwrap_or(0);
+            assert_eq!(col.pair(&b, i), (x, next), "step {step} pair {i}");
+        }
+        assert_eq!(col.range(&b, 0, v.len()), v);
+        for (a, e) in [(1, 2), (100, 300), (127, 129), (5, 5)] {
+            let (a2, e2) = (a.min(v.len()), e.min(v.len()).max(a.min(v.len())));
+            assert_eq!(col.range(&b, a, e), v[a2..e2], "range {a}..{e}");
+        }
+    }
+}
+
+/// A damaged ARITH column is refused by the open-time parse and the full decoder: cut
+/// short, bytes left over, more breaks than values, or breaks out of order or range.
+#[test]
+fn arith_corruption_is_refused() {
+    let mut v: Vec<i64> = (0..1000).map(|i| 1_000 + 2 * i).collect();
+    v[400] = 5;
+    v[700] = 9;
+    let mut b = Vec::new();
+    assert_eq!(
+        seg::put_int_image(&mut b, &v, seg::SEG_MINOR_ARITH),
+        codec::ARITH
+    );
+    assert_eq!(b.len(), seg::ARITH_HEAD + 4 * seg::ARITH_BREAK);
+    let refused = |b: &[u8], n: usize| {
+        Col::parse(b, 0, b.len(), codec::ARITH).is_err()
+            && seg::decode_int(b, codec::ARITH, n).is_err()
+    };
+    assert!(!refused(&b, v.len()));
+    assert!(refused(&b[..23], v.len()));
+    assert!(refused(&b[..b.len() - 1], v.len()));
+    let mut long = b.clone();
+    long.push(0);
+    assert!(refused(&long, v.len()));
+    // Break `k`'s index (the indexes come first, then the offsets).
+    let brk = |k: usize| seg::ARITH_HEAD + 4 * k;
+    for (k, index) in [(1, 400u32), (1, 10), (3, 1000), (3, 7_000)] {
+        let mut bad = b.clone();
+        bad[brk(k)..brk(k) + 4].copy_from_slice(&index.to_le_bytes());
+        assert!(refused(&bad, v.len()), "break {k} at {index}");
+    }
+    let mut many = b.clone();
+    many[20..24].copy_from_slice(&1001u32.to_le_bytes());
+    assert!(refused(&many, v.len()));
+    // The full decoder also checks the count against the table's.
+    assert!(seg::decode_int(&b, codec::ARITH, v.len() + 1).is_err());
+}
+
 #[test]
 fn dfors_full_decode_checks_the_skip_values() {
     let v: Vec<i64> = (0..300).map(|i| i * 3).collect();
@@ -403,7 +547,8 @@ fn row_eq(a: &Row, b: &Row) -> bool {
 /// how many closed rows, retired rows, mapped identities, string discs and empty slots
 /// it saw.
 fn compare(bytes: &[u8]) -> [usize; 5] {
-    assert_eq!(seg::header_minor(bytes).unwrap(), seg::SEG_MINOR_SORTED);
+    let minor = seg::header_minor(bytes).unwrap();
+    assert!([seg::SEG_MINOR_SORTED, seg::SEG_MINOR_ARITH].contains(&minor));
     seg::verify(bytes).unwrap();
     let (seq, d) = seg::decode(bytes).unwrap();
     // Every name is found by the search and by the writers' hash tables; others by
@@ -627,7 +772,7 @@ fn base_of_a_larger_store_with_long_columns() {
 }
 
 #[test]
-fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
+fn flush_segments_stay_minor_5_and_compaction_writes_minor_6() {
     let t = tempfile::tempdir().unwrap();
     let dir = t.path().join("s");
     let mut s = manual_store(&dir);
@@ -661,7 +806,7 @@ fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
     };
     assert_eq!(minors(&dir), [5, 5, 5]);
     assert_eq!(s.compact().unwrap(), 3);
-    assert_eq!(minors(&dir), [seg::SEG_MINOR_SORTED]);
+    assert_eq!(minors(&dir), [seg::SEG_MINOR_ARITH]);
     // An indexed image is not rewritten again.
     assert_eq!(s.compact().unwrap(), 0);
     // A store with a single (first-flush, minor-1) segment: compaction rewrites it as
@@ -673,7 +818,7 @@ fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
     s2.flush().unwrap();
     assert_eq!(minors(&dir2), [5]);
     assert_eq!(s2.compact().unwrap(), 1);
-    assert_eq!(minors(&dir2), [seg::SEG_MINOR_SORTED]);
+    assert_eq!(minors(&dir2), [seg::SEG_MINOR_ARITH]);
     drop(s2);
     let mut s3 = Store::create_with(&t.path().join("s3"), Options::default()).unwrap();
     assert_eq!(s3.compact().unwrap(), 0);
@@ -682,7 +827,7 @@ fn flush_segments_stay_minor_1_and_compaction_writes_minor_3() {
     let ops: Vec<Op> = (0..6).map(|_| Op::from_json(&random_op(&mut r))).collect();
     let _ = s3.write_at(1000, ops);
     assert_eq!(s3.compact().unwrap(), 0);
-    assert_eq!(minors(&t.path().join("s3")), [seg::SEG_MINOR_SORTED]);
+    assert_eq!(minors(&t.path().join("s3")), [seg::SEG_MINOR_ARITH]);
     assert!(t.path().join("s3/seg-00000001.tgs").exists());
 }
 
@@ -724,7 +869,7 @@ fn corruption_of_any_byte_is_caught_by_open() {
 fn forged_index_chunks_with_valid_crcs() {
     let bytes = random_compacted(3, 30);
     let (seq, d) = seg::decode(&bytes).unwrap();
-    let good = seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_SORTED).0;
+    let good = seg::encode_as(seq, &d, &|_| 0, seg::SEG_MINOR_ARITH).0;
     assert_eq!(good, bytes);
     // Rewrite with a wrong uid order (reversed): crcs recomputed, so only the
     // content check of `verify` notices; Base still answers without panicking.
@@ -1313,7 +1458,7 @@ fn base_open_timing() {
 fn codec_and_minor_rules_of_the_directory() {
     let bytes = random_compacted(11, 40);
     let dir = seg::read_dir(&bytes).unwrap();
-    let k = dir.codecs.iter().position(|&c| c == codec::DFORS).unwrap();
+    let k = dir.codecs.iter().position(|&c| c == codec::ARITH).unwrap();
     let err = |b: &[u8]| seg::decode(b).err().expect("refused").1.to_string();
     let recrc = |b: &mut Vec<u8>| {
         let h = crc32fast::hash(&b[..80]);
@@ -1328,9 +1473,18 @@ fn codec_and_minor_rules_of_the_directory() {
     assert!(err(&b).contains("full image"), "{}", err(&b));
     assert!(Base::open(SegBytes::Heap(b)).is_err());
     let mut b = bytes.clone();
-    b[10] = 6; // minor 6
+    b[10] = 7; // minor 7
     recrc(&mut b);
     assert!(err(&b).contains("not supported"), "{}", err(&b));
+    // ARITH is a minor-6 codec: the same image as minor 4 is refused (the edge start
+    // order of an image in segment order is the identity, an ARITH column).
+    assert_eq!(seg::header_minor(&bytes), Some(seg::SEG_MINOR_ARITH));
+    assert!(dir.codecs.contains(&codec::ARITH));
+    let mut b = bytes.clone();
+    b[10] = 4;
+    recrc(&mut b);
+    assert!(err(&b).contains("inconsistent"), "{}", err(&b));
+    assert!(Base::open(SegBytes::Heap(b)).is_err());
     // An image's directory is not a flush segment's (minor 5: no index chunks).
     let mut b = bytes.clone();
     b[10] = 5;
@@ -1421,7 +1575,7 @@ fn forge(bytes: &[u8], id: u16, f: impl Fn(&mut Vec<i64>)) -> Vec<u8> {
             let mut v = seg::decode_int(&body, c, n).unwrap();
             f(&mut v);
             body.clear();
-            c = seg::put_int_ra(&mut body, &v);
+            c = seg::put_int_image(&mut body, &v, dir.minor);
         }
         entries.push((
             cid,

@@ -92,10 +92,54 @@ impl Cursor<'_> {
         Ok(exc)
     }
 
-    /// An integer column in codec `codec` (FOR, DFOR, DFORS or PFOR) holding `want` values.
+    /// An integer column in codec `codec` (FOR, DFOR, DFORS, PFOR or ARITH) holding `want`
+    /// values.
     pub(super) fn int_col(&mut self, codec: u8, want: usize) -> Result<Vec<i64>, AtErr> {
         if codec == codec::FOR {
             return self.for_col(want);
+        }
+        if codec == codec::ARITH {
+            let at = self.pos;
+            let n = self.u32()? as usize;
+            if n != want {
+                return Err((
+                    at,
+                    format!("column holds {n} values, {want} expected").into(),
+                ));
+            }
+            let (first, step) = (self.i64()?, self.i64()?);
+            let n_brk = self.u32()? as usize;
+            if n_brk > n {
+                return Err((
+                    self.pos - 4,
+                    format!("{n_brk} breaks for {n} values").into(),
+                ));
+            }
+            // The indexes (strictly ascending, below n), then the offsets.
+            let mut breaks: Vec<usize> = Vec::with_capacity(n_brk);
+            for _ in 0..n_brk {
+                let at = self.pos;
+                let i = self.u32()? as usize;
+                if i >= n || breaks.last().is_some_and(|&p| i <= p) {
+                    return Err((at, format!("break index {i} out of order or range").into()));
+                }
+                breaks.push(i);
+            }
+            let mut offs = Vec::with_capacity(n_brk);
+            for _ in 0..n_brk {
+                offs.push(self.i64()?);
+            }
+            let mut next = breaks.iter().zip(offs).peekable();
+            let mut off = 0i64;
+            let mut out = Vec::with_capacity(n);
+            for i in 0..n {
+                if let Some((_, o)) = next.next_if(|&(&j, _)| j == i) {
+                    off = o;
+                }
+                let line = first.wrapping_add(step.wrapping_mul(i as i64));
+                out.push(line.wrapping_add(off));
+            }
+            return Ok(out);
         }
         if codec == codec::PFOR {
             let at = self.pos;
@@ -203,7 +247,7 @@ impl Cursor<'_> {
     }
 }
 
-/// Fully decodes one integer column (FOR, DFOR, DFORS or PFOR) of `want` values that fills `b`.
+/// Fully decodes one integer column (FOR, DFOR, DFORS, PFOR or ARITH) of `want` values that fills `b`.
 #[cfg(test)]
 pub(crate) fn decode_int(b: &[u8], codec: u8, want: usize) -> Result<Vec<i64>, CorruptionKind> {
     let mut r = Cursor::new(b);
@@ -327,7 +371,7 @@ pub(crate) fn read_dir_with(
         return Err((f_off, CorruptionKind::ChecksumMismatch { what }));
     }
     let minor = u16_at(b, MINOR_AT);
-    if minor > SEG_MINOR_FLUSH {
+    if minor > SEG_MINOR_MAX {
         let what = "segment minor";
         let (version, reads) = (minor, None);
         return Err((
@@ -351,7 +395,7 @@ pub(crate) fn read_dir_with(
     if is_indexed(minor) && base != [0; 7] {
         return Err((
             24,
-            "an indexed (minor 2, 3 or 4) segment must be a full image".into(),
+            "an indexed (minor 2, 3, 4 or 6) segment must be a full image".into(),
         ));
     }
     let mut codecs: Vec<u8> = Vec::with_capacity(layout.len());
@@ -367,11 +411,12 @@ pub(crate) fn read_dir_with(
         let (eid, off, entry_codec) = (u16_at(e, 0), u64_at(e, 4), u8_at(e, 2));
         let (len, crc) = (u64::from(u32_at(e, 12)), u32_at(e, 16));
         // The integer codecs a FOR chunk may use instead: DFOR in flush segments (minors
-        // 1 and 5), the random-access ones in full images (2–4); a sorted segment (4, 5)
-        // may store `tt_s` (RUNS) as such an integer column too.
+        // 1 and 5), the random-access ones in full images (2–4, and ARITH in 6); a sorted
+        // segment (4–6) may store `tt_s` (RUNS) as such an integer column too.
         let ints: &[u8] = match minor {
             0 => &[],
             1 | SEG_MINOR_FLUSH => &[codec::FOR, codec::DFOR],
+            SEG_MINOR_ARITH => &[codec::FOR, codec::DFORS, codec::PFOR, codec::ARITH],
             _ => &[codec::FOR, codec::DFORS, codec::PFOR],
         };
         let codec_ok = entry_codec == codec

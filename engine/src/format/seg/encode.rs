@@ -1,5 +1,5 @@
-//! The column encoders (`format-spec.md` §5): FOR, DFOR, DFORS, PFOR, the random-access
-//! integer choice, runs and string heaps.
+//! The column encoders (`format-spec.md` §5): FOR, DFOR, DFORS, PFOR, ARITH, the
+//! random-access integer choice, runs and string heaps.
 //!
 //! Writers index only what they built and sized themselves (the values they encode, the
 //! offsets they count); the format layer's ban on indexing guards its readers of
@@ -388,6 +388,11 @@ pub(super) fn patched_len(
 /// costs one encoding beside it (its deltas are computed on each pass, never held). FOR's
 /// size comes from the PFOR frame search's histograms (`frame_and_span`).
 pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
+    put_int_choice(out, v, false)
+}
+
+/// [`put_int_ra`], with ARITH among the choices when `arith` (see [`put_int_image`]).
+fn put_int_choice(out: &mut Vec<u8>, v: &[i64], arith: bool) -> u8 {
     let n = v.len();
     let skip_bytes = for_size(v.iter().step_by(DFORS_STRIDE).copied());
     // The values from the last block on (the exception starts' largest value counts the
@@ -416,7 +421,18 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
         }
     };
     let ((df, dfors_bytes), (pf, pfor_bytes, for_bytes)) = frames();
-    if dfors_bytes < for_bytes && dfors_bytes <= pfor_bytes {
+    // A DFORS frame of width 0: every delta is `df.min` but for its exceptions, which are
+    // ARITH's breaks (and ARITH is then smaller than DFORS).
+    let arith_bytes = ARITH_HEAD + ARITH_BREAK * df.n_exc;
+    if arith
+        && df.w == 0
+        && df.n_exc <= ARITH_MAX_BREAKS
+        && arith_bytes < for_bytes
+        && arith_bytes < pfor_bytes
+    {
+        put_arith(out, v, df.min);
+        codec::ARITH
+    } else if dfors_bytes < for_bytes && dfors_bytes <= pfor_bytes {
         put_dfors_framed(out, v, df);
         codec::DFORS
     } else if pfor_bytes < for_bytes && pfor_bytes < dfors_bytes {
@@ -426,6 +442,47 @@ pub fn put_int_ra(out: &mut Vec<u8>, v: &[i64]) -> u8 {
         put_for(out, v);
         codec::FOR
     }
+}
+
+/// ARITH codec (8, segment minor 6), a piecewise arithmetic sequence: `u32 count | i64
+/// first | i64 step | u32 n_brk | n_brk × u32 index | n_brk × i64 offset`. Value `i` is
+/// `first + i × step + offset` (mod 2^64), the offset being that of the last break whose
+/// index is at most `i` (0 before the first break). Every delta `v[j] − v[j−1]` other
+/// than `step` makes a break at `j`, so any column can be written; [`put_int_image`]
+/// chooses it for columns with few such deltas.
+pub fn put_arith(out: &mut Vec<u8>, v: &[i64], step: i64) {
+    let mut breaks: Vec<(u32, i64)> = Vec::new();
+    let mut offset = 0i64;
+    for (j, w) in v.windows(2).enumerate() {
+        let d = w[1].wrapping_sub(w[0]);
+        if d != step {
+            offset = offset.wrapping_add(d.wrapping_sub(step));
+            breaks.push((j as u32 + 1, offset));
+        }
+    }
+    out.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    out.extend_from_slice(&v.first().copied().unwrap_or(0).to_le_bytes());
+    out.extend_from_slice(&step.to_le_bytes());
+    out.extend_from_slice(&(breaks.len() as u32).to_le_bytes());
+    // Indexes first, then offsets: a search reads only the indexes, 4 bytes each.
+    breaks
+        .iter()
+        .for_each(|(i, _)| out.extend_from_slice(&i.to_le_bytes()));
+    breaks
+        .iter()
+        .for_each(|(_, o)| out.extend_from_slice(&o.to_le_bytes()));
+}
+
+/// The most breaks a writer puts in an ARITH column: a point read searches them (12
+/// steps at most, in 48 KB), where DFORS and PFOR find their exceptions through a column
+/// of block starts.
+pub const ARITH_MAX_BREAKS: usize = 4096;
+
+/// [`put_int_ra`] for an image of minor `minor`: in minor 6 a column whose deltas are one
+/// value but for at most [`ARITH_MAX_BREAKS`] others (the DFORS frame of width 0) is
+/// ARITH when that is smaller than FOR, DFORS and PFOR; returns the codec.
+pub fn put_int_image(out: &mut Vec<u8>, v: &[i64], minor: u16) -> u8 {
+    put_int_choice(out, v, has_arith(minor))
 }
 
 /// RUNS codec: `u32 run_count | run_count × (i64 value, u32 length)`; lengths ≥ 1.
