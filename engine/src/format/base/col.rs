@@ -443,10 +443,16 @@ impl Arith {
 
     /// Values `a..e` (clamped): one search, then the breaks in order.
     pub(super) fn range(&self, b: &[u8], a: usize, e: usize) -> Vec<i64> {
+        let mut out = Vec::with_capacity(e.min(self.n).saturating_sub(a));
+        self.for_each(b, a, e, |v| out.push(v));
+        out
+    }
+
+    /// Calls `f` with values `a..e` (clamped) in order, without a copy of them.
+    pub(super) fn for_each(&self, b: &[u8], a: usize, e: usize, mut f: impl FnMut(i64)) {
         let e = e.min(self.n);
-        let mut out = Vec::with_capacity(e.saturating_sub(a));
         if a >= e {
-            return out;
+            return;
         }
         let mut k = self.breaks_to(b, a);
         let mut offset = self.offset_after(b, k);
@@ -465,9 +471,8 @@ impl Arith {
                     usize::MAX
                 };
             }
-            out.push(self.on_line(i, offset));
+            f(self.on_line(i, offset));
         }
-        out
     }
 }
 

@@ -355,10 +355,7 @@ impl Col {
                     .into());
                 }
             }
-            Col::Arith(a) => a
-                .range(b, 0, a.n)
-                .into_iter()
-                .for_each(|v| call(v, &mut first_err)),
+            Col::Arith(a) => a.for_each(b, 0, a.n, |v| call(v, &mut first_err)),
         }
         first_err.map_or(Ok(()), Err)
     }
@@ -405,10 +402,14 @@ impl Col {
             Col::Arith(a) => match a.exact_bounds(b) {
                 Some(lh) => Ok(lh),
                 // A piece that leaves the i64 range wraps: bound the stored values.
-                None => Ok(a.range(b, 0, a.n).into_iter().fold(None, |lh, v| {
-                    let v = i128::from(v);
-                    Some(lh.map_or((v, v), |(l, h): (i128, i128)| (l.min(v), h.max(v))))
-                })),
+                None => {
+                    let mut lh: Option<(i128, i128)> = None;
+                    a.for_each(b, 0, a.n, |v| {
+                        let v = i128::from(v);
+                        lh = Some(lh.map_or((v, v), |(l, h)| (l.min(v), h.max(v))));
+                    });
+                    Ok(lh)
+                }
             },
         }
     }
