@@ -441,6 +441,27 @@ impl Arith {
         (v, next)
     }
 
+    /// The first index whose value is ≥ `x`, for ascending values: a search of the values
+    /// at the breaks finds the piece, then a search of that piece's line (no search of the
+    /// breaks per step).
+    pub(super) fn lower_bound(&self, b: &[u8], x: i64) -> usize {
+        let below = first_not_below(self.n_brk, |k| {
+            let (i, offset) = self.brk(b, k);
+            self.on_line(i, offset) < x
+        });
+        let (lo, offset) = match below.checked_sub(1) {
+            None => (0, 0),
+            Some(k) => self.brk(b, k),
+        };
+        let hi = if below < self.n_brk {
+            self.index(b, below)
+        } else {
+            self.n
+        };
+        let lo = lo.min(hi);
+        lo + first_not_below(hi - lo, |j| self.on_line(lo + j, offset) < x)
+    }
+
     /// Values `a..e` (clamped): one search, then the breaks in order.
     pub(super) fn range(&self, b: &[u8], a: usize, e: usize) -> Vec<i64> {
         let mut out = Vec::with_capacity(e.min(self.n).saturating_sub(a));
@@ -640,12 +661,12 @@ impl Col {
 
     /// The first index whose value is ≥ `x`, for a column of ascending values. A DFORS
     /// column is searched through its skip values first, then one block is decoded, so a
-    /// lookup costs O(log n) cheap reads instead of O(log n) delta sums.
+    /// lookup costs O(log n) cheap reads instead of O(log n) delta sums; an ARITH column
+    /// through its breaks, then one piece's line.
     pub(super) fn lower_bound(&self, b: &[u8], x: i64) -> usize {
         match self {
-            Col::For(_) | Col::Pfor(_) | Col::Arith(_) => {
-                first_not_below(self.len(), |i| self.get(b, i) < x)
-            }
+            Col::For(_) | Col::Pfor(_) => first_not_below(self.len(), |i| self.get(b, i) < x),
+            Col::Arith(a) => a.lower_bound(b, x),
             Col::Dfors(d) => {
                 // Blocks start at skip values; the answer lies in the last block whose
                 // first value is < x (or is 0 when there is none).

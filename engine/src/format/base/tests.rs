@@ -319,6 +319,17 @@ fn piecewise_arithmetic_columns_are_arith_in_minor_6_only() {
             codec::ARITH
         );
     }
+    // Every search of the column with breaks, around each break.
+    let mut b = Vec::new();
+    seg::put_int_image(&mut b, &fixed, seg::SEG_MINOR_ARITH);
+    let col = Col::parse(&b, 0, b.len(), codec::ARITH).unwrap();
+    for x in -1..=20_001 {
+        assert_eq!(
+            col.lower_bound(&b, x),
+            fixed.partition_point(|&y| y < x),
+            "{x}"
+        );
+    }
     // Deltas of more than one value, too many breaks, or too few values to gain: the
     // other codecs.
     let mut r = Rng::new(5);

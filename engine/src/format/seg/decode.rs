@@ -7,7 +7,8 @@ use crate::format::le::{u16_at, u32_at, u64_at, u8_at, AtErr, Cursor};
 
 /// The column codecs' decoders, read through the format's cursor over one chunk.
 impl Cursor<'_> {
-    pub(super) fn for_col(&mut self, want: usize) -> Result<Vec<i64>, AtErr> {
+    /// A column's `u32` count, which must be `want` (the table's).
+    fn count(&mut self, want: usize) -> Result<usize, AtErr> {
         let at = self.pos;
         let n = self.u32()? as usize;
         if n != want {
@@ -16,6 +17,11 @@ impl Cursor<'_> {
                 format!("column holds {n} values, {want} expected").into(),
             ));
         }
+        Ok(n)
+    }
+
+    pub(super) fn for_col(&mut self, want: usize) -> Result<Vec<i64>, AtErr> {
+        let n = self.count(want)?;
         self.for_body(n)
     }
 
@@ -99,57 +105,10 @@ impl Cursor<'_> {
             return self.for_col(want);
         }
         if codec == codec::ARITH {
-            let at = self.pos;
-            let n = self.u32()? as usize;
-            if n != want {
-                return Err((
-                    at,
-                    format!("column holds {n} values, {want} expected").into(),
-                ));
-            }
-            let (first, step) = (self.i64()?, self.i64()?);
-            let n_brk = self.u32()? as usize;
-            if n_brk > n {
-                return Err((
-                    self.pos - 4,
-                    format!("{n_brk} breaks for {n} values").into(),
-                ));
-            }
-            // The indexes (strictly ascending, below n), then the offsets.
-            let mut breaks: Vec<usize> = Vec::with_capacity(n_brk);
-            for _ in 0..n_brk {
-                let at = self.pos;
-                let i = self.u32()? as usize;
-                if i >= n || breaks.last().is_some_and(|&p| i <= p) {
-                    return Err((at, format!("break index {i} out of order or range").into()));
-                }
-                breaks.push(i);
-            }
-            let mut offs = Vec::with_capacity(n_brk);
-            for _ in 0..n_brk {
-                offs.push(self.i64()?);
-            }
-            let mut next = breaks.iter().zip(offs).peekable();
-            let mut off = 0i64;
-            let mut out = Vec::with_capacity(n);
-            for i in 0..n {
-                if let Some((_, o)) = next.next_if(|&(&j, _)| j == i) {
-                    off = o;
-                }
-                let line = first.wrapping_add(step.wrapping_mul(i as i64));
-                out.push(line.wrapping_add(off));
-            }
-            return Ok(out);
+            return self.arith_col(want);
         }
         if codec == codec::PFOR {
-            let at = self.pos;
-            let n = self.u32()? as usize;
-            if n != want {
-                return Err((
-                    at,
-                    format!("column holds {n} values, {want} expected").into(),
-                ));
-            }
+            let n = self.count(want)?;
             let mut vals = self.for_body(n)?;
             let at = self.pos;
             let n_exc = self.u32()? as usize;
@@ -160,14 +119,7 @@ impl Cursor<'_> {
             self.exc_starts(n, &exc)?;
             return Ok(vals);
         }
-        let at = self.pos;
-        let n = self.u32()? as usize;
-        if n != want {
-            return Err((
-                at,
-                format!("column holds {n} values, {want} expected").into(),
-            ));
-        }
+        let n = self.count(want)?;
         let first = self.i64()?;
         let n_exc = self.u32()? as usize;
         let nd = n.saturating_sub(1);
@@ -200,6 +152,44 @@ impl Cursor<'_> {
                 }
             }
             self.exc_starts(n, &exc)?;
+        }
+        Ok(out)
+    }
+
+    /// An ARITH column of `want` values: the line, then the break indexes (strictly
+    /// ascending, below the count) and their offsets.
+    fn arith_col(&mut self, want: usize) -> Result<Vec<i64>, AtErr> {
+        let n = self.count(want)?;
+        let (first, step) = (self.i64()?, self.i64()?);
+        let n_brk = self.u32()? as usize;
+        if n_brk > n {
+            return Err((
+                self.pos - 4,
+                format!("{n_brk} breaks for {n} values").into(),
+            ));
+        }
+        let mut breaks: Vec<usize> = Vec::with_capacity(n_brk);
+        for _ in 0..n_brk {
+            let at = self.pos;
+            let i = self.u32()? as usize;
+            if i >= n || breaks.last().is_some_and(|&p| i <= p) {
+                return Err((at, format!("break index {i} out of order or range").into()));
+            }
+            breaks.push(i);
+        }
+        let mut offs = Vec::with_capacity(n_brk);
+        for _ in 0..n_brk {
+            offs.push(self.i64()?);
+        }
+        let mut next = breaks.iter().zip(offs).peekable();
+        let mut off = 0i64;
+        let mut out = Vec::with_capacity(n);
+        for i in 0..n {
+            if let Some((_, o)) = next.next_if(|&(&j, _)| j == i) {
+                off = o;
+            }
+            let line = first.wrapping_add(step.wrapping_mul(i as i64));
+            out.push(line.wrapping_add(off));
         }
         Ok(out)
     }
@@ -247,7 +237,8 @@ impl Cursor<'_> {
     }
 }
 
-/// Fully decodes one integer column (FOR, DFOR, DFORS, PFOR or ARITH) of `want` values that fills `b`.
+/// Fully decodes one integer column (FOR, DFOR, DFORS, PFOR or ARITH) of `want` values that
+/// fills `b`.
 #[cfg(test)]
 pub(crate) fn decode_int(b: &[u8], codec: u8, want: usize) -> Result<Vec<i64>, CorruptionKind> {
     let mut r = Cursor::new(b);

@@ -473,9 +473,9 @@ pub fn put_arith(out: &mut Vec<u8>, v: &[i64], step: i64) {
         .for_each(|(_, o)| out.extend_from_slice(&o.to_le_bytes()));
 }
 
-/// The most breaks a writer puts in an ARITH column: a point read searches them (12
-/// steps at most, in 48 KB), where DFORS and PFOR find their exceptions through a column
-/// of block starts.
+/// The most breaks a writer puts in an ARITH column: a point read searches their indexes
+/// (12 steps at most, over 16 KB), where DFORS and PFOR find their exceptions through a
+/// column of block starts.
 pub const ARITH_MAX_BREAKS: usize = 4096;
 
 /// [`put_int_ra`] for an image of minor `minor`: in minor 6 a column whose deltas are one

@@ -216,9 +216,9 @@ impl SegWriter<Vec<u8>> {
 /// Encodes the values of integer chunk `id` (nominal codec `codec`, §6.3) of a segment of
 /// minor `minor` into `body`, in the codec the format allows there that is smallest;
 /// returns the codec used. A minor-2, 3, 4 or 6 segment takes the smallest random-access
-/// codec for every chunk (ARITH among them in minor 6); a flush segment packs the small columns with FOR and the others with
-/// the smaller of FOR and DFOR; a `tt_s` chunk is RUNS unless (minors 4 and 5) an integer
-/// column is smaller.
+/// codec for every chunk (ARITH among them in minor 6); a flush segment packs the small
+/// columns with FOR and the others with the smaller of FOR and DFOR; a `tt_s` chunk is RUNS
+/// unless (minors 4–6) an integer column is smaller.
 pub(crate) fn put_int_chunk(body: &mut Vec<u8>, id: u16, codec: u8, minor: u16, v: &[i64]) -> u8 {
     use chunk::*;
     let indexed = is_indexed(minor);
