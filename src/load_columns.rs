@@ -230,7 +230,6 @@ impl Resolved {
             found: c.shown(),
         };
         let uid = |i: usize, col: &str| match &cells[i] {
-            Cell::Text(s) if !s.is_empty() && map.uid_prefix.is_empty() => Ok(s.to_string()),
             Cell::Text(s) if !s.is_empty() => Ok([map.uid_prefix.as_str(), s].concat()),
             Cell::Int(n) => Ok(format!("{}{n}", map.uid_prefix)),
             c => Err(bad(col, "a non-empty node uid (text or integer)", c)),

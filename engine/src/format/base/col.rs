@@ -418,9 +418,6 @@ impl Arith {
         if i >= self.n {
             return 0;
         }
-        if self.n_brk == 0 {
-            return self.on_line(i, 0);
-        }
         let k = self.breaks_to(b, i);
         self.on_line(i, self.offset_after(b, k))
     }

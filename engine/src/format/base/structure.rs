@@ -242,9 +242,10 @@ fn frame_max(f: &ForCol) -> i128 {
 
 impl Arith {
     /// The exact values (as i128, without the mod 2^64) at the ends of each piece — the
-    /// rows from one break to the next — in order: each piece is a line, so its values lie
-    /// between its ends.
-    fn piece_ends(&self, b: &[u8]) -> Vec<(i128, i128)> {
+    /// rows from one break to the next — in order; `None` when an end lies outside the i64
+    /// range (a value wraps). Each piece is a line, so its values lie between its ends.
+    fn pieces(&self, b: &[u8]) -> Option<Vec<(i128, i128)>> {
+        let range = i128::from(i64::MIN)..=i128::from(i64::MAX);
         let line = |i: usize, off: i64| {
             i128::from(self.first) + i128::from(self.step) * i as i128 + i128::from(off)
         };
@@ -257,38 +258,36 @@ impl Arith {
                 (self.n, 0)
             };
             if end > start {
-                out.push((line(start, off), line(end - 1, off)));
+                let ends = (line(start, off), line(end - 1, off));
+                if !range.contains(&ends.0) || !range.contains(&ends.1) {
+                    return None;
+                }
+                out.push(ends);
             }
             (start, off) = (end, next_off);
         }
-        out
+        Some(out)
     }
 
-    /// The values' smallest and largest, from the pieces' ends, when every end lies in
-    /// the i64 range (then no value wraps); `None` otherwise. `Some(None)` for no values.
+    /// The values' smallest and largest, from the pieces' ends, when no value wraps;
+    /// `Some(None)` for no values.
     fn exact_bounds(&self, b: &[u8]) -> Option<Option<(i128, i128)>> {
-        let range = i128::from(i64::MIN)..=i128::from(i64::MAX);
-        let mut lh: Option<(i128, i128)> = None;
-        for (x, y) in self.piece_ends(b) {
-            if !range.contains(&x) || !range.contains(&y) {
-                return None;
-            }
-            let (l, h) = (x.min(y), x.max(y));
-            lh = Some(lh.map_or((l, h), |(a, z)| (a.min(l), z.max(h))));
-        }
-        Some(lh)
+        let pieces = self.pieces(b)?;
+        Some(
+            pieces
+                .into_iter()
+                .map(|(x, y)| (x.min(y), x.max(y)))
+                .reduce(|(a, z), (l, h)| (a.min(l), z.max(h))),
+        )
     }
 
     /// True when the values never decrease, shown by the pieces alone: a step ≥ 0, each
     /// piece starting at or above where the previous ended, and no value wrapping.
     fn rising(&self, b: &[u8]) -> bool {
-        if self.step < 0 || self.exact_bounds(b).is_none() {
-            return false;
-        }
-        let ends = self.piece_ends(b);
-        ends.iter()
-            .zip(ends.iter().skip(1))
-            .all(|(p, q)| q.0 >= p.1)
+        self.step >= 0
+            && self
+                .pieces(b)
+                .is_some_and(|p| p.iter().zip(p.iter().skip(1)).all(|(a, z)| z.0 >= a.1))
     }
 }
 
