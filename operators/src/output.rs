@@ -22,8 +22,8 @@ pub struct Output {
     capture: bool,
     /// Also render a lazily rendered list whole to keep it ([`Output::paged_lazy`]).
     capture_lazy: bool,
-    /// The complete paged list, when captured: its name and every row in list order.
-    complete: Option<(String, Vec<Value>)>,
+    /// The complete paged list, when captured: its name and its rows in list order.
+    complete: Option<(String, KeptRows)>,
     /// Paged lists set so far, and whether the kernel set `truncated` or `cursor` itself
     /// (then the envelope's flags are not the paged list's alone, and no page is derived
     /// from a kept list: [`Output::into_complete`] returns `None`).
@@ -153,16 +153,76 @@ pub fn page_of(total: usize, offset: usize, limit: usize) -> (std::ops::Range<us
     (range, truncated, cursor)
 }
 
+/// The rows of a list given as typed cells by a source that owns what it reads
+/// ([`Output::paged_cells_owned`]): `row(i, sink)` calls `sink` with every member of row `i`
+/// in key byte order.
+pub type OwnedCells = dyn Fn(usize, &mut CellSink<'_>) + Send + Sync;
+
+/// The complete paged list a [`Complete`] keeps.
+pub enum KeptRows {
+    /// Every row rendered, in list order.
+    Values(Vec<Value>),
+    /// Rows rendered from their source when a page asks for them.
+    Cells {
+        /// Number of rows.
+        total: usize,
+        /// The source.
+        row: std::sync::Arc<OwnedCells>,
+        /// An estimate of the heap bytes the source holds (the page cache's unit of
+        /// account).
+        bytes: usize,
+    },
+}
+
+impl KeptRows {
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        match self {
+            KeptRows::Values(v) => v.len(),
+            KeptRows::Cells { total, .. } => *total,
+        }
+    }
+
+    /// True when there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rows at positions `range` (within `0..len`), rendered.
+    fn rows(&self, range: std::ops::Range<usize>) -> Vec<Value> {
+        match self {
+            KeptRows::Values(v) => v[range].to_vec(),
+            KeptRows::Cells { row, .. } => range
+                .map(|i| {
+                    cells_value::<std::convert::Infallible>(|sink| {
+                        row(i, sink);
+                        Ok(())
+                    })
+                    .unwrap_or_else(|never| match never {})
+                })
+                .collect(),
+        }
+    }
+}
+
+/// The JSON object of one row given as typed cells by `fill`.
+fn cells_value<E>(fill: impl FnOnce(&mut CellSink<'_>) -> Result<(), E>) -> Result<Value, E> {
+    let mut m = Map::new();
+    fill(&mut |k, c| {
+        m.insert(k.to_string(), c.to_value());
+    })?;
+    Ok(Value::Object(m))
+}
+
 /// A kernel's payload with its complete paged list kept (`crate::page_cache`): every page
 /// of the same call is `payload` with the list, `truncated` and `cursor` replaced.
-#[derive(Debug)]
 pub struct Complete {
     /// The payload as the kernel left it (its page at the call's offset).
     pub payload: Map<String, Value>,
     /// The paged list's field name.
     pub list: String,
     /// Every row of the list, in list order.
-    pub rows: Vec<Value>,
+    pub rows: KeptRows,
 }
 
 impl Complete {
@@ -170,7 +230,7 @@ impl Complete {
     pub fn page(&self, offset: usize, limit: usize) -> Map<String, Value> {
         let (range, truncated, cursor) = page_of(self.rows.len(), offset, limit);
         let mut m = self.payload.clone();
-        m.insert(self.list.clone(), Value::Array(self.rows[range].to_vec()));
+        m.insert(self.list.clone(), Value::Array(self.rows.rows(range)));
         m.insert("truncated".into(), Value::Bool(truncated));
         m.insert("cursor".into(), cursor);
         m
@@ -506,7 +566,7 @@ impl Output {
         let truncated = self.paged_lazy(name, keys, |page| Ok(rows[page].to_vec()));
         self.capture = true;
         let truncated = truncated?;
-        self.complete = Some((name.to_string(), rows));
+        self.complete = Some((name.to_string(), KeptRows::Values(rows)));
         Ok(truncated)
     }
 
@@ -568,7 +628,7 @@ impl Output {
         }
         let truncated = self.put_list(name, total, digest, page, None)?;
         if let Some(all) = all {
-            self.complete = Some((name.to_string(), all));
+            self.complete = Some((name.to_string(), KeptRows::Values(all)));
         }
         Ok(truncated)
     }
@@ -660,13 +720,7 @@ impl Output {
             return self.put_list(name, total, digest(), cut, Some(parts));
         }
         let beside = self.beside_columns(name, total);
-        let value_of = |i: usize| {
-            let mut m = Map::new();
-            row(i, &mut |k, c| {
-                m.insert(k.to_string(), c.to_value());
-            })?;
-            Ok(Value::Object(m))
-        };
+        let value_of = |i: usize| cells_value(|sink| row(i, sink));
         if self.pick_with(name, total, value_of)? {
             return Ok(false);
         }
@@ -675,6 +729,38 @@ impl Output {
         if let Some(cols) = beside.filter(|_| self.admits(name, total)) {
             let (cut, parts) = cells_cut(name, total, &cols, &row)?;
             self.beside = Some((cut, (name.to_string(), parts)));
+        }
+        Ok(truncated)
+    }
+
+    /// [`Output::paged_cells`] for a row source that owns what it reads: a call whose
+    /// result may be cached keeps the source itself as its complete list
+    /// ([`KeptRows::Cells`]), not rendered rows. The first page renders only its own rows,
+    /// and every later page of the call renders its rows from the kept source without a
+    /// kernel run. `bytes` estimates the heap bytes the source holds.
+    pub fn paged_cells_owned(
+        &mut self,
+        name: &str,
+        total: usize,
+        digest: impl FnOnce() -> String,
+        row: impl Fn(usize, &mut CellSink<'_>) + Send + Sync + 'static,
+        bytes: usize,
+    ) -> Result<bool, OpError> {
+        let row: std::sync::Arc<OwnedCells> = std::sync::Arc::new(row);
+        let keep = self.capture && total > self.limit && self.complete.is_none();
+        let lists = self.paged_lists;
+        // The source is kept instead: the lazy path must not render the list whole.
+        let capture = std::mem::replace(&mut self.capture, false);
+        let shared = std::sync::Arc::clone(&row);
+        let truncated = self.paged_cells(name, total, digest, move |i, sink| {
+            shared(i, sink);
+            Ok(())
+        });
+        self.capture = capture;
+        let truncated = truncated?;
+        // Not when the list was picked from instead of paged.
+        if keep && self.paged_lists > lists {
+            self.complete = Some((name.to_string(), KeptRows::Cells { total, row, bytes }));
         }
         Ok(truncated)
     }

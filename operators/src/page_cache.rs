@@ -13,7 +13,7 @@
 //! environment) and evicts the least recently used entry first.
 
 use crate::args::Args;
-use crate::output::Complete;
+use crate::output::{Complete, KeptRows};
 use serde_json::Value;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -101,8 +101,11 @@ pub fn contains(key: &str) -> bool {
 /// recently used entries until the cache fits its budget.
 pub fn put(key: String, c: Complete) {
     let budget = budget_bytes();
-    let size =
-        key.len() + approx_bytes_map(&c.payload) + c.rows.iter().map(approx_bytes).sum::<usize>();
+    let rows = match &c.rows {
+        KeptRows::Values(rows) => rows.iter().map(approx_bytes).sum::<usize>(),
+        KeptRows::Cells { bytes, .. } => *bytes,
+    };
+    let size = key.len() + approx_bytes_map(&c.payload) + rows;
     if size > budget {
         return;
     }

@@ -83,10 +83,27 @@ fn rows_of(pages: &[String], list: &str) -> Vec<Value> {
 fn pages_are_read_from_the_kept_result_with_identical_bytes() {
     let (_d, mut s) = store();
     let calls = [
-        // Eagerly paged list (`Output::paged`).
+        // Rows whose source is kept unrendered (`Output::paged_cells_owned`), in each
+        // direction's row form.
         (
             "temporal_reachability",
             json!({"src": "u0", "window": {"t_a": 0, "t_b": 4000}, "limit": 7}),
+            "rows",
+        ),
+        (
+            "temporal_reachability",
+            json!({"src": "u0", "window": {"t_a": 0, "t_b": 4000}, "direction": "in", "limit": 7}),
+            "rows",
+        ),
+        (
+            "temporal_reachability",
+            json!({"src": "u3", "window": {"t_a": 0, "t_b": 4000}, "direction": "both", "limit": 9}),
+            "rows",
+        ),
+        // Eagerly paged list (`Output::paged`): u0's edges valid throughout.
+        (
+            "state_at",
+            json!({"uid": "u0", "at": 100, "limit": 6}),
             "rows",
         ),
         // Keyed list (`Output::paged_keyed`).

@@ -10,13 +10,13 @@ use super::validate_window;
 use crate::args::Args;
 use crate::cost::Estimate;
 use crate::error::OpError;
+use crate::json::set_digest_by;
 use crate::kernels::reach::{reachability, Direction, ReachIndex};
 use crate::kernels::Span;
-use crate::output::Output;
+use crate::output::{Cell, CellSink, Output};
 use crate::registry::{common, frag, ArgDecl, Ctx, OpSpec, Outputs, RowKey};
-use rayon::prelude::*;
 use serde_json::{json, Value};
-use tgms_engine::Stats;
+use tgms_engine::{canon, Stats};
 
 const MANUAL: &str = "Time-respecting reachability from `src` inside `window` (edges must be traversed in non-decreasing time; an edge valid over an interval can be used at any instant of it). `direction: \"out\"` → who `src` can reach and the earliest arrival; `\"in\"` → who can reach `src` and the latest time they can leave; `\"both\"` → union. `delta_max_wait` caps the wait at intermediate nodes. For counts read `rows_total` (exact even when the page is cut) and keep `limit` small. Example: `{\"src\": {\"$ref\": \"s1.rows[0].uid\"}, \"window\": {\"t_a\": 1700000000000000, \"t_b\": 1700604800000000}, \"limit\": 1}` → `rows_total`. Edge predicates: `prop_filter` (`{prop, cmp, value}` as in `aggregate_events`; events whose property is absent or of another type are excluded and counted in `prop_coercion`) and `self_loops` (`exclude` or `only`) hide the events they reject from the pattern.";
 
@@ -123,23 +123,76 @@ fn kernel(ctx: &Ctx<'_>, args: &Args, out: &mut Output) -> Result<(), OpError> {
             }
         }
     };
-    // Rendered whole (in parallel, in order), so that a paged call keeps the complete list
-    // from its first page on and every later page is a read.
-    let uid = |v: u32| g.uids[v as usize];
-    let rows: Vec<Value> = found
-        .par_iter()
-        .with_min_len(4096)
-        .map(|&(v, a, d)| match dir {
-            Direction::Out => json!({"uid": uid(v), "earliest_arrival": a}),
-            Direction::In => json!({"uid": uid(v), "latest_departure": d}),
-            Direction::Both => {
-                json!({"uid": uid(v), "earliest_arrival": a, "latest_departure": d})
-            }
+    // The rows own their uids, so a paged call keeps them unrendered from its first page on
+    // (only the page is rendered) and every later page is a read.
+    let digest = || {
+        set_digest_by(&found, |&(v, _, _), s| {
+            canon::write_str(s, g.uids[v as usize])
         })
-        .collect();
-    out.paged("rows", rows)?;
+    };
+    let rows = ReachRows::new(dir, &found, |v| g.uids[v as usize]);
+    let (total, bytes) = (found.len(), rows.bytes());
+    out.paged_cells_owned(
+        "rows",
+        total,
+        digest,
+        move |i, sink| rows.row(i, sink),
+        bytes,
+    )?;
     if let Some(p) = &pred {
         p.report(out, coerced);
     }
     Ok(())
+}
+
+/// A result's rows, owning what they show: each reached node's uid (one text buffer) and its
+/// earliest arrival and latest departure, in row order.
+struct ReachRows {
+    dir: Direction,
+    text: String,
+    /// End of row `i`'s uid in `text` (its start is the previous row's end).
+    ends: Vec<usize>,
+    times: Vec<(Option<i64>, Option<i64>)>,
+}
+
+impl ReachRows {
+    fn new<'a>(
+        dir: Direction,
+        found: &[(u32, Option<i64>, Option<i64>)],
+        uid: impl Fn(u32) -> &'a str,
+    ) -> ReachRows {
+        let mut text = String::new();
+        let mut ends = Vec::with_capacity(found.len());
+        for &(v, _, _) in found {
+            text.push_str(uid(v));
+            ends.push(text.len());
+        }
+        ReachRows {
+            dir,
+            text,
+            ends,
+            times: found.iter().map(|&(_, a, d)| (a, d)).collect(),
+        }
+    }
+
+    /// An estimate of the heap bytes held.
+    fn bytes(&self) -> usize {
+        self.text.len()
+            + self.ends.len() * std::mem::size_of::<usize>()
+            + self.times.len() * std::mem::size_of::<(Option<i64>, Option<i64>)>()
+    }
+
+    /// Row `i`'s members in key byte order: `{earliest_arrival, latest_departure, uid}` of
+    /// §12, the time of a direction not searched left out.
+    fn row(&self, i: usize, sink: &mut CellSink<'_>) {
+        let (a, d) = self.times[i];
+        if self.dir != Direction::In {
+            sink("earliest_arrival", a.map_or(Cell::Null, Cell::Int));
+        }
+        if self.dir != Direction::Out {
+            sink("latest_departure", d.map_or(Cell::Null, Cell::Int));
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        sink("uid", Cell::Str(&self.text[start..self.ends[i]]));
+    }
 }
