@@ -23,7 +23,6 @@
 use crate::error::CorruptionKind;
 use crate::format::bitmap::RoaringView;
 use crate::format::mmap::SegBytes;
-use crate::format::search::first_not_below;
 use crate::format::seg::{self, chunk, codec, SegErr, SEG_MINOR_TIME_INDEX};
 use crate::model::{Content, Dict, Disc, IdentPart, IdentRec, Marks, PerTable, Row, Table, NONE};
 use crate::op::Origin;
@@ -626,15 +625,17 @@ impl Base {
     pub(crate) fn time_rank(&self, k: Table, by_end: bool, t: i64) -> usize {
         let Some(ti) = &self.time else { return 0 };
         let (c, b) = (ti[k].col(by_end), self.b());
-        let key = |p: usize| {
-            let (s, e) = self.row_vt(k, c.id(b, p));
+        // The key of the row an entry names (an entry out of u32 reads as a missing row);
+        // a start is read without the length column.
+        let key = |row: i64| {
+            let r = u32::try_from(row).unwrap_or(NONE);
             if by_end {
-                e
+                self.row_vt(k, r).1
             } else {
-                s
+                self.row_vt_s(k, r)
             }
         };
-        first_not_below(c.len(), |p| key(p) < t)
+        c.first_not_below_by(b, |row| key(row) < t)
     }
 
     /// Entries `[a, e)` of the valid-time index of table `k` (`by_end`: the long rows by

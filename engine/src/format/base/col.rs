@@ -438,25 +438,25 @@ impl Arith {
         (v, next)
     }
 
-    /// The first index whose value is ≥ `x`, for ascending values: a search of the values
-    /// at the breaks finds the piece, then a search of that piece's line (no search of the
-    /// breaks per step).
-    pub(super) fn lower_bound(&self, b: &[u8], x: i64) -> usize {
-        let below = first_not_below(self.n_brk, |k| {
+    /// The first index whose value `v` has `!below(v)`, for a `below` that holds on a
+    /// prefix of the indexes: a search of the values at the breaks finds the piece, then a
+    /// search of that piece's line (no search of the breaks per step).
+    pub(super) fn first_not_below_by(&self, b: &[u8], below: impl Fn(i64) -> bool) -> usize {
+        let below_at = first_not_below(self.n_brk, |k| {
             let (i, offset) = self.brk(b, k);
-            self.on_line(i, offset) < x
+            below(self.on_line(i, offset))
         });
-        let (lo, offset) = match below.checked_sub(1) {
+        let (lo, offset) = match below_at.checked_sub(1) {
             None => (0, 0),
             Some(k) => self.brk(b, k),
         };
-        let hi = if below < self.n_brk {
-            self.index(b, below)
+        let hi = if below_at < self.n_brk {
+            self.index(b, below_at)
         } else {
             self.n
         };
         let lo = lo.min(hi);
-        lo + first_not_below(hi - lo, |j| self.on_line(lo + j, offset) < x)
+        lo + first_not_below(hi - lo, |j| below(self.on_line(lo + j, offset)))
     }
 
     /// Values `a..e` (clamped): one search, then the breaks in order.
@@ -663,7 +663,7 @@ impl Col {
     pub(super) fn lower_bound(&self, b: &[u8], x: i64) -> usize {
         match self {
             Col::For(_) | Col::Pfor(_) => first_not_below(self.len(), |i| self.get(b, i) < x),
-            Col::Arith(a) => a.lower_bound(b, x),
+            Col::Arith(a) => a.first_not_below_by(b, |v| v < x),
             Col::Dfors(d) => {
                 // Blocks start at skip values; the answer lies in the last block whose
                 // first value is < x (or is 0 when there is none).
@@ -675,6 +675,17 @@ impl Col {
                 let vals = d.range(b, start, start + DFORS_STRIDE);
                 start + vals.partition_point(|&v| v < x)
             }
+        }
+    }
+
+    /// The first index whose value `v` has `!below(v)`, for a `below` that holds on a
+    /// prefix of the indexes (e.g. an order column searched by a key of the row it names).
+    /// An ARITH column is searched through its breaks, then one piece's line, so no step
+    /// searches the breaks; other codecs read one value per step.
+    pub(super) fn first_not_below_by(&self, b: &[u8], below: impl Fn(i64) -> bool) -> usize {
+        match self {
+            Col::Arith(a) => a.first_not_below_by(b, below),
+            _ => first_not_below(self.len(), |i| below(self.get(b, i))),
         }
     }
 
