@@ -374,6 +374,42 @@ fn check_arith_access(v: &[i64]) {
 
 /// A damaged ARITH column is refused by the open-time parse and the full decoder: cut
 /// short, bytes left over, more breaks than values, or breaks out of order or range.
+/// An order column searched by the key of the row each entry names
+/// (`Col::first_not_below_by`, the valid-time index's search): the first position whose
+/// row's key is not below `t` is the one a search of the decoded positions finds, for the
+/// ARITH form of minor 6 (through its pieces) and the other codecs of minor 4 alike.
+#[test]
+fn order_columns_are_searched_by_the_key_of_their_rows() {
+    // Rows 0..n in order, but for a few corrected rows whose key belongs elsewhere: the
+    // order lists rows by key, so those rows sit out of row order (ARITH breaks).
+    let n = 5_000usize;
+    let mut key: Vec<i64> = (0..n as i64).map(|r| 10 * r).collect();
+    for (r, k) in [
+        (40usize, 12_345i64),
+        (41, 12_346),
+        (2_000, 3),
+        (4_999, 49_991),
+    ] {
+        key[r] = k;
+    }
+    let mut order: Vec<i64> = (0..n as i64).collect();
+    order.sort_by_key(|&r| (key[r as usize], r));
+    for minor in [seg::SEG_MINOR_ARITH, seg::SEG_MINOR_SORTED] {
+        let mut b = Vec::new();
+        let c = seg::put_int_image(&mut b, &order, minor);
+        assert_eq!(c == codec::ARITH, minor == seg::SEG_MINOR_ARITH);
+        let col = Col::parse(&b, 0, b.len(), c).unwrap();
+        for t in (-1..=50_001)
+            .step_by(7)
+            .chain([3, 4, 12_345, 12_346, 12_347, 49_991])
+        {
+            let want = order.partition_point(|&r| key[r as usize] < t);
+            let got = col.first_not_below_by(&b, |r| key[r as usize] < t);
+            assert_eq!(got, want, "minor {minor}, key {t}");
+        }
+    }
+}
+
 #[test]
 fn arith_corruption_is_refused() {
     let mut v: Vec<i64> = (0..1000).map(|i| 1_000 + 2 * i).collect();
