@@ -192,26 +192,20 @@ impl KeptRows {
     fn rows(&self, range: std::ops::Range<usize>) -> Vec<Value> {
         match self {
             KeptRows::Values(v) => v[range].to_vec(),
-            KeptRows::Cells { row, .. } => range
-                .map(|i| {
-                    cells_value::<std::convert::Infallible>(|sink| {
-                        row(i, sink);
-                        Ok(())
-                    })
-                    .unwrap_or_else(|never| match never {})
-                })
-                .collect(),
+            KeptRows::Cells { row, .. } => {
+                range.map(|i| cells_value(|sink| row(i, sink))).collect()
+            }
         }
     }
 }
 
 /// The JSON object of one row given as typed cells by `fill`.
-fn cells_value<E>(fill: impl FnOnce(&mut CellSink<'_>) -> Result<(), E>) -> Result<Value, E> {
+fn cells_value(fill: impl FnOnce(&mut CellSink<'_>)) -> Value {
     let mut m = Map::new();
     fill(&mut |k, c| {
         m.insert(k.to_string(), c.to_value());
-    })?;
-    Ok(Value::Object(m))
+    });
+    Value::Object(m)
 }
 
 /// A kernel's payload with its complete paged list kept (`crate::page_cache`): every page
@@ -720,7 +714,11 @@ impl Output {
             return self.put_list(name, total, digest(), cut, Some(parts));
         }
         let beside = self.beside_columns(name, total);
-        let value_of = |i: usize| cells_value(|sink| row(i, sink));
+        let value_of = |i: usize| {
+            let mut filled = Ok(());
+            let v = cells_value(|sink| filled = row(i, sink));
+            filled.map(|()| v)
+        };
         if self.pick_with(name, total, value_of)? {
             return Ok(false);
         }
