@@ -325,18 +325,39 @@ impl<'a> Merge<'a> {
 
     /// Calls `f` with the stored values of row columns `cols` of every row of table `k`, in
     /// new order, and the row's new number. The image's rows come in ascending order, so
-    /// its columns are decoded a stretch at a time.
+    /// its columns are decoded a stretch at a time. The delta's values are read a block of
+    /// rows at a time, before the block is passed on: a delta out of its own order (a
+    /// Parquet export read back) is read at random, and independent loads in a short loop
+    /// overlap their cache misses where one load between calls of `f` waits for each.
     fn walk<const N: usize>(&self, k: Table, cols: [u16; N], mut f: impl FnMut([i64; N], u32)) {
+        /// Rows of new order per block.
+        const BLOCK: usize = 1024;
         let g = row_columns(k);
         let d = self.d;
         let nb = d.n_base(k) as usize;
         let mut at = 0;
         let mut bufs: [Vec<i64>; N] = std::array::from_fn(|_| Vec::new());
-        for (new, old) in self.order[k].iter().enumerate() {
-            let (old, new) = (old as usize, new as u32);
-            match old.checked_sub(nb) {
-                Some(j) => f(cols.map(|c| d.value_above(k, c, j)), new),
-                None => {
+        let mut above: [Vec<i64>; N] = std::array::from_fn(|_| Vec::with_capacity(BLOCK));
+        let mut olds: Vec<usize> = Vec::with_capacity(BLOCK);
+        let mut order = self.order[k].iter();
+        let mut new = 0u32;
+        loop {
+            olds.clear();
+            olds.extend(order.by_ref().take(BLOCK).map(|old| old as usize));
+            if olds.is_empty() {
+                return;
+            }
+            for (vals, c) in above.iter_mut().zip(cols) {
+                vals.clear();
+                let rows = olds.iter().filter_map(|old| old.checked_sub(nb));
+                vals.extend(rows.map(|j| d.value_above(k, c, j)));
+            }
+            let mut next = 0;
+            for &old in &olds {
+                if old >= nb {
+                    f(std::array::from_fn(|i| above[i][next]), new);
+                    next += 1;
+                } else {
                     if bufs.first().is_some_and(|b| old >= at + b.len()) {
                         at = old;
                         let e = (old + STRETCH).min(nb);
@@ -347,8 +368,9 @@ impl<'a> Merge<'a> {
                     f(
                         std::array::from_fn(|i| bufs[i].get(old - at).copied().unwrap_or(0)),
                         new,
-                    )
+                    );
                 }
+                new += 1;
             }
         }
     }
