@@ -662,8 +662,7 @@ impl Col {
     /// through its breaks, then one piece's line.
     pub(super) fn lower_bound(&self, b: &[u8], x: i64) -> usize {
         match self {
-            Col::For(_) | Col::Pfor(_) => first_not_below(self.len(), |i| self.get(b, i) < x),
-            Col::Arith(a) => a.first_not_below_by(b, |v| v < x),
+            Col::For(_) | Col::Pfor(_) | Col::Arith(_) => self.first_not_below_by(b, |v| v < x),
             Col::Dfors(d) => {
                 // Blocks start at skip values; the answer lies in the last block whose
                 // first value is < x (or is 0 when there is none).

@@ -372,8 +372,6 @@ fn check_arith_access(v: &[i64]) {
     }
 }
 
-/// A damaged ARITH column is refused by the open-time parse and the full decoder: cut
-/// short, bytes left over, more breaks than values, or breaks out of order or range.
 /// An order column searched by the key of the row each entry names
 /// (`Col::first_not_below_by`, the valid-time index's search): the first position whose
 /// row's key is not below `t` is the one a search of the decoded positions finds, for the
@@ -410,6 +408,8 @@ fn order_columns_are_searched_by_the_key_of_their_rows() {
     }
 }
 
+/// A damaged ARITH column is refused by the open-time parse and the full decoder: cut
+/// short, bytes left over, more breaks than values, or breaks out of order or range.
 #[test]
 fn arith_corruption_is_refused() {
     let mut v: Vec<i64> = (0..1000).map(|i| 1_000 + 2 * i).collect();
