@@ -168,6 +168,33 @@ impl BulkEdges {
         seg::row_value(c, &r)
     }
 
+    /// [`BulkEdges::value`] of rows `js` of column `c`, appended to `out`. The column is
+    /// resolved once per call, not per row, so the merge's block of reads is a plain gather
+    /// of the one array it needs (or none): rows out of time order then wait on their cache
+    /// misses together rather than one at a time.
+    pub(crate) fn values(
+        &self,
+        c: u16,
+        first_ident: u32,
+        js: impl Iterator<Item = usize>,
+        out: &mut Vec<i64>,
+    ) {
+        use crate::format::seg::chunk::{CONTENT, IDENT, TT_S, VT_LEN, VT_S};
+        // Each arm calls `value` with its column as a constant, which folds its match.
+        match c {
+            IDENT => out.extend(js.map(|j| self.value(IDENT, first_ident, j))),
+            CONTENT => out.extend(js.map(|j| self.value(CONTENT, first_ident, j))),
+            VT_S => out.extend(js.map(|j| self.value(VT_S, first_ident, j))),
+            VT_LEN => out.extend(js.map(|j| self.value(VT_LEN, first_ident, j))),
+            TT_S => out.extend(js.map(|j| self.value(TT_S, first_ident, j))),
+            // The rest of a row (origin, alive, reason) is the same for every edge.
+            _ => {
+                let x = seg::row_value(c, &ingest_row(first_ident));
+                out.extend(js.map(|_| x));
+            }
+        }
+    }
+
     /// The transaction time of row `j`.
     #[inline]
     pub(crate) fn tt_s(&self, j: usize) -> i64 {
@@ -222,6 +249,17 @@ mod tests {
             for part in [IdentPart::Src, IdentPart::Dst, IdentPart::Rel] {
                 assert_eq!(b.ident_part(j, part), part.of(&e));
             }
+        }
+        // A block of rows out of order and repeated, read a column at a time, after what
+        // `out` already holds.
+        let js = [2usize, 0, 2, 1];
+        for c in 0..=ALIVE {
+            let mut out = vec![-7];
+            b.values(c, 10, js.iter().copied(), &mut out);
+            let want: Vec<i64> = std::iter::once(-7)
+                .chain(js.iter().map(|&j| seg::row_value(c, &b.row(10, j))))
+                .collect();
+            assert_eq!(out, want, "column {c}");
         }
     }
 }

@@ -262,6 +262,23 @@ impl Delta {
         }
     }
 
+    /// [`Delta::value_above`] of rows `js` of column `c`, appended to `out`: a bulk build's
+    /// edges (the decoded rows empty) through [`BulkEdges::values`], a block at a time.
+    pub(crate) fn values_above(
+        &self,
+        k: Table,
+        c: u16,
+        js: impl Iterator<Item = usize>,
+        out: &mut Vec<i64>,
+    ) {
+        if self.rows[k].is_empty() {
+            self.bulk_edges(k)
+                .values(c, self.first_bulk_ident(), js, out);
+        } else {
+            out.extend(js.map(|j| self.value_above(k, c, j)));
+        }
+    }
+
     /// The key a row sorts by in segment order, `(vt_s, identity, tt_s)`, of row `j` above
     /// the image of table `k` ([`Delta::row_above`] without building the row).
     #[inline]

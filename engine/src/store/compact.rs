@@ -350,7 +350,7 @@ impl<'a> Merge<'a> {
             for (vals, c) in above.iter_mut().zip(cols) {
                 vals.clear();
                 let rows = olds.iter().filter_map(|old| old.checked_sub(nb));
-                vals.extend(rows.map(|j| d.value_above(k, c, j)));
+                d.values_above(k, c, rows, vals);
             }
             let mut next = 0;
             for &old in &olds {
