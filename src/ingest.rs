@@ -186,10 +186,10 @@ pub fn scan_with<T: Send>(
     load::check_mapping(req.format, &req.map)?;
     match (req.format, &req.input) {
         (Format::Parquet, Input::File(p)) => {
-            crate::load_columns::read_parquet(p, &req.map, light, f)
+            crate::load_columns::read_parquet(p, &req.map, |r| light(r.record()), f)
         }
         (Format::ArrowIpc, Input::File(p)) => {
-            crate::load_columns::read_arrow_ipc(p, &req.map, light, f)
+            crate::load_columns::read_arrow_ipc(p, &req.map, |r| light(r.record()), f)
         }
         (Format::Parquet | Format::ArrowIpc, Input::Text(_)) => Err(Error::invalid(format!(
             "{} input must be a file",
@@ -208,12 +208,21 @@ pub fn scan_with<T: Send>(
 
 /// The kind of every record of the input, handed to `f` (the validation pass): line
 /// formats through [`load::read_line_kinds`], which checks a `snap` line without building
-/// its event.
+/// its event, and the columnar ones checking each row without building its event either.
 fn scan_kinds(
     req: &Request,
     f: impl FnMut(std::result::Result<RecordKind, BadLine>) -> Result<bool>,
 ) -> Result<()> {
+    use crate::load_columns::{read_arrow_ipc, read_parquet};
     match (req.format, &req.input) {
+        (Format::Parquet, Input::File(p)) => {
+            load::check_mapping(req.format, &req.map)?;
+            read_parquet(p, &req.map, |r| r.kind(), f)
+        }
+        (Format::ArrowIpc, Input::File(p)) => {
+            load::check_mapping(req.format, &req.map)?;
+            read_arrow_ipc(p, &req.map, |r| r.kind(), f)
+        }
         (Format::Parquet | Format::ArrowIpc, _) => scan_with(req, |r| r.map(|rec| rec.kind()), f),
         _ => load::read_line_kinds(&req.name, req.input.reader()?, req.format, &req.map, f),
     }

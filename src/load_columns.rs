@@ -3,7 +3,7 @@
 //! turn CSV records and Parquet rows into events through one mapping (`Resolved::record`),
 //! so both formats accept and refuse exactly the same values.
 
-use crate::load::{instant_ok, shown, BadLine, LineResult, Mapping, Record};
+use crate::load::{instant_ok, shown, BadLine, LineResult, Mapping, Record, RecordKind};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use tgms_engine::op::props_text;
@@ -136,6 +136,9 @@ fn int_of_text(v: &str) -> Option<i64> {
     v.parse::<i64>().ok().filter(|n| n.to_string() == v)
 }
 
+/// The outcome of checking one row: its record's kind, or its first bad field.
+pub type KindResult = std::result::Result<RecordKind, BadLine>;
+
 /// Column indexes of a [`Columns`] mapping in one file.
 struct Resolved {
     src: usize,
@@ -207,6 +210,56 @@ impl Cell<'_> {
     }
 }
 
+/// A uid or disc cell, checked: text or an integer, borrowed from the row's cells.
+#[derive(Clone, Copy)]
+enum Key<'c> {
+    Text(&'c str),
+    Int(i64),
+}
+
+impl Key<'_> {
+    /// The key's text after `prefix`.
+    fn text(self, prefix: &str) -> String {
+        match self {
+            Key::Text(s) => [prefix, s].concat(),
+            Key::Int(n) => format!("{prefix}{n}"),
+        }
+    }
+}
+
+/// The fields of a row that holds an event, checked ([`Resolved::checked`]); the event's
+/// texts are built from them only when the event is ([`Checked::event`]).
+struct Checked<'c> {
+    src: Key<'c>,
+    dst: Key<'c>,
+    vt_s: i64,
+    vt_e: EventEnd,
+    /// The rel type column's cell; `None`: `--rel-type`.
+    rel_type: Option<&'c str>,
+    disc: Option<Key<'c>>,
+    props: Option<String>,
+}
+
+impl Checked<'_> {
+    /// The event.
+    fn event(self, map: &Mapping) -> Event {
+        let prefix = map.uid_prefix.as_str();
+        Event {
+            src: self.src.text(prefix),
+            dst: self.dst.text(prefix),
+            rel_type: match self.rel_type {
+                Some(r) => r.to_string(),
+                // `check_columns_mapping` made sure one of the two is given.
+                None => map.rel_type.clone().unwrap_or_default(),
+            },
+            vt_s: self.vt_s,
+            vt_e: self.vt_e,
+            disc: self.disc.map(|d| d.text("")),
+            props: self.props,
+        }
+    }
+}
+
 impl Resolved {
     /// The record of one row (`no` its line or row number).
     fn record(
@@ -216,12 +269,35 @@ impl Resolved {
         no: u64,
         cells: &[Cell],
     ) -> std::result::Result<Record, BadLine> {
+        Ok(match self.checked(cols, no, cells)? {
+            Some(c) => Record::Event(c.event(map)),
+            None => Record::Filtered,
+        })
+    }
+
+    /// The kind of [`Resolved::record`]'s record, or its error, without building the
+    /// event's texts (the validation pass).
+    fn kind(&self, cols: &Columns, no: u64, cells: &[Cell]) -> KindResult {
+        Ok(match self.checked(cols, no, cells)? {
+            Some(_) => RecordKind::Event,
+            None => RecordKind::Filtered,
+        })
+    }
+
+    /// The checked fields of one row, `None` for a row `--only` leaves out; the error of
+    /// its first bad field.
+    fn checked<'c>(
+        &self,
+        cols: &Columns,
+        no: u64,
+        cells: &'c [Cell],
+    ) -> std::result::Result<Option<Checked<'c>>, BadLine> {
         if self
             .only
             .iter()
             .any(|(i, v, int)| !cells[*i].has_text(v, *int))
         {
-            return Ok(Record::Filtered);
+            return Ok(None);
         }
         let bad = |col: &str, expected: &str, c: &Cell| BadLine {
             line: no,
@@ -230,8 +306,8 @@ impl Resolved {
             found: c.shown(),
         };
         let uid = |i: usize, col: &str| match &cells[i] {
-            Cell::Text(s) if !s.is_empty() => Ok([map.uid_prefix.as_str(), s].concat()),
-            Cell::Int(n) => Ok(format!("{}{n}", map.uid_prefix)),
+            Cell::Text(s) if !s.is_empty() => Ok(Key::Text(s)),
+            Cell::Int(n) => Ok(Key::Int(*n)),
             c => Err(bad(col, "a non-empty node uid (text or integer)", c)),
         };
         let src = uid(self.src, &cols.src)?;
@@ -269,7 +345,7 @@ impl Resolved {
         };
         let rel_type = match self.rel_type {
             Some(i) => match &cells[i] {
-                Cell::Text(s) if !s.is_empty() => s.to_string(),
+                Cell::Text(s) if !s.is_empty() => Some(*s),
                 c => {
                     return Err(bad(
                         cols.rel_type.as_deref().unwrap_or("rel_type"),
@@ -278,15 +354,14 @@ impl Resolved {
                     ))
                 }
             },
-            // `check_columns_mapping` made sure one of the two is given.
-            None => map.rel_type.clone().unwrap_or_default(),
+            None => None,
         };
         let disc = match self.disc {
             None => None,
             Some(i) => match &cells[i] {
                 Cell::Null => None,
-                Cell::Text(s) => Some(s.to_string()),
-                Cell::Int(n) => Some(n.to_string()),
+                Cell::Text(s) => Some(Key::Text(s)),
+                Cell::Int(n) => Some(Key::Int(*n)),
                 c => return Err(bad(cols.disc.as_deref().unwrap_or("disc"), "text", c)),
             },
         };
@@ -327,12 +402,12 @@ impl Resolved {
         } else {
             None
         };
-        Ok(Record::Event(Event {
+        Ok(Some(Checked {
             src,
             dst,
-            rel_type,
             vt_s,
             vt_e,
+            rel_type,
             disc,
             props,
         }))
@@ -447,7 +522,7 @@ pub fn read_csv(
 pub fn read_parquet<T: Send>(
     path: &Path,
     map: &Mapping,
-    light: impl Fn(LineResult) -> T + Sync,
+    row: impl Fn(RowCells) -> T + Sync,
     f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -489,7 +564,7 @@ pub fn read_parquet<T: Send>(
         .build()
         .map_err(|e| pq(&e))?;
     let batches = reader.map(|b| b.map_err(|e| pq(&e)));
-    feed_batches(batches, &rows, light, f)
+    feed_batches(batches, &rows, row, f)
 }
 
 /// Rows per record batch read from a Parquet file.
@@ -520,24 +595,89 @@ impl<'a> Rows<'a> {
         })
     }
 
-    /// The records of `batch`, whose first row is row `first` of the file, through `light`.
+    /// What `make` makes of each row of `batch`, whose first row is row `first` of the file.
     fn of<T>(
         &self,
         batch: &arrow_array::RecordBatch,
         first: u64,
-        light: &impl Fn(LineResult) -> T,
+        make: &impl Fn(RowCells) -> T,
     ) -> Vec<T> {
-        // The cells borrow the batch's strings.
+        // The cells borrow the batch's strings; each column's type is resolved once.
+        let columns: Vec<(Column, usize)> = batch
+            .columns()
+            .iter()
+            .zip(&self.at)
+            .map(|(col, &i)| (Column::of(col.as_ref()), i))
+            .collect();
         let mut cells = vec![Cell::Null; self.n];
         (0..batch.num_rows())
             .map(|row| {
-                for (col, &i) in batch.columns().iter().zip(&self.at) {
-                    cells[i] = arrow_cell(col.as_ref(), row);
+                for (col, i) in &columns {
+                    cells[*i] = col.cell(row);
                 }
-                let no = first + row as u64;
-                light(self.resolved.record(self.map, self.cols, no, &cells))
+                make(RowCells {
+                    rows: self,
+                    no: first + row as u64,
+                    cells: &cells,
+                })
             })
             .collect()
+    }
+}
+
+/// One row of a columnar file as its reader hands it on: [`RowCells::record`] builds its
+/// record, [`RowCells::kind`] only checks it (the validation pass, which keeps nothing).
+pub struct RowCells<'r> {
+    rows: &'r Rows<'r>,
+    /// The row's number (1-based), its "line".
+    no: u64,
+    cells: &'r [Cell<'r>],
+}
+
+impl RowCells<'_> {
+    /// The row's record, or the error of its first bad field.
+    pub fn record(&self) -> LineResult {
+        let r = self.rows;
+        r.resolved.record(r.map, r.cols, self.no, self.cells)
+    }
+
+    /// The kind of [`RowCells::record`]'s record, or its error, without building the event.
+    pub fn kind(&self) -> KindResult {
+        let r = self.rows;
+        r.resolved.kind(r.cols, self.no, self.cells)
+    }
+}
+
+/// A record batch's column with its type resolved: [`Column::cell`] is [`arrow_cell`]
+/// without the type dispatch per cell for the types an export and most tables use.
+enum Column<'a> {
+    Utf8(&'a arrow_array::StringArray),
+    Int64(&'a arrow_array::Int64Array),
+    Any(&'a dyn arrow_array::Array),
+}
+
+impl<'a> Column<'a> {
+    fn of(a: &'a dyn arrow_array::Array) -> Column<'a> {
+        use arrow_array::cast::AsArray;
+        use arrow_schema::DataType as D;
+        match a.data_type() {
+            D::Utf8 => Column::Utf8(a.as_string::<i32>()),
+            D::Int64 => Column::Int64(a.as_primitive::<arrow_array::types::Int64Type>()),
+            _ => Column::Any(a),
+        }
+    }
+
+    /// Row `row`'s cell, as [`arrow_cell`] reads it.
+    #[inline]
+    fn cell(&self, row: usize) -> Cell<'a> {
+        use arrow_array::Array;
+        match self {
+            Column::Utf8(s) if s.is_null(row) => Cell::Null,
+            Column::Utf8(s) => Cell::Text(s.value(row)),
+            Column::Int64(n) if n.is_null(row) => Cell::Null,
+            Column::Int64(n) => Cell::Int(n.value(row)),
+            Column::Any(a) => arrow_cell(*a, row),
+        }
     }
 }
 
@@ -553,7 +693,7 @@ const BATCHES_PER_GROUP: usize = 4;
 fn feed_batches<T: Send>(
     batches: impl Iterator<Item = Result<arrow_array::RecordBatch>> + Send,
     rows: &Rows<'_>,
-    light: impl Fn(LineResult) -> T + Sync,
+    make: impl Fn(RowCells) -> T + Sync,
     f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     use rayon::prelude::*;
@@ -561,7 +701,7 @@ fn feed_batches<T: Send>(
     let mut next_row = 1u64;
     // A read error after some batches: handed on after their records.
     let mut failed = None;
-    let light = &light;
+    let make = &make;
     let next = move || {
         if let Some(e) = failed.take() {
             return Some(Err(e));
@@ -585,7 +725,7 @@ fn feed_batches<T: Send>(
         }
         Some(Ok(group
             .par_iter()
-            .map(|(first, b)| rows.of(b, *first, light))
+            .map(|(first, b)| rows.of(b, *first, make))
             .collect()))
     };
     crate::load_par::in_order("the reader of the record batches", next, f)
@@ -598,7 +738,7 @@ fn feed_batches<T: Send>(
 pub fn read_arrow_ipc<T: Send>(
     path: &Path,
     map: &Mapping,
-    light: impl Fn(LineResult) -> T + Sync,
+    row: impl Fn(RowCells) -> T + Sync,
     f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     let Some(cols) = &map.columns else {
@@ -633,7 +773,7 @@ pub fn read_arrow_ipc<T: Send>(
         b.map_err(ipc)
             .and_then(|b| b.project(&rows.at).map_err(ipc))
     });
-    feed_batches(batches, &rows, light, f)
+    feed_batches(batches, &rows, row, f)
 }
 
 impl Resolved {
@@ -742,7 +882,127 @@ pub fn arrow_cell(a: &dyn arrow_array::Array, row: usize) -> Cell<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{int_of_text, Cell};
+    use super::{arrow_cell, int_of_text, Cell, Column, Columns, RowCells, Rows};
+    use crate::load::{Mapping, RecordKind};
+    use arrow_array::{Array, StringArray};
+    use arrow_array::{ArrayRef, Int32Array, Int64Array, LargeStringArray, RecordBatch};
+    use std::sync::Arc;
+
+    /// Every row of a random batch, good and bad cells mixed in every column the mapping
+    /// reads: each column's cells read through [`Column`] are [`arrow_cell`]'s, and the
+    /// validation pass's kind of each row ([`RowCells::kind`], which builds no event) is
+    /// the kind of its record, a bad row with the same error.
+    #[test]
+    fn checked_kinds_are_the_records_kinds() {
+        let mut g = tgms_testkit::Rng::new(31);
+        let n = 3_000;
+        let mut pick = |opts: &[&str]| -> Option<String> {
+            match opts[g.below(opts.len() as u64) as usize] {
+                "NULL" => None,
+                o => Some(o.to_string()),
+            }
+        };
+        let text = |pick: &mut dyn FnMut(&[&str]) -> Option<String>, opts: &[&str]| {
+            StringArray::from((0..n).map(|_| pick(opts)).collect::<Vec<_>>())
+        };
+        let src = text(&mut pick, &["a", "b", "a", "", "NULL", "n7"]);
+        let rel = text(&mut pick, &["MSG", "MSG", "", "NULL"]);
+        let props = text(
+            &mut pick,
+            &[
+                "{}",
+                "{}",
+                r#"{"w":1}"#,
+                "[1]",
+                "{bad",
+                "NULL",
+                r#"{"x":1e999}"#,
+            ],
+        );
+        let kind = text(&mut pick, &["edge", "edge", "edge", "node"]);
+        let mut g2 = tgms_testkit::Rng::new(32);
+        let mut int = |opts: &[Option<i64>]| -> Vec<Option<i64>> {
+            (0..n)
+                .map(|_| opts[g2.below(opts.len() as u64) as usize])
+                .collect()
+        };
+        let dst = Int64Array::from(int(&[Some(3), Some(4), Some(-1), None]));
+        let time = Int64Array::from(int(&[Some(5), Some(100), Some(-2), None, Some(i64::MAX)]));
+        let end = Int64Array::from(int(&[None, None, Some(200), Some(1), Some(i64::MAX)]));
+        let disc = Int32Array::from(
+            int(&[None, Some(1), Some(-9)])
+                .into_iter()
+                .map(|d| d.map(|d| d as i32))
+                .collect::<Vec<_>>(),
+        );
+        let rel_large = LargeStringArray::from(
+            (0..n)
+                .map(|i| rel.is_valid(i).then(|| rel.value(i)))
+                .collect::<Vec<_>>(),
+        );
+        let columns: Vec<(&str, ArrayRef)> = vec![
+            ("src", Arc::new(src)),
+            ("dst", Arc::new(dst)),
+            ("t", Arc::new(time)),
+            ("end", Arc::new(end)),
+            ("rel", Arc::new(rel)),
+            ("rel_large", Arc::new(rel_large)),
+            ("disc", Arc::new(disc)),
+            ("props", Arc::new(props)),
+            ("kind", Arc::new(kind)),
+        ];
+        for (name, a) in &columns {
+            let col = Column::of(a.as_ref());
+            for row in 0..n {
+                assert_eq!(
+                    col.cell(row),
+                    arrow_cell(a.as_ref(), row),
+                    "{name} row {row}"
+                );
+            }
+        }
+        let header: Vec<String> = columns.iter().map(|(c, _)| c.to_string()).collect();
+        let batch = RecordBatch::try_from_iter(columns).unwrap();
+        for rel_col in ["rel", "rel_large"] {
+            let cols = Columns {
+                src: "src".into(),
+                dst: "dst".into(),
+                time: "t".into(),
+                end: Some("end".into()),
+                rel_type: Some(rel_col.into()),
+                disc: Some("disc".into()),
+                props_json: Some("props".into()),
+                only: vec![("kind".into(), "edge".into())],
+                ..Columns::default()
+            };
+            let map = Mapping {
+                uid_prefix: "p:".into(),
+                columns: Some(cols.clone()),
+                ..Mapping::default()
+            };
+            let rows = Rows::new(std::path::Path::new("t"), &header, &map, &cols).unwrap();
+            // The readers hand on batches of the used columns only.
+            let batch = batch.project(&rows.at).unwrap();
+            let full = rows.of(&batch, 1, &|r: RowCells| r.record().map(|rec| rec.kind()));
+            let kinds = rows.of(&batch, 1, &|r: RowCells| r.kind());
+            assert_eq!(kinds, full, "{rel_col}");
+            let count = |k: Option<RecordKind>| {
+                kinds
+                    .iter()
+                    .filter(|r| r.as_ref().ok() == k.as_ref())
+                    .count()
+            };
+            let (events, filtered, bad) = (
+                count(Some(RecordKind::Event)),
+                count(Some(RecordKind::Filtered)),
+                count(None),
+            );
+            assert!(
+                events > 20 && filtered > 500 && bad > 1000,
+                "{events} events, {filtered} rows left out, {bad} bad rows"
+            );
+        }
+    }
 
     /// `--only COL=VALUE` keeps a cell whose text is `VALUE`: an integer cell compares as
     /// the text `Display` writes, so `007` or `+7` keep no integer 7.
