@@ -131,10 +131,16 @@ impl BulkEdges {
     /// that part's column).
     #[inline]
     pub(crate) fn ident_part(&self, j: usize, part: IdentPart) -> u32 {
+        self.part_column(part)[j]
+    }
+
+    /// Part `part` of every identity, by edge.
+    #[inline]
+    pub(crate) fn part_column(&self, part: IdentPart) -> &[u32] {
         match part {
-            IdentPart::Src => self.src[j],
-            IdentPart::Dst => self.dst[j],
-            IdentPart::Rel => self.rel[j],
+            IdentPart::Src => &self.src,
+            IdentPart::Dst => &self.dst,
+            IdentPart::Rel => &self.rel,
         }
     }
 

@@ -154,16 +154,9 @@ impl<'a> Merge<'a> {
                 // Rows grouped by their identity's source (out) or destination (in).
                 let part = IdentPart::end(off_id != IN_OFF);
                 let image = self.image_ident_ends(part);
-                let n_ids = d.end().idents;
-                let keys = self
-                    .edge_idents()
-                    .iter()
-                    .map(|&i| match image.get(i as usize) {
-                        Some(&u) => u,
-                        None if u64::from(i) < n_ids => d.ident_part(self.b, i, part),
-                        None => NONE,
-                    });
-                seg::group_both(uids, keys)
+                // Held, not recomputed by each of the grouping's two passes.
+                let keys = d.ident_parts(&image, self.edge_idents(), part);
+                seg::group_both(uids, keys.iter().copied())
             }
         }
     }
