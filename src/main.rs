@@ -1195,7 +1195,13 @@ fn cmd_ingest(
         st.set_close_compacts(false);
     }
     let mut pb = tgms::ingest_cli::Progress::new(n, flags.progress);
+    // Every format but CSV builds its events on the rayon pool (`load_par.rs`,
+    // `load_columns.rs`): they are freed there too, off this thread, the load's bottleneck.
+    let built_on_pool = req.format != Format::Csv;
     let written = st.bulk_load(bound, |ld| {
+        if built_on_pool {
+            ld.free_batches_on_pool();
+        }
         let written = ing::write(ld, &req, tally, &mut |k| pb.set(k));
         let done = written
             .as_ref()

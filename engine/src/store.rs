@@ -153,6 +153,9 @@ pub struct Store {
     instance: u64,
     /// [`Store::close`] may seal by compacting ([`Store::set_close_compacts`]).
     close_compacts: bool,
+    /// A committed batch's ops are freed on the rayon pool, not by this thread
+    /// ([`crate::Load::free_batches_on_pool`]); only during a bulk load.
+    pub(crate) free_on_pool: bool,
     /// During a bulk load that builds its rows in bulk ([`Store::bulk_load`], `store/bulk.rs`):
     /// what the build keeps besides the rows. The memtable is then not readable.
     lean: Option<Box<crate::store::bulk::Lean>>,
@@ -565,6 +568,7 @@ impl Store {
             poison_cause: None,
             instance: next_instance(),
             close_compacts: true,
+            free_on_pool: false,
             lean: None,
         })
     }
@@ -738,6 +742,7 @@ impl Store {
             poison_cause: None,
             instance: next_instance(),
             close_compacts: true,
+            free_on_pool: false,
             lean: None,
         })
     }
@@ -956,6 +961,9 @@ impl Store {
             self.poison_cause = Some(e.message());
         }
         self.wal_records += 2;
+        if self.free_on_pool {
+            rayon::spawn(move || drop(ops));
+        }
         if self.lean.is_none()
             && !self.poisoned
             && self.flush_rows > 0
@@ -1014,6 +1022,7 @@ impl Store {
             self.lean = Some(Box::default());
         }
         let out = f(self);
+        self.free_on_pool = false;
         let ended = self.end_lean();
         self.load_rows = before;
         ended.map(|()| out)

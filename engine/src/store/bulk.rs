@@ -48,10 +48,11 @@ const OVERLAP_EVENTS: usize = 4096;
 /// apply's (`Ok` for a batch not applied because its log record failed). A large batch's
 /// log record is written on a second thread while this one builds the batch: a load's log
 /// writes and its build overlap instead of taking turns (a 10M-line text load on the
-/// 2-core bench VM: 0.93–0.96 of the time). The events are freed here, by the caller's
-/// thread: freed on another thread, while this one allocates the next batch, they made
-/// `bench generate` 1.24× slower (glibc's arenas). The writer carries this thread's fault
-/// hooks (`fault.rs`).
+/// 2-core bench VM: 0.93–0.96 of the time). The events are not freed by the log's thread:
+/// freed on another thread, while this one allocates the next batch, they made `bench
+/// generate` 1.24× slower (glibc's arenas); the caller frees them, or the rayon pool when
+/// they were built there ([`crate::Load::free_batches_on_pool`]). The writer carries this
+/// thread's fault hooks (`fault.rs`).
 ///
 /// The batch is applied whatever the log does, so a batch whose record could not be
 /// written is undone: the delta is cut back to where the batch began and the statistics
