@@ -6,7 +6,7 @@
 //! Chunk keys make a re-run resume an interrupted load, and a load that is already whole in
 //! the store is recognized and not repeated unless `again`.
 
-use crate::load::{self, BadLine, Format, Mapping, Record, RecordKind};
+use crate::load::{self, BadLine, Format, KindResult, Mapping, Record, RecordKind};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -134,7 +134,7 @@ impl Summary {
     }
 
     /// Counts one record of a pass.
-    fn count(&mut self, r: &std::result::Result<RecordKind, BadLine>) {
+    fn count(&mut self, r: &KindResult) {
         self.lines += 1;
         match r {
             Ok(RecordKind::Event) => self.events += 1,
@@ -209,10 +209,7 @@ pub fn scan_with<T: Send>(
 /// The kind of every record of the input, handed to `f` (the validation pass): line
 /// formats through [`load::read_line_kinds`], which checks a `snap` line without building
 /// its event, and the columnar ones checking each row without building its event either.
-fn scan_kinds(
-    req: &Request,
-    f: impl FnMut(std::result::Result<RecordKind, BadLine>) -> Result<bool>,
-) -> Result<()> {
+fn scan_kinds(req: &Request, f: impl FnMut(KindResult) -> Result<bool>) -> Result<()> {
     use crate::load_columns::{read_arrow_ipc, read_parquet};
     match (req.format, &req.input) {
         (Format::Parquet, Input::File(p)) => {

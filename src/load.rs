@@ -364,7 +364,7 @@ pub fn read_line_kinds(
     input: impl std::io::BufRead + Send,
     format: Format,
     map: &Mapping,
-    f: impl FnMut(std::result::Result<RecordKind, BadLine>) -> Result<bool>,
+    f: impl FnMut(KindResult) -> Result<bool>,
 ) -> Result<()> {
     if format != Format::Snap {
         return read_lines_with(path, input, format, map, |r| r.map(|rec| rec.kind()), f);
@@ -386,6 +386,9 @@ pub fn read_line_kinds(
 
 /// A line's outcome.
 pub type LineResult = std::result::Result<Record, BadLine>;
+
+/// A line's outcome as the validation pass keeps it: the record's kind, or the bad line.
+pub type KindResult = std::result::Result<RecordKind, BadLine>;
 
 /// One line (number `no`) of an event file in `format`, `rel` the rel type it takes.
 fn parse_line(format: Format, no: u64, line: &str, rel: Option<&str>, prefix: &str) -> LineResult {

@@ -3,7 +3,9 @@
 //! turn CSV records and Parquet rows into events through one mapping (`Resolved::record`),
 //! so both formats accept and refuse exactly the same values.
 
-use crate::load::{instant_ok, shown, BadLine, LineResult, Mapping, Record, RecordKind};
+use crate::load::{
+    instant_ok, shown, BadLine, KindResult, LineResult, Mapping, Record, RecordKind,
+};
 use serde_json::{json, Map, Value};
 use std::path::Path;
 use tgms_engine::op::props_text;
@@ -135,9 +137,6 @@ impl Columns {
 fn int_of_text(v: &str) -> Option<i64> {
     v.parse::<i64>().ok().filter(|n| n.to_string() == v)
 }
-
-/// The outcome of checking one row: its record's kind, or its first bad field.
-pub type KindResult = std::result::Result<RecordKind, BadLine>;
 
 /// Column indexes of a [`Columns`] mapping in one file.
 struct Resolved {
@@ -518,11 +517,12 @@ pub fn read_csv(
 /// (1-based) as line numbers. Only the columns the mapping reads are decoded, a record
 /// batch at a time (Parquet's Arrow reader: the same cells as an Arrow stream of the same
 /// table, [`arrow_cell`]). Compression codecs are not built in: a compressed file is
-/// refused with the fix (write it uncompressed, or as CSV).
+/// refused with the fix (write it uncompressed, or as CSV). What `make` makes of each row
+/// ([`RowCells`]: its record, or only its kind) goes to `f` in file order.
 pub fn read_parquet<T: Send>(
     path: &Path,
     map: &Mapping,
-    row: impl Fn(RowCells) -> T + Sync,
+    make: impl Fn(RowCells) -> T + Sync,
     f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -564,7 +564,7 @@ pub fn read_parquet<T: Send>(
         .build()
         .map_err(|e| pq(&e))?;
     let batches = reader.map(|b| b.map_err(|e| pq(&e)));
-    feed_batches(batches, &rows, row, f)
+    feed_batches(batches, &rows, make, f)
 }
 
 /// Rows per record batch read from a Parquet file.
@@ -734,11 +734,12 @@ fn feed_batches<T: Send>(
 /// Reads an Arrow IPC stream file (`export-rows --format arrow`, pyarrow's
 /// `ipc.new_stream`, the Python package's table ingest): its top-level columns by name, one
 /// row per event, row numbers (1-based, across record batches) as line numbers. One record
-/// batch is in memory at a time.
+/// batch is in memory at a time. What `make` makes of each row goes to `f`, as in
+/// [`read_parquet`].
 pub fn read_arrow_ipc<T: Send>(
     path: &Path,
     map: &Mapping,
-    row: impl Fn(RowCells) -> T + Sync,
+    make: impl Fn(RowCells) -> T + Sync,
     f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
     let Some(cols) = &map.columns else {
@@ -773,7 +774,7 @@ pub fn read_arrow_ipc<T: Send>(
         b.map_err(ipc)
             .and_then(|b| b.project(&rows.at).map_err(ipc))
     });
-    feed_batches(batches, &rows, row, f)
+    feed_batches(batches, &rows, make, f)
 }
 
 impl Resolved {

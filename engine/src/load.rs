@@ -95,7 +95,7 @@ impl Load<'_> {
     /// rest of the load, not on this thread. For a caller whose events were built on the
     /// pool (a parallel parser): this thread is then the load's bottleneck, and a third of
     /// its time went to freeing strings that pool threads had allocated (a 10M-line text
-    /// load 0.94–0.95× the time with it). A caller that builds its events on this thread
+    /// load 0.91–0.95× the time with it). A caller that builds its events on this thread
     /// must not: freed on other threads, they made `tgms bench generate` 1.16× slower.
     pub fn free_batches_on_pool(&mut self) {
         self.st.free_on_pool = true;
