@@ -24,6 +24,9 @@ use rayon::prelude::*;
 use std::io::Write;
 use std::sync::OnceLock;
 
+/// Rows whose grouping keys [`Merge::grouping`] reads at a time.
+const KEY_BLOCK: usize = 4096;
+
 /// Image rows decoded at a time when a column is walked in merge order.
 const STRETCH: usize = 1 << 16;
 
@@ -154,9 +157,13 @@ impl<'a> Merge<'a> {
                 // Rows grouped by their identity's source (out) or destination (in).
                 let part = IdentPart::end(off_id != IN_OFF);
                 let image = self.image_ident_ends(part);
-                // Held, not recomputed by each of the grouping's two passes.
-                let keys = d.ident_parts(&image, self.edge_idents(), part);
-                seg::group_both(uids, keys.iter().copied())
+                // Read a block at a time by each of the grouping's two passes: a short
+                // loop per block, and no list of every row's key held beside the grouping.
+                let keys = self
+                    .edge_idents()
+                    .chunks(KEY_BLOCK)
+                    .flat_map(|ids| d.ident_parts(&image, ids, part));
+                seg::group_both(uids, keys)
             }
         }
     }
