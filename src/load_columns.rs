@@ -514,9 +514,10 @@ pub fn read_csv(
 }
 
 /// Reads a Parquet file: its top-level columns by name, one row per event, row numbers
-/// (1-based) as line numbers. Only the columns the mapping reads are decoded, a record
-/// batch at a time (Parquet's Arrow reader: the same cells as an Arrow stream of the same
-/// table, [`arrow_cell`]). Compression codecs are not built in: a compressed file is
+/// (1-based) as line numbers. Only the columns the mapping reads are decoded (Parquet's
+/// Arrow reader: the same cells as an Arrow stream of the same table, [`arrow_cell`]): a
+/// row group per core side by side when every row group is small
+/// ([`SIDE_BY_SIDE_ROWS`]), else a record batch at a time. Compression codecs are not built in: a compressed file is
 /// refused with the fix (write it uncompressed, or as CSV). What `make` makes of each row
 /// ([`RowCells`]: its record, or only its kind) goes to `f` in file order.
 pub fn read_parquet<T: Send>(
@@ -525,7 +526,9 @@ pub fn read_parquet<T: Send>(
     make: impl Fn(RowCells) -> T + Sync,
     f: impl FnMut(T) -> Result<bool>,
 ) -> Result<()> {
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+    use parquet::arrow::arrow_reader::{
+        ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReaderBuilder,
+    };
     use parquet::arrow::ProjectionMask;
     let Some(cols) = &map.columns else {
         return Err(Error::invalid(
@@ -547,7 +550,9 @@ pub fn read_parquet<T: Send>(
         ))
     };
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| pq(&e))?;
+    let meta =
+        ArrowReaderMetadata::load(&file, ArrowReaderOptions::default()).map_err(|e| pq(&e))?;
+    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone());
     let header: Vec<String> = builder
         .parquet_schema()
         .root_schema()
@@ -558,17 +563,67 @@ pub fn read_parquet<T: Send>(
     let rows = Rows::new(path, &header, map, cols)?;
     // The projected batches hold the used columns in file order.
     let mask = ProjectionMask::roots(builder.parquet_schema(), rows.at.iter().copied());
-    let reader = builder
-        .with_projection(mask)
-        .with_batch_size(BATCH_ROWS)
-        .build()
-        .map_err(|e| pq(&e))?;
-    let batches = reader.map(|b| b.map_err(|e| pq(&e)));
+    let groups = meta.metadata().row_groups();
+    let small = groups
+        .iter()
+        .all(|g| usize::try_from(g.num_rows()).is_ok_and(|n| n <= SIDE_BY_SIDE_ROWS));
+    if groups.len() < 2 || !small {
+        let reader = builder
+            .with_projection(mask)
+            .with_batch_size(BATCH_ROWS)
+            .build()
+            .map_err(|e| pq(&e))?;
+        let batches = reader.map(|b| b.map_err(|e| pq(&e)));
+        return feed_batches(batches, &rows, make, f);
+    }
+    // Row groups decoded side by side, each from its own file handle, then handed on in
+    // file order; a read error ends the batches after those before it.
+    let n_groups = groups.len();
+    let mut next_group = 0;
+    let mut ready = std::collections::VecDeque::new();
+    let decode = |g: usize| -> Vec<Result<arrow_array::RecordBatch>> {
+        let reader = std::fs::File::open(path)
+            .map_err(|e| Error::io(path, e))
+            .and_then(|file| {
+                ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
+                    .with_projection(mask.clone())
+                    .with_row_groups(vec![g])
+                    .with_batch_size(BATCH_ROWS)
+                    .build()
+                    .map_err(|e| pq(&e))
+            });
+        match reader {
+            Ok(r) => r.map(|b| b.map_err(|e| pq(&e))).collect(),
+            Err(e) => vec![Err(e)],
+        }
+    };
+    let batches = std::iter::from_fn(move || {
+        use rayon::prelude::*;
+        if ready.is_empty() && next_group < n_groups {
+            let end = (next_group + rayon::current_num_threads().max(1)).min(n_groups);
+            let decoded: Vec<_> = (next_group..end).into_par_iter().map(decode).collect();
+            next_group = end;
+            for b in decoded.into_iter().flatten() {
+                let failed = b.is_err();
+                ready.push_back(b);
+                if failed {
+                    next_group = n_groups;
+                    break;
+                }
+            }
+        }
+        ready.pop_front()
+    });
     feed_batches(batches, &rows, make, f)
 }
 
 /// Rows per record batch read from a Parquet file.
 const BATCH_ROWS: usize = 8192;
+
+/// The most rows a Parquet file's row groups may hold for them to be decoded side by side
+/// (one per core, each whole before it is handed on); a file with a larger row group is
+/// read one batch at a time, so memory stays bounded by the batch, not the row group.
+const SIDE_BY_SIDE_ROWS: usize = 1 << 18;
 
 /// How the rows of a record batch become records: batch column `j` is the file's column
 /// `at[j]` (of `n`); the file's other columns read as null (the mapping does not read them).
@@ -888,6 +943,100 @@ mod tests {
     use arrow_array::{Array, StringArray};
     use arrow_array::{ArrayRef, Int32Array, Int64Array, LargeStringArray, RecordBatch};
     use std::sync::Arc;
+
+    /// A Parquet file of many row groups (read side by side) hands on the same records, in
+    /// the same order and with the same row numbers, as the same rows in one row group
+    /// (read a batch at a time): good rows, bad rows and rows the mapping leaves out.
+    #[test]
+    fn row_groups_side_by_side_read_as_one() {
+        use super::read_parquet;
+        let mut g = tgms_testkit::Rng::new(77);
+        let n = 5_000;
+        let src = StringArray::from(
+            (0..n)
+                .map(|i| match g.below(20) {
+                    0 => None,
+                    1 => Some(String::new()),
+                    _ => Some(format!("u{}", i % 97)),
+                })
+                .collect::<Vec<_>>(),
+        );
+        let dst = Int64Array::from(
+            (0..n)
+                .map(|i| (i % 13 != 0).then_some(i % 89))
+                .collect::<Vec<_>>(),
+        );
+        let time = Int64Array::from(
+            (0..n)
+                .map(|i| if i % 31 == 0 { -5 } else { i })
+                .collect::<Vec<_>>(),
+        );
+        let kind = StringArray::from(
+            (0..n)
+                .map(|i| if i % 7 == 0 { "node" } else { "edge" })
+                .collect::<Vec<_>>(),
+        );
+        let batch = RecordBatch::try_from_iter(vec![
+            ("src", Arc::new(src) as ArrayRef),
+            ("dst", Arc::new(dst) as ArrayRef),
+            ("t", Arc::new(time) as ArrayRef),
+            ("kind", Arc::new(kind) as ArrayRef),
+        ])
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, group_rows: Option<usize>| {
+            let path = dir.path().join(name);
+            let props = parquet::file::properties::WriterProperties::builder()
+                .set_max_row_group_row_count(group_rows)
+                .build();
+            let f = std::fs::File::create(&path).unwrap();
+            let mut w =
+                parquet::arrow::ArrowWriter::try_new(f, batch.schema(), Some(props)).unwrap();
+            w.write(&batch).unwrap();
+            let meta = w.close().unwrap();
+            (path, meta.num_row_groups())
+        };
+        let (one, one_groups) = write("one.parquet", None);
+        let (many, many_groups) = write("many.parquet", Some(97));
+        assert_eq!((one_groups, many_groups), (1, (n as usize).div_ceil(97)));
+        let cols = Columns {
+            src: "src".into(),
+            dst: "dst".into(),
+            time: "t".into(),
+            only: vec![("kind".into(), "edge".into())],
+            ..Columns::default()
+        };
+        let map = Mapping {
+            columns: Some(cols),
+            ..Mapping::rel(Some("MSG"))
+        };
+        let read = |path: &std::path::Path| {
+            let mut got = Vec::new();
+            read_parquet(
+                path,
+                &map,
+                |r: RowCells| r.record(),
+                |rec| {
+                    got.push(rec);
+                    Ok(true)
+                },
+            )
+            .unwrap();
+            got
+        };
+        let (a, b) = (read(&one), read(&many));
+        assert_eq!(a.len(), n as usize);
+        assert_eq!(a, b);
+        let bad = a.iter().filter(|r| r.is_err()).count();
+        let left_out = a
+            .iter()
+            .filter(|r| r.as_ref().is_ok_and(|r| r.kind() == RecordKind::Filtered))
+            .count();
+        assert!(
+            bad > 300 && left_out > 500,
+            "{bad} bad rows, {left_out} left out"
+        );
+    }
 
     /// Every row of a random batch, good and bad cells mixed in every column the mapping
     /// reads: each column's cells read through [`Column`] are [`arrow_cell`]'s, and the
