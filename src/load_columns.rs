@@ -516,8 +516,8 @@ pub fn read_csv(
 /// Reads a Parquet file: its top-level columns by name, one row per event, row numbers
 /// (1-based) as line numbers. Only the columns the mapping reads are decoded (Parquet's
 /// Arrow reader: the same cells as an Arrow stream of the same table, [`arrow_cell`]): a
-/// row group per core side by side when every row group is small
-/// ([`SIDE_BY_SIDE_ROWS`]), else a record batch at a time. Compression codecs are not built in: a compressed file is
+/// row group per core side by side when no row group holds more than 262,144 rows, else a
+/// record batch at a time. Compression codecs are not built in: a compressed file is
 /// refused with the fix (write it uncompressed, or as CSV). What `make` makes of each row
 /// ([`RowCells`]: its record, or only its kind) goes to `f` in file order.
 pub fn read_parquet<T: Send>(
