@@ -552,8 +552,7 @@ pub fn read_parquet<T: Send>(
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let meta =
         ArrowReaderMetadata::load(&file, ArrowReaderOptions::default()).map_err(|e| pq(&e))?;
-    let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone());
-    let header: Vec<String> = builder
+    let header: Vec<String> = meta
         .parquet_schema()
         .root_schema()
         .get_fields()
@@ -562,59 +561,63 @@ pub fn read_parquet<T: Send>(
         .collect();
     let rows = Rows::new(path, &header, map, cols)?;
     // The projected batches hold the used columns in file order.
-    let mask = ProjectionMask::roots(builder.parquet_schema(), rows.at.iter().copied());
+    let mask = ProjectionMask::roots(meta.parquet_schema(), rows.at.iter().copied());
+    // The batches of the used columns of row groups `groups` (all when `None`) of `file`.
+    let batches = |file: std::fs::File, groups: Option<Vec<usize>>| {
+        let b = ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
+            .with_projection(mask.clone())
+            .with_batch_size(BATCH_ROWS);
+        let b = match groups {
+            Some(g) => b.with_row_groups(g),
+            None => b,
+        };
+        let reader = b.build().map_err(|e| pq(&e))?;
+        Ok(reader.map(|b| b.map_err(|e| pq(&e))))
+    };
     let groups = meta.metadata().row_groups();
     let small = groups
         .iter()
         .all(|g| usize::try_from(g.num_rows()).is_ok_and(|n| n <= SIDE_BY_SIDE_ROWS));
     if groups.len() < 2 || !small {
-        let reader = builder
-            .with_projection(mask)
-            .with_batch_size(BATCH_ROWS)
-            .build()
-            .map_err(|e| pq(&e))?;
-        let batches = reader.map(|b| b.map_err(|e| pq(&e)));
-        return feed_batches(batches, &rows, make, f);
+        return feed_batches(batches(file, None)?, &rows, make, f);
     }
-    // Row groups decoded side by side, each from its own file handle, then handed on in
-    // file order; a read error ends the batches after those before it.
-    let n_groups = groups.len();
-    let mut next_group = 0;
-    let mut ready = std::collections::VecDeque::new();
-    let decode = |g: usize| -> Vec<Result<arrow_array::RecordBatch>> {
-        let reader = std::fs::File::open(path)
-            .map_err(|e| Error::io(path, e))
-            .and_then(|file| {
-                ParquetRecordBatchReaderBuilder::new_with_metadata(file, meta.clone())
-                    .with_projection(mask.clone())
-                    .with_row_groups(vec![g])
-                    .with_batch_size(BATCH_ROWS)
-                    .build()
-                    .map_err(|e| pq(&e))
-            });
-        match reader {
-            Ok(r) => r.map(|b| b.map_err(|e| pq(&e))).collect(),
+    // Each row group from its own file handle.
+    let decode = |g: usize| {
+        let file = std::fs::File::open(path).map_err(|e| Error::io(path, e));
+        match file.and_then(|file| batches(file, Some(vec![g]))) {
+            Ok(b) => b.collect(),
             Err(e) => vec![Err(e)],
         }
     };
-    let batches = std::iter::from_fn(move || {
-        use rayon::prelude::*;
-        if ready.is_empty() && next_group < n_groups {
-            let end = (next_group + rayon::current_num_threads().max(1)).min(n_groups);
-            let decoded: Vec<_> = (next_group..end).into_par_iter().map(decode).collect();
-            next_group = end;
+    feed_batches(side_by_side(groups.len(), decode), &rows, make, f)
+}
+
+/// The record batches of `n` row groups in file order, `decode` (a row group's batches)
+/// run on as many row groups at once as there are cores; a read error ends them after the
+/// batches before it.
+fn side_by_side(
+    n: usize,
+    decode: impl Fn(usize) -> Vec<Result<arrow_array::RecordBatch>> + Sync + Send,
+) -> impl Iterator<Item = Result<arrow_array::RecordBatch>> + Send {
+    use rayon::prelude::*;
+    let mut next = 0;
+    let mut ready = std::collections::VecDeque::new();
+    std::iter::from_fn(move || {
+        if ready.is_empty() && next < n {
+            let end = (next + rayon::current_num_threads().max(1)).min(n);
+            let decoded: Vec<_> = (next..end).into_par_iter().map(&decode).collect();
+            next = end;
             for b in decoded.into_iter().flatten() {
                 let failed = b.is_err();
                 ready.push_back(b);
                 if failed {
-                    next_group = n_groups;
+                    next = n;
                     break;
                 }
             }
         }
         ready.pop_front()
-    });
-    feed_batches(batches, &rows, make, f)
+    })
 }
 
 /// Rows per record batch read from a Parquet file.
