@@ -87,11 +87,12 @@ pub(super) struct Frame {
 /// earlier candidate: bases in that order, widths ascending.
 ///
 /// A long column is not sorted: its quantiles come from one pass keeping its smallest
-/// hundredth in a bounded heap ([`select_ranks`]), and the values in each frame, for all
-/// bases at once, from one pass of bit-length histograms ([`bit_lengths`]), so the frame
-/// costs two passes and no copy of the column (tested equal to the sorting computation).
-/// The histograms also give the frame's exception count, so the writers need no pass to
-/// count them.
+/// hundredth in a bounded heap ([`select_ranks`]), and the values in each frame from
+/// passes of bit-length histograms ([`bit_lengths`]): one for the smallest value's base,
+/// then one for the other bases at once, only those which that histogram cannot show to
+/// cost at least as much ([`costs_at_least`]). So the frame costs two or three passes and
+/// no copy of the column (tested equal to the sorting computation). The histograms also
+/// give the frame's exception count, so the writers need no pass to count them.
 pub(super) fn patched_frame<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -> Frame {
     frame_and_span(vals).0
 }
@@ -112,48 +113,176 @@ pub(super) fn frame_and_span<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) 
     let ranks = [0, n / 10_000, n / 1_000, n / 100].map(|i| i.min(n - 1));
     let mut bases = select_ranks(vals.clone(), n, &ranks);
     bases.dedup();
-    // Per base: the values below it, and per bit length of `x − base` those at or above.
-    let (below, by_len) = bit_lengths(vals.clone(), &bases);
-    let mut best = Frame {
-        min: 0,
-        w: 0,
-        n_exc: 0,
-    };
-    let mut best_cost = u128::MAX;
-    for (i, &m) in bases.iter().enumerate() {
-        // `hi`: the values below `m + 2^w` (all of them at width 64).
-        let mut hi = below[i];
-        for w in 0..=64u32 {
-            hi = if w == 64 {
-                n
-            } else {
-                hi + by_len[i][w as usize]
-            };
-            let exc = n - (hi - below[i]);
-            let cost = (n as u128 * w as u128).div_ceil(8) + exc as u128 * 12;
-            if cost < best_cost {
-                // At width 64 every value is in the frame ([`in_frame`]); a width-64 frame
-                // is only chosen at the smallest value's base, where none is below it.
-                let n_exc = if w == 64 { 0 } else { exc };
-                (best, best_cost) = (Frame { min: m, w, n_exc }, cost);
-            }
-            if hi == n {
-                break;
-            }
-        }
+    // The smallest value's base first: none is below it, and its histogram bounds what
+    // the other bases can cost, so only those that might be cheaper are counted.
+    let fine = fine_lengths(vals.clone(), bases[0]);
+    let first = fine.by_len();
+    let mut best = (
+        Frame {
+            min: 0,
+            w: 0,
+            n_exc: 0,
+        },
+        u128::MAX,
+    );
+    offer(&mut best, n, bases[0], 0, &first);
+    let rest: Vec<i64> = bases[1..]
+        .iter()
+        .copied()
+        .filter(|&m| !costs_at_least(n, m.wrapping_sub(bases[0]) as u64, &fine, best.1))
+        .collect();
+    let (below, by_len) = bit_lengths(vals.clone(), &rest);
+    for (i, &m) in rest.iter().enumerate() {
+        offer(&mut best, n, m, below[i], &by_len[i]);
     }
-    // The first base is the smallest value: every value is at or above it.
     let span = (0..=64u32)
         .rev()
-        .find(|&l| by_len[0][l as usize] > 0)
+        .find(|&l| first[l as usize] > 0)
         .unwrap_or(0);
-    (best, span)
+    (best.0, span)
+}
+
+/// Bytes of a patched body of `n` values in `w` bits with `exc` exceptions, as the frame
+/// search counts them.
+pub(super) fn frame_cost(n: usize, w: u32, exc: usize) -> u128 {
+    (n as u128 * w as u128).div_ceil(8) + exc as u128 * 12
+}
+
+/// Offers the frames of base `m` to the search's `best` (frame, cost), widths ascending:
+/// a frame replaces it only when strictly cheaper, so ties go to the earlier base and the
+/// narrower width. `below` values of the `n` are below `m`; `by_len[l]` of the others have
+/// `l` bits above it.
+fn offer(best: &mut (Frame, u128), n: usize, m: i64, below: usize, by_len: &[usize; 65]) {
+    // `hi`: the values below `m + 2^w` (all of them at width 64).
+    let mut hi = below;
+    for w in 0..=64u32 {
+        hi = if w == 64 { n } else { hi + by_len[w as usize] };
+        let exc = n - (hi - below);
+        let cost = frame_cost(n, w, exc);
+        if cost < best.1 {
+            // At width 64 every value is in the frame ([`in_frame`]); a width-64 frame is
+            // only chosen at the smallest value's base, where none is below it.
+            let n_exc = if w == 64 { 0 } else { exc };
+            *best = (Frame { min: m, w, n_exc }, cost);
+        }
+        if hi == n {
+            break;
+        }
+    }
+}
+
+/// Whether every frame of a base `delta` above the smallest value costs at least `cost`,
+/// from the smallest value's histogram `fine` ([`fine_lengths`]), so that base need not be
+/// counted: it cannot be strictly cheaper than a frame found before it. A frame of width
+/// `w < 64` at that base holds only values below `min + delta + 2^w`, at most those of the
+/// slots that start below `delta + 2^w` above the smallest; its exceptions are at least
+/// the others. At width 64 it costs 8 bytes a value or more, which the smallest value's
+/// base never exceeds.
+pub(super) fn costs_at_least(n: usize, delta: u64, fine: &FineLengths, cost: u128) -> bool {
+    (0..64u32).all(|w| {
+        let held = fine.starting_below(u128::from(delta) + (1u128 << w));
+        frame_cost(n, w, n - held.min(n)) >= cost
+    })
+}
+
+/// Bits after the leading one that part each bit length of [`fine_slot`].
+const FINE_BITS: usize = 4;
+/// Parts of each bit length of [`fine_slot`].
+const FINE: usize = 1 << FINE_BITS;
+/// Slots of [`fine_slot`]: bit lengths 0–64, each in [`FINE`] parts.
+const SLOTS: usize = 65 * FINE;
+
+/// The values of a column per slot of their offset above its smallest value
+/// ([`fine_slot`]), as running totals in slot order, which is the order of the slots'
+/// offsets.
+pub(super) struct FineLengths {
+    /// `held[k]`: the values in slots `0..k` (`l · FINE + q` for slot `(l, q)`).
+    held: Vec<usize>,
+}
+
+impl FineLengths {
+    /// The values per bit length of their offset.
+    fn by_len(&self) -> [usize; 65] {
+        std::array::from_fn(|l| self.held[(l + 1) * FINE] - self.held[l * FINE])
+    }
+
+    /// The values in the slots that start below offset `top`: every value whose offset is
+    /// below `top`, and the others of the slot `top` lies in.
+    fn starting_below(&self, top: u128) -> usize {
+        // Slot starts ascend with the slot index: a binary search for the first at `top`.
+        let (mut lo, mut hi) = (0, SLOTS);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if fine_start(mid / FINE, mid % FINE) < top {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        self.held[lo]
+    }
+}
+
+/// The slot of offset `d` above a base: its bit length `l`, and for `l > FINE_BITS` which
+/// of the [`FINE`] equal parts of `[2^(l−1), 2^l)` it lies in (the bits after its leading
+/// one); part 0 for shorter offsets.
+#[inline]
+fn fine_slot(d: u64) -> (usize, usize) {
+    let l = (64 - d.leading_zeros()) as usize;
+    let q = if l > FINE_BITS {
+        (d >> (l - 1 - FINE_BITS)) as usize & (FINE - 1)
+    } else {
+        0
+    };
+    (l, q)
+}
+
+/// The smallest offset above the base in slot `(l, q)` of [`fine_slot`].
+fn fine_start(l: usize, q: usize) -> u128 {
+    match l {
+        0..=FINE_BITS => (1u128 << l) >> 1,
+        _ => (1u128 << (l - 1)) + ((q as u128) << (l - 1 - FINE_BITS)),
+    }
+}
+
+/// The values of `vals` (every one at least `m`, the smallest) per slot of `x − m`
+/// ([`fine_slot`]): the smallest value's bit-length histogram, each length in parts, so
+/// that [`costs_at_least`] can bound the other bases' frames. Four histograms take one
+/// value each of every four in turn, so that runs of one slot do not wait on one counter.
+pub(super) fn fine_lengths(mut vals: impl Iterator<Item = i64>, m: i64) -> FineLengths {
+    let mut h = [[[0u32; FINE]; 65]; 4];
+    let at = |h: &mut [[u32; FINE]; 65], x: i64| {
+        let (l, q) = fine_slot((x as u64).wrapping_sub(m as u64));
+        h[l][q] += 1;
+    };
+    while let Some(x0) = vals.next() {
+        let rest = (vals.next(), vals.next(), vals.next());
+        let (Some(x1), Some(x2), Some(x3)) = rest else {
+            let tail = [Some(x0), rest.0, rest.1, rest.2];
+            for (j, x) in tail.into_iter().map_while(|x| x).enumerate() {
+                at(&mut h[j], x);
+            }
+            break;
+        };
+        let [h0, h1, h2, h3] = &mut h;
+        at(h0, x0);
+        at(h1, x1);
+        at(h2, x2);
+        at(h3, x3);
+    }
+    let mut held = Vec::with_capacity(SLOTS + 1);
+    held.push(0);
+    for k in 0..SLOTS {
+        let here: usize = h.iter().map(|g| g[k / FINE][k % FINE] as usize).sum();
+        held.push(held[k] + here);
+    }
+    FineLengths { held }
 }
 
 /// Per base `m` of `bases`: the values of `vals` below `m`, and per bit length `l` (0–64)
 /// the values `x ≥ m` for which `x − m` has `l` bits. One pass for every 4 bases (the frame
-/// search has at most 4; the last base of a group stands in for missing ones, so the inner
-/// loop has a fixed length); four histograms per base take alternate values, so that runs
+/// search has at most 4, fewer when its quantiles coincide: a pass counts only as many as it
+/// has); four histograms per base take one value each of every four in turn, so that runs
 /// of equal lengths do not wait on one counter.
 pub(super) fn bit_lengths<I: Iterator<Item = i64> + Clone>(
     vals: I,
@@ -161,27 +290,62 @@ pub(super) fn bit_lengths<I: Iterator<Item = i64> + Clone>(
 ) -> (Vec<usize>, Vec<[usize; 65]>) {
     let mut out = (Vec::new(), Vec::new());
     for group in bases.chunks(4) {
-        let m: [i64; 4] = std::array::from_fn(|b| group[b.min(group.len() - 1)]);
-        let mut h = [[[0u32; 66]; 4]; 4];
-        for (i, x) in vals.clone().enumerate() {
-            for b in 0..4 {
-                let slot = if x < m[b] {
-                    65
-                } else {
-                    (64 - (x as u64).wrapping_sub(m[b] as u64).leading_zeros()) as usize
-                };
-                h[b][i & 3][slot] += 1;
-            }
-        }
-        let total = |b: usize, l: usize| h[b].iter().map(|g| g[l] as usize).sum::<usize>();
-        for b in 0..group.len() {
-            out.0.push(total(b, 65));
-            out.1.push(std::array::from_fn(|l| total(b, l)));
+        let h = match *group {
+            [a] => length_histograms(vals.clone(), [a]).to_vec(),
+            [a, b] => length_histograms(vals.clone(), [a, b]).to_vec(),
+            [a, b, c] => length_histograms(vals.clone(), [a, b, c]).to_vec(),
+            [a, b, c, d, ..] => length_histograms(vals.clone(), [a, b, c, d]).to_vec(),
+            [] => Vec::new(),
+        };
+        for h in h {
+            let total = |l: usize| h.iter().map(|g| g[l] as usize).sum::<usize>();
+            out.0.push(total(65));
+            out.1.push(std::array::from_fn(total));
         }
     }
     out
 }
 
+/// Per base `m[b]`, four histograms of the slot of [`length_slot`] (value `i` of `vals` in
+/// histogram `i % 4`), four values at a time. `K` is a constant, so the loop over the bases
+/// and the histograms' indexes are fixed.
+fn length_histograms<const K: usize>(
+    mut vals: impl Iterator<Item = i64>,
+    m: [i64; K],
+) -> [[[u32; 66]; 4]; K] {
+    let mut h = [[[0u32; 66]; 4]; K];
+    while let Some(x0) = vals.next() {
+        let rest = (vals.next(), vals.next(), vals.next());
+        let (Some(x1), Some(x2), Some(x3)) = rest else {
+            // The last one to three values: up to the first missing one.
+            let tail = [Some(x0), rest.0, rest.1, rest.2];
+            for (j, x) in tail.into_iter().map_while(|x| x).enumerate() {
+                for (h, &m) in h.iter_mut().zip(&m) {
+                    h[j][length_slot(x, m)] += 1;
+                }
+            }
+            break;
+        };
+        for (h, &m) in h.iter_mut().zip(&m) {
+            h[0][length_slot(x0, m)] += 1;
+            h[1][length_slot(x1, m)] += 1;
+            h[2][length_slot(x2, m)] += 1;
+            h[3][length_slot(x3, m)] += 1;
+        }
+    }
+    h
+}
+
+/// The slot of `x` in a histogram of bit lengths above the base `m`: 65 below `m`, else
+/// the bit length of `x − m` (0–64).
+#[inline]
+fn length_slot(x: i64, m: i64) -> usize {
+    if x < m {
+        65
+    } else {
+        (64 - (x as u64).wrapping_sub(m as u64).leading_zeros()) as usize
+    }
+}
 /// The values of ranks `ranks` (each below `n`, the count of `v`) in the ascending order of
 /// `v`. A short column is sorted; a long one is passed once, keeping its smallest values (as
 /// many as the largest rank asks for, a hundredth of the column here): values below the

@@ -1,4 +1,7 @@
-use super::encode::{bit_lengths, deltas_of, frame_and_span, patched_frame, select_ranks};
+use super::encode::{
+    bit_lengths, costs_at_least, deltas_of, fine_lengths, frame_and_span, frame_cost, in_frame,
+    patched_frame, select_ranks,
+};
 use super::*;
 use crate::format::le::Cursor;
 use proptest::prelude::*;
@@ -280,4 +283,58 @@ fn bit_lengths_equal_a_direct_count() {
         let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r)).collect();
         checked_bit_lengths(&vals, &bases);
     }
+}
+
+/// The smallest value's histogram rules out only bases with no frame (of width below 64)
+/// cheaper than the cost it is asked about, checked against every width's exact cost; and
+/// it does rule some out.
+#[test]
+fn a_ruled_out_base_has_no_cheaper_frame() {
+    let mut r = tgms_testkit::Rng::new(0xF1AE_5107);
+    let (mut ruled_out, mut kept) = (0, 0);
+    for round in 0..400 {
+        let scale = [16u64, 1 << 12, 1 << 33, u64::MAX][round % 4];
+        let n = 1 + (r.next_u64() % 400) as usize;
+        let vals: Vec<i64> = (0..n)
+            .map(|_| match r.next_u64() % 16 {
+                0 => [i64::MIN, i64::MAX, -1][(r.next_u64() % 3) as usize],
+                1 => 1i64 << (r.next_u64() % 63),
+                _ => (r.next_u64() % scale) as i64,
+            })
+            .collect();
+        let mut sorted = vals.clone();
+        sorted.sort_unstable();
+        let fine = fine_lengths(vals.iter().copied(), sorted[0]);
+        for _ in 0..4 {
+            let m = sorted[(r.next_u64() % n as u64) as usize];
+            let cheapest = (0..64u32)
+                .map(|w| {
+                    let exc = vals.iter().filter(|&&x| !in_frame(x, m, w)).count();
+                    frame_cost(n, w, exc)
+                })
+                .min()
+                .expect("64 widths");
+            let delta = m.wrapping_sub(sorted[0]) as u64;
+            for cost in [
+                cheapest.saturating_sub(1),
+                cheapest,
+                cheapest + 1,
+                cheapest * 2,
+            ] {
+                if costs_at_least(n, delta, &fine, cost) {
+                    ruled_out += 1;
+                    assert!(
+                        cheapest >= cost,
+                        "base {m} of {vals:?}: {cheapest} < {cost}"
+                    );
+                } else {
+                    kept += 1;
+                }
+            }
+        }
+    }
+    assert!(
+        ruled_out > 100 && kept > 100,
+        "{ruled_out} ruled out, {kept} kept"
+    );
 }
