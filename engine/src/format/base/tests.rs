@@ -479,7 +479,23 @@ fn dfors_full_decode_checks_the_skip_values() {
 /// The seeded generator of the randomized stores (shared with `compact`'s tests).
 pub(crate) use tgms_testkit::Rng;
 
-const UIDS: &[&str] = &["a", "b", "c", "d", "é", "日本", "zz", "a\u{0}b", "B", "ab"];
+/// Uids of random stores: short, non-ASCII, with a zero byte, and long ones that share
+/// their first 8 bytes (the name order's sort key, `store/compact.rs` `name_prefix`).
+const UIDS: &[&str] = &[
+    "a",
+    "b",
+    "c",
+    "d",
+    "é",
+    "日本",
+    "zz",
+    "a\u{0}b",
+    "B",
+    "ab",
+    "account-17",
+    "account-2",
+    "account-",
+];
 const RELS: &[&str] = &["R", "S", "knows", "É"];
 const DISCS: &[&str] = &["x", "#3", "#0", "y", "ü"];
 
