@@ -248,28 +248,14 @@ fn fine_start(l: usize, q: usize) -> u128 {
 /// The values of `vals` (every one at least `m`, the smallest) per slot of `x − m`
 /// ([`fine_slot`]): the smallest value's bit-length histogram, each length in parts, so
 /// that [`costs_at_least`] can bound the other bases' frames. Four histograms take one
-/// value each of every four in turn, so that runs of one slot do not wait on one counter.
-pub(super) fn fine_lengths(mut vals: impl Iterator<Item = i64>, m: i64) -> FineLengths {
+/// value each of every four in turn ([`by_fours`]), so that runs of one slot do not wait on
+/// one counter.
+pub(super) fn fine_lengths(vals: impl Iterator<Item = i64>, m: i64) -> FineLengths {
     let mut h = [[[0u32; FINE]; 65]; 4];
-    let at = |h: &mut [[u32; FINE]; 65], x: i64| {
+    by_fours(vals, |j, x| {
         let (l, q) = fine_slot((x as u64).wrapping_sub(m as u64));
-        h[l][q] += 1;
-    };
-    while let Some(x0) = vals.next() {
-        let rest = (vals.next(), vals.next(), vals.next());
-        let (Some(x1), Some(x2), Some(x3)) = rest else {
-            let tail = [Some(x0), rest.0, rest.1, rest.2];
-            for (j, x) in tail.into_iter().map_while(|x| x).enumerate() {
-                at(&mut h[j], x);
-            }
-            break;
-        };
-        let [h0, h1, h2, h3] = &mut h;
-        at(h0, x0);
-        at(h1, x1);
-        at(h2, x2);
-        at(h3, x3);
-    }
+        h[j][l][q] += 1;
+    });
     let mut held = Vec::with_capacity(SLOTS + 1);
     held.push(0);
     for k in 0..SLOTS {
@@ -307,32 +293,18 @@ pub(super) fn bit_lengths<I: Iterator<Item = i64> + Clone>(
 }
 
 /// Per base `m[b]`, four histograms of the slot of [`length_slot`] (value `i` of `vals` in
-/// histogram `i % 4`), four values at a time. `K` is a constant, so the loop over the bases
-/// and the histograms' indexes are fixed.
+/// histogram `i % 4`, [`by_fours`]). `K` is a constant, so the loop over the bases has a
+/// fixed length.
 fn length_histograms<const K: usize>(
-    mut vals: impl Iterator<Item = i64>,
+    vals: impl Iterator<Item = i64>,
     m: [i64; K],
 ) -> [[[u32; 66]; 4]; K] {
     let mut h = [[[0u32; 66]; 4]; K];
-    while let Some(x0) = vals.next() {
-        let rest = (vals.next(), vals.next(), vals.next());
-        let (Some(x1), Some(x2), Some(x3)) = rest else {
-            // The last one to three values: up to the first missing one.
-            let tail = [Some(x0), rest.0, rest.1, rest.2];
-            for (j, x) in tail.into_iter().map_while(|x| x).enumerate() {
-                for (h, &m) in h.iter_mut().zip(&m) {
-                    h[j][length_slot(x, m)] += 1;
-                }
-            }
-            break;
-        };
+    by_fours(vals, |j, x| {
         for (h, &m) in h.iter_mut().zip(&m) {
-            h[0][length_slot(x0, m)] += 1;
-            h[1][length_slot(x1, m)] += 1;
-            h[2][length_slot(x2, m)] += 1;
-            h[3][length_slot(x3, m)] += 1;
+            h[j][length_slot(x, m)] += 1;
         }
-    }
+    });
     h
 }
 
@@ -346,6 +318,28 @@ fn length_slot(x: i64, m: i64) -> usize {
         (64 - (x as u64).wrapping_sub(m as u64).leading_zeros()) as usize
     }
 }
+
+/// Calls `f(i % 4, x)` for value `i` of `vals`, in order, four values at a time: inlined,
+/// `f`'s first argument is a constant for all but the last one to three values.
+#[inline(always)]
+fn by_fours(mut vals: impl Iterator<Item = i64>, mut f: impl FnMut(usize, i64)) {
+    while let Some(x0) = vals.next() {
+        let rest = (vals.next(), vals.next(), vals.next());
+        let (Some(x1), Some(x2), Some(x3)) = rest else {
+            // The last one to three values: up to the first missing one.
+            let tail = [Some(x0), rest.0, rest.1, rest.2];
+            for (j, x) in tail.into_iter().map_while(|x| x).enumerate() {
+                f(j, x);
+            }
+            break;
+        };
+        f(0, x0);
+        f(1, x1);
+        f(2, x2);
+        f(3, x3);
+    }
+}
+
 /// The values of ranks `ranks` (each below `n`, the count of `v`) in the ascending order of
 /// `v`. A short column is sorted; a long one is passed once, keeping its smallest values (as
 /// many as the largest rank asks for, a hundredth of the column here): values below the
