@@ -74,7 +74,7 @@ pub fn put_dfor(out: &mut Vec<u8>, v: &[i64]) {
 
 /// The frame of a patched column: values in `[min, min + 2^w)` are packed in `w` bits, the
 /// `n_exc` others are exceptions.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(super) struct Frame {
     pub min: i64,
     pub w: u32,
@@ -87,7 +87,7 @@ pub(super) struct Frame {
 /// earlier candidate: bases in that order, widths ascending.
 ///
 /// A long column is not sorted: its quantiles come from one pass keeping its smallest
-/// hundredth in a bounded heap ([`select_ranks`]), and the values in each frame from
+/// hundredth ([`select_ranks`]), and the values in each frame from
 /// passes of bit-length histograms ([`bit_lengths`]): one for the smallest value's base,
 /// then one for the other bases at once, only those which that histogram cannot show to
 /// cost at least as much ([`costs_at_least`]). So the frame costs two or three passes and
@@ -103,12 +103,7 @@ pub(super) fn patched_frame<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -
 pub(super) fn frame_and_span<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -> (Frame, u32) {
     let n = vals.len();
     if n == 0 {
-        let none = Frame {
-            min: 0,
-            w: 0,
-            n_exc: 0,
-        };
-        return (none, 0);
+        return (Frame::default(), 0);
     }
     let ranks = [0, n / 10_000, n / 1_000, n / 100].map(|i| i.min(n - 1));
     let mut bases = select_ranks(vals.clone(), n, &ranks);
@@ -117,14 +112,7 @@ pub(super) fn frame_and_span<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) 
     // the other bases can cost, so only those that might be cheaper are counted.
     let fine = fine_lengths(vals.clone(), bases[0]);
     let first = fine.by_len();
-    let mut best = (
-        Frame {
-            min: 0,
-            w: 0,
-            n_exc: 0,
-        },
-        u128::MAX,
-    );
+    let mut best = (Frame::default(), u128::MAX);
     offer(&mut best, n, bases[0], 0, &first);
     let rest: Vec<i64> = bases[1..]
         .iter()
@@ -144,7 +132,7 @@ pub(super) fn frame_and_span<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) 
 
 /// Bytes of a patched body of `n` values in `w` bits with `exc` exceptions, as the frame
 /// search counts them.
-pub(super) fn frame_cost(n: usize, w: u32, exc: usize) -> u128 {
+fn frame_cost(n: usize, w: u32, exc: usize) -> u128 {
     (n as u128 * w as u128).div_ceil(8) + exc as u128 * 12
 }
 

@@ -1,6 +1,6 @@
 use super::encode::{
-    bit_lengths, costs_at_least, deltas_of, fine_lengths, frame_and_span, frame_cost, in_frame,
-    patched_frame, select_ranks,
+    bit_lengths, costs_at_least, deltas_of, fine_lengths, frame_and_span, in_frame, patched_frame,
+    select_ranks,
 };
 use super::*;
 use crate::format::le::Cursor;
@@ -309,8 +309,9 @@ fn a_ruled_out_base_has_no_cheaper_frame() {
             let m = sorted[(r.next_u64() % n as u64) as usize];
             let cheapest = (0..64u32)
                 .map(|w| {
-                    let exc = vals.iter().filter(|&&x| !in_frame(x, m, w)).count();
-                    frame_cost(n, w, exc)
+                    // `⌈n × w / 8⌉ + 12 × exceptions` (format-spec.md §6.4).
+                    let exc = vals.iter().filter(|&&x| !in_frame(x, m, w)).count() as u128;
+                    (n as u128 * u128::from(w)).div_ceil(8) + 12 * exc
                 })
                 .min()
                 .expect("64 widths");
