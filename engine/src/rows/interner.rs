@@ -78,6 +78,10 @@ const PAGE_BITS: usize = 12;
 /// Numbers a page of [`Numbered`] holds (16 KB of ids).
 const PAGE: usize = 1 << PAGE_BITS;
 
+/// [`Interner::get_many`]'s entry for a name that is not interned (no id reaches it: ids
+/// are below `u32::MAX` names).
+pub(crate) const NOT_FOUND: u32 = u32::MAX;
+
 /// Numbers from here on go to the table: the pages stay within 32 MB whatever the names.
 const NUMBERED_LIMIT: usize = 1 << 23;
 
@@ -135,6 +139,42 @@ impl Interner {
         self.ids
             .find(name_hash(s.as_bytes()), |x| x.name(names) == s.as_bytes())
             .map(|x| x.id)
+    }
+
+    /// [`Interner::get`] of each of `names`, in order, into `out` (`None` as
+    /// [`NOT_FOUND`]). The numbered names' pages are read in a pass of their own, whose
+    /// reads do not depend on each other, so the CPU overlaps their cache misses: looked up
+    /// one event at a time, between the rest of the event's work, the endpoints of a
+    /// 10M-event load waited for memory a third of the writer's time.
+    pub(crate) fn get_many<'a>(
+        &self,
+        names: impl Iterator<Item = &'a str> + Clone,
+        out: &mut Vec<u32>,
+    ) {
+        out.clear();
+        let Some(d) = &self.numbered else {
+            out.extend(names.map(|s| self.get(s).unwrap_or(NOT_FOUND)));
+            return;
+        };
+        // First each name's number (`NOT_FOUND` for the table's names), then the reads.
+        out.extend(
+            names
+                .clone()
+                .map(|s| d.number(s).map_or(NOT_FOUND, |n| n as u32)),
+        );
+        for (o, s) in out.iter_mut().zip(names) {
+            *o = match *o {
+                NOT_FOUND => self.get(s).unwrap_or(NOT_FOUND),
+                n => {
+                    let n = n as usize;
+                    match d.pages.get(n >> PAGE_BITS) {
+                        // An entry is the id + 1, or `NO_ID` (0), which wraps to `NOT_FOUND`.
+                        Some(Some(page)) => page[n % PAGE].wrapping_sub(1),
+                        _ => NOT_FOUND,
+                    }
+                }
+            };
+        }
     }
 
     pub(crate) fn intern(&mut self, s: &str) -> u32 {
@@ -257,6 +297,16 @@ mod tests {
         for s in ["n6", "n1", "n005", "x8", "6"] {
             assert_eq!(t.get(s), None, "{s}");
         }
+        // The lookup of many names at once agrees with one at a time, found or not (a
+        // number beyond the pages, one in a page with no name).
+        let asked = ["n5", "n6", "x7", "n8388607", "n4096000", "n4095", "n42", "nn3", "n0"];
+        let mut got = Vec::new();
+        t.get_many(asked.into_iter(), &mut got);
+        let want_ids: Vec<u32> = asked.iter().map(|s| t.get(s).unwrap_or(NOT_FOUND)).collect();
+        assert_eq!(got, want_ids);
+        assert!(got.contains(&NOT_FOUND) && got.iter().any(|&id| id != NOT_FOUND));
+        Interner::default().get_many(asked.into_iter(), &mut got);
+        assert!(got.iter().all(|&id| id == NOT_FOUND));
         t.truncate(3);
         assert_eq!(t.len(), 3);
         for s in &want[3..] {

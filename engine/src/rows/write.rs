@@ -16,6 +16,7 @@ use crate::model::{
 };
 use crate::model::{Dict, PerTable, Table};
 use crate::op::Op;
+use crate::rows::interner::NOT_FOUND;
 use crate::rows::Rows;
 use crate::time::OPEN_END;
 
@@ -40,6 +41,27 @@ impl Rows {
             };
             names.get(s).map(|j| j + first as u32)
         })
+    }
+
+    /// [`Rows::find_name`] of each of `names` in the uid dictionary, in order, into `out`
+    /// ([`NOT_FOUND`] for a name that is in neither), the delta's reads overlapped
+    /// ([`Interner::get_many`]).
+    ///
+    /// [`Interner::get_many`]: crate::rows::interner::Interner::get_many
+    pub(crate) fn find_uids<'a>(
+        &self,
+        names: impl Iterator<Item = &'a str> + Clone,
+        out: &mut Vec<u32>,
+    ) {
+        let first = self.delta.base.uids as u32;
+        self.delta.uids.get_many(names.clone(), out);
+        for (o, s) in out.iter_mut().zip(names) {
+            if *o != NOT_FOUND {
+                *o += first;
+            } else if first > 0 {
+                *o = self.base.find_hashed(Dict::Uids, s).unwrap_or(NOT_FOUND);
+            }
+        }
     }
 
     /// [`Rows::find_name`], adding `s` to the delta when it is new.

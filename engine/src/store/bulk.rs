@@ -28,6 +28,7 @@ use crate::fault;
 use crate::model::{Table, NONE};
 use crate::op::{IngestEvents, Op, Origin};
 use crate::rows::bulk_edges::BulkEdges;
+use crate::rows::interner::NOT_FOUND;
 use crate::rows::Rows;
 use crate::time::OPEN_END;
 use crate::Event;
@@ -177,9 +178,22 @@ fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
         .bulk
         .get_or_insert_with(|| BulkEdges::new(first_ordinal))
         .begin_batch(tt, o.events.len());
-    for e in &o.events {
-        let src = l.register(&e.src);
-        let dst = l.register(&e.dst);
+    // The endpoints' ids, those already registered looked up first, together (their
+    // reads overlap: `Rows::find_uids`); the new ones are registered below, in event order.
+    let mut ends: Vec<u32> = Vec::with_capacity(2 * o.events.len());
+    l.find_uids(
+        o.events
+            .iter()
+            .flat_map(|e| [e.src.as_str(), e.dst.as_str()]),
+        &mut ends,
+    );
+    for (e, ends) in o.events.iter().zip(ends.chunks_exact_mut(2)) {
+        for (end, uid) in ends.iter_mut().zip([&e.src, &e.dst]) {
+            if *end == NOT_FOUND {
+                *end = l.register(uid);
+            }
+        }
+        let (src, dst) = (ends[0], ends[1]);
         // Loads mostly repeat one rel type: the previous event's id is reused.
         let rel = match last_rel {
             Some((r, id)) if r == e.rel_type.as_str() => id,
@@ -209,13 +223,16 @@ fn append(l: &mut Rows, lean: &mut Lean, tt: i64, o: &IngestEvents) {
         }
         l.stats.count_edge_version(e.vt_s, end);
         *per_rel.entry(rel).or_insert(0) += 1;
-        let s = src as usize;
-        if lean.out_degree.len() <= s {
-            lean.out_degree.resize(s + 1, 0);
-        }
-        lean.out_degree[s] += 1;
-        l.stats.max_out_degree = l.stats.max_out_degree.max(u64::from(lean.out_degree[s]));
     }
+    // The out-degrees in a loop of their own, for the same reason as the lookups above.
+    lean.out_degree.resize(l.delta.end().uids as usize, 0);
+    let mut max_out = 0;
+    for &src in ends.iter().step_by(2) {
+        let d = &mut lean.out_degree[src as usize];
+        *d += 1;
+        max_out = max_out.max(*d);
+    }
+    l.stats.max_out_degree = l.stats.max_out_degree.max(u64::from(max_out));
     // The new nodes, in id order: `apply::ingest` inserts them in uid-name order, but rows
     // are only read here once in segment order, by `(vt_s, uid, tt_s)`, and a pure load
     // has one node row per uid, so their insertion order is not seen.
