@@ -102,15 +102,65 @@ pub(super) fn patched_frame<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -
 /// sizing FOR too needs no pass of its own.
 pub(super) fn frame_and_span<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -> (Frame, u32) {
     let n = vals.len();
-    if n == 0 {
+    let mut rest = vals.clone();
+    let Some(first) = rest.next() else {
         return (Frame::default(), 0);
+    };
+    // A column of one value (an image's origins, reasons, or an arithmetic column's
+    // deltas) has one base, in whose frame of width 0 every value lies: no pass needed.
+    if rest.all(|x| x == first) {
+        let f = Frame {
+            min: first,
+            w: 0,
+            n_exc: 0,
+        };
+        return (f, 0);
     }
-    let ranks = [0, n / 10_000, n / 1_000, n / 100].map(|i| i.min(n - 1));
-    let mut bases = select_ranks(vals.clone(), n, &ranks);
+    let bases = select_ranks(vals.clone(), n, &quantile_ranks(n));
+    frame_search(
+        n,
+        bases,
+        |m| fine_lengths(vals.clone(), m),
+        |rest| bit_lengths(vals.clone(), rest),
+    )
+}
+
+/// [`frame_and_span`] of the values `v`, counted by binary searches instead of passes when
+/// they ascend (an image's valid-time starts, offsets, ordinals): the same frame and span.
+pub(super) fn frame_and_span_of(v: &[i64]) -> (Frame, u32) {
+    if v.is_empty() || !v.is_sorted() {
+        return frame_and_span(v.iter().copied());
+    }
+    let n = v.len();
+    let bases = quantile_ranks(n).iter().map(|&r| v[r]).collect();
+    frame_search(
+        n,
+        bases,
+        |m| sorted_fine_lengths(v, m),
+        |rest| sorted_bit_lengths(v, rest),
+    )
+}
+
+/// The ranks of the frame search's candidate bases in a column of `n > 0` values: the
+/// smallest value and three low quantiles.
+fn quantile_ranks(n: usize) -> [usize; 4] {
+    [0, n / 10_000, n / 1_000, n / 100].map(|i| i.min(n - 1))
+}
+
+/// The frame search of [`frame_and_span`] over `n > 0` values, given the values at
+/// [`quantile_ranks`] (ascending) and the two counts, however they are taken:
+/// `fine(m)`, [`fine_lengths`] of the values above their smallest `m`, and `lengths(bases)`,
+/// [`bit_lengths`] of the values above each base.
+fn frame_search(
+    n: usize,
+    mut bases: Vec<i64>,
+    fine: impl FnOnce(i64) -> FineLengths,
+    lengths: impl FnOnce(&[i64]) -> (Vec<usize>, Vec<[usize; 65]>),
+) -> (Frame, u32) {
     bases.dedup();
     // The smallest value's base first: none is below it, and its histogram bounds what
     // the other bases can cost, so only those that might be cheaper are counted.
-    let fine = fine_lengths(vals.clone(), bases[0]);
+    let fine = fine(bases[0]);
     let first = fine.by_len();
     let mut best = (Frame::default(), u128::MAX);
     offer(&mut best, n, bases[0], 0, &first);
@@ -119,7 +169,7 @@ pub(super) fn frame_and_span<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) 
         .copied()
         .filter(|&m| !costs_at_least(n, m.wrapping_sub(bases[0]) as u64, &fine, best.1))
         .collect();
-    let (below, by_len) = bit_lengths(vals.clone(), &rest);
+    let (below, by_len) = lengths(&rest);
     for (i, &m) in rest.iter().enumerate() {
         offer(&mut best, n, m, below[i], &by_len[i]);
     }
@@ -183,6 +233,7 @@ const SLOTS: usize = 65 * FINE;
 /// The values of a column per slot of their offset above its smallest value
 /// ([`fine_slot`]), as running totals in slot order, which is the order of the slots'
 /// offsets.
+#[derive(Debug, PartialEq, Eq)]
 pub(super) struct FineLengths {
     /// `held[k]`: the values in slots `0..k` (`l · FINE + q` for slot `(l, q)`).
     held: Vec<usize>,
@@ -251,6 +302,33 @@ pub(super) fn fine_lengths(vals: impl Iterator<Item = i64>, m: i64) -> FineLengt
         held.push(held[k] + here);
     }
     FineLengths { held }
+}
+
+/// [`fine_lengths`] of the ascending values `v` (`m` their smallest): the slot of a value
+/// grows with the value, so each running total is where the values of the slots before it
+/// end, found by a binary search.
+pub(super) fn sorted_fine_lengths(v: &[i64], m: i64) -> FineLengths {
+    let slot = |x: i64| {
+        let (l, q) = fine_slot((x as u64).wrapping_sub(m as u64));
+        l * FINE + q
+    };
+    let held = (0..=SLOTS)
+        .map(|k| v.partition_point(|&x| slot(x) < k))
+        .collect();
+    FineLengths { held }
+}
+
+/// [`bit_lengths`] of the ascending values `v`: below each base come the values under it,
+/// then those above it by bit length, each run found by a binary search.
+pub(super) fn sorted_bit_lengths(v: &[i64], bases: &[i64]) -> (Vec<usize>, Vec<[usize; 65]>) {
+    let counts = bases.iter().map(|&m| {
+        // The values below `m` or within `l` bits above it.
+        let upto = |l: usize| v.partition_point(|&x| x < m || length_slot(x, m) < l);
+        let ends: [usize; 66] = std::array::from_fn(upto);
+        let by_len = std::array::from_fn(|l| ends[l + 1] - ends[l]);
+        (ends[0], by_len)
+    });
+    counts.unzip()
 }
 
 /// Per base `m` of `bases`: the values of `vals` below `m`, and per bit length `l` (0–64)
@@ -477,7 +555,7 @@ pub(super) fn put_dfors_framed(out: &mut Vec<u8>, v: &[i64], f: Frame) {
 /// encoder picks `min` and `width` to minimise the size, so a sparse column (mostly 0,
 /// rare large values) packs to a few bits per value.
 pub fn put_pfor(out: &mut Vec<u8>, v: &[i64]) {
-    let f = patched_frame(v.iter().copied());
+    let f = frame_and_span_of(v).0;
     put_pfor_framed(out, v, f);
 }
 
@@ -555,7 +633,7 @@ fn put_int_choice(out: &mut Vec<u8>, v: &[i64], arith: bool) -> u8 {
             (f, 16 + len + skip_bytes)
         };
         let pfor = || {
-            let (f, span) = frame_and_span(v.iter().copied());
+            let (f, span) = frame_and_span_of(v);
             // count | patched body | n_exc (in the list's 9 + 12 × n_exc) | starts
             let for_bytes = 13 + (n * span as usize).div_ceil(8);
             (f, 8 + patched_len(tail.iter().copied(), n, n, f), for_bytes)

@@ -1,6 +1,6 @@
 use super::encode::{
-    bit_lengths, costs_at_least, deltas_of, fine_lengths, frame_and_span, in_frame, patched_frame,
-    select_ranks,
+    bit_lengths, costs_at_least, deltas_of, fine_lengths, frame_and_span, frame_and_span_of,
+    in_frame, patched_frame, select_ranks, sorted_bit_lengths, sorted_fine_lengths,
 };
 use super::*;
 use crate::format::le::Cursor;
@@ -118,6 +118,16 @@ fn check_choice(v: &[i64]) {
         "span of {} values",
         v.len()
     );
+    // The slice's search (binary searches when the values ascend) finds the same.
+    let (f, span_of) = frame_and_span_of(v);
+    assert_eq!(
+        (f.min, f.w),
+        sorted_frame(v),
+        "slice frame of {} values",
+        v.len()
+    );
+    assert_eq!(f.n_exc, exceptions(v, f), "slice exceptions");
+    assert_eq!(span_of, span, "slice span of {} values", v.len());
     let deltas: Vec<i64> = deltas_of(v).collect();
     let f = patched_frame(deltas_of(v));
     assert_eq!((f.min, f.w), sorted_frame(&deltas), "frame of deltas");
@@ -163,7 +173,21 @@ fn random_access_choice_of_long_columns() {
     let extremes: Vec<i64> = (0..n)
         .map(|i| [i64::MIN, i64::MAX, 0, -1][(i + (next() % 2) as usize) % 4])
         .collect();
-    for v in [&wide, &small, &sparse, &asc, &negative, &extremes] {
+    let constant = vec![-7i64; n];
+    let arithmetic: Vec<i64> = (0..n as i64).map(|i| 5 - 3 * i).collect();
+    let mut sorted = wide.clone();
+    sorted.sort_unstable();
+    for v in [
+        &wide,
+        &small,
+        &sparse,
+        &asc,
+        &negative,
+        &extremes,
+        &constant,
+        &arithmetic,
+        &sorted,
+    ] {
         check_choice(v);
         for r in [0, n / 10_000, n / 1_000, n / 100, n / 2, n - 1] {
             let mut s = v.to_vec();
@@ -282,6 +306,34 @@ fn bit_lengths_equal_a_direct_count() {
         let vals: Vec<i64> = (0..1 + r.next_u64() % 300).map(|_| pick(&mut r)).collect();
         let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r)).collect();
         checked_bit_lengths(&vals, &bases);
+    }
+}
+
+/// The counts of ascending values taken by binary searches equal those of the passes, for
+/// random columns of every scale, repeated values and the extremes of `i64` included.
+#[test]
+fn sorted_counts_equal_the_passes() {
+    let mut r = tgms_testkit::Rng::new(0x50_27ED);
+    for round in 0..300 {
+        let scale = [4u64, 1 << 10, 1 << 40, u64::MAX][round % 4];
+        let pick = |r: &mut tgms_testkit::Rng| match r.next_u64() % 8 {
+            0 => [i64::MIN, i64::MAX, 0, -1][(r.next_u64() % 4) as usize],
+            1 => 1i64 << (r.next_u64() % 63),
+            _ => ((r.next_u64() % scale) as i64).wrapping_sub((scale / 2) as i64),
+        };
+        let mut vals: Vec<i64> = (0..1 + r.next_u64() % 300).map(|_| pick(&mut r)).collect();
+        vals.sort_unstable();
+        assert_eq!(
+            sorted_fine_lengths(&vals, vals[0]),
+            fine_lengths(vals.iter().copied(), vals[0]),
+            "{vals:?}"
+        );
+        let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r)).collect();
+        assert_eq!(
+            sorted_bit_lengths(&vals, &bases),
+            bit_lengths(vals.iter().copied(), &bases),
+            "{vals:?} over {bases:?}"
+        );
     }
 }
 
