@@ -402,18 +402,25 @@ pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
 pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: bool) -> Vec<i64> {
     let off = group_offsets(n, keys.clone());
     if vals {
-        group_list(off, keys)
+        group_list(off, keys, Vec::new())
     } else {
         off.into_iter().map(i64::from).collect()
     }
 }
 
 /// [`group`]'s offsets and positions both, from one count of the keys: a grouping's two
-/// chunks (offsets, list) built together.
-pub(crate) fn group_both(n: usize, keys: impl Iterator<Item = u32> + Clone) -> [Vec<i64>; 2] {
+/// chunks (offsets, list) built together, in the buffers `into` (their contents dropped;
+/// a writer passes buffers it reuses).
+pub(crate) fn group_both(
+    n: usize,
+    keys: impl Iterator<Item = u32> + Clone,
+    into: [Vec<i64>; 2],
+) -> [Vec<i64>; 2] {
+    let [mut offsets, list] = into;
     let off = group_offsets(n, keys.clone());
-    let offsets = off.iter().map(|&o| i64::from(o)).collect();
-    [offsets, group_list(off, keys)]
+    offsets.clear();
+    offsets.extend(off.iter().map(|&o| i64::from(o)));
+    [offsets, group_list(off, keys, list)]
 }
 
 /// The n + 1 start offsets of the keys below `n`, counted.
@@ -430,10 +437,16 @@ pub(super) fn group_offsets(n: usize, keys: impl Iterator<Item = u32>) -> Vec<u3
     off
 }
 
-/// The positions of the keys below `n` grouped by key, placed from the start offsets `off`.
-pub(super) fn group_list(mut off: Vec<u32>, keys: impl Iterator<Item = u32>) -> Vec<i64> {
+/// The positions of the keys below `n` grouped by key, placed from the start offsets `off`,
+/// in the buffer `out` (its contents dropped).
+pub(super) fn group_list(
+    mut off: Vec<u32>,
+    keys: impl Iterator<Item = u32>,
+    mut out: Vec<i64>,
+) -> Vec<i64> {
     let n = off.len() - 1;
-    let mut out = vec![0i64; off[n] as usize];
+    out.clear();
+    out.resize(off[n] as usize, 0);
     for (r, k) in keys.enumerate() {
         if (k as usize) < n {
             out[off[k as usize] as usize] = r as i64;
