@@ -299,10 +299,15 @@ mod tests {
         }
         // The lookup of many names at once agrees with one at a time, found or not (a
         // number beyond the pages, one in a page with no name).
-        let asked = ["n5", "n6", "x7", "n8388607", "n4096000", "n4095", "n42", "nn3", "n0"];
+        let asked = [
+            "n5", "n6", "x7", "n8388607", "n4096000", "n4095", "n42", "nn3", "n0",
+        ];
         let mut got = Vec::new();
         t.get_many(asked.into_iter(), &mut got);
-        let want_ids: Vec<u32> = asked.iter().map(|s| t.get(s).unwrap_or(NOT_FOUND)).collect();
+        let want_ids: Vec<u32> = asked
+            .iter()
+            .map(|s| t.get(s).unwrap_or(NOT_FOUND))
+            .collect();
         assert_eq!(got, want_ids);
         assert!(got.contains(&NOT_FOUND) && got.iter().any(|&id| id != NOT_FOUND));
         Interner::default().get_many(asked.into_iter(), &mut got);

@@ -177,10 +177,13 @@ impl<'a> Merge<'a> {
         let d = self.d;
         let uids = d.end().uids as usize;
         match off_id {
-            NODE_POST_OFF => seg::group_both(uids, self.idents(Table::Nodes), self.buffers()),
+            NODE_POST_OFF => {
+                let idents: Vec<u32> = self.idents(Table::Nodes).collect();
+                seg::group_both(uids, idents.chunks(KEY_BLOCK), self.buffers())
+            }
             EDGE_POST_OFF => seg::group_both(
                 d.end().idents as usize,
-                self.edge_idents().iter().copied(),
+                self.edge_idents().chunks(KEY_BLOCK),
                 self.buffers(),
             ),
             _ => {
@@ -192,7 +195,7 @@ impl<'a> Merge<'a> {
                 let keys = self
                     .edge_idents()
                     .chunks(KEY_BLOCK)
-                    .flat_map(|ids| d.ident_parts(&image, ids, part));
+                    .map(|ids| d.ident_parts(&image, ids, part));
                 seg::group_both(uids, keys, self.buffers())
             }
         }

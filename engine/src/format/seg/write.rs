@@ -399,10 +399,12 @@ pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
 /// Groups `0..keys.len()` by `keys[i]` (stable, so ascending within a key; keys ≥ n
 /// are dropped): the n + 1 offsets, or (`vals`) the grouped positions. The offsets are
 /// counted as u32 (a segment's counts are), 4 bytes a key beside the column.
-pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: bool) -> Vec<i64> {
-    let off = group_offsets(n, keys.clone());
+pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32>, vals: bool) -> Vec<i64> {
+    let keys: Vec<u32> = keys.collect();
+    let blocks = std::iter::once(keys.as_slice());
+    let off = group_offsets(n, blocks.clone());
     if vals {
-        group_list(off, keys, Vec::new())
+        group_list(off, blocks, Vec::new())
     } else {
         off.into_iter().map(i64::from).collect()
     }
@@ -410,25 +412,32 @@ pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32> + Clone, vals: boo
 
 /// [`group`]'s offsets and positions both, from one count of the keys: a grouping's two
 /// chunks (offsets, list) built together, in the buffers `into` (their contents dropped;
-/// a writer passes buffers it reuses).
-pub(crate) fn group_both(
+/// a writer passes buffers it reuses). The keys come in blocks (read twice, once per
+/// pass), so each pass is a short loop over a slice whose random reads and writes overlap
+/// their cache misses.
+pub(crate) fn group_both<B: AsRef<[u32]>>(
     n: usize,
-    keys: impl Iterator<Item = u32> + Clone,
+    blocks: impl Iterator<Item = B> + Clone,
     into: [Vec<i64>; 2],
 ) -> [Vec<i64>; 2] {
     let [mut offsets, list] = into;
-    let off = group_offsets(n, keys.clone());
+    let off = group_offsets(n, blocks.clone());
     offsets.clear();
     offsets.extend(off.iter().map(|&o| i64::from(o)));
-    [offsets, group_list(off, keys, list)]
+    [offsets, group_list(off, blocks, list)]
 }
 
-/// The n + 1 start offsets of the keys below `n`, counted.
-pub(super) fn group_offsets(n: usize, keys: impl Iterator<Item = u32>) -> Vec<u32> {
+/// The n + 1 start offsets of the keys below `n` (given in blocks), counted.
+pub(super) fn group_offsets<B: AsRef<[u32]>>(
+    n: usize,
+    blocks: impl Iterator<Item = B>,
+) -> Vec<u32> {
     let mut off = vec![0u32; n + 1];
-    for k in keys {
-        if (k as usize) < n {
-            off[k as usize + 1] += 1;
+    for b in blocks {
+        for &k in b.as_ref() {
+            if (k as usize) < n {
+                off[k as usize + 1] += 1;
+            }
         }
     }
     for i in 0..n {
@@ -437,20 +446,25 @@ pub(super) fn group_offsets(n: usize, keys: impl Iterator<Item = u32>) -> Vec<u3
     off
 }
 
-/// The positions of the keys below `n` grouped by key, placed from the start offsets `off`,
-/// in the buffer `out` (its contents dropped).
-pub(super) fn group_list(
+/// The positions of the keys below `n` (given in blocks) grouped by key, placed from the
+/// start offsets `off`, in the buffer `out` (its contents dropped).
+pub(super) fn group_list<B: AsRef<[u32]>>(
     mut off: Vec<u32>,
-    keys: impl Iterator<Item = u32>,
+    blocks: impl Iterator<Item = B>,
     mut out: Vec<i64>,
 ) -> Vec<i64> {
     let n = off.len() - 1;
     out.clear();
     out.resize(off[n] as usize, 0);
-    for (r, k) in keys.enumerate() {
-        if (k as usize) < n {
-            out[off[k as usize] as usize] = r as i64;
-            off[k as usize] += 1;
+    let mut r = 0i64;
+    for b in blocks {
+        for &k in b.as_ref() {
+            if (k as usize) < n {
+                let at = &mut off[k as usize];
+                out[*at as usize] = r;
+                *at += 1;
+            }
+            r += 1;
         }
     }
     out
