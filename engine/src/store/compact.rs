@@ -250,23 +250,17 @@ impl<'a> Merge<'a> {
     /// The values of integer chunk `id` of the new image.
     fn column(&self, id: u16) -> Vec<i64> {
         let (b, d) = (self.b, self.d);
-        let above = |n: usize, f: &dyn Fn(usize) -> i64| -> Vec<i64> {
-            let mut v = b.chunk_range(id, 0, usize::MAX);
-            if v.is_empty() {
-                v = self.buffer();
-            }
-            v.reserve(n);
-            v.extend((0..n).map(f));
-            v
-        };
         match id {
-            CONTENT_LABEL..=CONTENT_PROV => above(d.contents.len(), &|i| {
+            CONTENT_LABEL..=CONTENT_PROV => self.above(id, d.contents.len(), |i| {
                 seg::content_value(id, &d.contents[i])
             }),
-            IDENT_SRC..=IDENT_DISC_VAL => above(d.n_idents_above(), &|i| {
-                seg::ident_value(id, &d.ident_above(i))
-            }),
-            SLOTS => above(d.n_slots_above(), &|i| i64::from(d.slot_above(i))),
+            // Each arm's column is a constant, which folds `ident_value`'s match.
+            IDENT_SRC => self.ident_column::<IDENT_SRC>(),
+            IDENT_DST => self.ident_column::<IDENT_DST>(),
+            IDENT_REL => self.ident_column::<IDENT_REL>(),
+            IDENT_DISC_TAG => self.ident_column::<IDENT_DISC_TAG>(),
+            IDENT_DISC_VAL => self.ident_column::<IDENT_DISC_VAL>(),
+            SLOTS => self.above(id, d.n_slots_above(), |i| i64::from(d.slot_above(i))),
             ROWS_NODE..=43 => {
                 let (k, c) = if id < ROWS_EDGE {
                     (Table::Nodes, id - ROWS_NODE)
@@ -316,6 +310,25 @@ impl<'a> Merge<'a> {
             }
             _ => Vec::new(),
         }
+    }
+
+    /// Chunk `id`'s values in the image, then `f(i)` of the delta's `n` entries above them.
+    fn above(&self, id: u16, n: usize, f: impl Fn(usize) -> i64) -> Vec<i64> {
+        let mut v = self.b.chunk_range(id, 0, usize::MAX);
+        if v.is_empty() {
+            v = self.buffer();
+        }
+        v.reserve(n);
+        v.extend((0..n).map(f));
+        v
+    }
+
+    /// Identity chunk `C` (`IDENT_SRC` … `IDENT_DISC_VAL`) of the new image.
+    fn ident_column<const C: u16>(&self) -> Vec<i64> {
+        let d = self.d;
+        self.above(C, d.n_idents_above(), |i| {
+            seg::ident_value(C, &d.ident_above(i))
+        })
     }
 
     /// Chunk 78 or 80 of table `k`: the long rows by `(vt_e, row)`. The image's list keeps
