@@ -78,8 +78,8 @@ const PAGE_BITS: usize = 12;
 /// Numbers a page of [`Numbered`] holds (16 KB of ids).
 const PAGE: usize = 1 << PAGE_BITS;
 
-/// [`Interner::get_many`]'s entry for a name that is not interned (no id reaches it: ids
-/// are below `u32::MAX` names).
+/// [`Interner::get_many`]'s entry for a name that is not interned (no name has this id:
+/// the pages store an id + 1 in a `u32`).
 pub(crate) const NOT_FOUND: u32 = u32::MAX;
 
 /// Numbers from here on go to the table: the pages stay within 32 MB whatever the names.

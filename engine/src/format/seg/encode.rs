@@ -92,7 +92,9 @@ pub(super) struct Frame {
 /// then one for the other bases at once, only those which that histogram cannot show to
 /// cost at least as much ([`costs_at_least`]). So the frame costs two or three passes and
 /// no copy of the column (tested equal to the sorting computation). The histograms also
-/// give the frame's exception count, so the writers need no pass to count them.
+/// give the frame's exception count, so the writers need no pass to count them. A column of
+/// one value takes no such pass, and [`frame_and_span_of`] counts ascending values by
+/// binary searches.
 pub(super) fn patched_frame<I: ExactSizeIterator<Item = i64> + Clone>(vals: I) -> Frame {
     frame_and_span(vals).0
 }

@@ -397,8 +397,9 @@ pub(crate) fn index_column(d: &SegData, id: u16) -> Vec<i64> {
 }
 
 /// Groups `0..keys.len()` by `keys[i]` (stable, so ascending within a key; keys ≥ n
-/// are dropped): the n + 1 offsets, or (`vals`) the grouped positions. The offsets are
-/// counted as u32 (a segment's counts are), 4 bytes a key beside the column.
+/// are dropped): the n + 1 offsets, or (`vals`) the grouped positions. The keys are
+/// collected once and the offsets counted as u32 (a segment's counts are): 4 bytes a key
+/// and 4 a group beside the column.
 pub(crate) fn group(n: usize, keys: impl Iterator<Item = u32>, vals: bool) -> Vec<i64> {
     let keys: Vec<u32> = keys.collect();
     let blocks = std::iter::once(keys.as_slice());
