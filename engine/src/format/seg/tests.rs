@@ -298,14 +298,21 @@ fn bit_lengths_equal_a_direct_count() {
     let mut r = tgms_testkit::Rng::new(0xB17_1E46);
     for round in 0..200 {
         let scale = [4u64, 1 << 10, 1 << 40, u64::MAX][round % 4];
-        let pick = |r: &mut tgms_testkit::Rng| match r.next_u64() % 8 {
-            0 => [i64::MIN, i64::MAX, 0, -1][(r.next_u64() % 4) as usize],
-            1 => 1i64 << (r.next_u64() % 63),
-            _ => ((r.next_u64() % scale) as i64).wrapping_sub((scale / 2) as i64),
-        };
-        let vals: Vec<i64> = (0..1 + r.next_u64() % 300).map(|_| pick(&mut r)).collect();
-        let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r)).collect();
+        let vals: Vec<i64> = (0..1 + r.next_u64() % 300)
+            .map(|_| pick(&mut r, scale))
+            .collect();
+        let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r, scale)).collect();
         checked_bit_lengths(&vals, &bases);
+    }
+}
+
+/// A random value for the histogram tests: an extreme of `i64`, a power of two, or one of
+/// `scale` values around 0.
+fn pick(r: &mut tgms_testkit::Rng, scale: u64) -> i64 {
+    match r.next_u64() % 8 {
+        0 => [i64::MIN, i64::MAX, 0, -1][(r.next_u64() % 4) as usize],
+        1 => 1i64 << (r.next_u64() % 63),
+        _ => ((r.next_u64() % scale) as i64).wrapping_sub((scale / 2) as i64),
     }
 }
 
@@ -316,19 +323,16 @@ fn sorted_counts_equal_the_passes() {
     let mut r = tgms_testkit::Rng::new(0x50_27ED);
     for round in 0..300 {
         let scale = [4u64, 1 << 10, 1 << 40, u64::MAX][round % 4];
-        let pick = |r: &mut tgms_testkit::Rng| match r.next_u64() % 8 {
-            0 => [i64::MIN, i64::MAX, 0, -1][(r.next_u64() % 4) as usize],
-            1 => 1i64 << (r.next_u64() % 63),
-            _ => ((r.next_u64() % scale) as i64).wrapping_sub((scale / 2) as i64),
-        };
-        let mut vals: Vec<i64> = (0..1 + r.next_u64() % 300).map(|_| pick(&mut r)).collect();
+        let mut vals: Vec<i64> = (0..1 + r.next_u64() % 300)
+            .map(|_| pick(&mut r, scale))
+            .collect();
         vals.sort_unstable();
         assert_eq!(
             sorted_fine_lengths(&vals, vals[0]),
             fine_lengths(vals.iter().copied(), vals[0]),
             "{vals:?}"
         );
-        let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r)).collect();
+        let bases: Vec<i64> = (0..r.next_u64() % 7).map(|_| pick(&mut r, scale)).collect();
         assert_eq!(
             sorted_bit_lengths(&vals, &bases),
             bit_lengths(vals.iter().copied(), &bases),
