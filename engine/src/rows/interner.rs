@@ -105,6 +105,16 @@ fn stem_and_number(s: &str) -> Option<(&str, usize)> {
 }
 
 impl Numbered {
+    /// The id of the name numbered `n`, when one is interned.
+    #[inline]
+    fn id(&self, n: usize) -> Option<u32> {
+        let page = self.pages.get(n >> PAGE_BITS)?.as_ref()?;
+        page.get(n % PAGE)
+            .copied()
+            .filter(|&e| e != NO_ID)
+            .map(|e| e - 1)
+    }
+
     /// The number of `s` when `s` belongs here.
     #[inline]
     fn number(&self, s: &str) -> Option<usize> {
@@ -127,12 +137,7 @@ impl Interner {
     pub(crate) fn get(&self, s: &str) -> Option<u32> {
         if let Some(d) = &self.numbered {
             if let Some(n) = d.number(s) {
-                let page = d.pages.get(n >> PAGE_BITS)?.as_ref()?;
-                return page
-                    .get(n % PAGE)
-                    .copied()
-                    .filter(|&e| e != NO_ID)
-                    .map(|e| e - 1);
+                return d.id(n);
             }
         }
         let names = &self.names;
@@ -163,17 +168,11 @@ impl Interner {
                 .map(|s| d.number(s).map_or(NOT_FOUND, |n| n as u32)),
         );
         for (o, s) in out.iter_mut().zip(names) {
-            *o = match *o {
-                NOT_FOUND => self.get(s).unwrap_or(NOT_FOUND),
-                n => {
-                    let n = n as usize;
-                    match d.pages.get(n >> PAGE_BITS) {
-                        // An entry is the id + 1, or `NO_ID` (0), which wraps to `NOT_FOUND`.
-                        Some(Some(page)) => page[n % PAGE].wrapping_sub(1),
-                        _ => NOT_FOUND,
-                    }
-                }
+            let id = match *o {
+                NOT_FOUND => self.get(s),
+                n => d.id(n as usize),
             };
+            *o = id.unwrap_or(NOT_FOUND);
         }
     }
 

@@ -395,3 +395,36 @@ fn a_ruled_out_base_has_no_cheaper_frame() {
         "{ruled_out} ruled out, {kept} kept"
     );
 }
+
+/// The groupings over keys in blocks of any size (empty ones included), into buffers that
+/// hold stale values, equal a direct computation: per key below `n`, the positions that
+/// have it, ascending; keys at or above `n` dropped but counted as positions.
+#[test]
+fn groupings_over_blocks_equal_a_direct_grouping() {
+    let mut r = tgms_testkit::Rng::new(0x6_0B1E);
+    for _ in 0..100 {
+        let n = 1 + (r.next_u64() % 50) as usize;
+        let keys: Vec<u32> = (0..r.next_u64() % 400)
+            .map(|_| (r.next_u64() % (n as u64 + 3)) as u32)
+            .collect();
+        let mut want_off = vec![0i64];
+        let mut want_list = Vec::new();
+        for k in 0..n as u32 {
+            want_list.extend((0..keys.len() as i64).filter(|&i| keys[i as usize] == k));
+            want_off.push(want_list.len() as i64);
+        }
+        let mut blocks: Vec<&[u32]> = Vec::new();
+        let mut rest = &keys[..];
+        while !rest.is_empty() {
+            let (head, tail) = rest.split_at((r.next_u64() % 9).min(rest.len() as u64) as usize);
+            blocks.push(head);
+            rest = tail;
+        }
+        let stale = [vec![7i64; 5], vec![-1i64; 900]];
+        let [off, list] = group_both(n, blocks.iter().copied(), stale);
+        assert_eq!(off, want_off, "offsets of {keys:?} below {n}");
+        assert_eq!(list, want_list, "list of {keys:?} below {n}");
+        assert_eq!(group(n, keys.iter().copied(), true), want_list);
+        assert_eq!(group(n, keys.iter().copied(), false), want_off);
+    }
+}
